@@ -1,0 +1,40 @@
+// Communicator: how data moves between the devices of one mesh axis. The programs and the mesh
+// see only this interface; the in-process engine (in_process.hpp) implements it with shared
+// memory and atomics, and a backend with one OS process per device (MPI ranks) can implement it
+// later without touching them.
+//
+// Every call is collective: all `size()` members make the same calls in the same order with the
+// same op and element count. Every reduction folds the members' values in rank order
+// 0, 1, ..., n-1 (((v0 + v1) + v2) + ...), so every member gets identical bits and so does every
+// repeated run, whatever the timing or the message size.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace meshrun {
+
+enum class CollectiveOp : std::uint8_t { kAllReduce, kAllGather, kReduceScatter, kPermute };
+const char* op_name(CollectiveOp op);  // JAX's words: "psum", "all_gather", ...
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Number of collectives this member has started (the next one gets sequence number seq()+1).
+  virtual std::uint64_t seq() const = 0;
+
+  // out[i] = in_0[i] + ... + in_{n-1}[i]. in and out have the same size and may alias.
+  virtual void all_reduce_sum(std::span<const float> in, std::span<float> out) = 0;
+  // out = in_0 ++ in_1 ++ ... ++ in_{n-1}; out.size() == n * in.size().
+  virtual void all_gather(std::span<const float> in, std::span<float> out) = 0;
+  // out = the rank-th block of (in_0 + ... + in_{n-1}); in.size() == n * out.size().
+  virtual void reduce_scatter_sum(std::span<const float> in, std::span<float> out) = 0;
+  // out = in_{source_of[rank]}, or zeros where source_of[rank] < 0. source_of has n entries and
+  // is the same table on every member. in and out have the same size and must not alias.
+  virtual void permute(std::span<const float> in, std::span<float> out,
+                       std::span<const int> source_of) = 0;
+};
+
+}  // namespace meshrun

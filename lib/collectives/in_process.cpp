@@ -1,0 +1,274 @@
+#include "collectives/in_process.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "collectives/futex.hpp"
+#include "collectives/kernels.hpp"
+#include "support/errors.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define MESHRUN_PAUSE() _mm_pause()
+#else
+#define MESHRUN_PAUSE() std::this_thread::yield()
+#endif
+
+namespace meshrun {
+
+const char* op_name(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce: return "psum";
+    case CollectiveOp::kAllGather: return "all_gather";
+    case CollectiveOp::kReduceScatter: return "psum_scatter";
+    case CollectiveOp::kPermute: return "ppermute";
+  }
+  return "?";
+}
+
+namespace {
+// Not oversubscribed: spin this many pause instructions before yielding (a running peer is
+// microseconds away). Oversubscribed: no spin at all.
+constexpr int kSpins = 2000;
+// Then re-check between sched_yield calls for this long before parking.
+constexpr auto kYieldFor = std::chrono::microseconds(100);
+
+std::uint64_t hash_table(std::span<const int> t) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (int v : t) h = (h ^ static_cast<std::uint32_t>(v)) * 1099511628211ull;
+  return h;
+}
+}  // namespace
+
+// ---------------------------------------------------------------- group
+
+InProcessGroup::InProcessGroup(int size, std::string axis, GroupOptions options)
+    : size_(size),
+      axis_(std::move(axis)),
+      options_(options),
+      oversubscribed_(static_cast<unsigned>(size) > std::max(1u, std::thread::hardware_concurrency())),
+      slots_(new Slot[static_cast<std::size_t>(size)]) {
+  MESHRUN_CHECK(size >= 1, "a group needs at least one member");
+  for (int r = 0; r < size; ++r) members_.push_back(std::make_unique<InProcessCommunicator>(*this, r));
+}
+
+InProcessGroup::~InProcessGroup() = default;
+
+InProcessCommunicator& InProcessGroup::member(int rank) {
+  MESHRUN_CHECK(rank >= 0 && rank < size_, "member rank out of range");
+  return *members_[static_cast<std::size_t>(rank)];
+}
+
+void InProcessGroup::abort() {
+  aborted_.store(1, std::memory_order_seq_cst);
+  wake_.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake_all(wake_);  // unconditionally: a waiter may be between its checks and its sleep
+}
+
+// ---------------------------------------------------------------- synchronisation
+
+std::string InProcessCommunicator::where(const Desc& d) const {
+  return std::string(op_name(d.op)) + " #" + std::to_string(d.seq) + " on '" + group_.axis_ + "'";
+}
+
+void InProcessCommunicator::arrive_and_wait() {
+  InProcessGroup& g = group_;
+  const std::uint64_t s = ++syncs_;
+  const std::uint64_t target = s * static_cast<std::uint64_t>(g.size_);
+  if (g.aborted()) throw CollectiveError(where(current_) + ": aborted because another device failed");
+  g.slots_[rank_].arrived.store(s, std::memory_order_relaxed);
+  // seq_cst (an acq_rel RMW, and ordered with parked_ below): publishes this member's frame and,
+  // for the completer, acquires every member's frame through the release sequence of the adds.
+  if (g.arrivals_.fetch_add(1, std::memory_order_seq_cst) + 1 == target) {
+    g.wake_.fetch_add(1, std::memory_order_seq_cst);
+    if (g.parked_.load(std::memory_order_seq_cst) != 0) futex_wake_all(g.wake_);
+    return;
+  }
+  auto done = [&] { return g.arrivals_.load(std::memory_order_acquire) >= target; };
+  auto check_abort = [&] {
+    if (g.aborted()) throw CollectiveError(where(current_) + ": aborted because another device failed");
+  };
+
+  if (!g.oversubscribed_) {
+    for (int i = 0; i < kSpins; ++i) {
+      if (done()) return;
+      MESHRUN_PAUSE();
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + g.options_.timeout;
+  // Yield phase: hand the core to a peer that has not arrived yet, re-checking in between.
+  for (;;) {
+    if (done()) return;
+    check_abort();
+    if (std::chrono::steady_clock::now() - start > kYieldFor) break;
+    sched_yield();
+  }
+  // Park phase: sleep on wake_ until the completer bumps it (bounded by the deadline).
+  for (;;) {
+    check_abort();
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) timed_out(target);
+    g.parked_.fetch_add(1, std::memory_order_seq_cst);
+    const std::uint32_t w = g.wake_.load(std::memory_order_seq_cst);
+    if (!done() && !g.aborted()) futex_wait_for(g.wake_, w, deadline - now);
+    g.parked_.fetch_sub(1, std::memory_order_seq_cst);
+    if (done()) return;
+  }
+}
+
+void InProcessCommunicator::timed_out(std::uint64_t) {
+  InProcessGroup& g = group_;
+  std::string missing;
+  for (int r = 0; r < g.size_; ++r) {
+    if (g.slots_[r].arrived.load(std::memory_order_relaxed) < syncs_) {
+      missing += missing.empty() ? "" : ", ";
+      missing += std::to_string(r);
+    }
+  }
+  g.abort();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(g.options_.timeout).count();
+  throw CollectiveError(where(current_) + ": timed out after " + std::to_string(ms) +
+                        " ms; device(s) " + missing + " never arrived");
+}
+
+void InProcessCommunicator::check_descs(const Desc& mine) {
+  for (int r = 0; r < group_.size_; ++r) {
+    const Desc& d = frame_of(r).desc;
+    if (d == mine) continue;
+    auto show = [](const Desc& x) {
+      std::string s = std::string(op_name(x.op)) + " #" + std::to_string(x.seq) + " with " +
+                      std::to_string(x.in_count) + " elements";
+      if (x.op == CollectiveOp::kPermute) s += " and permutation " + std::to_string(x.perm_hash % 100000);
+      return s;
+    };
+    const int lo = std::min(r, rank_), hi = std::max(r, rank_);
+    const Desc& dlo = lo == rank_ ? mine : d;
+    const Desc& dhi = hi == rank_ ? mine : d;
+    throw CollectiveError("mismatched collectives on '" + group_.axis_ + "': device " +
+                          std::to_string(lo) + " called " + show(dlo) + ", device " +
+                          std::to_string(hi) + " called " + show(dhi));
+  }
+}
+
+void InProcessCommunicator::publish_staged(const Desc& desc, std::span<const float> in) {
+  current_ = desc;
+  Frame& f = frame_of(rank_);
+  f.desc = desc;
+  if (f.staging.size() < in.size()) f.staging.resize(in.size());
+  if (!in.empty()) std::memcpy(f.staging.data(), in.data(), in.size_bytes());
+  arrive_and_wait();
+  check_descs(desc);
+  srcs_.resize(static_cast<std::size_t>(group_.size_));
+  for (int r = 0; r < group_.size_; ++r) srcs_[r] = frame_of(r).staging.data();
+}
+
+void InProcessCommunicator::publish_direct(const Desc& desc, const float* in, float* out) {
+  current_ = desc;
+  Frame& f = frame_of(rank_);
+  f.desc = desc;
+  f.in = in;
+  f.out = out;
+  arrive_and_wait();
+  check_descs(desc);
+  srcs_.resize(static_cast<std::size_t>(group_.size_));
+  dsts_.resize(static_cast<std::size_t>(group_.size_));
+  for (int r = 0; r < group_.size_; ++r) {
+    srcs_[r] = frame_of(r).in;
+    dsts_[r] = frame_of(r).out;
+  }
+}
+
+void InProcessCommunicator::finish_direct() { arrive_and_wait(); }
+
+bool InProcessCommunicator::staged(std::size_t floats) const {
+  return floats * sizeof(float) <= group_.options_.staged_max_bytes;
+}
+
+InProcessCommunicator::Desc InProcessCommunicator::begin(CollectiveOp op, std::size_t in_count,
+                                                         std::size_t out_count,
+                                                         std::uint64_t perm_hash) {
+  if (group_.aborted()) {
+    throw CollectiveError(std::string(op_name(op)) + " #" + std::to_string(seq_ + 1) + " on '" +
+                          group_.axis_ + "': the mesh was aborted by an earlier failure");
+  }
+  return Desc{op, in_count, out_count, ++seq_, perm_hash};
+}
+
+// ---------------------------------------------------------------- the collectives
+
+void InProcessCommunicator::all_reduce_sum(std::span<const float> in, std::span<float> out) {
+  MESHRUN_CHECK(in.size() == out.size(), "psum: input and output differ in size");
+  const Desc desc = begin(CollectiveOp::kAllReduce, in.size(), out.size(), 0);
+  const int n = group_.size_;
+  if (staged(in.size())) {
+    publish_staged(desc, in);
+    kernels::fold_sum(srcs_.data(), n, out.data(), 0, out.size());
+    return;
+  }
+  publish_direct(desc, in.data(), out.data());
+  // Owner-computes: chunk `rank` (a multiple of 16 floats, one cache line) of the sum, written
+  // into every member's output.
+  const std::size_t per = (in.size() / static_cast<std::size_t>(n) + 15) / 16 * 16;
+  const std::size_t lo = std::min(in.size(), per * static_cast<std::size_t>(rank_));
+  const std::size_t hi = std::min(in.size(), lo + per);
+  kernels::fold_sum_to_all(srcs_.data(), n, dsts_.data(), n, lo, hi);
+  finish_direct();
+}
+
+void InProcessCommunicator::all_gather(std::span<const float> in, std::span<float> out) {
+  const std::size_t n = static_cast<std::size_t>(group_.size_), m = in.size();
+  MESHRUN_CHECK(out.size() == n * m, "all_gather: output is not n times the input");
+  const Desc desc = begin(CollectiveOp::kAllGather, m, out.size(), 0);
+  if (staged(m)) {
+    publish_staged(desc, in);
+    for (std::size_t r = 0; r < n; ++r)
+      if (m) std::memcpy(out.data() + r * m, srcs_[r], m * sizeof(float));
+    return;
+  }
+  publish_direct(desc, in.data(), out.data());
+  for (std::size_t q = 0; q < n; ++q)  // push this member's block into every output
+    std::memcpy(dsts_[q] + static_cast<std::size_t>(rank_) * m, in.data(), m * sizeof(float));
+  finish_direct();
+}
+
+void InProcessCommunicator::reduce_scatter_sum(std::span<const float> in, std::span<float> out) {
+  const std::size_t n = static_cast<std::size_t>(group_.size_), m = out.size();
+  MESHRUN_CHECK(in.size() == n * m, "psum_scatter: input is not n times the output");
+  const Desc desc = begin(CollectiveOp::kReduceScatter, in.size(), m, 0);
+  const std::size_t offset = static_cast<std::size_t>(rank_) * m;
+  if (staged(in.size())) {
+    publish_staged(desc, in);
+  } else {
+    publish_direct(desc, in.data(), out.data());
+  }
+  for (std::size_t r = 0; r < n; ++r) srcs_[r] += offset;
+  kernels::fold_sum(srcs_.data(), static_cast<int>(n), out.data(), 0, m);
+  if (!staged(in.size())) finish_direct();
+}
+
+void InProcessCommunicator::permute(std::span<const float> in, std::span<float> out,
+                                    std::span<const int> source_of) {
+  MESHRUN_CHECK(in.size() == out.size(), "ppermute: input and output differ in size");
+  MESHRUN_CHECK(source_of.size() == static_cast<std::size_t>(group_.size_),
+                "ppermute: the source table needs one entry per member");
+  const Desc desc = begin(CollectiveOp::kPermute, in.size(), out.size(), hash_table(source_of));
+  const bool small = staged(in.size());
+  if (small) {
+    publish_staged(desc, in);
+  } else {
+    publish_direct(desc, in.data(), out.data());
+  }
+  const int src = source_of[static_cast<std::size_t>(rank_)];
+  if (src < 0) {
+    std::fill(out.begin(), out.end(), 0.0f);
+  } else if (!out.empty()) {
+    std::memcpy(out.data(), srcs_[static_cast<std::size_t>(src)], out.size_bytes());
+  }
+  if (!small) finish_direct();
+}
+
+}  // namespace meshrun

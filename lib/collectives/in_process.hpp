@@ -1,0 +1,165 @@
+// The in-process collective engine: the members of one mesh axis are threads of one process and
+// exchange data through shared memory, synchronised with atomics only (no mutex, no condition
+// variable on the collective path).
+//
+// PROTOCOL (call number c = this member's seq(), sync-point number s = its syncs so far)
+//
+//  1. Publish. Member r writes its frame for call c -- frames_[r][c & 1]: the call's descriptor
+//     (op, element counts, sequence number, permutation hash) and either a copy of its input in
+//     the frame's staging buffer (staged path) or pointers to its input and output (direct path).
+//     Frames alternate by call parity, so publishing call c+1 never touches what a slow peer may
+//     still be reading of call c (see 5).
+//  2. Arrive. r sets arrived_[r] = s and does arrivals_.fetch_add(1). The member whose add makes
+//     arrivals_ reach s*n completed sync point s: it bumps wake_ and, if anyone is parked, wakes
+//     them (futex).
+//  3. Wait until arrivals_ >= s*n (see WAITING), or until the abort flag or the deadline.
+//  4. Check. r compares every member's descriptor with its own before reading any data; a
+//     difference (another op, count, sequence number or permutation) is a CollectiveError on
+//     every member -- they all see the same descriptors, so they all fail, none mixes data.
+//  5. Move data.
+//     staged path (small messages, one sync point): r reads what it needs from the members'
+//       staging buffers of call c and writes its own output. No trailing barrier: a member that
+//       returns and publishes call c+1 writes the other frame, and can only come back to this
+//       frame at call c+2, after every member arrived at call c+1 -- i.e. finished reading c.
+//     direct path (large messages, two sync points): r computes its own share reading the
+//       members' inputs where they lie (no copy-in) and writes results where they must end up
+//       (owner-computes: for psum, chunk r of the sum straight into all n outputs), then arrives
+//       and waits at sync point s+1, so no member returns (and reuses its buffers) while another
+//       still reads or writes them.
+//  Reductions fold the members in rank order 0..n-1 for every element on both paths, so all
+//  members get identical bits, whichever path the size selects and however the threads run.
+//
+// WAITING. Where threads do not outnumber cores, a waiter spins briefly (the peer is running and
+// will arrive soon). Where they do (8 devices on 2 cores), spinning holds the core the late member
+// needs, so a waiter only re-checks between sched_yield calls and, after a short bounded time,
+// parks on the 32-bit word wake_ (futex) until the completer bumps it, the mesh aborts, or the
+// deadline passes. Each park is bounded by the deadline; on timeout the waiter names the members
+// whose arrived_ is behind and aborts the group.
+//
+// Epochs (arrivals_, arrived_, sequence numbers) are 64-bit and only increase: never a few
+// rotating states that a slow member could confuse (DeepSpeed #4048).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collectives/communicator.hpp"
+
+namespace meshrun {
+
+struct GroupOptions {
+  std::chrono::nanoseconds timeout = std::chrono::seconds(10);
+  // Messages of at most this many bytes per member take the staged path.
+  std::size_t staged_max_bytes = 16 * 1024;
+};
+
+class InProcessCommunicator;
+
+// The state shared by the n members of one axis. Create one per run; after an abort it refuses
+// every further collective (the mesh makes a new one for the next run).
+class InProcessGroup {
+ public:
+  InProcessGroup(int size, std::string axis, GroupOptions options = {});
+  ~InProcessGroup();
+  InProcessGroup(const InProcessGroup&) = delete;
+  InProcessGroup& operator=(const InProcessGroup&) = delete;
+
+  int size() const { return size_; }
+  const std::string& axis() const { return axis_; }
+  // The handle member `rank` uses; each is used by one thread only.
+  InProcessCommunicator& member(int rank);
+
+  // Releases every waiter with a CollectiveError; later collectives fail at once.
+  void abort();
+  bool aborted() const { return aborted_.load(std::memory_order_acquire) != 0; }
+
+ private:
+  friend class InProcessCommunicator;
+
+  struct Desc {
+    CollectiveOp op;
+    std::size_t in_count, out_count;
+    std::uint64_t seq;
+    std::uint64_t perm_hash;
+    bool operator==(const Desc&) const = default;
+  };
+  struct Frame {
+    Desc desc{};
+    const float* in = nullptr;
+    float* out = nullptr;
+    std::vector<float> staging;  // grows to the largest staged message, then is reused
+  };
+  struct alignas(64) Slot {
+    // Written by the member itself (relaxed: read only for the timeout report).
+    std::atomic<std::uint64_t> arrived{0};
+    Frame frames[2];
+  };
+
+  // One cache line each: the hot words are not false-shared with each other or the slots.
+  // arrivals_: every member adds 1 per sync point (acq_rel: the add publishes the member's frame,
+  // and the completing add acquires all frames through the release sequence).
+  alignas(64) std::atomic<std::uint64_t> arrivals_{0};
+  // wake_: bumped by a sync point's completer and by abort(); the futex word parked waiters sleep on.
+  alignas(64) std::atomic<std::uint32_t> wake_{0};
+  // parked_: waiters about to sleep or asleep. seq_cst with wake_ (Dekker): either the waiter sees
+  // the new wake_ or the completer sees parked_ > 0 and makes the wake-up system call.
+  alignas(64) std::atomic<std::uint32_t> parked_{0};
+  // aborted_: set once by abort(); every wait checks it.
+  alignas(64) std::atomic<std::uint32_t> aborted_{0};
+
+  int size_;
+  std::string axis_;
+  GroupOptions options_;
+  bool oversubscribed_;
+  std::unique_ptr<Slot[]> slots_;
+  std::vector<std::unique_ptr<InProcessCommunicator>> members_;
+};
+
+class InProcessCommunicator final : public Communicator {
+ public:
+  InProcessCommunicator(InProcessGroup& group, int rank) : group_(group), rank_(rank) {}
+
+  int rank() const override { return rank_; }
+  int size() const override { return group_.size_; }
+  std::uint64_t seq() const override { return seq_; }
+
+  void all_reduce_sum(std::span<const float> in, std::span<float> out) override;
+  void all_gather(std::span<const float> in, std::span<float> out) override;
+  void reduce_scatter_sum(std::span<const float> in, std::span<float> out) override;
+  void permute(std::span<const float> in, std::span<float> out,
+               std::span<const int> source_of) override;
+
+ private:
+  using Frame = InProcessGroup::Frame;
+  using Desc = InProcessGroup::Desc;
+
+  // Steps 1-4 for the staged path: copy `in` to the staging buffer, arrive, wait, check.
+  void publish_staged(const Desc& desc, std::span<const float> in);
+  // Steps 1-4 for the direct path: publish the pointers, arrive, wait, check.
+  void publish_direct(const Desc& desc, const float* in, float* out);
+  // The trailing sync point of the direct path.
+  void finish_direct();
+  void arrive_and_wait();
+  Desc begin(CollectiveOp op, std::size_t in_count, std::size_t out_count, std::uint64_t perm_hash);
+  bool staged(std::size_t floats) const;
+  void check_descs(const Desc& mine);
+  Frame& frame_of(int rank) { return group_.slots_[rank].frames[seq_ & 1]; }
+  [[noreturn]] void timed_out(std::uint64_t target);
+  std::string where(const Desc& d) const;
+
+  InProcessGroup& group_;
+  int rank_;
+  std::uint64_t seq_ = 0;    // collectives started
+  std::uint64_t syncs_ = 0;  // sync points passed
+  Desc current_{};           // the collective in progress, for error messages
+  // Per-call pointer tables, sized once (no allocation per call).
+  std::vector<const float*> srcs_;
+  std::vector<float*> dsts_;
+};
+
+}  // namespace meshrun

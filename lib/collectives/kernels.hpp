@@ -1,0 +1,20 @@
+// The reduction kernels of the collectives. Every element is folded in source order
+// (((s0 + s1) + s2) + ...), the same order as a serial left fold in rank order, so vector width
+// never changes a bit. The vector path is chosen at run time (GCC target_clones: AVX2 where the
+// CPU has it, SSE2 elsewhere), so the default build runs on any x86-64.
+#pragma once
+
+#include <cstddef>
+
+namespace meshrun::kernels {
+
+// dst[i] = src[0][i] + ... + src[n-1][i] for i in [begin, end). dst may be one of the sources.
+void fold_sum(const float* const* src, int n, float* dst, std::size_t begin, std::size_t end);
+
+// The same sum, written to each of dst[0..m-1] at [begin, end): owner-computes writes its chunk
+// straight into every member's output. A destination may alias a source (in-place all-reduce):
+// each block is read from every source before it is written anywhere.
+void fold_sum_to_all(const float* const* src, int n, float* const* dst, int m, std::size_t begin,
+                     std::size_t end);
+
+}  // namespace meshrun::kernels

@@ -1,0 +1,20 @@
+// Deliberate failures, so users and tests can watch the failure paths:
+//   fail:D@K  -- device D throws when it reaches its K-th collective (K from 1)
+//   stall:D@K -- device D never arrives at its K-th collective (it waits until the mesh aborts)
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace meshrun {
+
+struct Injection {
+  enum class Kind { kFail, kStall } kind;
+  int device;
+  std::uint64_t at;  // the collective's sequence number on that device, from 1
+};
+
+// Parses "fail:3@2" / "stall:0@1"; throws InputError naming `flag` on anything else.
+Injection parse_injection(const std::string& text, const std::string& flag = "--inject");
+
+}  // namespace meshrun

@@ -1,0 +1,52 @@
+// Mesh: a named axis of `size` devices, each a std::jthread that lives as long as the mesh.
+// Mesh::run hands every device the same body, waits for all of them and rethrows the first
+// error; a device that throws raises the abort flag every collective wait observes, so the others
+// are released instead of hanging. Destroying the mesh requests stop and joins the threads.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mesh/device.hpp"
+#include "mesh/injection.hpp"
+#include "programs/program.hpp"
+
+namespace meshrun {
+
+struct MeshOptions {
+  // Bound on every collective wait; a device that has not arrived by then is reported.
+  std::chrono::milliseconds timeout{10'000};
+  // Deliberate failures (--inject), for watching and testing the failure paths.
+  std::vector<Injection> injections;
+};
+
+class Mesh {
+ public:
+  Mesh(int size, std::string axis, MeshOptions options = {});
+  ~Mesh();
+  Mesh(const Mesh&) = delete;
+  Mesh& operator=(const Mesh&) = delete;
+
+  int size() const;
+  const std::string& axis() const;
+
+  // Runs body(device) once on every device thread and waits for all of them. Throws DeviceError
+  // (a body threw) or CollectiveError (mismatch, timeout) -- the first error by time; the others
+  // it caused are dropped. After a failure the mesh is usable again for the next run.
+  void run(const std::function<void(Device&)>& body);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// jax.shard_map: splits each global input by the program's in-specs (each device gets a copy of
+// its own block only), runs the body on every device, assembles the outputs by the out-specs.
+// For a replicated output it checks that every device holds the same bits.
+std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
+                              const std::vector<Tensor>& inputs);
+
+}  // namespace meshrun

@@ -1,0 +1,78 @@
+// shard_map: global arrays in, device blocks to the devices, device blocks out, global arrays back.
+#include <cstring>
+
+#include "mesh/mesh.hpp"
+#include "support/errors.hpp"
+
+namespace meshrun {
+
+namespace {
+
+void check_inputs(const Mesh& mesh, const ProgramDef& program, const std::vector<Tensor>& inputs) {
+  if (mesh.axis() != program.axis) {
+    throw InputError("", program.name + " runs on axis '" + program.axis + "', the mesh's axis is '" +
+                             mesh.axis() + "'");
+  }
+  MESHRUN_CHECK(inputs.size() == program.inputs.size(), program.name + ": wrong number of inputs");
+  const auto n = static_cast<std::size_t>(mesh.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const ArgDef& arg = program.inputs[i];
+    const int d = arg.spec.split_dim(program.axis);
+    MESHRUN_CHECK(inputs[i].rank() == arg.dims.size(), "input." + arg.name + " has the wrong rank");
+    if (d < 0) continue;
+    const std::size_t len = inputs[i].shape[static_cast<std::size_t>(d)];
+    if (len % n != 0) {
+      throw InputError("input." + arg.name,
+                       std::to_string(len) + (d == 0 ? " rows" : " columns") +
+                           " are not divisible by " + std::to_string(n) +
+                           (n == 1 ? " device" : " devices"));
+    }
+  }
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.shape == b.shape &&
+         (a.data.empty() || std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0);
+}
+
+}  // namespace
+
+std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program, const std::vector<Tensor>& inputs) {
+  check_inputs(mesh, program, inputs);
+  const int n = mesh.size();
+  // Each device's own blocks, made before the run: a device body can reach nothing else.
+  std::vector<std::vector<Tensor>> blocks(static_cast<std::size_t>(n));
+  for (int d = 0; d < n; ++d)
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      blocks[d].push_back(block_of(inputs[i], program.inputs[i].spec, program.axis, d, n));
+
+  std::vector<std::vector<Tensor>> outs(static_cast<std::size_t>(n));
+  mesh.run([&](Device& dev) {
+    const auto d = static_cast<std::size_t>(dev.index());
+    outs[d] = program.body(dev, blocks[d]);
+    blocks[d].clear();
+  });
+
+  std::vector<Tensor> result;
+  for (std::size_t o = 0; o < program.outputs.size(); ++o) {
+    const ArgDef& arg = program.outputs[o];
+    std::vector<Tensor> parts;
+    for (int d = 0; d < n; ++d) {
+      MESHRUN_CHECK(outs[d].size() == program.outputs.size(),
+                    program.name + ": a device returned the wrong number of outputs");
+      parts.push_back(std::move(outs[d][o]));
+    }
+    if (arg.spec.split_dim(program.axis) < 0) {
+      // Replicated over the axis: every device must hold the same bits (JAX's check_rep).
+      for (int d = 1; d < n; ++d) {
+        MESHRUN_CHECK(same_bits(parts[0], parts[d]),
+                      "output " + arg.name + " is declared " + arg.spec.str() + " but devices 0 and " +
+                          std::to_string(d) + " hold different values");
+      }
+    }
+    result.push_back(assemble(parts, arg.spec, program.axis));
+  }
+  return result;
+}
+
+}  // namespace meshrun

@@ -1,0 +1,51 @@
+// tp-mlp: a tensor-parallel two-layer MLP, h = relu(x W1 + b1), out = h W2 + b2.
+// W1 and b1 are split by hidden units (columns) over 'model', W2 by rows the same way; each device
+// computes its own hidden columns without talking to anyone, multiplies them by its rows of W2,
+// and a psum over 'model' adds the partial outputs. b2 is added once, after the psum. hidden stays
+// split: each device returns its (B, H/n) block.
+#include "mesh/device.hpp"
+#include "programs/program.hpp"
+
+namespace meshrun {
+
+namespace {
+
+constexpr const char* kAxis = "model";
+
+// Inputs in order: x (B, D), w1 (D, H/n), b1 (H/n,), w2 (H/n, O), b2 (O,).
+std::vector<Tensor> tp_mlp_body(Device& dev, const std::vector<Tensor>& in) {
+  const Tensor& x = in[0];
+  const Tensor& w1 = in[1];
+  const Tensor& b1 = in[2];
+  const Tensor& w2 = in[3];
+  const Tensor& b2 = in[4];
+
+  Tensor hidden = matmul(x, w1);
+  add_row_vector(hidden, b1);
+  relu_inplace(hidden);
+  Tensor out = matmul(hidden, w2);  // this device's partial (B, O)
+  dev.psum_inplace(out.span(), kAxis);
+  add_row_vector(out, b2);  // once, after the sum
+  return {std::move(out), std::move(hidden)};
+}
+
+}  // namespace
+
+const ProgramDef& tp_mlp_program() {
+  static const ProgramDef def{
+      "tp-mlp",
+      kAxis,
+      "tensor-parallel two-layer MLP (w1/b1 split by hidden units, w2 by rows over 'model', psum)",
+      {{"x", {"B", "D"}, P()},
+       {"w1", {"D", "H"}, P{None, kAxis}},
+       {"b1", {"H"}, P{kAxis}},
+       {"w2", {"H", "O"}, P{kAxis}},
+       {"b2", {"O"}, P()}},
+      {{"out", {"B", "O"}, P()}, {"hidden", {"B", "H"}, P{None, kAxis}}},
+      tp_mlp_body,
+      {},
+  };
+  return def;
+}
+
+}  // namespace meshrun

@@ -1,0 +1,57 @@
+// Typed errors. Each kind maps to one exit code, in one place (app/exit_codes.hpp):
+//   InputError      -> 2  bad case file, bad flag value (names the file and the JSON field)
+//   CollectiveError -> 3  mismatched or timed-out collective, aborted mesh
+//   DeviceError     -> 3  a device body threw (names the device and the collective it was in)
+//   InternalError   -> 4  a broken invariant (MESHRUN_CHECK)
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace meshrun {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Bad input. `where` is the file (may be empty), `field` the JSON path (e.g. "input.x[3]").
+class InputError : public Error {
+ public:
+  InputError(std::string field, const std::string& what)
+      : Error(field.empty() ? what : field + ": " + what), field_(std::move(field)) {}
+  const std::string& field() const noexcept { return field_; }
+
+ private:
+  std::string field_;
+};
+
+// A collective that could not complete: mismatch between devices, timeout, abort.
+class CollectiveError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A device body threw; the message names the device and what it was doing.
+class DeviceError : public Error {
+ public:
+  DeviceError(int device, const std::string& what) : Error(what), device_(device) {}
+  int device() const noexcept { return device_; }
+
+ private:
+  int device_;
+};
+
+class InternalError : public Error {
+ public:
+  using Error::Error;
+};
+
+[[noreturn]] void fail_check(const char* cond, const char* file, int line, const std::string& msg);
+
+}  // namespace meshrun
+
+#define MESHRUN_CHECK(cond, msg)                                          \
+  do {                                                                    \
+    if (!(cond)) ::meshrun::fail_check(#cond, __FILE__, __LINE__, (msg)); \
+  } while (0)

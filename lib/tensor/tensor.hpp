@@ -1,0 +1,50 @@
+// Tensor: a dense row-major float32 array of rank 0..2 (all the programs need), plus the few
+// kernels the programs use. Kernels accumulate in float32 in a fixed order, so a program gives
+// the same bits every run.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace meshrun {
+
+using Shape = std::vector<std::size_t>;
+
+// "f32[16,2]" -- JAX's notation, used in traces and messages.
+std::string shape_str(const Shape& shape);
+std::size_t shape_size(const Shape& shape);
+
+struct Tensor {
+  Shape shape;
+  std::vector<float> data;
+
+  Tensor() = default;
+  explicit Tensor(Shape s) : shape(std::move(s)), data(shape_size(shape), 0.0f) {}
+  Tensor(Shape s, std::vector<float> d);
+  static Tensor scalar(float v) { return Tensor({}, {v}); }
+
+  std::size_t rank() const { return shape.size(); }
+  std::size_t size() const { return data.size(); }
+  std::size_t dim(std::size_t i) const { return shape.at(i); }
+  std::size_t rows() const { return shape.at(0); }
+  std::size_t cols() const { return shape.at(1); }
+  float& operator()(std::size_t i, std::size_t j) { return data[i * shape[1] + j]; }
+  float operator()(std::size_t i, std::size_t j) const { return data[i * shape[1] + j]; }
+  std::span<float> span() { return data; }
+  std::span<const float> span() const { return data; }
+  bool operator==(const Tensor&) const = default;
+};
+
+// c = a @ b for a (M, K), b (K, N); each output element summed over k = 0..K-1 in order.
+Tensor matmul(const Tensor& a, const Tensor& b);
+// c = a^T @ b for a (K, M), b (K, N).
+Tensor matmul_tn(const Tensor& a, const Tensor& b);
+// m (M, N) + v (N,) broadcast over rows, in place.
+void add_row_vector(Tensor& m, const Tensor& v);
+void relu_inplace(Tensor& t);
+// column sums of m (M, N) -> (N,), summed over rows in order.
+Tensor sum_rows(const Tensor& m);
+
+}  // namespace meshrun
