@@ -27,15 +27,19 @@ std::string Device::where() const {
          " on '" + axis_ + "'";
 }
 
-void Device::before(CollectiveOp op, const std::string& axis) {
+void Device::before(CollectiveOp op, const std::string& axis, const Shape& in, const Shape& out) {
   check_axis(axis, op_name(op));
   last_op_ = op;
   last_seq_ = comm_.seq() + 1;
+  if (log_) {
+    const bool varying = op == CollectiveOp::kReduceScatter || op == CollectiveOp::kPermute;
+    log_->push_back({in_pmean_ ? "pmean" : op_name(op), axis, in, out, varying, last_seq_});
+  }
   if (hook_) hook_(index_, op, last_seq_);
 }
 
 void Device::psum_inplace(std::span<float> buf, const std::string& axis) {
-  before(CollectiveOp::kAllReduce, axis);
+  before(CollectiveOp::kAllReduce, axis, {buf.size()}, {buf.size()});
   comm_.all_reduce_sum(buf, buf);
 }
 
@@ -49,29 +53,32 @@ void Device::pmean_inplace(std::span<float> buf, const std::string& axis) {
 }
 
 Tensor Device::psum(const Tensor& x, const std::string& axis) {
-  Tensor y = x;
-  psum_inplace(y.span(), axis);
+  before(CollectiveOp::kAllReduce, axis, x.shape, x.shape);
+  Tensor y(x.shape);
+  comm_.all_reduce_sum(x.span(), y.span());
   return y;
 }
 
 Tensor Device::pmean(const Tensor& x, const std::string& axis) {
-  Tensor y = x;
-  pmean_inplace(y.span(), axis);
+  in_pmean_ = true;
+  Tensor y = psum(x, axis);
+  in_pmean_ = false;
+  const float n = static_cast<float>(comm_.size());
+  for (float& v : y.data) v /= n;
   return y;
 }
 
 Tensor Device::all_gather(const Tensor& x, const std::string& axis) {
-  before(CollectiveOp::kAllGather, axis);
   MESHRUN_CHECK(x.rank() >= 1, "all_gather needs an array of rank >= 1");
   Shape shape = x.shape;
   shape[0] *= static_cast<std::size_t>(comm_.size());
+  before(CollectiveOp::kAllGather, axis, x.shape, shape);
   Tensor y(shape);
   comm_.all_gather(x.span(), y.span());
   return y;
 }
 
 Tensor Device::psum_scatter(const Tensor& x, const std::string& axis) {
-  before(CollectiveOp::kReduceScatter, axis);
   const auto n = static_cast<std::size_t>(comm_.size());
   if (x.rank() < 1 || x.shape[0] % n != 0) {
     throw InputError("", "psum_scatter: dimension 0 of " + shape_str(x.shape) +
@@ -79,6 +86,7 @@ Tensor Device::psum_scatter(const Tensor& x, const std::string& axis) {
   }
   Shape shape = x.shape;
   shape[0] /= n;
+  before(CollectiveOp::kReduceScatter, axis, x.shape, shape);
   Tensor y(shape);
   comm_.reduce_scatter_sum(x.span(), y.span());
   return y;
@@ -86,7 +94,7 @@ Tensor Device::psum_scatter(const Tensor& x, const std::string& axis) {
 
 Tensor Device::ppermute(const Tensor& x, const std::string& axis,
                         const std::vector<std::pair<int, int>>& perm) {
-  before(CollectiveOp::kPermute, axis);
+  before(CollectiveOp::kPermute, axis, x.shape, x.shape);
   const int n = comm_.size();
   std::vector<int> source_of(static_cast<std::size_t>(n), -1);
   std::vector<bool> sends(static_cast<std::size_t>(n), false);

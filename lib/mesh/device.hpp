@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collectives/communicator.hpp"
+#include "trace/trace.hpp"
 #include "tensor/tensor.hpp"
 
 namespace meshrun {
@@ -21,8 +22,10 @@ using CollectiveHook = std::function<void(int, CollectiveOp, std::uint64_t)>;
 
 class Device {
  public:
-  Device(int index, std::string axis, Communicator& comm, CollectiveHook hook = {})
-      : index_(index), axis_(std::move(axis)), comm_(comm), hook_(std::move(hook)) {}
+  // `log`, when given, receives a record of every collective this device enters (the trace).
+  Device(int index, std::string axis, Communicator& comm, CollectiveHook hook = {},
+         std::vector<CollectiveRecord>* log = nullptr)
+      : index_(index), axis_(std::move(axis)), comm_(comm), hook_(std::move(hook)), log_(log) {}
 
   int index() const { return index_; }
   const std::string& axis() const { return axis_; }
@@ -51,12 +54,13 @@ class Device {
 
  private:
   void check_axis(const std::string& axis, const char* op) const;
-  void before(CollectiveOp op, const std::string& axis);
+  void before(CollectiveOp op, const std::string& axis, const Shape& in, const Shape& out);
 
   int index_;
   std::string axis_;
   Communicator& comm_;
   CollectiveHook hook_;
+  std::vector<CollectiveRecord>* log_;
   CollectiveOp last_op_ = CollectiveOp::kAllReduce;
   std::uint64_t last_seq_ = 0;
   bool in_pmean_ = false;

@@ -29,6 +29,7 @@ struct Mesh::Impl {
   std::atomic<int> first_error{-1};
 
   const std::function<void(Device&)>* body = nullptr;
+  Trace* trace = nullptr;  // set with body by run()
   std::unique_ptr<InProcessGroup> group;
   std::vector<std::exception_ptr> errors;
   std::vector<std::jthread> threads;  // last member: joined first, before the state above dies
@@ -58,7 +59,8 @@ void Mesh::Impl::device_loop(int index, std::stop_token stop) {
 
 void Mesh::Impl::run_job(int index, const std::stop_token& stop) {
   Device device(index, axis, group->member(index),
-                [this, &stop](int d, CollectiveOp op, std::uint64_t seq) { inject(d, op, seq, stop); });
+                [this, &stop](int d, CollectiveOp op, std::uint64_t seq) { inject(d, op, seq, stop); },
+                trace ? &trace->collectives[static_cast<std::size_t>(index)] : nullptr);
   try {
     (*body)(device);
   } catch (const CollectiveError&) {
@@ -132,8 +134,10 @@ Mesh::~Mesh() {
 int Mesh::size() const { return impl_->size; }
 const std::string& Mesh::axis() const { return impl_->axis; }
 
-void Mesh::run(const std::function<void(Device&)>& body) {
+void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
   Impl& m = *impl_;
+  if (trace) trace->collectives.assign(static_cast<std::size_t>(m.size), {});
+  m.trace = trace;
   GroupOptions go;
   go.timeout = m.options.timeout;
   m.group = std::make_unique<InProcessGroup>(m.size, m.axis, go);
@@ -149,6 +153,7 @@ void Mesh::run(const std::function<void(Device&)>& body) {
     futex_wait_for(m.done, d, kIdleSlice);
   }
   m.body = nullptr;
+  m.trace = nullptr;
   const int first = m.first_error.load(std::memory_order_acquire);
   if (first >= 0) std::rethrow_exception(m.errors[static_cast<std::size_t>(first)]);
 }

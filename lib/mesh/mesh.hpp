@@ -36,7 +36,8 @@ class Mesh {
   // Runs body(device) once on every device thread and waits for all of them. Throws DeviceError
   // (a body threw) or CollectiveError (mismatch, timeout) -- the first error by time; the others
   // it caused are dropped. After a failure the mesh is usable again for the next run.
-  void run(const std::function<void(Device&)>& body);
+  // With `trace`, each device records the collectives it enters into trace->collectives[index].
+  void run(const std::function<void(Device&)>& body, Trace* trace = nullptr);
 
  private:
   struct Impl;
@@ -46,7 +47,9 @@ class Mesh {
 // jax.shard_map: splits each global input by the program's in-specs (each device gets a copy of
 // its own block only), runs the body on every device, assembles the outputs by the out-specs.
 // For a replicated output it checks that every device holds the same bits.
+// With `trace`, records the run: mesh, the blocks handed to and returned by each device, and
+// every collective.
 std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
-                              const std::vector<Tensor>& inputs);
+                              const std::vector<Tensor>& inputs, Trace* trace = nullptr);
 
 }  // namespace meshrun

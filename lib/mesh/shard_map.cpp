@@ -37,7 +37,8 @@ bool same_bits(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program, const std::vector<Tensor>& inputs) {
+std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program, const std::vector<Tensor>& inputs,
+                              Trace* trace) {
   check_inputs(mesh, program, inputs);
   const int n = mesh.size();
   // Each device's own blocks, made before the run: a device body can reach nothing else.
@@ -46,12 +47,27 @@ std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program, const std::
     for (std::size_t i = 0; i < inputs.size(); ++i)
       blocks[d].push_back(block_of(inputs[i], program.inputs[i].spec, program.axis, d, n));
 
+  if (trace) {
+    trace->program = program.name;
+    trace->axis = program.axis;
+    trace->devices = n;
+    trace->inputs.clear();
+    trace->outputs.clear();
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      ArrayRecord rec{program.inputs[i].name, inputs[i].shape, program.inputs[i].spec, {}};
+      for (int d = 0; d < n; ++d) rec.blocks.push_back(blocks[d][i].shape);
+      trace->inputs.push_back(std::move(rec));
+    }
+  }
+
   std::vector<std::vector<Tensor>> outs(static_cast<std::size_t>(n));
-  mesh.run([&](Device& dev) {
-    const auto d = static_cast<std::size_t>(dev.index());
-    outs[d] = program.body(dev, blocks[d]);
-    blocks[d].clear();
-  });
+  mesh.run(
+      [&](Device& dev) {
+        const auto d = static_cast<std::size_t>(dev.index());
+        outs[d] = program.body(dev, blocks[d]);
+        blocks[d].clear();
+      },
+      trace);
 
   std::vector<Tensor> result;
   for (std::size_t o = 0; o < program.outputs.size(); ++o) {
@@ -70,7 +86,13 @@ std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program, const std::
                           std::to_string(d) + " hold different values");
       }
     }
+    if (trace) {
+      ArrayRecord rec{arg.name, {}, arg.spec, {}};
+      for (const Tensor& p : parts) rec.blocks.push_back(p.shape);
+      trace->outputs.push_back(std::move(rec));
+    }
     result.push_back(assemble(parts, arg.spec, program.axis));
+    if (trace) trace->outputs.back().global = result.back().shape;
   }
   return result;
 }

@@ -73,6 +73,7 @@ const ProgramDef& dp_step_program() {
       {{"w", {"D", "K"}, P()}, {"b", {"K"}, P()}, {"loss", {}, P()}},
       dp_step_body,
       dp_step_check,
+      {input_split("x", 0), input_split("y", 0), reduced_over(kAxis, {"loss", "w", "b"})},
   };
   return def;
 }

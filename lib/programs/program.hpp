@@ -10,6 +10,7 @@
 
 #include "shard/partition_spec.hpp"
 #include "tensor/tensor.hpp"
+#include "trace/structure.hpp"
 
 namespace meshrun {
 
@@ -37,6 +38,8 @@ struct ProgramDef {
   // Checks on input values beyond shapes (e.g. lr finite and > 0); throws InputError naming the
   // field as "input.<name>". May be empty.
   std::function<void(const std::vector<Tensor>& inputs)> check_values;
+  // What the exercise's grader checks about the program's structure, checked against the trace.
+  std::vector<StructuralRule> structure;
 };
 
 // All programs, in the order `meshrun --help` lists them.

@@ -44,6 +44,8 @@ const ProgramDef& tp_mlp_program() {
       {{"out", {"B", "O"}, P()}, {"hidden", {"B", "H"}, P{None, kAxis}}},
       tp_mlp_body,
       {},
+      {input_split("w1", 1), input_split("b1", 0), input_split("w2", 0), reduced_over(kAxis, {"out"}),
+       output_split("hidden", 1)},
   };
   return def;
 }

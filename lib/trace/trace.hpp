@@ -1,0 +1,52 @@
+// Trace: the SPMD program as it actually ran, recorded by the runtime (shard_map records the
+// blocks it hands each device and gets back; Device records each collective as it enters it) --
+// never asserted by the program itself. --trace prints it, --show-sharding draws it, and the
+// structural rules (structure.hpp) are checked against it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/communicator.hpp"
+#include "shard/partition_spec.hpp"
+#include "tensor/tensor.hpp"
+
+namespace meshrun {
+
+struct CollectiveRecord {
+  std::string op;  // JAX's name: psum, pmean, all_gather, psum_scatter, ppermute
+  std::string axis;
+  Shape in_shape;     // the operand this device passed
+  Shape out_shape;    // what it got back
+  bool out_varying;   // the result differs from device to device (psum_scatter, ppermute)
+  std::uint64_t seq;  // the collective's sequence number on the device, from 1
+  std::size_t bytes() const { return shape_size(in_shape) * sizeof(float); }
+};
+
+struct ArrayRecord {
+  std::string name;
+  Shape global;
+  PartitionSpec spec;
+  std::vector<Shape> blocks;  // [device]: the shape of the block that device held
+};
+
+struct Trace {
+  std::string program;
+  std::string axis;
+  int devices = 0;
+  std::vector<ArrayRecord> inputs;
+  std::vector<ArrayRecord> outputs;
+  // [device]: its collectives in order. Each device appends only to its own vector.
+  std::vector<std::vector<CollectiveRecord>> collectives;
+};
+
+// The --trace text: mesh, inputs (global shape, spec, block per device), each device's
+// collectives in order, outputs -- in JAX's notation (f32[16,2], f32[2,2]{V:data}, P('data',)).
+std::string format_trace(const Trace& trace);
+
+// The --show-sharding text: per array, which device holds which block, in the manner of
+// jax.debug.visualize_array_sharding (a replicated array is one box naming all its devices).
+std::string format_sharding(const Trace& trace);
+
+}  // namespace meshrun
