@@ -1,5 +1,7 @@
 #include "tensor/tensor.hpp"
 
+#include <cmath>
+
 #include "support/errors.hpp"
 
 namespace meshrun {
@@ -32,7 +34,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     for (std::size_t p = 0; p < k; ++p) {  // i-p-j order: c[i][j] still sums p = 0..k-1 in order
       const float aip = a.data[i * k + p];
       const float* bp = &b.data[p * n];
-      for (std::size_t j = 0; j < n; ++j) ci[j] += aip * bp[j];
+      for (std::size_t j = 0; j < n; ++j) ci[j] = std::fma(aip, bp[j], ci[j]);
     }
   }
   return c;
@@ -47,7 +49,7 @@ Tensor matmul_tn(const Tensor& a, const Tensor& b) {
     const float* bp = &b.data[p * n];
     for (std::size_t i = 0; i < m; ++i) {
       float* ci = &c.data[i * n];
-      for (std::size_t j = 0; j < n; ++j) ci[j] += ap[i] * bp[j];
+      for (std::size_t j = 0; j < n; ++j) ci[j] = std::fma(ap[i], bp[j], ci[j]);
     }
   }
   return c;

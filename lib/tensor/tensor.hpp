@@ -1,6 +1,8 @@
 // Tensor: a dense row-major float32 array of rank 0..2 (all the programs need), plus the few
 // kernels the programs use. Kernels accumulate in float32 in a fixed order, so a program gives
-// the same bits every run.
+// the same bits every run. Matrix products accumulate with fused multiply-add, as JAX's CPU
+// backend does (XLA:CPU always allows FMA fusion); std::fma is exact everywhere, in hardware
+// where the CPU has FMA.
 #pragma once
 
 #include <cstddef>
@@ -37,7 +39,7 @@ struct Tensor {
   bool operator==(const Tensor&) const = default;
 };
 
-// c = a @ b for a (M, K), b (K, N); each output element summed over k = 0..K-1 in order.
+// c = a @ b for a (M, K), b (K, N); c[i][j] = fma(a[i][k], b[k][j], c[i][j]) for k = 0..K-1.
 Tensor matmul(const Tensor& a, const Tensor& b);
 // c = a^T @ b for a (K, M), b (K, N).
 Tensor matmul_tn(const Tensor& a, const Tensor& b);

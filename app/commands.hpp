@@ -1,0 +1,39 @@
+// The subcommands. Each adds itself to the app with its flags and does its work in its CLI11
+// callback; errors are thrown as meshrun exceptions and mapped to exit codes in one place
+// (exit_codes.hpp / main.cpp).
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "mesh/mesh.hpp"
+#include "programs/program.hpp"
+
+namespace meshrun {
+
+// `meshrun <program> CASE`: one per registered program (cmd_program.cpp).
+void add_program_command(CLI::App& app, const ProgramDef& program);
+// `meshrun check PATH...` (cmd_check.cpp).
+void add_check_command(CLI::App& app);
+// `meshrun bench` (cmd_bench.cpp).
+void add_bench_command(CLI::App& app);
+
+// Flags shared by the commands that run a mesh and grade results.
+struct RunFlags {
+  int devices = 8;
+  double timeout_s = 10;
+  double atol = 1e-5;
+  double rtol = 1e-5;
+  std::vector<std::string> injections;  // --inject specs, parsed when the command runs
+};
+
+// Adds --devices, --timeout, --atol, --rtol (and --inject when `with_inject`) bound to `flags`.
+void add_run_flags(CLI::App& command, RunFlags& flags, bool with_inject);
+
+// MeshOptions from the flags; throws InputError for a malformed --inject.
+MeshOptions mesh_options(const RunFlags& flags);
+
+}  // namespace meshrun

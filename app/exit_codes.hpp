@@ -1,0 +1,37 @@
+// meshrun's exit codes, in one place:
+//   0  ok
+//   1  the output differs from the case's `expected` (or `check` found a FAIL/ERROR case)
+//   2  usage or input error: CLI11's own parse errors (codes 100+) are folded into 2,
+//      InputError (bad case file, bad flag value, missing path); `--help` and `--version` exit 0
+//   3  mesh failure: DeviceError, CollectiveError (a device threw, a collective mismatched or
+//      timed out)
+//   4  internal error: InternalError, any other std::exception, anything else
+// Convention: every error is ONE line on stderr, prefixed "meshrun: "; stdout holds results only.
+#pragma once
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace meshrun {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitDiffers = 1,
+  kExitUsage = 2,
+  kExitMesh = 3,
+  kExitInternal = 4,
+};
+
+// Prints "meshrun: <message>" as one line on stderr (newlines inside become spaces).
+void report_error(const std::string& message);
+
+// The one exception ladder: parses the command line (which runs the chosen subcommand's
+// callback) and maps whatever escapes to an exit code, reporting it with report_error.
+// A callback that has already reported its outcome and wants a specific exit code throws
+// CLI::RuntimeError(code) -- CLI11's own idiom for that.
+int run_app(CLI::App& app, int argc, char** argv);
+
+}  // namespace meshrun

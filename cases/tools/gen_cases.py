@@ -1,0 +1,263 @@
+#!/usr/bin/python3
+"""Writes the case files under cases/dp-step and cases/tp-mlp.
+
+The expected values are computed here, independently of meshrun, with numpy in float32 following
+the JAX reference (each of the 8 shards computes its own loss/gradients, then the mean; tp-mlp
+sums the 8 partial products). As JAX's CPU backend computes it: matrix products accumulate with
+fused multiply-add (XLA:CPU always allows FMA fusion), and the cross-device sum is a left fold in
+rank order d0+d1+...+d7 (XLA's in-process all-reduce). Printed as the float32's shortest decimal
+rounded half away from zero to 6 places, this model reproduces the six documented outputs digit
+for digit (checked below). Run from anywhere: /usr/bin/python3 cases/tools/gen_cases.py
+meshrun itself never needs Python; the JSON files are committed.
+"""
+import decimal
+import json
+import os
+
+import numpy as np
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+DEVICES = 8
+f32 = np.float32
+
+
+def fold_sum(values):
+    """Left fold over devices in rank order: ((v0+v1)+v2)+..., in float32."""
+    total = np.asarray(values[0], dtype=f32)
+    for v in values[1:]:
+        total = (total + np.asarray(v, dtype=f32)).astype(f32)
+    return total
+
+
+def fold_mean(values):
+    return (fold_sum(values) / f32(len(values))).astype(f32)
+
+
+def matmul_fma(a, b):
+    """a @ b accumulated with fused multiply-add over k in order (exact in float64, then rounded)."""
+    a, b = np.asarray(a, dtype=f32), np.asarray(b, dtype=f32)
+    acc = np.zeros((a.shape[0], b.shape[1]), dtype=f32)
+    for k in range(a.shape[1]):
+        acc = (a[:, k:k + 1].astype(np.float64) * b[k:k + 1, :].astype(np.float64) + acc).astype(f32)
+    return acc
+
+
+def dp_step(w, b, x, y, lr):
+    w, b, x, y, lr = (np.asarray(a, dtype=f32) for a in (w, b, x, y, lr))
+    n_local = x.shape[0] // DEVICES
+    losses, gws, gbs = [], [], []
+    for d in range(DEVICES):
+        xs = x[d * n_local:(d + 1) * n_local]
+        ys = y[d * n_local:(d + 1) * n_local]
+        err = matmul_fma(xs, w) + b - ys
+        losses.append(np.sum(err * err, dtype=f32) / f32(n_local))
+        g = f32(2) * err / f32(n_local)
+        gws.append(matmul_fma(xs.T, g))
+        gbs.append(np.sum(g, axis=0, dtype=f32))
+    loss, gw, gb = fold_mean(losses), fold_mean(gws), fold_mean(gbs)
+    return {"w": w - lr * gw, "b": b - lr * gb, "loss": loss}
+
+
+def tp_mlp(x, w1, b1, w2, b2):
+    x, w1, b1, w2, b2 = (np.asarray(a, dtype=f32) for a in (x, w1, b1, w2, b2))
+    h_local = w1.shape[1] // DEVICES
+    hidden, partials = [], []
+    for d in range(DEVICES):
+        cols = slice(d * h_local, (d + 1) * h_local)
+        h = np.maximum(matmul_fma(x, w1[:, cols]) + b1[cols], f32(0))
+        hidden.append(h)
+        partials.append(matmul_fma(h, w2[cols]))
+    out = (fold_sum(partials) + b2).astype(f32)
+    return {"out": out, "hidden": np.concatenate(hidden, axis=1)}
+
+
+def shortest(v):
+    """The float32's shortest round-trip decimal, as a JSON number."""
+    return float(str(f32(v)))
+
+
+def tolist(a):
+    a = np.asarray(a, dtype=f32)
+    if a.ndim == 0:
+        return shortest(a)
+    return [tolist(row) for row in a]
+
+
+def write(problem, name, description, inputs, expected, raw_input_json=None):
+    case = {"problem": problem, "name": name, "description": description,
+            "input": {k: tolist(v) for k, v in inputs.items()},
+            "expected": {k: tolist(v) for k, v in expected.items()}}
+    text = json.dumps(case, separators=(",", ":"))
+    if raw_input_json is not None:  # keep the input's own spelling (integers, exponents)
+        text = text.replace(json.dumps(case["input"], separators=(",", ":")), raw_input_json)
+    path = os.path.join(ROOT, problem, name + ".json")
+    with open(path, "w") as f:
+        f.write(text + "\n")
+
+
+def rnd(rng, *shape, scale=1.0, decimals=2):
+    return np.round(rng.uniform(-scale, scale, size=shape), decimals).astype(f32)
+
+
+EXAMPLES_DP = [
+    ("example1", "documented example 1: D=K=1, one example per device",
+     dict(w=[[0.0]], b=[0.0], x=[[1.0], [2.0], [3.0], [4.0], [5.0], [6.0], [7.0], [8.0]],
+          y=[[3.0], [5.0], [7.0], [9.0], [11.0], [13.0], [15.0], [17.0]], lr=0.01),
+     {"w": [[1.11]], "b": [0.2], "loss": 121.0}),
+    ("example2", "documented example 2: N=16, D=2, K=1",
+     dict(w=[[0.1], [0.3]], b=[0.0],
+          x=[[0.2, 0.1], [0.7, 0.8], [0.2, -0.7], [-1.3, -3.2], [-0.9, -0.8], [0.1, 0.3],
+             [0.3, -0.3], [-0.4, 0.2], [0.1, -0.5], [0.4, 0.2], [-0.6, 0.5], [0.1, -0.2],
+             [0.5, 0.0], [1.0, 1.0], [-0.1, 0.4], [-0.9, -0.4]],
+          y=[[-0.8], [-0.4], [-0.3], [0.1], [-0.6], [-0.3], [-0.6], [-0.7], [0.1], [-0.2],
+             [-0.4], [-0.4], [-0.7], [0.2], [-0.1], [-0.3]], lr=0.1),
+     {"w": [[0.072288], [0.239088]], "b": [-0.057], "loss": 0.303913}),
+    ("example3", "documented example 3: N=8, D=2, K=2",
+     dict(w=[[0.1, 1.0], [-1.3, -0.4]], b=[-0.2, -0.3],
+          x=[[-0.5, 0.8], [0.4, -0.4], [-0.9, -0.1], [0.8, 0.7], [2.0, 0.0], [-0.7, -0.4],
+             [-0.2, -0.4], [-0.9, 0.1]],
+          y=[[-0.7, 1.1], [0.6, -0.6], [0.1, 1.3], [-1.0, -0.2], [0.2, -1.1], [0.0, 1.0],
+             [-0.3, 0.6], [-0.5, 1.0]], lr=0.05),
+     {"w": [[0.104475, 0.8363], [-1.291212, -0.39135]], "b": [-0.195125, -0.22975],
+      "loss": 3.745738}),
+]
+
+EXAMPLES_TP = [
+    ("example1", "documented example 1: B=1, D=2, H=8, O=1",
+     dict(x=[[0.0, 0.5]],
+          w1=[[-0.8, 0.2, -1.2, -0.7, -0.1, 0.9, -1.4, 1.0], [1.3, -0.4, 0.7, 1.4, 1.7, 0.6, -0.6, -0.9]],
+          b1=[-0.1, -0.1, 0.0, -0.1, 0.3, 0.4, -0.3, 0.1],
+          w2=[[1.1], [0.0], [1.4], [0.2], [0.5], [0.0], [0.2], [-1.0]], b2=[0.6]),
+     {"out": [[2.39]], "hidden": [[0.55, 0.0, 0.35, 0.6, 1.15, 0.7, 0.0, 0.0]]}),
+    ("example2", "documented example 2: B=2, D=3, H=8, O=2",
+     dict(x=[[0.0, 0.8, 0.7], [-0.1, 0.4, -0.3]],
+          w1=[[-0.8, 0.7, 0.5, 0.2, 0.0, -0.9, 0.8, 0.1], [0.0, 0.2, -0.6, 0.2, 0.4, 1.5, 0.1, -0.7],
+              [1.3, 0.2, -0.1, 0.2, -1.3, 0.0, 0.0, -1.2]],
+          b1=[0.6, -0.4, 0.3, 0.2, -0.3, 0.4, 0.0, 0.3],
+          w2=[[0.0, -0.4], [0.8, -0.5], [-0.6, 0.5], [0.0, -0.4], [0.0, -0.4], [0.9, -0.2],
+              [0.9, -0.1], [0.6, 0.2]],
+          b2=[-0.4, 0.1]),
+     {"out": [[1.112, -1.032], [0.779, -0.32]],
+      "hidden": [[1.51, 0.0, 0.0, 0.5, 0.0, 1.6, 0.08, 0.0], [0.29, 0.0, 0.04, 0.2, 0.25, 1.09, 0.0, 0.37]]}),
+    ("example3", "documented example 3: B=3, D=2, H=16, O=2",
+     dict(x=[[-1.6, 1.8], [-0.3, -0.9], [-0.5, -0.3]],
+          w1=[[0.5, -0.6, -0.8, -0.7, 0.3, 0.2, 0.9, 1.2, 0.2, 0.3, -0.8, 0.8, 1.5, -1.2, -1.2, -0.9],
+              [0.8, 1.0, 0.1, 0.0, -1.4, -1.0, -0.3, 1.2, -0.5, -0.6, 0.5, 0.5, 1.5, 0.0, 0.6, -0.2]],
+          b1=[0.3, 0.1, 0.0, 0.0, 0.4, -0.1, 0.7, 0.0, 0.5, -0.1, 0.6, -0.3, -0.2, -0.2, -0.2, -0.2],
+          w2=[[0.2, -0.4], [-0.5, 0.4], [0.3, -0.4], [0.0, 0.4], [-0.1, 0.0], [0.3, -0.4], [0.3, 0.4],
+              [0.2, -0.7], [0.2, 0.1], [0.0, -0.2], [-0.7, 0.8], [-0.1, -0.1], [0.6, -0.7], [-0.9, 0.3],
+              [0.4, 0.4], [-0.3, -0.3]],
+          b2=[-0.2, 0.5]),
+     {"out": [[-3.534, 4.49], [-0.194, 0.812], [-0.924, 1.478]],
+      "hidden": [[0.94, 2.86, 1.46, 1.12, 0.0, 0.0, 0.0, 0.24, 0.0, 0.0, 2.78, 0.0, 0.1, 1.72, 2.8, 0.88],
+                 [0.0, 0.0, 0.15, 0.21, 1.57, 0.74, 0.7, 0.0, 0.89, 0.35, 0.39, 0.0, 0.0, 0.16, 0.0, 0.25],
+                 [0.0, 0.1, 0.37, 0.35, 0.67, 0.1, 0.34, 0.0, 0.55, 0.0, 0.85, 0.0, 0.0, 0.4, 0.22, 0.31]]}),
+]
+
+
+def round6(v):
+    """The float32's shortest decimal rounded half away from zero to 6 places, as meshrun prints."""
+    return float(decimal.Decimal(str(f32(v))).quantize(decimal.Decimal("1e-6"), decimal.ROUND_HALF_UP))
+
+
+def check_documented(name, got, documented):
+    for k, v in documented.items():
+        printed = [round6(t) for t in np.asarray(got[k], dtype=f32).ravel()]
+        assert printed == list(np.ravel(v)), (name, k, printed, v)
+
+
+def write_examples():
+    # The documented outputs are written as documented (rounded to 6 decimals); our reference
+    # must agree with them, which checks the reference itself.
+    for name, desc, inputs, documented in EXAMPLES_DP:
+        check_documented(name, dp_step(**inputs), documented)
+        case = {"problem": "dp-step", "name": name, "description": desc, "input": inputs,
+                "expected": documented}
+        with open(os.path.join(ROOT, "dp-step", name + ".json"), "w") as f:
+            f.write(json.dumps(case, separators=(",", ":")) + "\n")
+    for name, desc, inputs, documented in EXAMPLES_TP:
+        check_documented(name, tp_mlp(**inputs), documented)
+        case = {"problem": "tp-mlp", "name": name, "description": desc, "input": inputs,
+                "expected": documented}
+        with open(os.path.join(ROOT, "tp-mlp", name + ".json"), "w") as f:
+            f.write(json.dumps(case, separators=(",", ":")) + "\n")
+
+
+def dp_case(rng, name, desc, n, d, k, lr, scale=1.0):
+    inputs = dict(w=rnd(rng, d, k, scale=scale), b=rnd(rng, k, scale=scale),
+                  x=rnd(rng, n, d, scale=scale), y=rnd(rng, n, k, scale=scale), lr=f32(lr))
+    write("dp-step", name, desc, inputs, dp_step(**inputs))
+
+
+def tp_case(rng, name, desc, b, d, h, o, scale=1.0):
+    inputs = dict(x=rnd(rng, b, d, scale=scale), w1=rnd(rng, d, h, scale=scale),
+                  b1=rnd(rng, h, scale=scale), w2=rnd(rng, h, o, scale=scale), b2=rnd(rng, o, scale=scale))
+    write("tp-mlp", name, desc, inputs, tp_mlp(**inputs))
+
+
+def spelled(v):
+    """Integers as JSON integers, every third other value in exponent notation."""
+    spelled.count = getattr(spelled, "count", 0) + 1
+    if float(v).is_integer():
+        return str(int(v))
+    if spelled.count % 3 == 0:
+        return "%de-2" % round(float(v) * 100)
+    if spelled.count % 3 == 1:
+        return "%.3E" % float(v)
+    return str(f32(v))
+
+
+def spell(a):
+    a = np.asarray(a)
+    if a.ndim == 0:
+        return spelled(a)
+    return "[" + ",".join(spell(r) for r in a) + "]"
+
+
+def write_integer_exponent_case(rng):
+    n, d, k = 32, 3, 2
+    ints = lambda *s: rng.integers(-3, 4, size=s).astype(f32)
+    inputs = dict(w=ints(d, k), b=ints(k), x=ints(n, d), y=ints(n, k), lr=f32(0.01))
+    # Half of x in hundredths so exponent spellings appear; values stay exactly what they spell.
+    inputs["x"][::2] = np.asarray(np.round(rng.uniform(-2, 2, size=(n // 2, d)), 2), dtype=f32)
+    raw_x = spell(inputs["x"])
+    # Parse the spellings back the way JAX would (double, then float32).
+    inputs["x"] = np.asarray(json.loads(raw_x), dtype=np.float64).astype(f32)
+    raw = ('{"w":%s,"b":%s,"x":%s,"y":%s,"lr":1e-2}'
+           % (spell(inputs["w"]), spell(inputs["b"]), raw_x, spell(inputs["y"])))
+    case = {"problem": "dp-step", "name": "n32-d3-k2-integers-exponents",
+            "description": "N=32, D=3, K=2; JSON integers and exponent notation (1e-2, 1.500E+00)",
+            "input": "@INPUT@",
+            "expected": {k: tolist(v) for k, v in dp_step(**inputs).items()}}
+    text = json.dumps(case, separators=(",", ":")).replace('"@INPUT@"', raw)
+    with open(os.path.join(ROOT, "dp-step", case["name"] + ".json"), "w") as f:
+        f.write(text + "\n")
+
+
+def write_relu_zero_case():
+    inputs = dict(x=[[0.5, 1.0]], w1=[[-1.0] * 8, [-0.5] * 8], b1=[-0.1] * 8,
+                  w2=[[0.3]] * 8, b2=[0.25])
+    write("tp-mlp", "b1-d2-h8-o1-all-relu-zero",
+          "every pre-activation negative: hidden is all 0.0 and out is b2 exactly", inputs,
+          tp_mlp(**inputs))
+
+
+def main():
+    rng = np.random.default_rng(20240601)
+    write_examples()
+    dp_case(rng, "n16-d4-k3", "N=16, D=4, K=3 (two examples per device)", 16, 4, 3, 0.1)
+    dp_case(rng, "n24-d2-k1", "N=24: divisible by 8 but not a power of two", 24, 2, 1, 0.2)
+    dp_case(rng, "n8-d1-k1-lr-max", "lr = 0.3, the exercise's largest", 8, 1, 1, 0.3)
+    dp_case(rng, "n256-d4-k3", "N=256, D=4, K=3: 32 examples per device", 256, 4, 3, 0.05)
+    dp_case(rng, "n64-d4-k3-large-values", "values up to 100 (loss in the thousands)", 64, 4, 3,
+            0.001, scale=100.0)
+    write_integer_exponent_case(rng)
+    tp_case(rng, "b4-d3-h16-o2", "H=16: two hidden units per device, B=4", 4, 3, 16, 2)
+    tp_case(rng, "b4-d5-h32-o3", "H=32: four hidden units per device, B=4", 4, 5, 32, 3)
+    tp_case(rng, "b2-d4-h64-o4", "H=64, O=4", 2, 4, 64, 4)
+    tp_case(rng, "b16-d8-h128-o8", "larger: B=16, D=8, H=128, O=8", 16, 8, 128, 8)
+    write_relu_zero_case()
+
+
+if __name__ == "__main__":
+    main()

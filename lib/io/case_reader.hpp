@@ -1,0 +1,33 @@
+// Case files: what a user hands meshrun. Either a case
+//   {"problem": "dp-step", "name": "...", "description": "..."?, "input": {...}, "expected": {...}?}
+// or a bare input object whose keys are the program's input names. read_case validates
+// everything a program relies on (keys, types, ranks, shapes bound across inputs, divisibility
+// by the device count, float32 range, the program's own value checks) so the mesh only ever sees
+// well-formed inputs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "programs/program.hpp"
+#include "tensor/tensor.hpp"
+
+namespace meshrun {
+
+struct Case {
+  std::string file;         // as shown in messages ("<stdin>" for "-")
+  std::string problem;      // the program's name
+  std::string name;         // "" for a bare input object
+  std::string description;  // optional
+  std::vector<Tensor> inputs;                   // in ProgramDef::inputs order
+  std::optional<std::vector<Tensor>> expected;  // in ProgramDef::outputs order
+};
+
+// Reads `path` ("-" = stdin) for `program` (nullptr: the case's "problem" names it; a bare input
+// object then cannot be read) on `devices` devices. Throws InputError whose what() is one line:
+// the file, the JSON field (input fields are always "input.<name>", also in a bare input object),
+// and what is wrong, e.g. "case.json: input.x: 12 rows are not divisible by 8 devices".
+Case read_case(const std::string& path, const ProgramDef* program, int devices);
+
+}  // namespace meshrun

@@ -1,0 +1,47 @@
+// JSON arrays -> float32 tensors, and symbolic shapes (ProgramDef dims like {"N", "D"}) bound to
+// sizes. Errors are InputError naming the field ("input.x") or the element ("input.x[2][1]").
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tensor/tensor.hpp"
+
+namespace meshrun {
+
+// How dimension `dim` of a rank-`rank` array is called in messages, for `count` of them:
+// "row"/"rows", "column"/"columns" (rank 2), "element"/"elements" (rank 1).
+std::string dim_word(std::size_t rank, std::size_t dim, std::size_t count);
+
+// "a number", "a string", "an array", "an object", "a boolean", "null".
+std::string json_kind(const nlohmann::json& value);
+
+// `value` as a float32 tensor of rank dims.size(): a number (rank 0), [..] (1), [[..], ..] (2).
+// Numbers convert like JAX: JSON -> double -> float32 rounded to nearest; integers and exponent
+// notation are numbers like any other. Rejects other types, wrong rank or nesting, ragged rows,
+// empty dimensions and values beyond float32's range.
+Tensor tensor_from_json(const nlohmann::json& value, const std::vector<std::string>& dims,
+                        const std::string& field);
+
+// Binds symbolic dimension names to sizes across fields: the first field using a name binds it,
+// a later one with another size is rejected naming both ("input.y: has 7 rows (N) but input.x
+// has 8").
+class DimBinder {
+ public:
+  void bind(const std::string& field, const std::vector<std::string>& dims, const Shape& shape);
+
+ private:
+  struct Bound {
+    std::size_t size;
+    std::string field;
+    std::size_t rank;
+    std::size_t dim;
+  };
+  std::map<std::string, Bound> bound_;
+};
+
+}  // namespace meshrun

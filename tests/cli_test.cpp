@@ -1,0 +1,336 @@
+// The meshrun binary end to end: every case under cases/ through its program, every invalid case
+// with its exit code and exact stderr line, `check`, exit codes, stdin, flags.
+#include <boost/test/unit_test.hpp>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kSource = MESHRUN_SOURCE_DIR;
+const std::string kBinary = MESHRUN_BINARY;
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// Runs meshrun with `args` in the source directory (so case paths, and the messages naming them,
+// are relative), stdin from `stdin_path` (or /dev/null); stdout and stderr go to temp files.
+Result run(const std::vector<std::string>& args, const std::string& stdin_path = "/dev/null") {
+  char dir[] = "/tmp/meshrun_cli_test.XXXXXX";
+  BOOST_REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string out_path = std::string(dir) + "/out";
+  const std::string err_path = std::string(dir) + "/err";
+  const pid_t pid = fork();
+  BOOST_REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const int in = open(stdin_path.c_str(), O_RDONLY);
+    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (in < 0 || out < 0 || err < 0 || chdir(kSource.c_str()) != 0) _exit(127);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    std::vector<char*> argv{const_cast<char*>(kBinary.c_str())};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(kBinary.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out_path);
+  r.err = slurp(err_path);
+  fs::remove_all(dir);
+  return r;
+}
+
+std::vector<std::string> json_files(const std::string& relative_dir) {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(kSource + "/" + relative_dir)) {
+    if (e.path().extension() == ".json") {
+      files.push_back(relative_dir + "/" + e.path().filename().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream s(text);
+  for (std::string line; std::getline(s, line);) lines.push_back(line);
+  return lines;
+}
+
+// One error: exactly one line, prefixed "meshrun: ".
+void expect_one_error_line(const Result& r) {
+  BOOST_TEST(r.out.empty());
+  BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  BOOST_TEST(r.err.rfind("meshrun: ", 0) == 0u);
+}
+
+// Every number of `got` within the grading tolerance (plus the 6-decimal printing) of `expected`.
+void expect_close(const nlohmann::json& got, const nlohmann::json& expected, const std::string& path) {
+  if (expected.is_number()) {
+    BOOST_REQUIRE_MESSAGE(got.is_number(), path << " is not a number");
+    const double e = expected.get<double>();
+    BOOST_TEST(std::fabs(got.get<double>() - e) <= 1e-5 + 1e-5 * std::fabs(e) + 5e-7,
+               path << ": " << got << " vs " << expected);
+    return;
+  }
+  BOOST_REQUIRE_MESSAGE(got.is_array() && got.size() == expected.size(), path << " differs in shape");
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    expect_close(got[i], expected[i], path + "[" + std::to_string(i) + "]");
+  }
+}
+
+void expect_output_matches_case(const Result& r, const std::string& case_file) {
+  const nlohmann::json c = nlohmann::json::parse(slurp(kSource + "/" + case_file));
+  BOOST_REQUIRE_MESSAGE(r.out.size() > 1 && r.out.back() == '\n', case_file << ": no output line");
+  const nlohmann::json got = nlohmann::json::parse(r.out);
+  std::vector<std::string> got_keys, expected_keys;
+  for (const auto& item : got.items()) got_keys.push_back(item.key());
+  for (const auto& item : c.at("expected").items()) expected_keys.push_back(item.key());
+  BOOST_TEST(got_keys == expected_keys, case_file);
+  for (const auto& item : c.at("expected").items()) {
+    expect_close(got.at(item.key()), item.value(), case_file + ": " + item.key());
+  }
+}
+
+// The six documented outputs, exactly as problems.md prints them (joined onto one line).
+const std::pair<const char*, const char*> kDocumented[] = {
+    {"cases/dp-step/example1.json", R"({"w":[[1.11]],"b":[0.2],"loss":121.0})"},
+    {"cases/dp-step/example2.json", R"({"w":[[0.072288],[0.239088]],"b":[-0.057],"loss":0.303913})"},
+    {"cases/dp-step/example3.json",
+     R"({"w":[[0.104475,0.8363],[-1.291212,-0.39135]],"b":[-0.195125,-0.22975],"loss":3.745738})"},
+    {"cases/tp-mlp/example1.json", R"({"out":[[2.39]],"hidden":[[0.55,0.0,0.35,0.6,1.15,0.7,0.0,0.0]]})"},
+    {"cases/tp-mlp/example2.json",
+     R"({"out":[[1.112,-1.032],[0.779,-0.32]],)"
+     R"("hidden":[[1.51,0.0,0.0,0.5,0.0,1.6,0.08,0.0],[0.29,0.0,0.04,0.2,0.25,1.09,0.0,0.37]]})"},
+    {"cases/tp-mlp/example3.json",
+     R"({"out":[[-3.534,4.49],[-0.194,0.812],[-0.924,1.478]],)"
+     R"("hidden":[[0.94,2.86,1.46,1.12,0.0,0.0,0.0,0.24,0.0,0.0,2.78,0.0,0.1,1.72,2.8,0.88],)"
+     R"([0.0,0.0,0.15,0.21,1.57,0.74,0.7,0.0,0.89,0.35,0.39,0.0,0.0,0.16,0.0,0.25],)"
+     R"([0.0,0.1,0.37,0.35,0.67,0.1,0.34,0.0,0.55,0.0,0.85,0.0,0.0,0.4,0.22,0.31]]})"},
+};
+
+std::string program_of(const std::string& case_file) {
+  return case_file.find("/dp-step/") != std::string::npos ? "dp-step" : "tp-mlp";
+}
+
+// A temp directory for check runs, removed at the end of the test.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char dir[] = "/tmp/meshrun_cli_cases.XXXXXX";
+    BOOST_REQUIRE(mkdtemp(dir) != nullptr);
+    path = dir;
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path + "/" + name) << text;
+    return path + "/" + name;
+  }
+};
+
+std::string example1_with_loss(const std::string& loss) {
+  std::string text = slurp(kSource + "/cases/dp-step/example1.json");
+  const std::string from = "\"loss\":121.0";
+  text.replace(text.find(from), from.size(), "\"loss\":" + loss);
+  return text;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(documented_examples_print_byte_identical) {
+  for (const auto& [file, output] : kDocumented) {
+    const Result r = run({program_of(file), file});
+    BOOST_TEST(r.code == 0, file);
+    BOOST_TEST(r.err == "", file);
+    BOOST_TEST(r.out == std::string(output) + "\n", file << " printed " << r.out);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_case_passes_its_program) {
+  std::size_t count = 0;
+  for (const std::string dir : {"cases/dp-step", "cases/tp-mlp"}) {
+    for (const std::string& file : json_files(dir)) {
+      const Result r = run({program_of(file), file});
+      BOOST_TEST(r.code == 0, file << ": " << r.err);
+      BOOST_TEST(r.err == "", file);
+      expect_output_matches_case(r, file);
+      ++count;
+    }
+  }
+  BOOST_TEST(count >= 12u);
+}
+
+BOOST_AUTO_TEST_CASE(examples_on_1_2_4_8_devices) {
+  for (const char* devices : {"1", "2", "4", "8"}) {
+    for (const auto& [file, output] : kDocumented) {
+      const Result r = run({program_of(file), "--devices", devices, file});
+      BOOST_TEST(r.code == 0, file << " on " << devices << ": " << r.err);
+      expect_output_matches_case(r, file);
+    }
+  }
+}
+
+// cases/invalid/NAME.json with NAME.expect: line 1 the arguments ({} = the case path), line 2 the
+// exit code, line 3 the exact stderr line. Nothing may reach stdout.
+BOOST_AUTO_TEST_CASE(every_invalid_case_is_rejected_exactly) {
+  const std::vector<std::string> files = json_files("cases/invalid");
+  BOOST_TEST(files.size() >= 40u);
+  for (const std::string& file : files) {
+    const std::string expect_path = kSource + "/" + file.substr(0, file.size() - 5) + ".expect";
+    BOOST_REQUIRE_MESSAGE(fs::exists(expect_path), file << " has no .expect");
+    const std::vector<std::string> expect = lines_of(slurp(expect_path));
+    BOOST_REQUIRE_MESSAGE(expect.size() == 3, expect_path << " must have 3 lines");
+    std::vector<std::string> args;
+    std::istringstream words(expect[0]);
+    for (std::string w; words >> w;) args.push_back(w == "{}" ? file : w);
+    const Result r = run(args);
+    BOOST_TEST(r.code == std::stoi(expect[1]), file);
+    BOOST_TEST(r.err == expect[2] + "\n", file);
+    BOOST_TEST(r.out == "", file);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(check_passes_all_cases) {
+  const Result r = run({"check", "cases/dp-step", "cases/tp-mlp"});
+  const std::size_t n = json_files("cases/dp-step").size() + json_files("cases/tp-mlp").size();
+  BOOST_TEST(r.code == 0, r.out << r.err);
+  BOOST_TEST(r.err == "");
+  const std::vector<std::string> lines = lines_of(r.out);
+  BOOST_REQUIRE(lines.size() == n + 1);
+  BOOST_TEST(lines.back() == std::to_string(n) + " passed, 0 failed");
+  BOOST_TEST(lines.front() == "PASS cases/dp-step/example1.json");
+  for (std::size_t i = 0; i < n; ++i) BOOST_TEST(lines[i].rfind("PASS ", 0) == 0u, lines[i]);
+}
+
+BOOST_AUTO_TEST_CASE(check_reports_fail_and_error) {
+  TempDir dir;
+  const std::string wrong = dir.write("a-wrong.json", example1_with_loss("120.0"));
+  const std::string no_expected = dir.write("b-no-expected.json",
+      R"({"problem":"dp-step","name":"n","input":{"w":[[0.0]],"b":[0.0],"x":[[1],[2],[3],[4],[5],[6],[7],[8]],)"
+      R"("y":[[1],[2],[3],[4],[5],[6],[7],[8]],"lr":0.1}})");
+  const std::string bad = dir.write("c-bad.json", "{");
+  dir.write("d-ignored.txt", "not a case");
+  const std::string good = dir.write("e-good.json", slurp(kSource + "/cases/tp-mlp/example2.json"));
+  const Result r = run({"check", dir.path});
+  BOOST_TEST(r.code == 1);
+  BOOST_TEST(r.err == "");
+  const std::vector<std::string> lines = lines_of(r.out);
+  BOOST_REQUIRE(lines.size() == 5u);
+  BOOST_TEST(lines[0] == "FAIL " + wrong +
+                             ": 1 element differs (first: loss: got 121.0, expected 120.0, allowed 0.00121)");
+  BOOST_TEST(lines[1] == "ERROR " + no_expected + ": no \"expected\" to grade against");
+  BOOST_TEST(lines[2] == "ERROR " + bad +
+                             ": invalid JSON at line 1, column 2 (byte 2): syntax error while parsing "
+                             "object key - unexpected end of input; expected string literal");
+  BOOST_TEST(lines[3] == "PASS " + good);
+  BOOST_TEST(lines[4] == "1 passed, 3 failed");
+}
+
+BOOST_AUTO_TEST_CASE(check_missing_path_is_a_usage_error) {
+  const Result r = run({"check", "cases/dp-step", "cases/no-such-dir"});
+  BOOST_TEST(r.code == 2);
+  BOOST_TEST(r.err == "meshrun: cases/no-such-dir: no such file or directory\n");
+  BOOST_TEST(r.out == "");
+}
+
+BOOST_AUTO_TEST_CASE(mismatch_prints_result_and_lists_elements) {
+  TempDir dir;
+  const std::string file = dir.write("wrong.json", example1_with_loss("120.0"));
+  const Result r = run({"dp-step", file});
+  BOOST_TEST(r.code == 1);
+  BOOST_TEST(r.out == std::string(kDocumented[0].second) + "\n");
+  BOOST_TEST(r.err ==
+             "meshrun: loss: got 121.0, expected 120.0, allowed 0.00121\n"
+             "meshrun: 1 of 3 output elements differ from expected\n");
+  // A looser tolerance accepts it.
+  BOOST_TEST(run({"dp-step", "--atol", "1.5", file}).code == 0);
+}
+
+BOOST_AUTO_TEST_CASE(stdin_input) {
+  const Result r = run({"dp-step", "-"}, kSource + "/cases/dp-step/example1.json");
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(r.out == std::string(kDocumented[0].second) + "\n");
+  const Result bad = run({"tp-mlp", "-"});  // /dev/null: empty
+  BOOST_TEST(bad.code == 2);
+  BOOST_TEST(bad.err == "meshrun: <stdin>: the file is empty\n");
+}
+
+BOOST_AUTO_TEST_CASE(unreadable_files) {
+  Result r = run({"dp-step", "cases/no-such-case.json"});
+  BOOST_TEST(r.code == 2);
+  BOOST_TEST(r.err == "meshrun: cases/no-such-case.json: cannot read: No such file or directory\n");
+  expect_one_error_line(r);
+  r = run({"dp-step", "cases"});
+  BOOST_TEST(r.code == 2);
+  BOOST_TEST(r.err == "meshrun: cases: cannot read: Is a directory\n");
+}
+
+BOOST_AUTO_TEST_CASE(usage_errors_exit_2) {
+  const std::string ex = "cases/dp-step/example1.json";
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {}, {"frob"}, {"frob", ex}, {"dp-step"}, {"dp-step", "--frob", ex}, {"dp-step", ex, "extra"},
+           {"dp-step", "--devices", "0", ex}, {"dp-step", "--devices", "x", ex},
+           {"dp-step", "--timeout", "0", ex}, {"dp-step", "--precision", "-1", ex},
+           {"dp-step", "--inject", "bogus", ex}, {"check"}}) {
+    const Result r = run(args);
+    BOOST_TEST(r.code == 2, (args.empty() ? "(none)" : args[0]) << " " << r.err);
+    expect_one_error_line(r);
+  }
+  BOOST_TEST(run({"frob"}).err == "meshrun: unknown subcommand 'frob' (see meshrun --help)\n");
+}
+
+BOOST_AUTO_TEST_CASE(help_exits_0) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--help"}, {"dp-step", "--help"}, {"check", "-h"}}) {
+    const Result r = run(args);
+    BOOST_TEST(r.code == 0);
+    BOOST_TEST(r.err == "");
+    BOOST_TEST(r.out.find("Usage") != std::string::npos);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(precision_and_exact_flags) {
+  Result r = run({"dp-step", "--precision", "2", "cases/dp-step/example2.json"});
+  BOOST_TEST(r.code == 0);
+  BOOST_TEST(r.out == R"({"w":[[0.07],[0.24]],"b":[-0.06],"loss":0.3})" "\n");
+  r = run({"dp-step", "--exact", "cases/dp-step/example1.json"});
+  BOOST_TEST(r.code == 0);
+  expect_output_matches_case(r, "cases/dp-step/example1.json");
+}
+
+BOOST_AUTO_TEST_CASE(mesh_failure_exits_3) {
+  const Result r = run({"dp-step", "--inject", "fail:2@1", "cases/dp-step/example1.json"});
+  BOOST_TEST(r.code == 3, r.err);
+  expect_one_error_line(r);
+  BOOST_TEST(r.err.find("device 2") != std::string::npos, r.err);
+}

@@ -1,0 +1,379 @@
+// lib/io: number formatting, the result writer, the case reader's rejections (exact messages),
+// hostile input (deep nesting, a ~50 MB case), and the comparison rule.
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <unistd.h>
+
+#include "io/case_reader.hpp"
+#include "io/compare.hpp"
+#include "io/number_format.hpp"
+#include "io/result_writer.hpp"
+#include "programs/program.hpp"
+#include "support/errors.hpp"
+
+using namespace meshrun;
+
+namespace {
+
+const std::string kSource = MESHRUN_SOURCE_DIR;
+
+std::string fmt(float v, int precision = 6) { return format_number(v, {precision, false}); }
+std::string exact(float v) { return format_number(v, {6, true}); }
+
+// A temp file holding `text`, removed when the test ends.
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string& text, const std::string& name = "case.json") {
+    char dir[] = "/tmp/meshrun_io_test.XXXXXX";
+    BOOST_REQUIRE(mkdtemp(dir) != nullptr);
+    path = std::string(dir) + "/" + name;
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  ~TempFile() {
+    std::remove(path.c_str());
+    rmdir(path.substr(0, path.rfind('/')).c_str());
+  }
+};
+
+const ProgramDef& dp() { return *find_program("dp-step"); }
+const ProgramDef& tp() { return *find_program("tp-mlp"); }
+
+// read_case on `text` must throw InputError with exactly "<file>: <message>".
+void expect_rejected(const std::string& text, const std::string& message,
+                     const ProgramDef* program = &dp(), int devices = 8) {
+  TempFile f(text);
+  try {
+    read_case(f.path, program, devices);
+    BOOST_ERROR("accepted, expected: " << message);
+  } catch (const InputError& e) {
+    BOOST_TEST(std::string(e.what()) == f.path + ": " + message);
+  }
+}
+
+const std::string kDpInput =
+    R"({"w":[[0.0]],"b":[0.0],"x":[[1],[2],[3],[4],[5],[6],[7],[8]],)"
+    R"("y":[[3],[5],[7],[9],[11],[13],[15],[17]],"lr":0.01})";
+
+std::string dp_case(const std::string& input, const std::string& extra = "") {
+  return R"({"problem":"dp-step","name":"t","input":)" + input + extra + "}";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(number_format)
+
+BOOST_AUTO_TEST_CASE(documented_style) {
+  BOOST_TEST(fmt(121.0f) == "121.0");
+  BOOST_TEST(fmt(0.2f) == "0.2");
+  BOOST_TEST(fmt(-0.057f) == "-0.057");
+  BOOST_TEST(fmt(1.11f) == "1.11");
+  BOOST_TEST(fmt(0.0f) == "0.0");
+  BOOST_TEST(fmt(2.0f) == "2.0");
+  BOOST_TEST(fmt(-1.291212f) == "-1.291212");
+  BOOST_TEST(fmt(130499144.0f) == "130499144.0");
+}
+
+BOOST_AUTO_TEST_CASE(negative_zero_prints_as_zero) {
+  BOOST_TEST(fmt(-0.0f) == "0.0");
+  BOOST_TEST(fmt(-1e-9f) == "0.0");  // rounds to -0.0
+  BOOST_TEST(exact(-0.0f) == "0.0");
+}
+
+BOOST_AUTO_TEST_CASE(rounds_like_jnp_round_in_float32) {
+  // 0.0722875 has no float32; its nearest is 0.07228749990463..., which jnp.round(x, 6) (float32
+  // arithmetic, ties to even) turns into 0.072288 -- as problems.md prints it.
+  const float nearest = 0.0722875f;
+  BOOST_TEST(static_cast<double>(nearest) < 0.0722875);
+  BOOST_TEST(fmt(nearest) == "0.072288");
+  BOOST_TEST(fmt(3.14159265f) == "3.141593");
+  BOOST_TEST(fmt(0.30391252f) == "0.303913");
+}
+
+BOOST_AUTO_TEST_CASE(python_repr_exponent_form) {
+  BOOST_TEST(fmt(1e-6f) == "1e-06");
+  BOOST_TEST(fmt(1.5e-5f) == "1.5e-05");
+  BOOST_TEST(fmt(0.0001f) == "0.0001");
+  BOOST_TEST(fmt(4e-7f) == "0.0");
+  BOOST_TEST(fmt(6e-7f) == "1e-06");
+  // Large floats print their shortest float32 decimal, as --exact does (1e15f is not exactly
+  // 1e15, but "1e15" is the shortest decimal that reads back as it).
+  BOOST_TEST(fmt(1e15f) == "1000000000000000.0");
+  BOOST_TEST(fmt(1e14f) == "100000000000000.0");
+  BOOST_TEST(fmt(1e16f) == "1e+16");
+  BOOST_TEST(fmt(123456.79f) == "123456.79");
+  BOOST_TEST(exact(1e16f) == "1e+16");
+  BOOST_TEST(exact(1e-7f) == "1e-07");
+  BOOST_TEST(exact(std::numeric_limits<float>::max()) == "3.4028235e+38");
+}
+
+BOOST_AUTO_TEST_CASE(precision) {
+  BOOST_TEST(fmt(3.14159f, 2) == "3.14");
+  BOOST_TEST(fmt(3.14159f, 0) == "3.0");
+  BOOST_TEST(fmt(2.5f, 0) == "3.0");  // ties away from zero, on the shortest decimal
+  BOOST_TEST(fmt(-2.5f, 0) == "-3.0");
+  BOOST_TEST(fmt(3.5f, 0) == "4.0");
+  // The ties of the documented outputs: the shortest decimals 0.0722875 and 0.3039125 round up
+  // although the floats' exact binary values lie just below them.
+  BOOST_TEST(fmt(0.0722875f) == "0.072288");
+  BOOST_TEST(fmt(0.3039125f) == "0.303913");
+  BOOST_TEST(fmt(0.9999996f) == "1.0");  // the carry runs through the nines
+  BOOST_TEST(fmt(-0.057f, 1) == "-0.1");
+  BOOST_TEST(fmt(0.123456789f, 9) == "0.12345679");  // no digits beyond the float32's own
+}
+
+BOOST_AUTO_TEST_CASE(exact_is_shortest_float32) {
+  BOOST_TEST(exact(0.1f) == "0.1");
+  BOOST_TEST(exact(0.0722875f) == "0.0722875");
+  BOOST_TEST(exact(16777216.0f) == "16777216.0");
+  BOOST_TEST(exact(-3.5340006f) == "-3.5340006");
+  BOOST_TEST(fmt(-3.5340006f) == "-3.534001");
+}
+
+BOOST_AUTO_TEST_CASE(non_finite_prints_null) {
+  BOOST_TEST(fmt(std::numeric_limits<float>::quiet_NaN()) == "null");
+  BOOST_TEST(fmt(std::numeric_limits<float>::infinity()) == "null");
+  BOOST_TEST(exact(-std::numeric_limits<float>::infinity()) == "null");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(result_writer)
+
+BOOST_AUTO_TEST_CASE(documented_expected_values_print_as_documented) {
+  // The expected dicts of the six examples, read from the case files and written back.
+  const std::pair<const char*, const char*> examples[] = {
+      {"dp-step/example1.json", R"({"w":[[1.11]],"b":[0.2],"loss":121.0})"},
+      {"dp-step/example2.json", R"({"w":[[0.072288],[0.239088]],"b":[-0.057],"loss":0.303913})"},
+      {"dp-step/example3.json",
+       R"({"w":[[0.104475,0.8363],[-1.291212,-0.39135]],"b":[-0.195125,-0.22975],"loss":3.745738})"},
+      {"tp-mlp/example1.json", R"({"out":[[2.39]],"hidden":[[0.55,0.0,0.35,0.6,1.15,0.7,0.0,0.0]]})"},
+  };
+  for (const auto& [file, text] : examples) {
+    const Case c = read_case(kSource + "/cases/" + file, nullptr, 8);
+    BOOST_REQUIRE(c.expected.has_value());
+    BOOST_TEST(write_result(*find_program(c.problem), *c.expected, {}) == text);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(ranks_and_key_order) {
+  const std::vector<Tensor> outputs = {Tensor({2, 2}, {1, 2, 3, 4}), Tensor({2}, {0.5f, -0.25f}),
+                                       Tensor::scalar(7)};
+  BOOST_TEST(write_result(dp(), outputs, {}) ==
+             R"({"w":[[1.0,2.0],[3.0,4.0]],"b":[0.5,-0.25],"loss":7.0})");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(case_reader)
+
+BOOST_AUTO_TEST_CASE(reads_a_case_and_a_bare_input) {
+  TempFile full(dp_case(kDpInput, R"(,"description":"d","expected":{"w":[[1.11]],"b":[0.2],"loss":121})"));
+  const Case c = read_case(full.path, nullptr, 8);
+  BOOST_TEST(c.problem == "dp-step");
+  BOOST_TEST(c.name == "t");
+  BOOST_TEST(c.description == "d");
+  BOOST_TEST(c.file == full.path);
+  BOOST_REQUIRE(c.inputs.size() == 5u);
+  BOOST_TEST(c.inputs[2].shape == (Shape{8, 1}));
+  BOOST_TEST(c.inputs[4].shape == Shape{});
+  BOOST_TEST(c.inputs[4].data[0] == 0.01f);
+  BOOST_REQUIRE(c.expected.has_value());
+  BOOST_TEST((*c.expected)[0].data[0] == 1.11f);
+
+  TempFile bare(kDpInput);
+  const Case b = read_case(bare.path, &dp(), 8);
+  BOOST_TEST(b.problem == "dp-step");
+  BOOST_TEST(!b.expected.has_value());
+  BOOST_TEST(b.inputs[3].data[7] == 17.0f);
+}
+
+BOOST_AUTO_TEST_CASE(numbers_convert_like_jax) {
+  // integers, exponent notation, double -> float32 rounding to nearest
+  TempFile f(R"({"w":[[16777217]],"b":[1e-1],"x":[[1.5E+0],[2],[-3e0],[4],[5],[6],[7],[8]],)"
+             R"("y":[[0.1],[2],[3],[4],[5],[6],[7],[3.4028235e38]],"lr":1})");
+  const Case c = read_case(f.path, &dp(), 8);
+  BOOST_TEST(c.inputs[0].data[0] == 16777216.0f);
+  BOOST_TEST(c.inputs[1].data[0] == 0.1f);
+  BOOST_TEST(c.inputs[2].data[0] == 1.5f);
+  BOOST_TEST(c.inputs[2].data[2] == -3.0f);
+  BOOST_TEST(c.inputs[3].data[7] == std::numeric_limits<float>::max());
+  BOOST_TEST(c.inputs[4].data[0] == 1.0f);
+}
+
+BOOST_AUTO_TEST_CASE(rejects_file_level_problems) {
+  expect_rejected("", "the file is empty");
+  expect_rejected(" \n", "the file is empty");
+  expect_rejected("[1,2]", "the top level must be a JSON object, got an array");
+  expect_rejected("{\"a\":\n 1,}", "invalid JSON at line 2, column 4 (byte 10): syntax error while "
+                                   "parsing object key - unexpected '}'; expected string literal");
+  expect_rejected(dp_case(kDpInput, R"(,"note":1)"),
+                  R"(unknown key "note" (expected problem, name, description, input, expected))");
+  expect_rejected(R"({"name":"t","input":{}})", R"(missing key "problem")");
+  expect_rejected(R"({"problem":"dp-step","input":{}})", R"(missing key "name")");
+  expect_rejected(R"({"problem":"dp-step","name":"t"})", R"(missing key "input")");
+  expect_rejected(R"({"problem":1,"name":"t","input":{}})", "problem: must be a string, got a number");
+  expect_rejected(dp_case(kDpInput), R"(problem: the case is for "dp-step", not "tp-mlp")", &tp());
+  expect_rejected(R"({"problem":"dp-stp","name":"t","input":{}})",
+                  R"(problem: no program named "dp-stp" (known: dp-step, tp-mlp))", nullptr);
+  expect_rejected(kDpInput, R"(missing key "problem")", nullptr);  // bare input, no program
+}
+
+BOOST_AUTO_TEST_CASE(cannot_read) {
+  try {
+    read_case("/nonexistent/dir/case.json", &dp(), 8);
+    BOOST_ERROR("accepted a missing file");
+  } catch (const InputError& e) {
+    BOOST_TEST(std::string(e.what()) ==
+               "/nonexistent/dir/case.json: cannot read: No such file or directory");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(rejects_keys_and_types) {
+  expect_rejected(dp_case(R"({"w":[[0.0]]})"), R"(input: missing key "b")");
+  expect_rejected(dp_case(R"({"W":[[0.0]]})"), R"(input: unknown key "W" (expected w, b, x, y, lr))");
+  expect_rejected(dp_case(R"([])"), "input: must be an object, got an array");
+  const auto with = [](const std::string& from, const std::string& to) {
+    std::string s = kDpInput;
+    s.replace(s.find(from), from.size(), to);
+    return dp_case(s);
+  };
+  expect_rejected(with("[[1],[2],[3]", R"([[1],[2],["3"])"), "input.x[2][0]: must be a number, got a string");
+  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[true]"), "input.x[2][0]: must be a number, got a boolean");
+  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[null]"), "input.x[2][0]: must be a number, got null");
+  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[{}]"), "input.x[2][0]: must be a number, got an object");
+  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[[3]]"), "input.x[2][0]: must be a number, got an array");
+  expect_rejected(with("[[1],[2],[3]", "[[1],[2],3"), "input.x[2]: must be an array (a row), got a number");
+  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[3,3]"), "input.x[2]: has 2 columns but input.x[0] has 1");
+  expect_rejected(with("\"lr\":0.01", "\"lr\":[0.01]"), "input.lr: must be a number, got an array");
+  expect_rejected(with("\"b\":[0.0]", "\"b\":0.0"), "input.b: must be a 1-D array (K), got a number");
+  expect_rejected(with("\"b\":[0.0]", "\"b\":[[0.0]]"), "input.b: must be a 1-D array (K), got a 2-D array");
+  expect_rejected(with("\"w\":[[0.0]]", "\"w\":\"0\""), "input.w: must be a 2-D array (D, K), got a string");
+  expect_rejected(with("\"w\":[[0.0]]", "\"w\":[0.0]"), "input.w: must be a 2-D array (D, K), got a 1-D array");
+}
+
+BOOST_AUTO_TEST_CASE(rejects_shapes) {
+  const auto with = [](const std::string& from, const std::string& to) {
+    std::string s = kDpInput;
+    s.replace(s.find(from), from.size(), to);
+    return dp_case(s);
+  };
+  expect_rejected(with(",[17]]", "]"), "input.y: has 7 rows (N) but input.x has 8");
+  expect_rejected(with("\"b\":[0.0]", "\"b\":[0.0,1.0]"), "input.b: has 2 elements (K) but input.w has 1 column");
+  expect_rejected(with("\"w\":[[0.0]]", "\"w\":[[0.0],[1.0]]"), "input.x: has 1 column (D) but input.w has 2 rows");
+  expect_rejected(with("\"b\":[0.0]", "\"b\":[]"), "input.b: has 0 elements (K); dimensions must be at least 1");
+  expect_rejected(with("\"w\":[[0.0]]", "\"w\":[[]]"), "input.w: has 0 columns (K); dimensions must be at least 1");
+  expect_rejected(with("\"w\":[[0.0]]", "\"w\":[]"), "input.w: has 0 rows (D); dimensions must be at least 1");
+  expect_rejected(dp_case(kDpInput), "input.x: 8 rows are not divisible by 3 devices", &dp(), 3);
+  expect_rejected(dp_case(kDpInput), "input.x: 8 rows are not divisible by 16 devices", &dp(), 16);
+  expect_rejected(dp_case(kDpInput, R"(,"expected":{"w":[[1.0],[2.0]],"b":[0.2],"loss":1})"),
+                  "expected.w: has 2 rows (D) but input.w has 1");
+  expect_rejected(dp_case(kDpInput, R"(,"expected":{"w":[[1.0]],"b":[0.2]})"), R"(expected: missing key "loss")");
+  expect_rejected(dp_case(kDpInput, R"(,"expected":{"w":[[1.0]],"b":[0.2],"loss":1,"acc":1})"),
+                  R"(expected: unknown key "acc" (expected w, b, loss))");
+  // tp-mlp: H is split, so w1's columns must divide.
+  expect_rejected(R"({"x":[[1.0]],"w1":[[1,2,3,4]],"b1":[1,2,3,4],"w2":[[1],[2],[3],[4]],"b2":[0]})",
+                  "input.w1: 4 columns are not divisible by 8 devices", &tp());
+  expect_rejected(R"({"x":[[1.0,2.0]],"w1":[[1,2,3,4]],"b1":[1,2,3,4],"w2":[[1],[2],[3],[4]],"b2":[0]})",
+                  "input.w1: has 1 row (D) but input.x has 2 columns", &tp(), 4);
+}
+
+BOOST_AUTO_TEST_CASE(rejects_values) {
+  const auto with = [](const std::string& from, const std::string& to) {
+    std::string s = kDpInput;
+    s.replace(s.find(from), from.size(), to);
+    return dp_case(s);
+  };
+  expect_rejected(with("[[1],[2]", "[[1e39],[2]"), "input.x[0][0]: 1e+39 overflows float32");
+  expect_rejected(with("[[1],[2]", "[[-3.5e38],[2]"), "input.x[0][0]: -3.5e+38 overflows float32");
+  expect_rejected(with("[[1],[2]", "[[1e400],[2]"), "1e400 overflows float32");
+  expect_rejected(with("[[1],[2]", "[[400000000000000000000000000000000000000000],[2]"),
+                  "input.x[0][0]: 4e+41 overflows float32");
+  expect_rejected(with("\"lr\":0.01", "\"lr\":0"), "input.lr: must be a finite number > 0");
+  expect_rejected(with("\"lr\":0.01", "\"lr\":-0.01"), "input.lr: must be a finite number > 0");
+  expect_rejected(with("\"lr\":0.01", "\"lr\":1e-50"), "input.lr: must be a finite number > 0");
+}
+
+BOOST_AUTO_TEST_CASE(deep_nesting_is_rejected_without_recursion) {
+  const std::size_t depth = 100'000;
+  expect_rejected(std::string(depth, '[') + std::string(depth, ']'), "nesting deeper than 64 levels");
+  std::string objects;
+  for (std::size_t i = 0; i < depth; ++i) objects += "{\"a\":";
+  objects += "1" + std::string(depth, '}');
+  expect_rejected(objects, "nesting deeper than 64 levels");
+  expect_rejected(std::string(depth, '['), "nesting deeper than 64 levels");  // unterminated
+  // The limit is exactly 64 containers.
+  expect_rejected(std::string(64, '[') + std::string(64, ']'),
+                  "the top level must be a JSON object, got an array");
+  expect_rejected(std::string(65, '[') + std::string(65, ']'), "nesting deeper than 64 levels");
+}
+
+// A dp-step case of about 50 MB: x (N, 4) and y (N, 3) with N = 8 * 140,000.
+std::string big_case(std::size_t rows, bool ragged_last) {
+  std::string s = R"({"problem":"dp-step","name":"big","input":{"w":[[0.1,0.2,0.3],[0.4,0.5,0.6],)"
+                  R"([0.7,0.8,0.9],[1.0,1.1,1.2]],"b":[0.0,0.0,0.0],"lr":0.01,"x":[)";
+  s.reserve(rows * 80 + 200);
+  for (std::size_t i = 0; i < rows; ++i) {
+    s += i ? ",[" : "[";
+    s += (ragged_last && i + 1 == rows) ? "0.5,0.25,-0.125" : "0.123456,-0.654321,0.5,0.25";
+    s += "]";
+  }
+  s += "],\"y\":[";
+  for (std::size_t i = 0; i < rows; ++i) s += i ? ",[1.5,-2.25,3e-3]" : "[1.5,-2.25,3e-3]";
+  return s + "]}}";
+}
+
+BOOST_AUTO_TEST_CASE(a_50_mb_case_is_read_and_rejected) {
+  const std::size_t rows = 8 * 140'000;
+  {
+    TempFile f(big_case(rows, false));
+    const Case c = read_case(f.path, nullptr, 8);
+    BOOST_TEST(c.inputs[2].shape == (Shape{rows, 4}));
+    BOOST_TEST(c.inputs[3].data.back() == 3e-3f);
+  }
+  expect_rejected(big_case(rows, true),
+                  "input.x[" + std::to_string(rows - 1) + "]: has 3 columns but input.x[0] has 4");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(compare)
+
+BOOST_AUTO_TEST_CASE(paths_and_tolerance_rule) {
+  const std::vector<Tensor> expected = {Tensor({2, 2}, {1, 2, 3, 4}), Tensor({2}, {2, -2}),
+                                        Tensor::scalar(10)};
+  // atol 0.5, rtol 0.25: allowed = 0.5 + 0.25*|e|.
+  std::vector<Tensor> got = expected;
+  got[0](1, 0) = 3 + 1.25f;      // allowed 1.25: exactly on the bound passes
+  got[0](0, 1) = 2 + 1.0001f;    // allowed 1.0: fails
+  got[1].data[1] = -2 - 1.0f;    // allowed 1.0: passes
+  got[2].data[0] = 10 - 3.01f;   // allowed 3.0: fails
+  const auto m = compare_outputs(dp(), got, expected, 0.5, 0.25);
+  BOOST_REQUIRE(m.size() == 2u);
+  BOOST_TEST(m[0].path == "w[0][1]");
+  BOOST_TEST(m[0].allowed == 1.0);
+  BOOST_TEST(m[0].expected == 2.0);
+  BOOST_TEST(m[0].got == static_cast<double>(2 + 1.0001f));
+  BOOST_TEST(m[1].path == "loss");
+  BOOST_TEST(describe(m[1]) == "loss: got 6.99, expected 10.0, allowed 3");
+  BOOST_TEST(compare_outputs(dp(), expected, expected, 0, 0).empty());
+}
+
+BOOST_AUTO_TEST_CASE(nan_and_shape_differences_fail) {
+  const std::vector<Tensor> expected = {Tensor({1, 1}, {1}), Tensor({1}, {2}), Tensor::scalar(3)};
+  std::vector<Tensor> got = expected;
+  got[1].data[0] = std::numeric_limits<float>::quiet_NaN();
+  got[0] = Tensor({2, 1}, {1, 1});
+  const auto m = compare_outputs(dp(), got, expected, 1e9, 1e9);
+  BOOST_REQUIRE(m.size() == 2u);
+  BOOST_TEST(m[0].path == "w");
+  BOOST_TEST(describe(m[0]) == "w: shape f32[2,1], expected f32[1,1]");
+  BOOST_TEST(m[1].path == "b[0]");
+  BOOST_TEST(describe(m[1]) == "b[0]: got null, expected 2.0, allowed 3e+09");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
