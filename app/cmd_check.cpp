@@ -11,6 +11,7 @@
 #include "io/case_reader.hpp"
 #include "io/compare.hpp"
 #include "support/errors.hpp"
+#include "trace/structure.hpp"
 
 namespace meshrun {
 namespace {
@@ -62,15 +63,23 @@ std::string grade(const std::string& file, const RunFlags& flags, bool& passed) 
     if (!c.expected) return "ERROR " + file + ": no \"expected\" to grade against";
     const ProgramDef& program = *find_program(c.problem);
     Mesh mesh(flags.devices, program.axis, mesh_options(flags));
-    const auto outputs = shard_map(mesh, program, c.inputs);
+    Trace trace;
+    const auto outputs = shard_map(mesh, program, c.inputs, &trace);
     const auto mismatches = compare_outputs(program, outputs, *c.expected, flags.atol, flags.rtol);
-    if (mismatches.empty()) {
-      passed = true;
-      return "PASS " + file;
-    }
+    const StructuralVerdict verdict = check_structure(program.structure, trace);
+    // The numeric verdict and the structural one, side by side.
     const std::size_t n = mismatches.size();
-    return "FAIL " + file + ": " + std::to_string(n) + (n == 1 ? " element differs" : " elements differ") +
-           " (first: " + describe(mismatches.front()) + ")";
+    const std::string numbers =
+        n == 0 ? "numbers ok"
+               : "numbers: " + std::to_string(n) + (n == 1 ? " element differs" : " elements differ") +
+                     " (first: " + describe(mismatches.front()) + ")";
+    const std::size_t rules = verdict.passed.size() + verdict.failures.size();
+    const std::string structure =
+        verdict.ok() ? "structure ok (" + std::to_string(rules) + " rules)"
+                     : "structure: " + std::to_string(verdict.failures.size()) + " of " +
+                           std::to_string(rules) + " rules broken (first: " + verdict.failures.front() + ")";
+    passed = n == 0 && verdict.ok();
+    return (passed ? "PASS " : "FAIL ") + file + ": " + numbers + "; " + structure;
   } catch (const Error& e) {  // input, device and collective errors grade this case only
     return "ERROR " + file + ": " + without_file(e.what(), file);
   }

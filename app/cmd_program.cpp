@@ -1,6 +1,7 @@
 // `meshrun <program> CASE`: read the case, run the program on a mesh, print the result dict, and
 // grade it against the case's `expected` when there is one.
 #include <cmath>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -10,6 +11,9 @@
 #include "io/compare.hpp"
 #include "io/result_writer.hpp"
 #include "mesh/injection.hpp"
+#include "support/errors.hpp"
+#include "trace/structure.hpp"
+#include "trace/trace.hpp"
 
 namespace meshrun {
 namespace {
@@ -22,8 +26,24 @@ struct ProgramFlags {
   std::string case_path;
   int precision = 6;
   bool exact = false;
+  std::string trace;  // "" off, "-" stderr, else a file
+  bool show_sharding = false;
   RunFlags run;
 };
+
+// --trace: the program as it ran, with the structural verdict, to stderr or a file.
+void write_trace(const std::string& where, const Trace& trace, const StructuralVerdict& verdict) {
+  std::string text = format_trace(trace) + "structure:\n";
+  for (const auto& ok : verdict.passed) text += "  ok: " + ok + "\n";
+  for (const auto& bad : verdict.failures) text += "  FAILED: " + bad + "\n";
+  if (where == "-") {
+    std::cerr << text << std::flush;
+    return;
+  }
+  std::ofstream out(where);
+  out << text;
+  if (!out.flush()) throw InputError("--trace", "cannot write " + where);
+}
 
 void report_mismatches(const std::vector<Mismatch>& mismatches, std::size_t total_elements) {
   for (std::size_t i = 0; i < mismatches.size() && i < kMaxListed; ++i) {
@@ -40,16 +60,25 @@ void run_program(const ProgramDef& program, const ProgramFlags& flags) {
   MeshOptions options = mesh_options(flags.run);  // flag errors before input errors
   const Case c = read_case(flags.case_path, &program, flags.run.devices);
   Mesh mesh(flags.run.devices, program.axis, std::move(options));
-  const std::vector<Tensor> outputs = shard_map(mesh, program, c.inputs);
+  Trace trace;
+  const std::vector<Tensor> outputs = shard_map(mesh, program, c.inputs, &trace);
+  const StructuralVerdict verdict = check_structure(program.structure, trace);
+  if (!flags.trace.empty()) write_trace(flags.trace, trace, verdict);
+  if (flags.show_sharding) std::cerr << format_sharding(trace) << std::flush;
   std::cout << write_result(program, outputs, {flags.precision, flags.exact}) << '\n'
             << std::flush;
   if (!c.expected) return;
+  // Graded: the numbers against `expected`, and the structure of what ran against the program's
+  // rules. Silent when both hold; each failure is listed on stderr, and the exit code is 1.
   const auto mismatches =
       compare_outputs(program, outputs, *c.expected, flags.run.atol, flags.run.rtol);
-  if (mismatches.empty()) return;
-  std::size_t total = 0;
-  for (const Tensor& t : *c.expected) total += t.size();
-  report_mismatches(mismatches, total);
+  if (mismatches.empty() && verdict.ok()) return;
+  if (!mismatches.empty()) {
+    std::size_t total = 0;
+    for (const Tensor& t : *c.expected) total += t.size();
+    report_mismatches(mismatches, total);
+  }
+  for (const std::string& failure : verdict.failures) report_error("structure: " + failure);
   throw CLI::RuntimeError(kExitDiffers);
 }
 
@@ -92,6 +121,12 @@ void add_program_command(CLI::App& app, const ProgramDef& program) {
       ->check(CLI::Range(0, 20))
       ->capture_default_str();
   command->add_flag("--exact", flags->exact, "Print each float32's shortest exact form");
+  // A flag that takes an optional =FILE: never consumes the next argument (the CASE).
+  command->add_flag("--trace{-}", flags->trace,
+                    "Print the program as it ran (mesh, blocks, collectives, structure) to stderr, "
+                    "or --trace=FILE");
+  command->add_flag("--show-sharding", flags->show_sharding,
+                    "Draw which device holds which block of each input and output (stderr)");
   add_run_flags(*command, flags->run, true);
   command->callback([&program, flags] { run_program(program, *flags); });
 }

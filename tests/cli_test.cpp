@@ -228,7 +228,7 @@ BOOST_AUTO_TEST_CASE(check_passes_all_cases) {
   const std::vector<std::string> lines = lines_of(r.out);
   BOOST_REQUIRE(lines.size() == n + 1);
   BOOST_TEST(lines.back() == std::to_string(n) + " passed, 0 failed");
-  BOOST_TEST(lines.front() == "PASS cases/dp-step/example1.json");
+  BOOST_TEST(lines.front() == "PASS cases/dp-step/example1.json: numbers ok; structure ok (3 rules)");
   for (std::size_t i = 0; i < n; ++i) BOOST_TEST(lines[i].rfind("PASS ", 0) == 0u, lines[i]);
 }
 
@@ -247,12 +247,13 @@ BOOST_AUTO_TEST_CASE(check_reports_fail_and_error) {
   const std::vector<std::string> lines = lines_of(r.out);
   BOOST_REQUIRE(lines.size() == 5u);
   BOOST_TEST(lines[0] == "FAIL " + wrong +
-                             ": 1 element differs (first: loss: got 121.0, expected 120.0, allowed 0.00121)");
+                             ": numbers: 1 element differs (first: loss: got 121.0, expected 120.0, "
+                             "allowed 0.00121); structure ok (3 rules)");
   BOOST_TEST(lines[1] == "ERROR " + no_expected + ": no \"expected\" to grade against");
   BOOST_TEST(lines[2] == "ERROR " + bad +
                              ": invalid JSON at line 1, column 2 (byte 2): syntax error while parsing "
                              "object key - unexpected end of input; expected string literal");
-  BOOST_TEST(lines[3] == "PASS " + good);
+  BOOST_TEST(lines[3] == "PASS " + good + ": numbers ok; structure ok (5 rules)");
   BOOST_TEST(lines[4] == "1 passed, 3 failed");
 }
 
@@ -333,4 +334,37 @@ BOOST_AUTO_TEST_CASE(mesh_failure_exits_3) {
   BOOST_TEST(r.code == 3, r.err);
   expect_one_error_line(r);
   BOOST_TEST(r.err.find("device 2") != std::string::npos, r.err);
+}
+
+// --trace prints the program as it ran (to stderr, or --trace=FILE) and never takes the CASE as
+// its file; --show-sharding draws the blocks. Neither touches stdout.
+BOOST_AUTO_TEST_CASE(trace_and_sharding_views) {
+  const std::string documented =
+      R"({"out":[[2.39]],"hidden":[[0.55,0.0,0.35,0.6,1.15,0.7,0.0,0.0]]})"
+      "\n";
+  const Result r = run({"tp-mlp", "--trace", "cases/tp-mlp/example1.json"});
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(r.out == documented);
+  BOOST_TEST(r.err.find("mesh: Mesh('model': 8)") != std::string::npos, r.err);
+  BOOST_TEST(r.err.find("w1: f32[2,8] P(None, 'model')") != std::string::npos);
+  BOOST_TEST(r.err.find("device 5: f32[2,1]{V:model}  columns [5:6)") != std::string::npos);
+  BOOST_TEST(r.err.find("device 7: #1 psum[axis_name='model'] f32[1,1]{V:model} -> f32[1,1]  4 bytes") !=
+             std::string::npos);
+  BOOST_TEST(r.err.find("FAILED") == std::string::npos);
+
+  TempDir dir;
+  const std::string file = dir.path + "/trace.txt";
+  const Result f = run({"dp-step", "cases/dp-step/example2.json", "--trace=" + file, "--devices", "4"});
+  BOOST_TEST(f.code == 0, f.err);
+  BOOST_TEST(f.err == "");
+  const std::string text = slurp(file);
+  BOOST_TEST(text.find("x: f32[16,2] P('data',)") != std::string::npos, text);
+  BOOST_TEST(text.find("device 3: f32[4,2]{V:data}  rows [12:16)") != std::string::npos, text);
+  BOOST_TEST(text.find("device 0: #1 pmean[axis_name='data'] f32[4]{V:data} -> f32[4]  16 bytes") !=
+             std::string::npos, text);
+
+  const Result s = run({"dp-step", "cases/dp-step/example1.json", "--show-sharding"});
+  BOOST_TEST(s.code == 0);
+  BOOST_TEST(s.err.find("│  dev 0,1,2,3,4,5,6,7  │") != std::string::npos, s.err);
+  BOOST_TEST(s.err.find("│   dev 7    │ rows [7:8)") != std::string::npos, s.err);
 }

@@ -23,8 +23,7 @@ std::vector<Tensor> tp_mlp_body(Device& dev, const std::vector<Tensor>& in) {
   Tensor hidden = matmul(x, w1);
   add_row_vector(hidden, b1);
   relu_inplace(hidden);
-  Tensor out = matmul(hidden, w2);  // this device's partial (B, O)
-  dev.psum_inplace(out.span(), kAxis);
+  Tensor out = dev.psum(matmul(hidden, w2), kAxis);  // the sum of every device's partial (B, O)
   add_row_vector(out, b2);  // once, after the sum
   return {std::move(out), std::move(hidden)};
 }

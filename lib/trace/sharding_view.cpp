@@ -58,7 +58,8 @@ void draw(std::ostringstream& out, const ArrayRecord& a, const std::string& axis
     bottom += repeat("─", w) + (d + 1 < n ? "┴" : "┘");
     under += pad(range(d), w) + " ";
   }
-  out << top << "\n" << mid << "\n" << bottom << "\n" << under << (dim == 1 ? " columns\n" : "\n");
+  while (!under.empty() && under.back() == ' ') under.pop_back();
+  out << top << "\n" << mid << "\n" << bottom << "\n" << under << (dim == 1 ? "  columns\n" : "\n");
 }
 
 }  // namespace

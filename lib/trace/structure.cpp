@@ -34,7 +34,7 @@ std::optional<std::string> check_blocks(const ArrayRecord* a, const std::string&
 }
 
 std::string dims_text(const std::string& name, int dim) {
-  return dim == 0 ? name + " split by rows" : name + " split by columns";
+  return name + " split along dimension " + std::to_string(dim);
 }
 
 }  // namespace
