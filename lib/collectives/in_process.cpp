@@ -35,6 +35,8 @@ namespace {
 constexpr int kSpins = 2000;
 // Then re-check between sched_yield calls for this long before parking.
 constexpr auto kYieldFor = std::chrono::microseconds(100);
+// A wait that cannot be cancelled (the direct path's trailing sync point) parks in slices of this.
+constexpr auto kUnboundedSlice = std::chrono::milliseconds(100);
 
 std::uint64_t hash_table(std::span<const int> t) {
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a
@@ -42,6 +44,11 @@ std::uint64_t hash_table(std::span<const int> t) {
   return h;
 }
 }  // namespace
+
+const char* in_process_path(std::size_t bytes_per_member, bool reduction, const GroupOptions& options) {
+  if (bytes_per_member <= options.staged_max_bytes) return "staged";
+  return reduction && bytes_per_member >= options.nontemporal_min_bytes ? "direct-nt" : "direct";
+}
 
 // ---------------------------------------------------------------- group
 
@@ -74,11 +81,13 @@ std::string InProcessCommunicator::where(const Desc& d) const {
   return std::string(op_name(d.op)) + " #" + std::to_string(d.seq) + " on '" + group_.axis_ + "'";
 }
 
-void InProcessCommunicator::arrive_and_wait() {
+void InProcessCommunicator::arrive_and_wait(bool cancellable) {
   InProcessGroup& g = group_;
   const std::uint64_t s = ++syncs_;
   const std::uint64_t target = s * static_cast<std::uint64_t>(g.size_);
-  if (g.aborted()) throw CollectiveError(where(current_) + ": aborted because another device failed");
+  if (cancellable && g.aborted()) {
+    throw AbortedError(where(current_) + ": aborted because another device failed");
+  }
   g.slots_[rank_].arrived.store(s, std::memory_order_relaxed);
   // seq_cst (an acq_rel RMW, and ordered with parked_ below): publishes this member's frame and,
   // for the completer, acquires every member's frame through the release sequence of the adds.
@@ -88,8 +97,19 @@ void InProcessCommunicator::arrive_and_wait() {
     return;
   }
   auto done = [&] { return g.arrivals_.load(std::memory_order_acquire) >= target; };
+  // Leaving early must agree with whoever completes the sync point: withdraw this member's
+  // arrival (CAS arrivals_ down) unless the sync point is already complete -- then the others may
+  // be using this member's buffers (direct path), so it stays and goes on with them.
+  auto withdraw = [&] {
+    std::uint64_t v = g.arrivals_.load(std::memory_order_acquire);
+    while (v < target) {
+      if (g.arrivals_.compare_exchange_weak(v, v - 1, std::memory_order_acq_rel)) return true;
+    }
+    return false;
+  };
   auto check_abort = [&] {
-    if (g.aborted()) throw CollectiveError(where(current_) + ": aborted because another device failed");
+    if (cancellable && g.aborted() && withdraw())
+      throw AbortedError(where(current_) + ": aborted because another device failed");
   };
 
   if (!g.oversubscribed_) {
@@ -111,17 +131,25 @@ void InProcessCommunicator::arrive_and_wait() {
   for (;;) {
     check_abort();
     const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) timed_out(target);
+    if (cancellable && now >= deadline) {
+      // Who had not arrived by the deadline: read before withdrawing, since a member arriving
+      // after the withdrawal can no longer complete the sync point but is just as late.
+      const std::string late = missing_members();
+      if (withdraw()) timed_out(late);
+      return;  // completed just now
+    }
     g.parked_.fetch_add(1, std::memory_order_seq_cst);
     const std::uint32_t w = g.wake_.load(std::memory_order_seq_cst);
-    if (!done() && !g.aborted()) futex_wait_for(g.wake_, w, deadline - now);
+    if (!done() && !(cancellable && g.aborted()))
+      futex_wait_for(g.wake_, w,
+                     cancellable ? deadline - now : std::chrono::nanoseconds(kUnboundedSlice));
     g.parked_.fetch_sub(1, std::memory_order_seq_cst);
     if (done()) return;
   }
 }
 
-void InProcessCommunicator::timed_out(std::uint64_t) {
-  InProcessGroup& g = group_;
+std::string InProcessCommunicator::missing_members() const {
+  const InProcessGroup& g = group_;
   std::string missing;
   for (int r = 0; r < g.size_; ++r) {
     if (g.slots_[r].arrived.load(std::memory_order_relaxed) < syncs_) {
@@ -129,6 +157,11 @@ void InProcessCommunicator::timed_out(std::uint64_t) {
       missing += std::to_string(r);
     }
   }
+  return missing;
+}
+
+void InProcessCommunicator::timed_out(const std::string& missing) {
+  InProcessGroup& g = group_;
   g.abort();
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(g.options_.timeout).count();
   throw CollectiveError(where(current_) + ": timed out after " + std::to_string(ms) +
@@ -182,7 +215,10 @@ void InProcessCommunicator::publish_direct(const Desc& desc, const float* in, fl
   }
 }
 
-void InProcessCommunicator::finish_direct() { arrive_and_wait(); }
+// Not cancellable: once the first sync point completed, every member computes its share and
+// arrives here (nothing in between waits or throws); leaving early on an abort or a deadline would
+// free buffers that peers are still reading and writing.
+void InProcessCommunicator::finish_direct() { arrive_and_wait(/*cancellable=*/false); }
 
 bool InProcessCommunicator::staged(std::size_t floats) const {
   return floats * sizeof(float) <= group_.options_.staged_max_bytes;
@@ -192,8 +228,8 @@ InProcessCommunicator::Desc InProcessCommunicator::begin(CollectiveOp op, std::s
                                                          std::size_t out_count,
                                                          std::uint64_t perm_hash) {
   if (group_.aborted()) {
-    throw CollectiveError(std::string(op_name(op)) + " #" + std::to_string(seq_ + 1) + " on '" +
-                          group_.axis_ + "': the mesh was aborted by an earlier failure");
+    throw AbortedError(std::string(op_name(op)) + " #" + std::to_string(seq_ + 1) + " on '" +
+                       group_.axis_ + "': the mesh was aborted by an earlier failure");
   }
   return Desc{op, in_count, out_count, ++seq_, perm_hash};
 }
@@ -210,12 +246,25 @@ void InProcessCommunicator::all_reduce_sum(std::span<const float> in, std::span<
     return;
   }
   publish_direct(desc, in.data(), out.data());
-  // Owner-computes: chunk `rank` (a multiple of 16 floats, one cache line) of the sum, written
-  // into every member's output.
-  const std::size_t per = (in.size() / static_cast<std::size_t>(n) + 15) / 16 * 16;
-  const std::size_t lo = std::min(in.size(), per * static_cast<std::size_t>(rank_));
-  const std::size_t hi = std::min(in.size(), lo + per);
-  kernels::fold_sum_to_all(srcs_.data(), n, dsts_.data(), n, lo, hi);
+  const bool nt = in.size() * sizeof(float) >= group_.options_.nontemporal_min_bytes;
+  // The sum is computed once per element, piece by piece, written into every member's output:
+  // about pieces_per_member pieces per member (whole cache lines, at least 4 KiB), each claimed
+  // by whichever member gets to it first -- so the work goes to the threads that hold a core.
+  // This call's pieces are numbered [first, end) on the shared counter (see pieces_).
+  const auto un = static_cast<std::size_t>(n);
+  const std::size_t k = std::max<std::size_t>(1, group_.options_.pieces_per_member);
+  const std::size_t piece =
+      std::max<std::size_t>(1024, ((in.size() + k * un - 1) / (k * un) + 15) / 16 * 16);
+  const std::uint64_t first = pieces_base_, end = first + (in.size() + piece - 1) / piece;
+  pieces_base_ = end;
+  std::uint64_t v = group_.pieces_.load(std::memory_order_relaxed);
+  while (v < end) {
+    if (!group_.pieces_.compare_exchange_weak(v, v + 1, std::memory_order_relaxed)) continue;
+    const std::size_t lo = (v - first) * piece;
+    kernels::fold_sum_to_all(srcs_.data(), n, dsts_.data(), n, lo, std::min(in.size(), lo + piece),
+                             nt);
+    v = group_.pieces_.load(std::memory_order_relaxed);
+  }
   finish_direct();
 }
 

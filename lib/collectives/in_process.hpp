@@ -21,11 +21,17 @@
 //       staging buffers of call c and writes its own output. No trailing barrier: a member that
 //       returns and publishes call c+1 writes the other frame, and can only come back to this
 //       frame at call c+2, after every member arrived at call c+1 -- i.e. finished reading c.
-//     direct path (large messages, two sync points): r computes its own share reading the
-//       members' inputs where they lie (no copy-in) and writes results where they must end up
-//       (owner-computes: for psum, chunk r of the sum straight into all n outputs), then arrives
+//     direct path (large messages, two sync points): r computes its share reading the members'
+//       inputs where they lie (no copy-in) and writes results where they must end up (for psum:
+//       pieces of the sum, each computed once, straight into all n outputs; the pieces are
+//       claimed from the counter pieces_, so the members that hold a core do the work while the
+//       others wait for one -- 8 threads on 2 cores; the other ops: r's own block), then arrives
 //       and waits at sync point s+1, so no member returns (and reuses its buffers) while another
-//       still reads or writes them.
+//       still reads or writes them. From GroupOptions::nontemporal_min_bytes per member, psum
+//       writes the outputs with non-temporal stores (the 2n buffers no longer fit the cache, and
+//       a streaming store skips the read-for-ownership of a line it only overwrites). Those stores
+//       are weakly ordered even on x86, so the kernel ends them with an sfence before r arrives
+//       at s+1; the arrive's RMW then publishes them like any other store.
 //  Reductions fold the members in rank order 0..n-1 for every element on both paths, so all
 //  members get identical bits, whichever path the size selects and however the threads run.
 //
@@ -36,8 +42,15 @@
 // deadline passes. Each park is bounded by the deadline; on timeout the waiter names the members
 // whose arrived_ is behind and aborts the group.
 //
-// Epochs (arrivals_, arrived_, sequence numbers) are 64-bit and only increase: never a few
-// rotating states that a slow member could confuse (DeepSpeed #4048).
+// LEAVING EARLY (abort, deadline) is agreed with the members that may complete the sync point:
+// the leaver withdraws its arrival by a CAS that lowers arrivals_ only while it is below s*n, so
+// either the sync point completes and every member goes on (a late abort is then seen at the next
+// collective), or it never completes and every member leaves -- never some of each, which on the
+// direct path would free buffers that peers still read and write. The direct path's trailing sync
+// point is never left early: once its first sync point completed, every member reaches it.
+//
+// Epochs (arrivals_, arrived_, pieces_, sequence numbers) are 64-bit and only increase: never a
+// few rotating states that a slow member could confuse (DeepSpeed #4048).
 #pragma once
 
 #include <atomic>
@@ -56,9 +69,20 @@ struct GroupOptions {
   std::chrono::nanoseconds timeout = std::chrono::seconds(10);
   // Messages of at most this many bytes per member take the staged path.
   std::size_t staged_max_bytes = 16 * 1024;
+  // psum messages of at least this many bytes per member write their outputs with non-temporal
+  // stores (the n outputs and n inputs no longer fit the last-level cache; see kernels.hpp).
+  std::size_t nontemporal_min_bytes = 4 << 20;
+  // The direct psum cuts its sum into about this many pieces per member, claimed dynamically.
+  std::size_t pieces_per_member = 4;
 };
 
 class InProcessCommunicator;
+
+// The path a collective of `bytes_per_member` (the input of one member) takes with `options`:
+// "staged", "direct" or, for a reduction (psum) from nontemporal_min_bytes, "direct-nt" (for
+// benchmark tables).
+const char* in_process_path(std::size_t bytes_per_member, bool reduction,
+                            const GroupOptions& options = {});
 
 // The state shared by the n members of one axis. Create one per run; after an abort it refuses
 // every further collective (the mesh makes a new one for the next run).
@@ -109,6 +133,14 @@ class InProcessGroup {
   // parked_: waiters about to sleep or asleep. seq_cst with wake_ (Dekker): either the waiter sees
   // the new wake_ or the completer sees parked_ > 0 and makes the wake-up system call.
   alignas(64) std::atomic<std::uint32_t> parked_{0};
+  // pieces_: the direct psum's work counter. Every member claims pieces with a CAS that adds 1
+  // only while the value is below the current call's end, so each piece is computed exactly once
+  // and the counter stops exactly at the end: the next direct psum's pieces start there, a number
+  // every member computes alike from the calls it made (pieces_base_). Relaxed suffices: the CAS
+  // only hands out disjoint index ranges; the inputs the pieces read were published by the
+  // call's first sync point and the outputs they write are published by its second. A member
+  // of the next call cannot claim before every member passed this call's second sync point.
+  alignas(64) std::atomic<std::uint64_t> pieces_{0};
   // aborted_: set once by abort(); every wait checks it.
   alignas(64) std::atomic<std::uint32_t> aborted_{0};
 
@@ -144,18 +176,22 @@ class InProcessCommunicator final : public Communicator {
   void publish_direct(const Desc& desc, const float* in, float* out);
   // The trailing sync point of the direct path.
   void finish_direct();
-  void arrive_and_wait();
+  // Steps 2-3. A cancellable wait ends early on the abort flag or the deadline (see LEAVING).
+  void arrive_and_wait(bool cancellable = true);
   Desc begin(CollectiveOp op, std::size_t in_count, std::size_t out_count, std::uint64_t perm_hash);
   bool staged(std::size_t floats) const;
   void check_descs(const Desc& mine);
   Frame& frame_of(int rank) { return group_.slots_[rank].frames[seq_ & 1]; }
-  [[noreturn]] void timed_out(std::uint64_t target);
+  // The members whose arrived_ is behind this member's current sync point, e.g. "5, 7".
+  std::string missing_members() const;
+  [[noreturn]] void timed_out(const std::string& missing);
   std::string where(const Desc& d) const;
 
   InProcessGroup& group_;
   int rank_;
   std::uint64_t seq_ = 0;    // collectives started
   std::uint64_t syncs_ = 0;  // sync points passed
+  std::uint64_t pieces_base_ = 0;  // pieces_ at the start of the next direct psum
   Desc current_{};           // the collective in progress, for error messages
   // Per-call pointer tables, sized once (no allocation per call).
   std::vector<const float*> srcs_;
