@@ -1,7 +1,12 @@
 #include "mesh/mesh.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <mutex>
 #include <thread>
 
 #include "collectives/futex.hpp"
@@ -12,7 +17,9 @@ namespace meshrun {
 
 namespace {
 constexpr auto kIdleSlice = std::chrono::milliseconds(100);
-constexpr auto kStallSlice = std::chrono::milliseconds(1);
+// A stalled device sleeps on `failures` in slices of at most this (a safety net: every abort
+// it waits for bumps the word).
+constexpr auto kStallSlice = std::chrono::milliseconds(50);
 }  // namespace
 
 struct Mesh::Impl {
@@ -24,11 +31,26 @@ struct Mesh::Impl {
   alignas(64) std::atomic<std::uint32_t> job{0};
   // done_: devices that finished the current job (acq_rel: publishes their errors to run()).
   alignas(64) std::atomic<std::uint32_t> done{0};
+  // stopping: set once by ~Mesh (under state_mu); injected stalls and run() watch it.
   std::atomic<bool> stopping{false};
-  // first_error: the device whose error run() rethrows -- the first to fail, by time.
+  // failures: bumped (release) after the group is aborted, by record() and ~Mesh; the futex word
+  // an injected stall sleeps on, so it wakes as soon as the mesh aborts and costs no CPU before.
+  alignas(64) std::atomic<std::uint32_t> failures{0};
+  // first_error: the device whose error run() rethrows -- the first to fail, by time, among the
+  // causes; first_consequence: the first AbortedError (reported only when there is no cause).
   std::atomic<int> first_error{-1};
+  std::atomic<int> first_consequence{-1};
 
-  const std::function<void(Device&)>* body = nullptr;
+  // run() and ~Mesh agree through state_mu: at most one run at a time (a nested or concurrent
+  // run is refused), and the destructor waits for a run in progress to return before it frees
+  // anything. Not on the collective path: taken twice per run.
+  std::mutex state_mu;
+  std::condition_variable state_cv;
+  bool running = false;  // guarded by state_mu
+
+  // body: set by run() before it bumps job (release), cleared after every device is done; a
+  // device woken with body == nullptr is being told to exit (see ~Mesh).
+  std::atomic<const std::function<void(Device&)>*> body{nullptr};
   Trace* trace = nullptr;  // set with body by run()
   std::unique_ptr<InProcessGroup> group;
   std::vector<std::exception_ptr> errors;
@@ -37,7 +59,7 @@ struct Mesh::Impl {
   void device_loop(int index, std::stop_token stop);
   void run_job(int index, const std::stop_token& stop);
   void inject(int index, CollectiveOp op, std::uint64_t seq, const std::stop_token& stop);
-  void record(int index, std::exception_ptr error);
+  void record(int index, std::exception_ptr error, bool consequence = false);
 };
 
 void Mesh::Impl::device_loop(int index, std::stop_token stop) {
@@ -45,11 +67,16 @@ void Mesh::Impl::device_loop(int index, std::stop_token stop) {
   for (;;) {
     std::uint32_t j = job.load(std::memory_order_acquire);
     while (j == seen) {
-      if (stop.stop_requested() || stopping.load(std::memory_order_acquire)) return;
+      // Stop is requested only when no run is in progress and none can start (~Mesh, after the
+      // last run returned; or a constructor that failed half-way): no job can be pending here.
+      if (stop.stop_requested()) return;
       futex_wait_for(job, seen, kIdleSlice);
       j = job.load(std::memory_order_acquire);
     }
-    if (stopping.load(std::memory_order_acquire)) return;
+    // A job run() started is always finished and counted, even while the mesh is being
+    // destroyed (run() waits for every device; its group is aborted, so collectives fail fast).
+    // ~Mesh bumps job only once no run is in progress: body is then null and the device exits.
+    if (body.load(std::memory_order_acquire) == nullptr) return;
     seen = j;
     run_job(index, stop);
     if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(size))
@@ -62,7 +89,9 @@ void Mesh::Impl::run_job(int index, const std::stop_token& stop) {
                 [this, &stop](int d, CollectiveOp op, std::uint64_t seq) { inject(d, op, seq, stop); },
                 trace ? &trace->collectives[static_cast<std::size_t>(index)] : nullptr);
   try {
-    (*body)(device);
+    (*body.load(std::memory_order_acquire))(device);
+  } catch (const AbortedError&) {
+    record(index, std::current_exception(), /*consequence=*/true);
   } catch (const CollectiveError&) {
     record(index, std::current_exception());
   } catch (const InternalError&) {
@@ -79,11 +108,14 @@ void Mesh::Impl::run_job(int index, const std::stop_token& stop) {
   }
 }
 
-void Mesh::Impl::record(int index, std::exception_ptr error) {
+void Mesh::Impl::record(int index, std::exception_ptr error, bool consequence) {
   errors[static_cast<std::size_t>(index)] = std::move(error);
   int none = -1;
-  first_error.compare_exchange_strong(none, index, std::memory_order_acq_rel);
+  (consequence ? first_consequence : first_error)
+      .compare_exchange_strong(none, index, std::memory_order_acq_rel);
   group->abort();  // release every device waiting in a collective
+  failures.fetch_add(1, std::memory_order_release);
+  futex_wake_all(failures);  // and end an injected stall
 }
 
 void Mesh::Impl::inject(int index, CollectiveOp op, std::uint64_t seq, const std::stop_token& stop) {
@@ -93,15 +125,28 @@ void Mesh::Impl::inject(int index, CollectiveOp op, std::uint64_t seq, const std
     if (inj.kind == Injection::Kind::kFail) {
       throw std::runtime_error("injected failure (--inject fail:" + spec + ")");
     }
-    // Stall: never arrive. Sleep in short slices until the mesh aborts (a peer timed out) or is
-    // destroyed; bounded by the timeout plus a second in case nobody is waiting for us.
-    const auto limit = std::chrono::steady_clock::now() + options.timeout + std::chrono::seconds(1);
-    while (!group->aborted() && !stop.stop_requested() && !stopping.load() &&
-           std::chrono::steady_clock::now() < limit) {
-      std::this_thread::sleep_for(kStallSlice);
+    // Stall: never arrive. Sleep in short slices until the mesh aborts (a peer timed out and
+    // reported us) or is destroyed. Bounded: by the timeout plus a second in case nobody waits
+    // for us (the peers' own timeout report should win), by the timeout alone on a 1-device mesh.
+    const auto limit = std::chrono::steady_clock::now() + options.timeout +
+                       (size > 1 ? std::chrono::milliseconds(1000) : std::chrono::milliseconds(0));
+    for (;;) {
+      const std::uint32_t seen = failures.load(std::memory_order_acquire);  // before the checks
+      if (group->aborted() || stop.stop_requested() || stopping.load(std::memory_order_acquire)) {
+        break;
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= limit) break;
+      futex_wait_for(failures, seen, std::min<std::chrono::nanoseconds>(limit - now, kStallSlice));
     }
-    throw CollectiveError("device " + std::to_string(index) + " stalled at " + op_name(op) + " #" +
-                          std::to_string(seq) + " on '" + axis + "' (--inject stall:" + spec + ")");
+    const std::string what = "device " + std::to_string(index) + " stalled at " + op_name(op) +
+                             " #" + std::to_string(seq) + " on '" + axis +
+                             "' (--inject stall:" + spec + ")";
+    if (group->aborted() || stop.stop_requested() || stopping.load(std::memory_order_acquire)) {
+      throw AbortedError(what);  // the peers' timeout report (or the destruction) is the cause
+    }
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(options.timeout).count();
+    throw CollectiveError(what + " and never arrived; gave up after " + std::to_string(ms) + " ms");
   }
 }
 
@@ -122,13 +167,35 @@ Mesh::Mesh(int size, std::string axis, MeshOptions options) : impl_(std::make_un
   }
 }
 
+// Destroying a mesh while a run is in progress on another thread (or while a device stalls) is
+// safe: the run is cancelled -- its group aborted, so every collective wait returns at once and
+// stalls end -- the destructor waits for that run() to return (it throws to its caller), then
+// stops and joins the device threads. A body busy computing outside any collective is waited
+// for: C++ threads cannot be interrupted, only joined.
 Mesh::~Mesh() {
-  impl_->stopping.store(true, std::memory_order_release);
-  if (impl_->group) impl_->group->abort();
-  for (auto& t : impl_->threads) t.request_stop();
-  impl_->job.fetch_add(1, std::memory_order_release);
-  futex_wake_all(impl_->job);
-  impl_->threads.clear();  // joins
+  Impl& m = *impl_;
+  for (const auto& t : m.threads) {
+    if (t.get_id() == std::this_thread::get_id()) {
+      // It would wait for its own run to end: a certain deadlock. Refuse loudly instead.
+      std::fputs("meshrun: internal error: a Mesh was destroyed by one of its own devices\n",
+                 stderr);
+      std::abort();
+    }
+  }
+  {
+    std::unique_lock lock(m.state_mu);
+    m.stopping.store(true, std::memory_order_release);
+    if (m.running) m.group->abort();  // release every device waiting in a collective
+    m.failures.fetch_add(1, std::memory_order_release);
+    futex_wake_all(m.failures);  // end injected stalls
+    m.state_cv.wait(lock, [&] { return !m.running; });
+  }
+  // No run in progress and none can start (a run between releasing the lock and bumping job is
+  // still counted in `running`): stop now, and since body is null the bump makes every device exit.
+  for (auto& t : m.threads) t.request_stop();
+  m.job.fetch_add(1, std::memory_order_release);
+  futex_wake_all(m.job);
+  m.threads.clear();  // joins
 }
 
 int Mesh::size() const { return impl_->size; }
@@ -136,26 +203,55 @@ const std::string& Mesh::axis() const { return impl_->axis; }
 
 void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
   Impl& m = *impl_;
-  if (trace) trace->collectives.assign(static_cast<std::size_t>(m.size), {});
+  {
+    std::lock_guard lock(m.state_mu);
+    if (m.stopping.load(std::memory_order_relaxed)) {
+      throw AbortedError("mesh on '" + m.axis + "': it is being destroyed and runs nothing more");
+    }
+    if (m.running) {
+      // From a device body it would wait for itself; from another thread it would mix two runs.
+      throw InternalError("mesh on '" + m.axis +
+                          "': Mesh::run called while a run is in progress (nested or concurrent)");
+    }
+    GroupOptions go;
+    go.timeout = m.options.timeout;
+    m.group = std::make_unique<InProcessGroup>(m.size, m.axis, go);  // a fresh one per run
+    if (trace) trace->collectives.assign(static_cast<std::size_t>(m.size), {});
+    m.errors.assign(static_cast<std::size_t>(m.size), nullptr);
+    m.running = true;  // last: nothing below throws until the devices are done
+  }
   m.trace = trace;
-  GroupOptions go;
-  go.timeout = m.options.timeout;
-  m.group = std::make_unique<InProcessGroup>(m.size, m.axis, go);
-  m.errors.assign(static_cast<std::size_t>(m.size), nullptr);
   m.first_error.store(-1, std::memory_order_relaxed);
+  m.first_consequence.store(-1, std::memory_order_relaxed);
   m.done.store(0, std::memory_order_relaxed);
-  m.body = &body;
-  m.job.fetch_add(1, std::memory_order_release);
+  m.body.store(&body, std::memory_order_relaxed);
+  m.job.fetch_add(1, std::memory_order_release);  // publishes everything above to the devices
   futex_wake_all(m.job);
+  // Bounded as long as every body returns: each collective wait ends by its deadline or the
+  // abort, an injected stall by the abort or its own limit.
   for (;;) {
     const std::uint32_t d = m.done.load(std::memory_order_acquire);
     if (d == static_cast<std::uint32_t>(m.size)) break;
     futex_wait_for(m.done, d, kIdleSlice);
   }
-  m.body = nullptr;
+  m.body.store(nullptr, std::memory_order_relaxed);
   m.trace = nullptr;
-  const int first = m.first_error.load(std::memory_order_acquire);
-  if (first >= 0) std::rethrow_exception(m.errors[static_cast<std::size_t>(first)]);
+  int first = m.first_error.load(std::memory_order_acquire);
+  if (first < 0) first = m.first_consequence.load(std::memory_order_acquire);
+  std::exception_ptr error = first >= 0 ? m.errors[static_cast<std::size_t>(first)] : nullptr;
+  const bool cancelled = m.stopping.load(std::memory_order_acquire) &&
+                         m.first_error.load(std::memory_order_relaxed) < 0 && error;
+  const std::string axis = m.axis;
+  {
+    std::lock_guard lock(m.state_mu);
+    m.running = false;
+    m.state_cv.notify_all();  // under the lock: a waiting ~Mesh may free m once it is released
+  }
+  // m must not be touched from here on: a destructor on another thread may be freeing it.
+  if (cancelled) {
+    throw AbortedError("mesh on '" + axis + "': the run was cancelled because the mesh was destroyed");
+  }
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace meshrun

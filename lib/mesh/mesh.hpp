@@ -1,7 +1,8 @@
 // Mesh: a named axis of `size` devices, each a std::jthread that lives as long as the mesh.
 // Mesh::run hands every device the same body, waits for all of them and rethrows the first
 // error; a device that throws raises the abort flag every collective wait observes, so the others
-// are released instead of hanging. Destroying the mesh requests stop and joins the threads.
+// are released instead of hanging. Destroying the mesh (even mid-run, from another thread)
+// cancels any run in progress, waits for it, then requests stop and joins the threads.
 #pragma once
 
 #include <chrono>
@@ -34,8 +35,13 @@ class Mesh {
   const std::string& axis() const;
 
   // Runs body(device) once on every device thread and waits for all of them. Throws DeviceError
-  // (a body threw) or CollectiveError (mismatch, timeout) -- the first error by time; the others
-  // it caused are dropped. After a failure the mesh is usable again for the next run.
+  // (a body threw) or CollectiveError (mismatch, timeout) -- the first cause by time; the errors
+  // it caused in the other devices (AbortedError) are dropped. After a failure the mesh is usable
+  // again for the next run. One run at a time: a nested run (from a body) or a concurrent one
+  // throws InternalError instead of deadlocking. The wait is bounded as long as every body
+  // returns: collective waits end at the timeout or the abort, injected stalls at the abort.
+  // Destroying the mesh from another thread during a run cancels it: run() throws AbortedError
+  // and the destructor returns once run() has returned and the threads are joined.
   // With `trace`, each device records the collectives it enters into trace->collectives[index].
   void run(const std::function<void(Device&)>& body, Trace* trace = nullptr);
 

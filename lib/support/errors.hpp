@@ -1,6 +1,6 @@
 // Typed errors. Each kind maps to one exit code, in one place (app/exit_codes.hpp):
 //   InputError      -> 2  bad case file, bad flag value (names the file and the JSON field)
-//   CollectiveError -> 3  mismatched or timed-out collective, aborted mesh
+//   CollectiveError -> 3  mismatched or timed-out collective, aborted mesh (AbortedError)
 //   DeviceError     -> 3  a device body threw (names the device and the collective it was in)
 //   InternalError   -> 4  a broken invariant (MESHRUN_CHECK)
 #pragma once
@@ -30,6 +30,14 @@ class InputError : public Error {
 class CollectiveError : public Error {
  public:
   using Error::Error;
+};
+
+// A device released from a wait (or refused a collective) because the mesh was aborted by
+// another device's failure or is being destroyed: a consequence, never the cause. Mesh::run
+// reports the cause; it rethrows an AbortedError only when there is nothing else to report.
+class AbortedError : public CollectiveError {
+ public:
+  using CollectiveError::CollectiveError;
 };
 
 // A device body threw; the message names the device and what it was doing.

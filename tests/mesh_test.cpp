@@ -1,0 +1,617 @@
+// The failure paths of the mesh and the in-process engine: a body that throws, mismatched
+// collectives (on the staged and the direct path), a device that never arrives, --inject
+// failures and stalls, bad injection specs, bad mesh sizes; after each failure the same Mesh must
+// run again correctly, and destroying it must join cleanly.
+//
+// Assertions run on the main thread only; device threads record what they saw.
+#include <boost/test/unit_test.hpp>
+
+#include <sys/resource.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectives/in_process.hpp"
+#include "mesh/device.hpp"
+#include "mesh/injection.hpp"
+#include "mesh/mesh.hpp"
+#include "support/errors.hpp"
+
+using namespace meshrun;
+
+namespace {
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr int kRepeats = 3;
+#else
+constexpr int kRepeats = 10;
+#endif
+
+constexpr std::size_t kHuge = std::numeric_limits<std::size_t>::max() / 2;
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Runs `body` and returns the exception it threw (nullptr if none).
+template <class F>
+std::exception_ptr capture(F&& f) {
+  try {
+    f();
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
+// A successful psum on every device of `mesh`, checked against the serial sum: the mesh is usable.
+void check_mesh_works(Mesh& mesh) {
+  const int n = mesh.size();
+  std::vector<std::vector<float>> got(static_cast<std::size_t>(n));
+  std::vector<int> idx(static_cast<std::size_t>(n), -1);
+  const std::size_t counts[] = {3, 5000};  // staged and direct
+  for (std::size_t count : counts) {
+    mesh.run([&](Device& dev) {
+      const int d = dev.index();
+      idx[d] = d;
+      std::vector<float> v(count);
+      for (std::size_t i = 0; i < count; ++i) v[i] = 0.25f * static_cast<float>(d + 1) + static_cast<float>(i);
+      dev.psum_inplace(v, mesh.axis());
+      got[d] = v;
+    });
+    for (int d = 0; d < n; ++d) {
+      BOOST_TEST(idx[d] == d);
+      BOOST_REQUIRE_EQUAL(got[d].size(), count);
+      for (std::size_t i = 0; i < count; i += 997) {
+        float want = 0.25f + static_cast<float>(i);
+        for (int r = 1; r < n; ++r) want += 0.25f * static_cast<float>(r + 1) + static_cast<float>(i);
+        BOOST_TEST(got[d][i] == want, "device " << d << " element " << i);
+      }
+    }
+  }
+}
+
+std::string message_of(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "<not a std::exception>";
+  }
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(device_errors)
+
+// A body that throws after its second psum: DeviceError naming the device and the collective; the
+// others, waiting in psum #3, are released (they see an abort, not a timeout).
+BOOST_AUTO_TEST_CASE(throwing_body_is_a_device_error_and_releases_the_others) {
+  for (int n : {2, 8, 16}) {
+    MeshOptions opts;
+    opts.timeout = std::chrono::milliseconds(60'000);  // a non-released device would time out, not abort
+    Mesh mesh(n, "data", opts);
+    const int bad = n == 2 ? 1 : 3;
+    std::vector<std::string> seen(static_cast<std::size_t>(n));
+    std::vector<int> reached_third(static_cast<std::size_t>(n));
+    auto e = capture([&] {
+      mesh.run([&](Device& dev) {
+        std::vector<float> v(10, 1.0f);
+        dev.psum_inplace(v, "data");
+        dev.psum_inplace(v, "data");
+        if (dev.index() == bad) throw std::runtime_error("boom");
+        reached_third[dev.index()] = 1;
+        try {
+          dev.psum_inplace(v, "data");
+        } catch (const std::exception& x) {
+          seen[dev.index()] = x.what();
+          throw;
+        }
+      });
+    });
+    BOOST_REQUIRE(e);
+    try {
+      std::rethrow_exception(e);
+    } catch (const DeviceError& x) {
+      BOOST_TEST(x.device() == bad);
+      BOOST_TEST(std::string(x.what()) ==
+                 "device " + std::to_string(bad) + " failed at psum #2 on 'data': boom");
+    } catch (const std::exception& x) {
+      BOOST_TEST(false, "expected DeviceError, got: " << x.what());
+    }
+    for (int d = 0; d < n; ++d) {
+      if (d == bad) continue;
+      BOOST_TEST(reached_third[d] == 1);
+      BOOST_TEST(contains(seen[d], "psum #3 on 'data'"), "device " << d << ": " << seen[d]);
+      BOOST_TEST(contains(seen[d], "aborted"), "device " << d << ": " << seen[d]);
+    }
+    check_mesh_works(mesh);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(throw_before_any_collective_and_inside_pmean_naming) {
+  Mesh mesh(4, "data");
+  auto e = capture([&] {
+    mesh.run([&](Device& dev) {
+      if (dev.index() == 2) throw std::runtime_error("early");
+      std::vector<float> v(3, 1.0f);
+      dev.psum_inplace(v, "data");
+    });
+  });
+  BOOST_REQUIRE(e);
+  try {
+    std::rethrow_exception(e);
+  } catch (const DeviceError& x) {
+    BOOST_TEST(x.device() == 2);
+    BOOST_TEST(std::string(x.what()) == "device 2 failed before its first collective: early");
+  } catch (const std::exception& x) {
+    BOOST_TEST(false, "expected DeviceError, got: " << x.what());
+  }
+  check_mesh_works(mesh);
+
+  // A non-std exception is still a DeviceError.
+  e = capture([&] {
+    mesh.run([&](Device& dev) {
+      std::vector<float> v(3, 1.0f);
+      dev.pmean_inplace(v, "data");
+      if (dev.index() == 0) throw 42;
+    });
+  });
+  BOOST_REQUIRE(e);
+  try {
+    std::rethrow_exception(e);
+  } catch (const DeviceError& x) {
+    BOOST_TEST(x.device() == 0);
+    // After pmean has returned, where() names it "psum #1" (Device::in_pmean_ is only set during
+    // the call); either name is accepted here, the sequence number is not negotiable.
+    BOOST_TEST(contains(x.what(), "device 0 failed at "), x.what());
+    BOOST_TEST(contains(x.what(), " #1 on 'data': unknown exception"), x.what());
+  } catch (const std::exception& x) {
+    BOOST_TEST(false, "expected DeviceError, got: " << x.what());
+  }
+  check_mesh_works(mesh);
+}
+
+// An injected failure inside pmean names the pmean.
+BOOST_AUTO_TEST_CASE(failure_inside_pmean_names_pmean) {
+  MeshOptions o;
+  o.injections = {parse_injection("fail:1@2")};
+  Mesh mesh(4, "data", o);
+  auto e = capture([&] {
+    mesh.run([](Device& dev) {
+      std::vector<float> v(3, 1.0f);
+      dev.psum_inplace(v, "data");
+      dev.pmean_inplace(v, "data");
+    });
+  });
+  BOOST_REQUIRE(e);
+  try {
+    std::rethrow_exception(e);
+  } catch (const DeviceError& x) {
+    BOOST_TEST(x.device() == 1);
+    BOOST_TEST(std::string(x.what()) ==
+               "device 1 failed at pmean #2 on 'data': injected failure (--inject fail:1@2)");
+  } catch (const std::exception& x) {
+    BOOST_TEST(false, "expected DeviceError, got: " << x.what());
+  }
+}
+
+// A wrong axis name inside a body is a DeviceError (wrapping the InputError) naming the device.
+BOOST_AUTO_TEST_CASE(unknown_axis_in_body) {
+  Mesh mesh(3, "data");
+  auto e = capture([&] {
+    mesh.run([&](Device& dev) {
+      std::vector<float> v(3, 1.0f);
+      dev.psum_inplace(v, dev.index() == 1 ? "model" : "data");
+    });
+  });
+  BOOST_REQUIRE(e);
+  const std::string m = message_of(e);
+  BOOST_TEST(contains(m, "device 1 failed"), m);
+  BOOST_TEST(contains(m, "unknown axis name 'model'"), m);
+  check_mesh_works(mesh);
+}
+
+// An invalid ppermute table (two sources to one destination) is rejected before any data moves.
+BOOST_AUTO_TEST_CASE(invalid_permutation_is_rejected) {
+  Mesh mesh(4, "data");
+  auto e = capture([&] {
+    mesh.run([&](Device& dev) {
+      Tensor x({2}, {1.0f, 2.0f});
+      (void)dev.ppermute(x, "data", {{0, 1}, {2, 1}});
+    });
+  });
+  BOOST_REQUIRE(e);
+  BOOST_TEST(contains(message_of(e), "is not part of a permutation of 4 devices"), message_of(e));
+  check_mesh_works(mesh);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ------------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(mismatch)
+
+namespace {
+
+enum class Kind { kOp, kCount, kPermTable, kStagedVsDirect };
+
+// Device `odd` calls something different at sequence number 2 (after one good psum). Returns the
+// error of every member (through InProcessGroup, with no abort from the test: each member must
+// detect the mismatch itself) and checks that no output was written.
+void expect_mismatch_everywhere(int n, std::size_t switch_bytes, Kind kind, std::size_t count) {
+  GroupOptions o;
+  o.staged_max_bytes = switch_bytes;
+  o.timeout = std::chrono::seconds(60);
+  InProcessGroup g(n, "data", o);
+  const int odd = n - 1;
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
+  std::vector<int> untouched(static_cast<std::size_t>(n));
+  {
+    std::vector<std::jthread> threads;
+    for (int r = 0; r < n; ++r) {
+      threads.emplace_back([&, r] {
+        auto& c = g.member(r);
+        std::vector<float> out;
+        const float sentinel = -12345.0f;
+        try {
+          std::vector<float> warm(4, 1.0f);
+          c.all_reduce_sum(warm, warm);
+          // The odd device's buffers are exactly as long as its own call says: if any member read
+          // data with the wrong count, ASan would see it.
+          std::size_t my_count = count;
+          if (r == odd && kind == Kind::kCount) my_count = count + 1;
+          if (r == odd && kind == Kind::kStagedVsDirect) my_count = 5;
+          std::vector<float> in(my_count, static_cast<float>(r + 1));
+          out.assign(my_count, sentinel);
+          if (kind == Kind::kOp && r == odd) {
+            std::vector<float> gathered(my_count * static_cast<std::size_t>(n), sentinel);
+            c.all_gather(in, gathered);
+          } else if (kind == Kind::kPermTable) {
+            std::vector<int> src(static_cast<std::size_t>(n));
+            for (int d = 0; d < n; ++d) src[d] = r == odd ? d : (d + 1) % n;  // identity vs shift
+            c.permute(in, out, src);
+          } else {
+            c.all_reduce_sum(in, out);
+          }
+        } catch (...) {
+          errors[static_cast<std::size_t>(r)] = std::current_exception();
+        }
+        bool same = true;
+        for (float v : out) same = same && v == sentinel;
+        untouched[r] = same;
+      });
+    }
+  }
+  for (int r = 0; r < n; ++r) {
+    BOOST_REQUIRE_MESSAGE(errors[r], "member " << r << " of " << n << " did not fail");
+    try {
+      std::rethrow_exception(errors[r]);
+    } catch (const CollectiveError& x) {
+      BOOST_TEST(contains(x.what(), "mismatched collectives on 'data'"), "member " << r << ": " << x.what());
+      BOOST_TEST(contains(x.what(), "#2"), x.what());
+      BOOST_TEST(contains(x.what(), "device " + std::to_string(odd)), x.what());
+    } catch (const std::exception& x) {
+      BOOST_TEST(false, "member " << r << ": expected CollectiveError, got: " << x.what());
+    }
+    BOOST_TEST(untouched[r] == 1, "member " << r << " had its output written");
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(every_member_detects_it_on_every_path) {
+  for (int n : {2, 3, 8}) {
+    for (std::size_t sw : {std::size_t{16 * 1024}, std::size_t{0}, kHuge}) {
+      for (std::size_t count : {std::size_t{7}, std::size_t{5000}}) {
+        BOOST_TEST_CONTEXT("n=" << n << " switch=" << sw << " count=" << count) {
+          expect_mismatch_everywhere(n, sw, Kind::kOp, count);
+          expect_mismatch_everywhere(n, sw, Kind::kCount, count);
+          expect_mismatch_everywhere(n, sw, Kind::kPermTable, count);
+          expect_mismatch_everywhere(n, sw, Kind::kStagedVsDirect, count);
+        }
+      }
+    }
+  }
+}
+
+// Through the mesh: Mesh::run throws CollectiveError (not DeviceError), and the mesh runs again.
+BOOST_AUTO_TEST_CASE(through_mesh_each_kind) {
+  Mesh mesh(8, "data");
+  struct Case {
+    std::string name;
+    std::function<void(Device&)> body;
+    std::string expect;
+  };
+  const std::vector<Case> cases{
+      {"op",
+       [](Device& dev) {
+         Tensor x({4, 2});
+         if (dev.index() == 5) (void)dev.all_gather(x, "data");
+         else (void)dev.psum(x, "data");
+       },
+       "all_gather #1"},
+      {"count staged",
+       [](Device& dev) { (void)dev.psum(Tensor({dev.index() == 2 ? 9u : 8u}), "data"); },
+       "with 9 elements"},
+      {"count direct",
+       [](Device& dev) { (void)dev.psum(Tensor({dev.index() == 2 ? 9001u : 9000u}), "data"); },
+       "with 9001 elements"},
+      {"staged vs direct",
+       [](Device& dev) { (void)dev.psum(Tensor({dev.index() == 7 ? 10u : 9000u}), "data"); },
+       "with 10 elements"},
+      {"ppermute table",
+       [](Device& dev) {
+         std::vector<std::pair<int, int>> perm;
+         for (int d = 0; d < 8; ++d) perm.emplace_back(d, (d + (dev.index() == 4 ? 2 : 1)) % 8);
+         (void)dev.ppermute(Tensor({6000}), "data", perm);
+       },
+       "ppermute #1"},
+  };
+  for (const Case& c : cases) {
+    auto e = capture([&] { mesh.run(c.body); });
+    BOOST_REQUIRE_MESSAGE(e, c.name << ": no error");
+    try {
+      std::rethrow_exception(e);
+    } catch (const CollectiveError& x) {
+      BOOST_TEST(contains(x.what(), "mismatched collectives on 'data'"), c.name << ": " << x.what());
+      BOOST_TEST(contains(x.what(), c.expect), c.name << ": " << x.what());
+    } catch (const std::exception& x) {
+      BOOST_TEST(false, c.name << ": expected CollectiveError, got: " << x.what());
+    }
+    check_mesh_works(mesh);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ------------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(timeouts_and_injections)
+
+namespace {
+MeshOptions short_timeout(std::vector<Injection> inj = {}) {
+  MeshOptions o;
+  o.timeout = std::chrono::milliseconds(200);
+  o.injections = std::move(inj);
+  return o;
+}
+
+void expect_collective_error(const std::exception_ptr& e, const std::vector<std::string>& parts) {
+  BOOST_REQUIRE(e);
+  try {
+    std::rethrow_exception(e);
+  } catch (const CollectiveError& x) {
+    for (const auto& p : parts) BOOST_TEST(contains(x.what(), p), "missing '" << p << "' in: " << x.what());
+  } catch (const std::exception& x) {
+    BOOST_TEST(false, "expected CollectiveError, got: " << x.what());
+  }
+}
+}  // namespace
+
+// A device that skips a call: the others time out and the error names the missing device(s).
+// Repeated, because which waiter reports first is a race the message must not depend on.
+BOOST_AUTO_TEST_CASE(skipped_call_times_out_naming_missing_devices) {
+  for (int rep = 0; rep < kRepeats; ++rep) {
+    Mesh mesh(8, "data", short_timeout());
+    auto e = capture([&] {
+      mesh.run([](Device& dev) {
+        std::vector<float> v(10, 1.0f);
+        dev.psum_inplace(v, "data");
+        if (dev.index() == 5) return;  // skips psum #2
+        dev.psum_inplace(v, "data");
+      });
+    });
+    expect_collective_error(e, {"psum #2 on 'data'", "timed out after 200 ms", "device(s) 5 never arrived"});
+    check_mesh_works(mesh);
+
+    e = capture([&] {
+      mesh.run([](Device& dev) {
+        if (dev.index() == 2 || dev.index() == 6) return;
+        std::vector<float> v(5000, 1.0f);  // direct path
+        dev.psum_inplace(v, "data");
+      });
+    });
+    expect_collective_error(e, {"psum #1 on 'data'", "device(s) 2, 6 never arrived"});
+    check_mesh_works(mesh);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(inject_fail) {
+  Mesh mesh(8, "data", short_timeout({parse_injection("fail:3@2")}));
+  for (int rep = 0; rep < 2; ++rep) {  // the injection fires on every run
+    auto e = capture([&] {
+      mesh.run([](Device& dev) {
+        std::vector<float> v(10, 1.0f);
+        for (int i = 0; i < 4; ++i) dev.psum_inplace(v, "data");
+      });
+    });
+    BOOST_REQUIRE(e);
+    try {
+      std::rethrow_exception(e);
+    } catch (const DeviceError& x) {
+      BOOST_TEST(x.device() == 3);
+      BOOST_TEST(std::string(x.what()) ==
+                 "device 3 failed at psum #2 on 'data': injected failure (--inject fail:3@2)");
+    } catch (const std::exception& x) {
+      BOOST_TEST(false, "expected DeviceError, got: " << x.what());
+    }
+  }
+  // A body with only one collective never reaches #2: the run succeeds.
+  std::vector<float> got(8);
+  mesh.run([&](Device& dev) {
+    std::vector<float> v(1, 2.0f);
+    dev.psum_inplace(v, "data");
+    got[dev.index()] = v[0];
+  });
+  for (float g : got) BOOST_TEST(g == 16.0f);
+}
+
+BOOST_AUTO_TEST_CASE(inject_stall) {
+  for (int rep = 0; rep < kRepeats; ++rep) {
+    Mesh mesh(8, "data", short_timeout({parse_injection("stall:5@1")}));
+    auto e = capture([&] {
+      mesh.run([](Device& dev) {
+        std::vector<float> v(10, 1.0f);
+        dev.psum_inplace(v, "data");
+      });
+    });
+    expect_collective_error(e, {"psum #1 on 'data'", "timed out after 200 ms", "device(s) 5 never arrived"});
+  }  // destroying the mesh right after the failed run joins
+}
+
+BOOST_AUTO_TEST_CASE(parse_injection_accepts_and_rejects) {
+  const Injection a = parse_injection("fail:3@2");
+  BOOST_TEST((a.kind == Injection::Kind::kFail));
+  BOOST_TEST(a.device == 3);
+  BOOST_TEST(a.at == 2u);
+  const Injection b = parse_injection("stall:0@1");
+  BOOST_TEST((b.kind == Injection::Kind::kStall));
+  BOOST_TEST(b.device == 0);
+  BOOST_TEST(b.at == 1u);
+  const Injection c = parse_injection("stall:15@123456");
+  BOOST_TEST(c.device == 15);
+  BOOST_TEST(c.at == 123456u);
+
+  for (const std::string bad :
+       {"", "fail", "fail:", "fail:3", "fail:3@", "fail:@2", "fail:3@0", "fail:-1@2", "fail:3@-1",
+        "boom:3@2", "FAIL:3@2", " fail:3@2", "fail:3@2 ", "fail:3@2x", "fail:x@2", "fail@3:2",
+        "stall:1@2@3", "fail:+3@2", "fail:3:2@1", "fail:99999999999999999999@1",
+        "fail:1@99999999999999999999999"}) {
+    BOOST_TEST_CONTEXT("spec '" << bad << "'") {
+      try {
+        (void)parse_injection(bad);
+        BOOST_TEST(false, "accepted");
+      } catch (const InputError& x) {
+        BOOST_TEST(x.field() == "--inject");
+        BOOST_TEST(contains(x.what(), "--inject: '" + bad + "' is not"), x.what());
+      }
+    }
+  }
+  try {
+    (void)parse_injection("nope", "--fault");
+    BOOST_TEST(false, "accepted");
+  } catch (const InputError& x) {
+    BOOST_TEST(x.field() == "--fault");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(injection_for_a_missing_device_is_an_input_error) {
+  MeshOptions o;
+  o.injections = {parse_injection("fail:8@1")};
+  BOOST_CHECK_THROW(Mesh(8, "data", o), InputError);
+  o.injections = {parse_injection("fail:7@1")};
+  BOOST_CHECK_NO_THROW(Mesh(8, "data", o));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ------------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(lifecycle)
+
+BOOST_AUTO_TEST_CASE(size_below_one_is_an_input_error) {
+  for (int bad : {0, -1, std::numeric_limits<int>::min()}) {
+    try {
+      Mesh m(bad, "data");
+      BOOST_TEST(false, "accepted size " << bad);
+    } catch (const InputError& x) {
+      BOOST_TEST(x.field() == "--devices");
+      BOOST_TEST(contains(x.what(), "must be at least 1"), x.what());
+    }
+  }
+  Mesh one(1, "data");
+  check_mesh_works(one);
+}
+
+// Destroying a mesh right after a failure (or without ever running) joins all device threads.
+BOOST_AUTO_TEST_CASE(destroy_right_after_failures) {
+  for (int rep = 0; rep < kRepeats; ++rep) {
+    {
+      Mesh m(8, "data");
+    }
+    {
+      Mesh m(8, "data");
+      auto e = capture([&] {
+        m.run([](Device& dev) {
+          if (dev.index() == 0) throw std::runtime_error("x");
+          std::vector<float> v(3);
+          dev.psum_inplace(v, "data");
+        });
+      });
+      BOOST_TEST(static_cast<bool>(e));
+    }
+    {
+      MeshOptions o;
+      o.timeout = std::chrono::milliseconds(100);
+      Mesh m(4, "data", o);
+      auto e = capture([&] {
+        m.run([](Device& dev) {
+          if (dev.index() == 1) return;
+          std::vector<float> v(3);
+          dev.psum_inplace(v, "data");
+        });
+      });
+      BOOST_TEST(static_cast<bool>(e));
+    }
+  }
+}
+
+// Many runs on one mesh, alternating failures and successes of every kind.
+BOOST_AUTO_TEST_CASE(mesh_survives_alternating_failures) {
+  MeshOptions o;
+  o.timeout = std::chrono::milliseconds(200);
+  Mesh mesh(6, "data", o);
+  for (int rep = 0; rep < kRepeats; ++rep) {
+    BOOST_TEST(static_cast<bool>(capture([&] {
+      mesh.run([](Device& dev) {
+        if (dev.index() == 4) throw std::logic_error("bad");
+        std::vector<float> v(9000);
+        dev.psum_inplace(v, "data");
+      });
+    })));
+    check_mesh_works(mesh);
+    BOOST_TEST(static_cast<bool>(capture([&] {
+      mesh.run([](Device& dev) { (void)dev.psum(Tensor({dev.index() == 0 ? 2u : 3u}), "data"); });
+    })));
+    check_mesh_works(mesh);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ------------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(waiting)
+
+namespace {
+double thread_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+}  // namespace
+
+// A device waiting for a late peer parks instead of spinning: over a 500 ms wait it uses a small
+// fraction of that in CPU time. This bounds CPU time, not elapsed time (a loaded machine gives a
+// parked thread less CPU, never more), so it is not a timed assertion.
+BOOST_AUTO_TEST_CASE(waiting_does_not_burn_cpu) {
+  for (int n : {2, 8}) {  // 2: spin-then-park (threads <= cores); 8: yield-then-park
+    Mesh mesh(n, "data");
+    std::vector<double> cpu(static_cast<std::size_t>(n));
+    mesh.run([&](Device& dev) {
+      std::vector<float> v(4, 1.0f);
+      if (dev.index() == n - 1) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      const double before = thread_cpu_seconds();
+      dev.psum_inplace(v, "data");
+      cpu[dev.index()] = thread_cpu_seconds() - before;
+    });
+    for (int d = 0; d < n - 1; ++d)
+      BOOST_TEST(cpu[d] < 0.15, "n=" << n << " device " << d << " used " << cpu[d] << " s of CPU waiting");
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
