@@ -1,10 +1,21 @@
 # Thin wrapper over the CMake presets. `make run` and `make test` install what is missing first.
+# Build trees go to $(BUILD)/<preset> -- the presets' own build/<preset> unless BUILD is given.
 PKGS := g++ cmake make nlohmann-json3-dev libcli11-dev libboost-test-dev
+FUZZ_PKGS := clang libclang-rt-14-dev
+# What ../shared/peers/run_all.sh needs to build and run the peers meshrun is measured against.
+PEER_PKGS := openmpi-bin libopenmpi-dev libgloo-dev hyperfine bc python3-numpy
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 EXAMPLE := cases/dp-step/example1.json
+BUILD ?= build
+# Under ThreadSanitizer: the collective and mesh tests, the failure tests included.
+TSAN_TESTS ?= collectives|mesh|failure
+# `make fuzz`: seconds of fuzzing after the hostile inputs ran once each.
+FUZZ_SECONDS ?= 60
+FUZZ_DIR := $(BUILD)/fuzz
+FUZZ_LIMITS := -rss_limit_mb=4096 -malloc_limit_mb=4096
 
-.PHONY: deps build run test asan tsan fuzz bench clean
+.PHONY: deps fuzz-deps peer-deps build run test asan tsan fuzz bench bench-peers clean
 
 deps:
 	@missing=""; for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -13,25 +24,63 @@ deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
+fuzz-deps:
+	@missing=""; for p in $(FUZZ_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+peer-deps:
+	@missing=""; for p in $(PEER_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
 build: deps
-	cmake --preset release >/dev/null
-	cmake --build --preset release -j $(JOBS)
+	cmake --preset release -B $(BUILD)/release >/dev/null
+	cmake --build $(BUILD)/release -j $(JOBS)
 
 run: build
-	./build/release/meshrun dp-step $(EXAMPLE)
+	$(BUILD)/release/meshrun dp-step $(EXAMPLE)
 
 test: build
-	ctest --preset release -j $(JOBS)
+	ctest --test-dir $(BUILD)/release --output-on-failure -j $(JOBS)
 
+# AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer included): the whole suite, which
+# runs the binary on every case file.
 asan: deps
-	cmake --preset asan >/dev/null
-	cmake --build --preset asan -j $(JOBS)
-	ctest --preset asan -j $(JOBS)
+	cmake --preset asan -B $(BUILD)/asan >/dev/null
+	cmake --build $(BUILD)/asan -j $(JOBS)
+	ctest --test-dir $(BUILD)/asan --output-on-failure -j $(JOBS)
 
 tsan: deps
-	cmake --preset tsan >/dev/null
-	cmake --build --preset tsan -j $(JOBS)
-	ctest --preset tsan -j $(JOBS) -R '$(TSAN_TESTS)'
+	cmake --preset tsan -B $(BUILD)/tsan >/dev/null
+	cmake --build $(BUILD)/tsan -j $(JOBS)
+	ctest --test-dir $(BUILD)/tsan --output-on-failure -j $(JOBS) -R '$(TSAN_TESTS)'
+
+# libFuzzer on the case reader (clang, ASan + UBSan): first every hostile input of
+# tests/fuzz/hostile_inputs.sh once (100,000-level nesting, a 50 MB case, million-digit numbers,
+# NUL bytes, invalid UTF-8), then FUZZ_SECONDS of fuzzing from tests/fuzz/corpus. New inputs go
+# to $(FUZZ_DIR)/corpus, crashes to $(FUZZ_DIR)/crash-*; the seed corpus is left as it is.
+fuzz: deps fuzz-deps
+	cmake --preset fuzz -B $(FUZZ_DIR) >/dev/null
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target case_reader_fuzz
+	sh tests/fuzz/hostile_inputs.sh $(FUZZ_DIR)/hostile
+	$(FUZZ_DIR)/case_reader_fuzz $(FUZZ_LIMITS) -timeout=300 $(FUZZ_DIR)/hostile/*
+	mkdir -p $(FUZZ_DIR)/corpus
+	$(FUZZ_DIR)/case_reader_fuzz $(FUZZ_DIR)/corpus tests/fuzz/corpus $(FUZZ_LIMITS) -timeout=10 \
+	  -dict=tests/fuzz/case_reader.dict -max_len=16384 -max_total_time=$(FUZZ_SECONDS) \
+	  -artifact_prefix=$(FUZZ_DIR)/ -print_final_stats=1
+
+# meshrun's all-reduce table (4 B to 64 MiB per device, 8 devices); see bench/README.md.
+bench: build
+	$(BUILD)/release/meshrun bench allreduce
+
+# The same table beside the peers (OpenMPI, thread baselines, the machine's limits) in one run.
+bench-peers: build peer-deps
+	MESHRUN=$(abspath $(BUILD)/release/meshrun) CORE=1 bash ../shared/peers/run_all.sh
 
 clean:
-	rm -rf build
+	rm -rf $(BUILD)

@@ -7,9 +7,8 @@
 #include <immintrin.h>
 #endif
 
-// The helpers below return 32-byte vectors by value; they are inlined into each clone, so the
-// ABI note GCC gives for the SSE2 clone does not apply.
-#pragma GCC diagnostic ignored "-Wpsabi"
+// The helpers below take 32-byte vectors by reference only: passing them by value in the SSE2
+// clone would change the ABI (GCC warns, clang refuses).
 
 namespace meshrun::kernels {
 namespace {
@@ -18,10 +17,11 @@ namespace {
 typedef float v8 __attribute__((vector_size(32)));
 constexpr std::size_t kW = 8;
 
-inline v8 load(const float* p) {
-  v8 v;
-  std::memcpy(&v, p, sizeof v);  // an unaligned vector load
-  return v;
+inline void load(v8& v, const float* p) { std::memcpy(&v, p, sizeof v); }  // unaligned
+inline void add(v8& acc, const float* p) {
+  v8 t;
+  load(t, p);
+  acc += t;
 }
 inline void store(float* p, const v8& v) { std::memcpy(p, &v, sizeof v); }
 
@@ -45,10 +45,12 @@ MESHRUN_CLONES
 void fold_sum(const float* const* src, int n, float* dst, std::size_t begin, std::size_t end) {
   std::size_t i = begin;
   for (; i + 2 * kW <= end; i += 2 * kW) {
-    v8 a = load(src[0] + i), b = load(src[0] + i + kW);
+    v8 a, b;
+    load(a, src[0] + i);
+    load(b, src[0] + i + kW);
     for (int r = 1; r < n; ++r) {
-      a += load(src[r] + i);
-      b += load(src[r] + i + kW);
+      add(a, src[r] + i);
+      add(b, src[r] + i + kW);
     }
     store(dst + i, a);
     store(dst + i + kW, b);
@@ -128,10 +130,12 @@ void fold_sum_to_all_cached(const float* const* src, int n, float* const* dst, i
                             std::size_t begin, std::size_t end) {
   std::size_t i = begin;
   for (; i + 2 * kW <= end; i += 2 * kW) {
-    v8 a = load(src[0] + i), b = load(src[0] + i + kW);
+    v8 a, b;
+    load(a, src[0] + i);
+    load(b, src[0] + i + kW);
     for (int r = 1; r < n; ++r) {
-      a += load(src[r] + i);
-      b += load(src[r] + i + kW);
+      add(a, src[r] + i);
+      add(b, src[r] + i + kW);
     }
     for (int q = 0; q < m; ++q) {
       store(dst[q] + i, a);
