@@ -128,8 +128,8 @@ BOOST_AUTO_TEST_CASE(injected_stall_times_out_naming_the_missing_device) {
     BOOST_TEST_CONTEXT(p.name) {
       const Result r = run({p.name, "--inject", "stall:5@1", "--timeout", "0.3", p.example});
       expect_one_mesh_error(r);
-      // pmean is a psum underneath: the collective layer, which reports the timeout, says psum.
-      BOOST_TEST(r.err == "meshrun: psum #1 on '" + p.axis +
+      // The timeout names the collective as the program called it (pmean in dp-step).
+      BOOST_TEST(r.err == "meshrun: " + p.op + " #1 on '" + p.axis +
                               "': timed out after 300 ms; device(s) 5 never arrived\n",
                  r.err);
       // An upper bound that catches a hang or an ignored --timeout (default 10 s), not a timing
@@ -144,7 +144,7 @@ BOOST_AUTO_TEST_CASE(two_stalled_devices_are_both_named) {
   const Result r = run({"dp-step", "--inject", "stall:2@1", "--inject", "stall:6@1", "--timeout",
                         "0.2", "cases/dp-step/example1.json"});
   expect_one_mesh_error(r);
-  BOOST_TEST(has(r.err, "psum #1 on 'data': timed out after 200 ms; device(s) 2, 6 never arrived"),
+  BOOST_TEST(has(r.err, "pmean #1 on 'data': timed out after 200 ms; device(s) 2, 6 never arrived"),
              r.err);
 }
 

@@ -94,8 +94,7 @@ struct Step {
   std::size_t m;  // elements per device (psum_scatter: of its output block)
 };
 
-// What Device::where() calls the step (pmean is a psum underneath but is named as the user wrote
-// it).
+// What Device::where() and the collective layer call the step: JAX's names.
 const char* device_name(Op op) {
   switch (op) {
     case Op::kPsum:
@@ -111,8 +110,8 @@ const char* device_name(Op op) {
   }
   return "?";
 }
-// What the collective layer (and so a timeout report) calls it.
-const char* collective_name(Op op) { return op == Op::kPmean ? "psum" : device_name(op); }
+// What a timeout report calls it: the same name (pmean is a collective of its own).
+const char* collective_name(Op op) { return device_name(op); }
 
 // Small integers, so every sum is exact and the expected values need no tolerance.
 float value(int device, std::size_t step, std::size_t i) {

@@ -14,7 +14,7 @@
 
 namespace meshrun {
 
-enum class CollectiveOp : std::uint8_t { kAllReduce, kAllGather, kReduceScatter, kPermute };
+enum class CollectiveOp : std::uint8_t { kAllReduce, kAllReduceMean, kAllGather, kReduceScatter, kPermute };
 const char* op_name(CollectiveOp op);  // JAX's words: "psum", "all_gather", ...
 
 class Communicator {
@@ -27,6 +27,9 @@ class Communicator {
 
   // out[i] = in_0[i] + ... + in_{n-1}[i]. in and out have the same size and may alias.
   virtual void all_reduce_sum(std::span<const float> in, std::span<float> out) = 0;
+  // The same sum, then each element divided by n (jax.lax.pmean: a division, not a multiplication
+  // by 1/n). A collective of its own, so errors and mismatches name it "pmean".
+  virtual void all_reduce_mean(std::span<const float> in, std::span<float> out) = 0;
   // out = in_0 ++ in_1 ++ ... ++ in_{n-1}; out.size() == n * in.size().
   virtual void all_gather(std::span<const float> in, std::span<float> out) = 0;
   // out = the rank-th block of (in_0 + ... + in_{n-1}); in.size() == n * out.size().

@@ -22,6 +22,7 @@ namespace meshrun {
 const char* op_name(CollectiveOp op) {
   switch (op) {
     case CollectiveOp::kAllReduce: return "psum";
+    case CollectiveOp::kAllReduceMean: return "pmean";
     case CollectiveOp::kAllGather: return "all_gather";
     case CollectiveOp::kReduceScatter: return "psum_scatter";
     case CollectiveOp::kPermute: return "ppermute";
@@ -237,8 +238,19 @@ InProcessCommunicator::Desc InProcessCommunicator::begin(CollectiveOp op, std::s
 // ---------------------------------------------------------------- the collectives
 
 void InProcessCommunicator::all_reduce_sum(std::span<const float> in, std::span<float> out) {
-  MESHRUN_CHECK(in.size() == out.size(), "psum: input and output differ in size");
-  const Desc desc = begin(CollectiveOp::kAllReduce, in.size(), out.size(), 0);
+  all_reduce(in, out, CollectiveOp::kAllReduce);
+}
+
+void InProcessCommunicator::all_reduce_mean(std::span<const float> in, std::span<float> out) {
+  all_reduce(in, out, CollectiveOp::kAllReduceMean);
+  const auto n = static_cast<float>(group_.size_);
+  for (float& v : out) v /= n;  // every member divides the same bits the same way
+}
+
+void InProcessCommunicator::all_reduce(std::span<const float> in, std::span<float> out,
+                                       CollectiveOp op) {
+  MESHRUN_CHECK(in.size() == out.size(), std::string(op_name(op)) + ": input and output differ in size");
+  const Desc desc = begin(op, in.size(), out.size(), 0);
   const int n = group_.size_;
   if (staged(in.size())) {
     publish_staged(desc, in);

@@ -161,6 +161,7 @@ class InProcessCommunicator final : public Communicator {
   std::uint64_t seq() const override { return seq_; }
 
   void all_reduce_sum(std::span<const float> in, std::span<float> out) override;
+  void all_reduce_mean(std::span<const float> in, std::span<float> out) override;
   void all_gather(std::span<const float> in, std::span<float> out) override;
   void reduce_scatter_sum(std::span<const float> in, std::span<float> out) override;
   void permute(std::span<const float> in, std::span<float> out,
@@ -180,6 +181,8 @@ class InProcessCommunicator final : public Communicator {
   void arrive_and_wait(bool cancellable = true);
   Desc begin(CollectiveOp op, std::size_t in_count, std::size_t out_count, std::uint64_t perm_hash);
   bool staged(std::size_t floats) const;
+  // psum (op kAllReduce) or pmean (kAllReduceMean: the sum, then this member's output / n).
+  void all_reduce(std::span<const float> in, std::span<float> out, CollectiveOp op);
   void check_descs(const Desc& mine);
   Frame& frame_of(int rank) { return group_.slots_[rank].frames[seq_ & 1]; }
   // The members whose arrived_ is behind this member's current sync point, e.g. "5, 7".

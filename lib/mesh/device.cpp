@@ -23,7 +23,7 @@ int Device::axis_size(const std::string& axis) const {
 
 std::string Device::where() const {
   if (last_seq_ == 0) return "before its first collective";
-  return std::string(in_pmean_ ? "pmean" : op_name(last_op_)) + " #" + std::to_string(last_seq_) +
+  return std::string(op_name(last_op_)) + " #" + std::to_string(last_seq_) +
          " on '" + axis_ + "'";
 }
 
@@ -33,7 +33,7 @@ void Device::before(CollectiveOp op, const std::string& axis, const Shape& in, c
   last_seq_ = comm_.seq() + 1;
   if (log_) {
     const bool varying = op == CollectiveOp::kReduceScatter || op == CollectiveOp::kPermute;
-    log_->push_back({in_pmean_ ? "pmean" : op_name(op), axis, in, out, varying, last_seq_});
+    log_->push_back({op_name(op), axis, in, out, varying, last_seq_});
   }
   if (hook_) hook_(index_, op, last_seq_);
 }
@@ -44,12 +44,8 @@ void Device::psum_inplace(std::span<float> buf, const std::string& axis) {
 }
 
 void Device::pmean_inplace(std::span<float> buf, const std::string& axis) {
-  in_pmean_ = true;
-  psum_inplace(buf, axis);
-  in_pmean_ = false;
-  // pmean = psum / n, as jax.lax.pmean: a division, not a multiplication by 1/n.
-  const float n = static_cast<float>(comm_.size());
-  for (float& v : buf) v /= n;
+  before(CollectiveOp::kAllReduceMean, axis, {buf.size()}, {buf.size()});
+  comm_.all_reduce_mean(buf, buf);
 }
 
 Tensor Device::psum(const Tensor& x, const std::string& axis) {
@@ -60,11 +56,9 @@ Tensor Device::psum(const Tensor& x, const std::string& axis) {
 }
 
 Tensor Device::pmean(const Tensor& x, const std::string& axis) {
-  in_pmean_ = true;
-  Tensor y = psum(x, axis);
-  in_pmean_ = false;
-  const float n = static_cast<float>(comm_.size());
-  for (float& v : y.data) v /= n;
+  before(CollectiveOp::kAllReduceMean, axis, x.shape, x.shape);
+  Tensor y(x.shape);
+  comm_.all_reduce_mean(x.span(), y.span());
   return y;
 }
 

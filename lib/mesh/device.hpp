@@ -63,7 +63,6 @@ class Device {
   std::vector<CollectiveRecord>* log_;
   CollectiveOp last_op_ = CollectiveOp::kAllReduce;
   std::uint64_t last_seq_ = 0;
-  bool in_pmean_ = false;
 };
 
 }  // namespace meshrun
