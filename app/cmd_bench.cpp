@@ -40,6 +40,8 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   ar->add_flag("--json", flags->options.json, "One JSON document instead of the table");
+  ar->add_flag("--no-pin{false}", flags->options.pin_devices,
+               "Leave device threads unpinned even when they outnumber the CPUs");
   ar->callback([flags] {
     bench::AllReduceBenchOptions o = flags->options;
     o.op = bench::parse_bench_op(flags->op);

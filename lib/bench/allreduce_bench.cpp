@@ -344,7 +344,7 @@ BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, std::ostre
   if (out && !options.json) {
     *out << "# peer=meshrun variant=" << result.variant << " participants=" << options.devices
          << "\n"
-         << machine_line() << "\n";
+         << machine_line() << " pinned=" << (options.pin_devices ? "auto" : "no") << "\n";
     char line[256];
     std::snprintf(line, sizeof line, "# %10s %9s %6s %11s %11s %11s %11s %11s %6s  %s", "bytes",
                   "elems", "iters", "median_us", "mean_us", "p90_us", "algbw_GB/s", "busbw_GB/s",
@@ -354,6 +354,7 @@ BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, std::ostre
 
   MeshOptions mo;
   mo.timeout = std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));
+  mo.pin_devices = options.pin_devices;
   Mesh mesh(options.devices, kAxis, mo);
   mesh.run([&sh](Device& dev) { DeviceBench(dev, sh).run(); });
 

@@ -43,6 +43,7 @@ struct AllReduceBenchOptions {
   double total_budget_s = 90.0;  // the whole table; a size that would pass it is skipped
   int min_iters = 10;
   double timeout_s = 30.0;  // bound on every collective wait
+  bool pin_devices = true;  // MeshOptions::pin_devices (--no-pin turns it off)
 };
 
 struct BenchRow {

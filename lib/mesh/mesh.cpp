@@ -9,6 +9,11 @@
 #include <mutex>
 #include <thread>
 
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
+
 #include "collectives/futex.hpp"
 #include "collectives/in_process.hpp"
 #include "support/errors.hpp"
@@ -62,7 +67,28 @@ struct Mesh::Impl {
   void record(int index, std::exception_ptr error, bool consequence = false);
 };
 
+// MeshOptions::pin_devices: device `index` of `size` onto one of the CPUs this process may use,
+// round robin, when the devices outnumber them. Best effort: a refusal leaves the thread unpinned.
+static void pin_if_oversubscribed(int index, int size) {
+#if defined(__linux__)
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  if (cpus.empty() || static_cast<std::size_t>(size) <= cpus.size()) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpus[static_cast<std::size_t>(index) % cpus.size()], &one);
+  pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+#else
+  (void)index;
+  (void)size;
+#endif
+}
+
 void Mesh::Impl::device_loop(int index, std::stop_token stop) {
+  if (options.pin_devices) pin_if_oversubscribed(index, size);
   std::uint32_t seen = 0;
   for (;;) {
     std::uint32_t j = job.load(std::memory_order_acquire);

@@ -22,6 +22,12 @@ struct MeshOptions {
   std::chrono::milliseconds timeout{10'000};
   // Deliberate failures (--inject), for watching and testing the failure paths.
   std::vector<Injection> injections;
+  // When the mesh has more devices than the CPUs this process may run on (8 devices, 2 cores),
+  // pin device d to allowed CPU d mod ncpus, so every core holds an equal share of the devices.
+  // Left to itself the scheduler may put 5 on one core and 3 on the other, and every collective
+  // then waits for the busier core: measured here, a 4-byte psum took 5.3-9.2 us unpinned and
+  // 4.6-4.8 us pinned, 64 KiB 17-23 us against 16.5-17 us. Linux only; a no-op elsewhere.
+  bool pin_devices = true;
 };
 
 class Mesh {
