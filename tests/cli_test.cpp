@@ -2,6 +2,8 @@
 // with its exit code and exact stderr line, `check`, exit codes, stdin, flags.
 #include <boost/test/unit_test.hpp>
 
+#include "run_meshrun.hpp"
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,54 +22,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kSource = MESHRUN_SOURCE_DIR;
-const std::string kBinary = MESHRUN_BINARY;
+using meshrun::testing::kSource;
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-// Runs meshrun with `args` in the source directory (so case paths, and the messages naming them,
-// are relative), stdin from `stdin_path` (or /dev/null); stdout and stderr go to temp files.
-Result run(const std::vector<std::string>& args, const std::string& stdin_path = "/dev/null") {
-  char dir[] = "/tmp/meshrun_cli_test.XXXXXX";
-  BOOST_REQUIRE(mkdtemp(dir) != nullptr);
-  const std::string out_path = std::string(dir) + "/out";
-  const std::string err_path = std::string(dir) + "/err";
-  const pid_t pid = fork();
-  BOOST_REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const int in = open(stdin_path.c_str(), O_RDONLY);
-    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (in < 0 || out < 0 || err < 0 || chdir(kSource.c_str()) != 0) _exit(127);
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(err, 2);
-    std::vector<char*> argv{const_cast<char*>(kBinary.c_str())};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(kBinary.c_str(), argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out_path);
-  r.err = slurp(err_path);
-  fs::remove_all(dir);
-  return r;
-}
+using meshrun::testing::Result;
+using meshrun::testing::run;
+using meshrun::testing::slurp;
 
 std::vector<std::string> json_files(const std::string& relative_dir) {
   std::vector<std::string> files;

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
+
+#include "run_meshrun.hpp"
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -24,67 +26,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string kSource = MESHRUN_SOURCE_DIR;
-const std::string kBinary = MESHRUN_BINARY;
-// A run still going after this long is hung: it is killed and the test fails.
-constexpr auto kHang = 60s;
+using meshrun::testing::kSource;
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-  double seconds = 0;  // wall time of the process
-  bool killed = false;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-// Runs meshrun with `args` in the source directory; stdout and stderr go to temp files.
-Result run(const std::vector<std::string>& args) {
-  char dir[] = "/tmp/meshrun_failure_cli.XXXXXX";
-  BOOST_REQUIRE(mkdtemp(dir) != nullptr);
-  const std::string out_path = std::string(dir) + "/out", err_path = std::string(dir) + "/err";
-  const auto start = std::chrono::steady_clock::now();
-  const pid_t pid = fork();
-  BOOST_REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const int in = open("/dev/null", O_RDONLY);
-    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (in < 0 || out < 0 || err < 0 || chdir(kSource.c_str()) != 0) _exit(127);
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(err, 2);
-    std::vector<char*> argv{const_cast<char*>(kBinary.c_str())};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(kBinary.c_str(), argv.data());
-    _exit(127);
-  }
-  Result r;
-  int status = 0;
-  for (;;) {
-    const pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    if (std::chrono::steady_clock::now() - start > kHang) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      r.killed = true;
-      break;
-    }
-    std::this_thread::sleep_for(2ms);
-  }
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out_path);
-  r.err = slurp(err_path);
-  fs::remove_all(dir);
-  return r;
-}
+using meshrun::testing::Result;
+using meshrun::testing::run;
+using meshrun::testing::slurp;
 
 bool has(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
