@@ -27,6 +27,16 @@ std::string Device::where() const {
          " on '" + axis_ + "'";
 }
 
+void Device::before_flat(CollectiveOp op, const std::string& axis, std::size_t elems) {
+  static const Shape kUntraced;
+  if (log_) {
+    const Shape flat{elems};
+    before(op, axis, flat, flat);
+  } else {
+    before(op, axis, kUntraced, kUntraced);
+  }
+}
+
 void Device::before(CollectiveOp op, const std::string& axis, const Shape& in, const Shape& out) {
   check_axis(axis, op_name(op));
   last_op_ = op;
@@ -39,12 +49,12 @@ void Device::before(CollectiveOp op, const std::string& axis, const Shape& in, c
 }
 
 void Device::psum_inplace(std::span<float> buf, const std::string& axis) {
-  before(CollectiveOp::kAllReduce, axis, {buf.size()}, {buf.size()});
+  before_flat(CollectiveOp::kAllReduce, axis, buf.size());
   comm_.all_reduce_sum(buf, buf);
 }
 
 void Device::pmean_inplace(std::span<float> buf, const std::string& axis) {
-  before(CollectiveOp::kAllReduceMean, axis, {buf.size()}, {buf.size()});
+  before_flat(CollectiveOp::kAllReduceMean, axis, buf.size());
   comm_.all_reduce_mean(buf, buf);
 }
 

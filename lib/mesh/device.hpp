@@ -55,6 +55,9 @@ class Device {
  private:
   void check_axis(const std::string& axis, const char* op) const;
   void before(CollectiveOp op, const std::string& axis, const Shape& in, const Shape& out);
+  // For the in-place calls on a flat buffer: builds the shape only when tracing (no allocation
+  // per call otherwise).
+  void before_flat(CollectiveOp op, const std::string& axis, std::size_t elems);
 
   int index_;
   std::string axis_;
