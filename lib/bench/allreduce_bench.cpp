@@ -75,17 +75,18 @@ float expected_sum(int n, std::size_t k) {
 struct Shape {
   std::size_t elems, in, out;
 };
-Shape shape_of(BenchOp op, std::size_t size, int n) {
+Shape shape_of(CollectiveOp op, std::size_t size, int n) {
   const auto un = static_cast<std::size_t>(n);
   switch (op) {
-    case BenchOp::kPsum:
-    case BenchOp::kPmean:
+    case CollectiveOp::kAllReduce:
+    case CollectiveOp::kAllReduceMean:
+    case CollectiveOp::kPermute:  // not offered by parse_bench_op
       return {size, size, size};
-    case BenchOp::kAllGather: {
+    case CollectiveOp::kAllGather: {
       const std::size_t m = std::max<std::size_t>(1, size / un);
       return {m * un, m, m * un};
     }
-    case BenchOp::kPsumScatter: {
+    case CollectiveOp::kReduceScatter: {
       const std::size_t m = std::max<std::size_t>(1, size / un);
       return {m * un, m * un, m};
     }
@@ -122,7 +123,7 @@ class DeviceBench {
       in_.assign(s.in, 0.0f);
       out_.assign(s.out, std::numeric_limits<float>::quiet_NaN());
       for (std::size_t k = 0; k < s.in; ++k) in_[k] = test_value(r_, k);
-      if (o.op == BenchOp::kPmean) out_ = in_;  // pmean runs in place on out_
+      if (o.op == CollectiveOp::kAllReduceMean) out_ = in_;  // pmean runs in place on out_
 
       // Correctness first: one call, every element checked on every device.
       call();
@@ -157,7 +158,7 @@ class DeviceBench {
       sh_.loop_s[static_cast<std::size_t>(r_)] = std::chrono::duration<double>(prev - t0).count();
       // Again after the back-to-back calls, on fresh outputs (an out-of-place call that wrote
       // nothing would otherwise pass on the previous call's results).
-      if (o.op == BenchOp::kPmean) {
+      if (o.op == CollectiveOp::kAllReduceMean) {
         out_ = in_;
       } else {
         std::fill(out_.begin(), out_.end(), std::numeric_limits<float>::quiet_NaN());
@@ -176,18 +177,20 @@ class DeviceBench {
   void call() {
     Communicator& c = dev_.comm();
     switch (sh_.options->op) {
-      case BenchOp::kPsum:
+      case CollectiveOp::kAllReduce:
         c.all_reduce_sum(in_, out_);
         break;
-      case BenchOp::kPmean:
-        dev_.pmean_inplace(out_, kAxis);
+      case CollectiveOp::kAllReduceMean:
+        c.all_reduce_mean(out_, out_);  // in place, the division included
         break;
-      case BenchOp::kAllGather:
+      case CollectiveOp::kAllGather:
         c.all_gather(in_, out_);
         break;
-      case BenchOp::kPsumScatter:
+      case CollectiveOp::kReduceScatter:
         c.reduce_scatter_sum(in_, out_);
         break;
+      case CollectiveOp::kPermute:
+        MESHRUN_CHECK(false, "bench: ppermute is not a benchmarked op");
     }
   }
 
@@ -195,24 +198,26 @@ class DeviceBench {
     std::uint64_t bad = 0;
     const std::size_t m = out_.size();
     switch (sh_.options->op) {
-      case BenchOp::kPsum:
+      case CollectiveOp::kAllReduce:
         for (std::size_t k = 0; k < m; ++k) bad += out_[k] != expected_sum(n_, k);
         break;
-      case BenchOp::kPmean:
+      case CollectiveOp::kAllReduceMean:
         for (std::size_t k = 0; k < m; ++k)
           bad += out_[k] != expected_sum(n_, k) / static_cast<float>(n_);
         break;
-      case BenchOp::kAllGather: {
+      case CollectiveOp::kAllGather: {
         const std::size_t b = in_.size();
         for (std::size_t k = 0; k < m; ++k)
           bad += out_[k] != test_value(static_cast<int>(k / b), k % b);
         break;
       }
-      case BenchOp::kPsumScatter: {
+      case CollectiveOp::kReduceScatter: {
         const std::size_t off = static_cast<std::size_t>(r_) * m;
         for (std::size_t k = 0; k < m; ++k) bad += out_[k] != expected_sum(n_, off + k);
         break;
       }
+      case CollectiveOp::kPermute:
+        MESHRUN_CHECK(false, "bench: ppermute is not a benchmarked op");
     }
     return bad;
   }
@@ -234,7 +239,7 @@ class DeviceBench {
       row.wrong += sh_.wrong[d];
     }
     const AllReduceBenchOptions& o = *sh_.options;
-    const bool reduce = o.op == BenchOp::kPsum || o.op == BenchOp::kPmean;
+    const bool reduce = o.op == CollectiveOp::kAllReduce || o.op == CollectiveOp::kAllReduceMean;
     row.bytes = bytes;
     row.elems = s.elems;
     row.iters = iters;
@@ -244,7 +249,7 @@ class DeviceBench {
     row.algbw = static_cast<double>(bytes) / (row.median_us * 1e-6) / 1e9;
     row.busbw = row.algbw * (reduce ? 2.0 : 1.0) * static_cast<double>(n_ - 1) / n_;
     row.path =
-        in_process_path(s.in * sizeof(float), o.op == BenchOp::kPsum || o.op == BenchOp::kPmean);
+        in_process_path(s.in * sizeof(float), o.op == CollectiveOp::kAllReduce || o.op == CollectiveOp::kAllReduceMean);
     sh_.result->rows.push_back(row);
     if (sh_.out && !o.json) {
       char line[256];
@@ -299,27 +304,13 @@ std::uint64_t BenchResult::wrong() const {
   return w;
 }
 
-BenchOp parse_bench_op(const std::string& name) {
-  if (name == "psum") return BenchOp::kPsum;
-  if (name == "pmean") return BenchOp::kPmean;
-  if (name == "all_gather") return BenchOp::kAllGather;
-  if (name == "psum_scatter") return BenchOp::kPsumScatter;
+CollectiveOp parse_bench_op(const std::string& name) {
+  for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllReduceMean,
+                          CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+    if (name == op_name(op)) return op;
+  }
   throw InputError(
       "--op", "unknown collective '" + name + "' (one of psum, pmean, all_gather, psum_scatter)");
-}
-
-const char* bench_op_name(BenchOp op) {
-  switch (op) {
-    case BenchOp::kPsum:
-      return "psum";
-    case BenchOp::kPmean:
-      return "pmean";
-    case BenchOp::kAllGather:
-      return "all_gather";
-    case BenchOp::kPsumScatter:
-      return "psum_scatter";
-  }
-  return "?";
 }
 
 BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, std::ostream* out) {
@@ -330,8 +321,8 @@ BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, std::ostre
   result.participants = options.devices;
   // The variant names the op and how the engine picks its path: staged up to staged_max_bytes per
   // device (one sync point), direct above (two), non-temporal stores for the largest psums.
-  result.variant = std::string(bench_op_name(options.op)) +
-                   (options.op == BenchOp::kPmean ? "-inplace" : "") +
+  result.variant = std::string(op_name(options.op)) +
+                   (options.op == CollectiveOp::kAllReduceMean ? "-inplace" : "") +
                    "/staged<=" + std::to_string(GroupOptions{}.staged_max_bytes) + "B+direct";
   Shared sh;
   sh.options = &options;
@@ -364,6 +355,7 @@ BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, std::ostre
     j["variant"] = result.variant;
     j["participants"] = result.participants;
     j["machine"] = machine_line().substr(11);
+    j["pinned"] = options.pin_devices;
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const BenchRow& r : result.rows) {
       rows.push_back({{"bytes", r.bytes},

@@ -25,19 +25,19 @@
 #include <string>
 #include <vector>
 
+#include "collectives/communicator.hpp"
+
 namespace meshrun::bench {
 
-enum class BenchOp { kPsum, kPmean, kAllGather, kPsumScatter };
-
-// "psum" -> kPsum, ...; throws InputError (naming --op) for anything else.
-BenchOp parse_bench_op(const std::string& name);
-const char* bench_op_name(BenchOp op);
+// The collectives the benchmark times: psum, pmean, all_gather, psum_scatter (op_name's words).
+// Throws InputError (naming --op) for anything else.
+CollectiveOp parse_bench_op(const std::string& name);
 
 struct AllReduceBenchOptions {
   int devices = 8;
   std::size_t min_bytes = 4;
   std::size_t max_bytes = std::size_t{64} << 20;
-  BenchOp op = BenchOp::kPsum;
+  CollectiveOp op = CollectiveOp::kAllReduce;
   bool json = false;             // one JSON document instead of the table
   double size_budget_s = 1.5;    // timed loop per size, about (run_all.sh gives the peers 1.5)
   double total_budget_s = 90.0;  // the whole table; a size that would pass it is skipped

@@ -1,0 +1,65 @@
+// `meshrun bench allreduce` through the binary: the table in the peers' format (what
+// ../shared/peers/summarize.py reads), results verified (the wrong column is 0), --json, and
+// bad flags. Tiny sizes and budgets: this checks the command, it times nothing.
+#include <boost/test/unit_test.hpp>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "run_meshrun.hpp"
+
+using meshrun::testing::Result;
+using meshrun::testing::run;
+
+namespace {
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(table_in_the_peers_format) {
+  for (const std::string op : {"psum", "pmean", "all_gather", "psum_scatter"}) {
+    const Result r = run({"bench", "allreduce", "--op", op, "--devices", "4", "--max-bytes", "4096",
+                          "--size-budget", "0.01"});
+    BOOST_TEST(r.code == 0, op << ": " << r.err);
+    const auto lines = lines_of(r.out);
+    BOOST_REQUIRE(lines.size() >= 4u);
+    BOOST_TEST(lines[0].rfind("# peer=meshrun variant=" + op, 0) == 0u, lines[0]);
+    BOOST_TEST(lines[0].find("participants=4") != std::string::npos, lines[0]);
+    BOOST_TEST(lines[2].find("bytes     elems  iters   median_us     mean_us      p90_us  algbw_GB/s  "
+                             "busbw_GB/s  wrong") != std::string::npos,
+               lines[2]);
+    for (std::size_t i = 3; i < lines.size(); ++i) {
+      std::istringstream row(lines[i]);
+      double bytes, elems, iters, median, mean, p90, algbw, busbw;
+      long wrong = -1;
+      row >> bytes >> elems >> iters >> median >> mean >> p90 >> algbw >> busbw >> wrong;
+      BOOST_TEST(!row.fail(), lines[i]);
+      BOOST_TEST(wrong == 0, lines[i]);
+      BOOST_TEST(bytes <= 4096.0, lines[i]);
+      BOOST_TEST(median > 0.0, lines[i]);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(json_document) {
+  const Result r = run({"bench", "allreduce", "--json", "--max-bytes", "256", "--size-budget", "0.01"});
+  BOOST_TEST(r.code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  BOOST_TEST(j.at("peer") == "meshrun");
+  BOOST_TEST(j.at("participants") == 8);
+  BOOST_REQUIRE(j.at("rows").size() == 3u);  // 4, 32 and 256 bytes
+  for (const auto& row : j.at("rows")) BOOST_TEST(row.at("wrong") == 0);
+}
+
+BOOST_AUTO_TEST_CASE(bad_flags_exit_2) {
+  const Result op = run({"bench", "allreduce", "--op", "ppermute"});
+  BOOST_TEST(op.code == 2);
+  BOOST_TEST(op.out.empty());
+  const Result devices = run({"bench", "allreduce", "--devices", "0"});
+  BOOST_TEST(devices.code == 2);
+  BOOST_TEST(devices.out.empty());
+}
