@@ -93,18 +93,6 @@ const ProgramDef* resolve_program(const std::string& problem, const ProgramDef* 
   return found;
 }
 
-void check_divisible(const std::string& field, const ArgDef& arg, const Shape& shape,
-                     const std::string& axis, int devices) {
-  const int dim = arg.spec.split_dim(axis);
-  if (dim < 0) return;
-  const std::size_t size = shape.at(static_cast<std::size_t>(dim));
-  if (size % static_cast<std::size_t>(devices) == 0) return;
-  throw InputError(field, std::to_string(size) + " " +
-                              dim_word(shape.size(), static_cast<std::size_t>(dim), size) +
-                              (size == 1 ? " is" : " are") + " not divisible by " +
-                              std::to_string(devices) + (devices == 1 ? " device" : " devices"));
-}
-
 // Converts each of `args` from `object` (keys already checked), binding their symbolic dims.
 std::vector<Tensor> read_tensors(const json& object, const std::vector<ArgDef>& args,
                                  const std::string& prefix, DimBinder& binder) {
@@ -142,7 +130,7 @@ void read_document(const json& doc, const ProgramDef* asked, int devices, Case& 
   c.inputs = read_tensors(input, program.inputs, "input", binder);
   for (std::size_t i = 0; i < program.inputs.size(); ++i) {
     const ArgDef& a = program.inputs[i];
-    check_divisible("input." + a.name, a, c.inputs[i].shape, program.axis, devices);
+    check_divisible("input." + a.name, c.inputs[i].shape, a.spec, program.axis, devices);
   }
   if (program.check_values) program.check_values(c.inputs);
 

@@ -111,11 +111,6 @@ Tensor matrix_from_json(const nlohmann::json& value, const std::vector<std::stri
 
 }  // namespace
 
-std::string dim_word(std::size_t rank, std::size_t dim, std::size_t count) {
-  const std::string word = rank == 2 ? (dim == 0 ? "row" : "column") : "element";
-  return count == 1 ? word : word + "s";
-}
-
 std::string json_kind(const nlohmann::json& value) {
   switch (value.type()) {
     case nlohmann::json::value_t::null: return "null";

@@ -13,10 +13,6 @@
 
 namespace meshrun {
 
-// How dimension `dim` of a rank-`rank` array is called in messages, for `count` of them:
-// "row"/"rows", "column"/"columns" (rank 2), "element"/"elements" (rank 1).
-std::string dim_word(std::size_t rank, std::size_t dim, std::size_t count);
-
 // "a number", "a string", "an array", "an object", "a boolean", "null".
 std::string json_kind(const nlohmann::json& value);
 

@@ -14,19 +14,10 @@ void check_inputs(const Mesh& mesh, const ProgramDef& program, const std::vector
                              mesh.axis() + "'");
   }
   MESHRUN_CHECK(inputs.size() == program.inputs.size(), program.name + ": wrong number of inputs");
-  const auto n = static_cast<std::size_t>(mesh.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const ArgDef& arg = program.inputs[i];
-    const int d = arg.spec.split_dim(program.axis);
     MESHRUN_CHECK(inputs[i].rank() == arg.dims.size(), "input." + arg.name + " has the wrong rank");
-    if (d < 0) continue;
-    const std::size_t len = inputs[i].shape[static_cast<std::size_t>(d)];
-    if (len % n != 0) {
-      throw InputError("input." + arg.name,
-                       std::to_string(len) + (d == 0 ? " rows" : " columns") +
-                           " are not divisible by " + std::to_string(n) +
-                           (n == 1 ? " device" : " devices"));
-    }
+    check_divisible("input." + arg.name, inputs[i].shape, arg.spec, program.axis, mesh.size());
   }
 }
 

@@ -26,6 +26,18 @@ std::string PartitionSpec::str() const {
   return s + ")";
 }
 
+void check_divisible(const std::string& field, const Shape& shape, const PartitionSpec& spec,
+                     const std::string& axis, int devices) {
+  const int dim = spec.split_dim(axis);
+  if (dim < 0) return;
+  const std::size_t size = shape.at(static_cast<std::size_t>(dim));
+  if (size % static_cast<std::size_t>(devices) == 0) return;
+  throw InputError(field, std::to_string(size) + " " +
+                              dim_word(shape.size(), static_cast<std::size_t>(dim), size) +
+                              (size == 1 ? " is" : " are") + " not divisible by " +
+                              std::to_string(devices) + (devices == 1 ? " device" : " devices"));
+}
+
 Shape block_shape(const Shape& global, const PartitionSpec& spec, const std::string& axis,
                   int count) {
   Shape s = global;

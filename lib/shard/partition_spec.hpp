@@ -32,6 +32,11 @@ class PartitionSpec {
 
 using P = PartitionSpec;
 
+// Throws InputError naming `field` unless the dimension `spec` splits over `axis` is divisible by
+// `devices`: "input.x: 12 rows are not divisible by 8 devices".
+void check_divisible(const std::string& field, const Shape& shape, const PartitionSpec& spec,
+                     const std::string& axis, int devices);
+
 // The block of `global` that device `index` of `count` holds under `spec` on `axis`: a copy, so
 // the device owns it and cannot see past it. The split dimension must be divisible by `count`.
 Tensor block_of(const Tensor& global, const PartitionSpec& spec, const std::string& axis,

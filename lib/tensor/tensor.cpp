@@ -15,6 +15,11 @@ std::string shape_str(const Shape& shape) {
   return s + "]";
 }
 
+std::string dim_word(std::size_t rank, std::size_t dim, std::size_t count) {
+  const std::string word = rank == 2 ? (dim == 0 ? "row" : "column") : "element";
+  return count == 1 ? word : word + "s";
+}
+
 std::size_t shape_size(const Shape& shape) {
   std::size_t n = 1;
   for (auto d : shape) n *= d;

@@ -17,6 +17,9 @@ using Shape = std::vector<std::size_t>;
 // "f32[16,2]" -- JAX's notation, used in traces and messages.
 std::string shape_str(const Shape& shape);
 std::size_t shape_size(const Shape& shape);
+// How dimension `dim` of a rank-`rank` array is called in messages, for `count` of them:
+// "row"/"rows", "column"/"columns" (rank 2), "element"/"elements" (rank 1).
+std::string dim_word(std::size_t rank, std::size_t dim, std::size_t count);
 
 struct Tensor {
   Shape shape;
