@@ -3,13 +3,18 @@
 // FAIL and ERROR. A case without `expected` is an ERROR: there is nothing to grade.
 #include <algorithm>
 #include <filesystem>
-#include <iostream>
 #include <memory>
+#include <set>
+
+#include <sys/stat.h>
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "io/case_reader.hpp"
 #include "io/compare.hpp"
+#include "io/json_text.hpp"
+#include "io/output.hpp"
+#include "support/printable.hpp"
 #include "support/errors.hpp"
 #include "trace/structure.hpp"
 
@@ -23,29 +28,63 @@ struct CheckFlags {
   RunFlags run;
 };
 
-// The *.json files under a directory, recursively and sorted; a file path as given. All paths are
-// resolved before any case runs, so a typo fails fast (exit 2) instead of after a long run.
-std::vector<std::string> collect_cases(const std::vector<std::string>& paths) {
-  std::vector<std::string> files;
+// One entry per case: its path, or the reason it cannot be a case (reported as an ERROR line).
+struct Found {
+  std::string path;
+  std::string problem;  // "" for a readable file
+};
+
+// Walks `dir` recursively in sorted order, following symbolic links to directories (each
+// directory once, by device and inode, so a link cycle ends). Every *.json entry is a case: a
+// dangling link or a non-file named *.json is kept as an ERROR, never skipped silently.
+void walk(const fs::path& dir, std::set<std::pair<dev_t, ino_t>>& seen, std::vector<Found>& out) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !seen.insert({st.st_dev, st.st_ino}).second) return;
+  std::error_code ec;
+  std::vector<fs::path> entries;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    entries.push_back(it->path());
+  }
+  if (ec) throw InputError(dir.string(), "cannot list: " + ec.message());
+  std::sort(entries.begin(), entries.end());
+  for (const fs::path& p : entries) {
+    const fs::file_status target = fs::status(p, ec);  // follows links
+    if (fs::is_directory(target)) {
+      walk(p, seen, out);
+    } else if (p.extension() == ".json") {
+      if (fs::is_regular_file(target)) {
+        out.push_back({p.string(), ""});
+      } else if (!fs::exists(target)) {
+        out.push_back({p.string(), fs::is_symlink(fs::symlink_status(p, ec))
+                                       ? "dangling symbolic link"
+                                       : "cannot read: " + ec.message()});
+      } else {
+        out.push_back({p.string(), "not a regular file"});
+      }
+    }
+  }
+}
+
+// The cases under the paths: a file as given, the *.json files under a directory. All paths are
+// resolved before any case runs, so a typo fails fast; a path that holds no case is an error of
+// its own (exit 5): grading nothing must never read as a pass.
+std::vector<Found> collect_cases(const std::vector<std::string>& paths) {
+  std::vector<Found> cases;
   for (const std::string& path : paths) {
     std::error_code ec;
     if (!fs::exists(path, ec)) throw InputError(path, "no such file or directory");
     if (!fs::is_directory(path, ec)) {
-      files.push_back(path);
+      cases.push_back({path, ""});
       continue;
     }
-    std::vector<std::string> found;
-    fs::recursive_directory_iterator it(path, ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-      if (it->is_regular_file() && it->path().extension() == ".json") {
-        found.push_back(it->path().string());
-      }
+    std::set<std::pair<dev_t, ino_t>> seen;
+    const std::size_t before = cases.size();
+    walk(path, seen, cases);
+    if (cases.size() == before) {
+      throw NoCasesError(printable(path) + ": no case files (*.json) in this directory");
     }
-    if (ec) throw InputError(path, "cannot list: " + ec.message());
-    std::sort(found.begin(), found.end());
-    files.insert(files.end(), found.begin(), found.end());
   }
-  return files;
+  return cases;
 }
 
 // The error message without the leading "path: " that read_case puts there (the line already
@@ -55,12 +94,18 @@ std::string without_file(const std::string& message, const std::string& file) {
   return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
 }
 
-// "PASS path", "FAIL path: ...", "ERROR path: ..."; sets `passed`.
-std::string grade(const std::string& file, const RunFlags& flags, bool& passed) {
-  passed = false;
+struct Verdict {
+  bool passed = false;
+  std::string word;    // PASS, FAIL, ERROR
+  std::string detail;  // after "path: "
+};
+
+// Runs and grades one case. Only the case's own failures grade it (input, device, collective
+// errors): an internal error or an unwritable report ends the whole command with its own code.
+Verdict grade_case(const std::string& file, const RunFlags& flags) {
   try {
     const Case c = read_case(file, nullptr, flags.devices);
-    if (!c.expected) return "ERROR " + file + ": no \"expected\" to grade against";
+    if (!c.expected) return {false, "ERROR", "no \"expected\" to grade against"};
     const ProgramDef& program = *find_program(c.problem);
     Mesh mesh(flags.devices, program.axis, mesh_options(flags));
     Trace trace;
@@ -78,23 +123,37 @@ std::string grade(const std::string& file, const RunFlags& flags, bool& passed) 
         verdict.ok() ? "structure ok (" + std::to_string(rules) + " rules)"
                      : "structure: " + std::to_string(verdict.failures.size()) + " of " +
                            std::to_string(rules) + " rules broken (first: " + verdict.failures.front() + ")";
-    passed = n == 0 && verdict.ok();
-    return (passed ? "PASS " : "FAIL ") + file + ": " + numbers + "; " + structure;
-  } catch (const Error& e) {  // input, device and collective errors grade this case only
-    return "ERROR " + file + ": " + without_file(e.what(), file);
+    const bool passed = n == 0 && verdict.ok();
+    return {passed, passed ? "PASS" : "FAIL", numbers + "; " + structure};
+  } catch (const InputError& e) {
+    return {false, "ERROR", without_file(e.what(), display_name(file))};
+  } catch (const CollectiveError& e) {
+    return {false, "ERROR", e.what()};
+  } catch (const DeviceError& e) {
+    return {false, "ERROR", e.what()};
   }
 }
 
+// "PASS path: ...", "FAIL path: ...", "ERROR path: ...": the file name printed so that no byte
+// of it (a newline, say) can forge a line of the report, and the details kept on the one line.
+std::string report_line(const Found& c, const RunFlags& flags, bool& passed) {
+  const Verdict v = c.problem.empty() ? grade_case(c.path, flags) : Verdict{false, "ERROR", c.problem};
+  passed = v.passed;
+  return v.word + " " + printable(c.path) + ": " + escape_controls(v.detail);
+}
+
 void run_check(const CheckFlags& flags) {
-  const std::vector<std::string> files = collect_cases(flags.paths);
+  const std::vector<Found> cases = collect_cases(flags.paths);
   std::size_t passed = 0;
   std::size_t failed = 0;
-  for (const std::string& file : files) {
+  for (const Found& c : cases) {
     bool ok = false;
-    std::cout << grade(file, flags.run, ok) << '\n' << std::flush;
+    // Written as it is graded, and checked: a reader that went away (EPIPE) or a full disk ends
+    // the run at once instead of grading every remaining case into the void.
+    write_stdout(report_line(c, flags.run, ok) + "\n");
     ++(ok ? passed : failed);
   }
-  std::cout << passed << " passed, " << failed << " failed\n" << std::flush;
+  write_stdout(std::to_string(passed) + " passed, " + std::to_string(failed) + " failed\n");
   if (failed > 0) throw CLI::RuntimeError(kExitDiffers);
 }
 
@@ -105,7 +164,7 @@ void add_check_command(CLI::App& app) {
   CLI::App* command =
       app.add_subcommand("check", "Run every case (files, or *.json under directories) and grade it");
   command->add_option("PATH", flags->paths, "Case files or directories")->required();
-  add_run_flags(*command, flags->run, false);
+  add_run_flags(*command, flags->run, true);  // --inject: into every case
   command->callback([flags] { run_check(*flags); });
 }
 

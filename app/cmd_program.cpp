@@ -1,14 +1,15 @@
 // `meshrun <program> CASE`: read the case, run the program on a mesh, print the result dict, and
 // grade it against the case's `expected` when there is one.
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "io/case_reader.hpp"
+#include "flag_checks.hpp"
 #include "io/compare.hpp"
+#include "io/output.hpp"
 #include "io/result_writer.hpp"
 #include "mesh/injection.hpp"
 #include "support/errors.hpp"
@@ -22,6 +23,12 @@ namespace {
 // everywhere should not print millions of lines.
 constexpr std::size_t kMaxListed = 20;
 
+std::size_t expected_size(const std::vector<Tensor>& expected) {
+  std::size_t total = 0;
+  for (const Tensor& t : expected) total += t.size();
+  return total;
+}
+
 struct ProgramFlags {
   std::string case_path;
   int precision = 6;
@@ -31,19 +38,41 @@ struct ProgramFlags {
   RunFlags run;
 };
 
-// --trace: the program as it ran, with the structural verdict, to stderr or a file.
-void write_trace(const std::string& where, const Trace& trace, const StructuralVerdict& verdict) {
-  std::string text = format_trace(trace) + "structure:\n";
-  for (const auto& ok : verdict.passed) text += "  ok: " + ok + "\n";
-  for (const auto& bad : verdict.failures) text += "  FAILED: " + bad + "\n";
-  if (where == "-") {
-    std::cerr << text << std::flush;
-    return;
-  }
-  std::ofstream out(where);
-  out << text;
-  if (!out.flush()) throw InputError("--trace", "cannot write " + where);
+// --trace: the program as it ran, with the structural verdict (or the failure that ended it).
+std::string trace_text(const Trace& trace, const StructuralVerdict* verdict, const std::string& failure) {
+  std::string text = format_trace(trace);
+  if (!failure.empty()) return text + "failed: " + failure + "\n";
+  text += "structure:\n";
+  for (const auto& ok : verdict->passed) text += "  ok: " + ok + "\n";
+  for (const auto& bad : verdict->failures) text += "  FAILED: " + bad + "\n";
+  return text;
 }
+
+// Where --trace goes: stderr for "-", else a file opened before the run (a bad path fails at
+// once, with the OS's reason), never the case file itself.
+class TraceSink {
+ public:
+  TraceSink(const std::string& where, const std::string& case_path) : where_(where) {
+    if (where.empty() || where == "-") return;
+    if (where == case_path || same_file(where, case_path)) {
+      throw InputError("--trace", where + " is the case file being read; refusing to overwrite it");
+    }
+    file_ = std::make_unique<OutputFile>(where, "--trace");
+  }
+  void write(const std::string& text) {
+    if (where_.empty()) return;
+    if (!file_) {
+      std::cerr << text << std::flush;
+      return;
+    }
+    file_->write(text);
+    file_->close();
+  }
+
+ private:
+  std::string where_;
+  std::unique_ptr<OutputFile> file_;
+};
 
 void report_mismatches(const std::vector<Mismatch>& mismatches, std::size_t total_elements) {
   for (std::size_t i = 0; i < mismatches.size() && i < kMaxListed; ++i) {
@@ -58,26 +87,41 @@ void report_mismatches(const std::vector<Mismatch>& mismatches, std::size_t tota
 
 void run_program(const ProgramDef& program, const ProgramFlags& flags) {
   MeshOptions options = mesh_options(flags.run);  // flag errors before input errors
+  TraceSink trace_out(flags.trace, flags.case_path);
   const Case c = read_case(flags.case_path, &program, flags.run.devices);
   Mesh mesh(flags.run.devices, program.axis, std::move(options));
   Trace trace;
-  const std::vector<Tensor> outputs = shard_map(mesh, program, c.inputs, &trace);
-  const StructuralVerdict verdict = check_structure(program.structure, trace);
-  if (!flags.trace.empty()) write_trace(flags.trace, trace, verdict);
-  if (flags.show_sharding) std::cerr << format_sharding(trace) << std::flush;
-  std::cout << write_result(program, outputs, {flags.precision, flags.exact}) << '\n'
-            << std::flush;
-  if (!c.expected) return;
-  // Graded: the numbers against `expected`, and the structure of what ran against the program's
-  // rules. Silent when both hold; each failure is listed on stderr, and the exit code is 1.
-  const auto mismatches =
-      compare_outputs(program, outputs, *c.expected, flags.run.atol, flags.run.rtol);
-  if (mismatches.empty() && verdict.ok()) return;
-  if (!mismatches.empty()) {
-    std::size_t total = 0;
-    for (const Tensor& t : *c.expected) total += t.size();
-    report_mismatches(mismatches, total);
+  std::vector<Tensor> outputs;
+  try {
+    outputs = shard_map(mesh, program, c.inputs, &trace);
+  } catch (const Error& e) {
+    // The trace matters most now: it shows which device entered which collective.
+    trace_out.write(trace_text(trace, nullptr, e.what()));
+    throw;
   }
+  for (const Injection& inj : mesh.unfired_injections()) {  // it tested nothing: say so
+    throw InputError("--inject", injection_str(inj) + " never fired: device " +
+                                     std::to_string(inj.device) + " entered only " +
+                                     std::to_string(mesh.collectives_entered(inj.device)) +
+                                     " collective(s)");
+  }
+  const StructuralVerdict verdict = check_structure(program.structure, trace);
+  trace_out.write(trace_text(trace, &verdict, ""));
+  if (flags.show_sharding) std::cerr << format_sharding(trace) << std::flush;
+  // Graded: the numbers against `expected`, and the structure of what ran against the program's
+  // rules. Silent when both hold; each failure is listed on stderr.
+  std::vector<Mismatch> mismatches;
+  if (c.expected) {
+    mismatches = compare_outputs(program, outputs, *c.expected, flags.run.atol, flags.run.rtol);
+  }
+  // NaN and infinities have no JSON spelling: such a result is never printed, nor a success.
+  if (const std::string bad = find_non_finite(program, outputs); !bad.empty()) {
+    if (!mismatches.empty()) report_mismatches(mismatches, expected_size(*c.expected));
+    throw NonFiniteError(bad);
+  }
+  write_stdout(write_result(program, outputs, {flags.precision, flags.exact}) + "\n");
+  if (!c.expected || (mismatches.empty() && verdict.ok())) return;
+  if (!mismatches.empty()) report_mismatches(mismatches, expected_size(*c.expected));
   for (const std::string& failure : verdict.failures) report_error("structure: " + failure);
   throw CLI::RuntimeError(kExitDiffers);
 }
@@ -86,20 +130,21 @@ void run_program(const ProgramDef& program, const ProgramFlags& flags) {
 
 void add_run_flags(CLI::App& command, RunFlags& flags, bool with_inject) {
   command.add_option("--devices", flags.devices, "Devices on the mesh axis")
-      ->check(CLI::Range(1, 1024))
+      ->transform(decimal_integer(1, kMaxDevices))
       ->capture_default_str();
   command.add_option("--timeout", flags.timeout_s, "Seconds any collective may wait")
-      ->check(CLI::Range(0.001, 86400.0))
+      ->check(finite_real(kMinTimeoutSeconds, 86400.0, " seconds"))
       ->capture_default_str();
+  constexpr double kHuge = 1e30;  // any finite tolerance a person means
   command.add_option("--atol", flags.atol, "Absolute tolerance against expected")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_real(0, kHuge))
       ->capture_default_str();
   command.add_option("--rtol", flags.rtol, "Relative tolerance against expected")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_real(0, kHuge))
       ->capture_default_str();
   if (with_inject) {
     command.add_option("--inject", flags.injections,
-                       "Deliberate failure: fail:D@K or stall:D@K (repeatable)");
+                       "Deliberate failure: fail:D@K, stall:D@K or internal:D@K (repeatable)");
   }
 }
 

@@ -6,6 +6,11 @@
 //   3  mesh failure: DeviceError, CollectiveError (a device threw, a collective mismatched or
 //      timed out)
 //   4  internal error: InternalError, any other std::exception, anything else
+//   5  `check` found no case to grade under a PATH (NoCasesError; pytest's "no tests collected")
+//   6  output not written: a write or close of stdout or a --trace file failed (OutputError);
+//      takes precedence over 0 and 1, which would claim a result the reader never got
+//   7  the result holds NaN or an infinity (NonFiniteError): nothing on stdout, the first such
+//      element named on stderr
 // Convention: every error is ONE line on stderr, prefixed "meshrun: "; stdout holds results only.
 #pragma once
 
@@ -23,6 +28,9 @@ enum ExitCode : int {
   kExitUsage = 2,
   kExitMesh = 3,
   kExitInternal = 4,
+  kExitNoCases = 5,
+  kExitOutput = 6,
+  kExitNonFinite = 7,
 };
 
 // Prints "meshrun: <message>" as one line on stderr (newlines inside become spaces).

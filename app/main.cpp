@@ -1,7 +1,14 @@
 // meshrun's entry point: the CLI11 app (one subcommand per program, `check`, `bench`) and the one
 // exception ladder that turns every outcome into an exit code (see exit_codes.hpp).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 #include <exception>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -9,6 +16,7 @@
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "io/output.hpp"
 #include "support/errors.hpp"
 
 namespace meshrun {
@@ -41,7 +49,17 @@ int run_app(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::RuntimeError& e) {
     return e.get_exit_code();  // a command's own outcome, already reported
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version: printed on stdout
+    if (e.get_exit_code() == 0) {  // --help, --version: printed on stdout, checked like a result
+      std::ostringstream text;
+      app.exit(e, text, std::cerr);
+      try {
+        write_stdout(text.str());
+      } catch (const OutputError& out) {
+        report_error(out.what());
+        return kExitOutput;
+      }
+      return kExitOk;
+    }
     report_error(parse_error_message(app, e));
     return kExitUsage;
   } catch (const InputError& e) {
@@ -53,6 +71,15 @@ int run_app(CLI::App& app, int argc, char** argv) {
   } catch (const DeviceError& e) {
     report_error(e.what());
     return kExitMesh;
+  } catch (const NoCasesError& e) {
+    report_error(e.what());
+    return kExitNoCases;
+  } catch (const OutputError& e) {
+    report_error(e.what());
+    return kExitOutput;
+  } catch (const NonFiniteError& e) {
+    report_error(e.what());
+    return kExitNonFinite;
   } catch (const InternalError& e) {  // its message already says "internal error"
     report_error(e.what());
     return kExitInternal;
@@ -65,10 +92,49 @@ int run_app(CLI::App& app, int argc, char** argv) {
   }
 }
 
+namespace {
+
+// A closed stdin, stdout or stderr would be handed to the next file meshrun opens (a --trace file
+// would then receive the result, or the error messages). Each closed one is reopened on
+// /dev/null; a closed stdout is also remembered, since nothing written there would arrive.
+bool reserve_standard_fds() {
+  bool stdout_open = true;
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    if (fd == 1) stdout_open = false;
+    const int got = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (got != fd && got >= 0) ::close(got);  // cannot happen: open takes the lowest free fd
+  }
+  return stdout_open;
+}
+
+// The outcome once stdout is closed: a deferred write error (some file systems report ENOSPC only
+// at close) turns a success or a grading verdict into exit 6, since the reader never got it.
+int finish(int code) {
+  try {
+    close_stdout();
+  } catch (const OutputError& e) {
+    if (code == kExitOk || code == kExitDiffers) {
+      report_error(e.what());
+      return kExitOutput;
+    }
+  }
+  return code;
+}
+
+}  // namespace
 }  // namespace meshrun
 
 int main(int argc, char** argv) {
   using namespace meshrun;
+  // Past RLIMIT_FSIZE, write(2) fails with EFBIG (reported, exit 6) instead of killing meshrun
+  // with SIGXFSZ before it can say anything. SIGPIPE keeps its default: a reader that left ends us
+  // at once, as it does every filter; with SIGPIPE ignored, EPIPE is reported as exit 6.
+  std::signal(SIGXFSZ, SIG_IGN);
+  if (!reserve_standard_fds()) {
+    report_error("stdout: " + std::string(std::strerror(EBADF)));
+    return kExitOutput;
+  }
   CLI::App app{"meshrun: runs JAX shard_map-style SPMD programs, one thread per device",
                "meshrun"};
   app.require_subcommand(1);
@@ -82,5 +148,5 @@ int main(int argc, char** argv) {
     report_error(std::string("internal error: ") + e.what());
     return kExitInternal;
   }
-  return run_app(app, argc, argv);
+  return finish(run_app(app, argc, argv));
 }

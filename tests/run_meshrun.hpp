@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,26 +40,54 @@ inline std::string slurp(const std::string& path) {
   return s.str();
 }
 
-inline Result run(const std::vector<std::string>& args, const std::string& stdin_path = "/dev/null") {
+// Where the child's stdout goes, for the tests of output that could not be written.
+struct RunOptions {
+  std::string stdin_path = "/dev/null";
+  std::string stdout_path;           // "" captures it (Result::out); else this file, e.g. /dev/full
+  bool stdout_closed = false;        // fd 1 closed, as `>&-` does
+  bool stdout_reader_gone = false;   // a pipe whose read end is already closed
+  bool ignore_sigpipe = false;       // as `trap '' PIPE` does
+  long file_size_limit = -1;         // RLIMIT_FSIZE in bytes, as `ulimit -f` does
+};
+
+inline Result run_with(const std::vector<std::string>& args, const RunOptions& o) {
   char dir[] = "/tmp/meshrun_test.XXXXXX";
   BOOST_REQUIRE(mkdtemp(dir) != nullptr);
   const std::string out_path = std::string(dir) + "/out", err_path = std::string(dir) + "/err";
+  int gone[2] = {-1, -1};
+  if (o.stdout_reader_gone) BOOST_REQUIRE(pipe(gone) == 0);
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = fork();
   BOOST_REQUIRE(pid >= 0);
   if (pid == 0) {
-    const int in = open(stdin_path.c_str(), O_RDONLY);
-    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int in = open(o.stdin_path.c_str(), O_RDONLY);
+    const std::string& target = o.stdout_path.empty() ? out_path : o.stdout_path;
+    const int out = open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (in < 0 || out < 0 || err < 0 || chdir(kSource.c_str()) != 0) _exit(127);
     dup2(in, 0);
     dup2(out, 1);
     dup2(err, 2);
+    if (o.stdout_reader_gone) {
+      dup2(gone[1], 1);
+      close(gone[0]);
+      close(gone[1]);
+    }
+    if (o.stdout_closed) close(1);
+    if (o.ignore_sigpipe) signal(SIGPIPE, SIG_IGN);
+    if (o.file_size_limit >= 0) {
+      const rlimit limit{static_cast<rlim_t>(o.file_size_limit), static_cast<rlim_t>(o.file_size_limit)};
+      setrlimit(RLIMIT_FSIZE, &limit);
+    }
     std::vector<char*> argv{const_cast<char*>(kBinary.c_str())};
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     execv(kBinary.c_str(), argv.data());
     _exit(127);
+  }
+  if (o.stdout_reader_gone) {
+    close(gone[0]);
+    close(gone[1]);
   }
   Result r;
   int status = 0;
@@ -78,6 +107,12 @@ inline Result run(const std::vector<std::string>& args, const std::string& stdin
   r.err = slurp(err_path);
   std::filesystem::remove_all(dir);
   return r;
+}
+
+inline Result run(const std::vector<std::string>& args, const std::string& stdin_path = "/dev/null") {
+  RunOptions o;
+  o.stdin_path = stdin_path;
+  return run_with(args, o);
 }
 
 }  // namespace meshrun::testing

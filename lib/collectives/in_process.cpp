@@ -8,6 +8,7 @@
 
 #include "collectives/futex.hpp"
 #include "collectives/kernels.hpp"
+#include "support/cpus.hpp"
 #include "support/errors.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -57,7 +58,7 @@ InProcessGroup::InProcessGroup(int size, std::string axis, GroupOptions options)
     : size_(size),
       axis_(std::move(axis)),
       options_(options),
-      oversubscribed_(static_cast<unsigned>(size) > std::max(1u, std::thread::hardware_concurrency())),
+      oversubscribed_(static_cast<unsigned>(size) > usable_cpus()),
       slots_(new Slot[static_cast<std::size_t>(size)]) {
   MESHRUN_CHECK(size >= 1, "a group needs at least one member");
   for (int r = 0; r < size; ++r) members_.push_back(std::make_unique<InProcessCommunicator>(*this, r));
@@ -135,7 +136,7 @@ void InProcessCommunicator::arrive_and_wait(bool cancellable) {
     if (cancellable && now >= deadline) {
       // Who had not arrived by the deadline: read before withdrawing, since a member arriving
       // after the withdrawal can no longer complete the sync point but is just as late.
-      const std::string late = missing_members();
+      const std::vector<int> late = missing_members();
       if (withdraw()) timed_out(late);
       return;  // completed just now
     }
@@ -149,24 +150,24 @@ void InProcessCommunicator::arrive_and_wait(bool cancellable) {
   }
 }
 
-std::string InProcessCommunicator::missing_members() const {
+std::vector<int> InProcessCommunicator::missing_members() const {
   const InProcessGroup& g = group_;
-  std::string missing;
+  std::vector<int> missing;
   for (int r = 0; r < g.size_; ++r) {
-    if (g.slots_[r].arrived.load(std::memory_order_relaxed) < syncs_) {
-      missing += missing.empty() ? "" : ", ";
-      missing += std::to_string(r);
-    }
+    if (g.slots_[r].arrived.load(std::memory_order_relaxed) < syncs_) missing.push_back(r);
   }
   return missing;
 }
 
-void InProcessCommunicator::timed_out(const std::string& missing) {
+void InProcessCommunicator::timed_out(const std::vector<int>& missing) {
   InProcessGroup& g = group_;
   g.abort();
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(g.options_.timeout).count();
-  throw CollectiveError(where(current_) + ": timed out after " + std::to_string(ms) +
-                        " ms; device(s) " + missing + " never arrived");
+  std::string list;
+  for (int r : missing) list += (list.empty() ? "" : ", ") + std::to_string(r);
+  throw TimeoutError(where(current_) + ": timed out after " + std::to_string(ms) + " ms; device(s) " +
+                         list + " never arrived",
+                     missing);
 }
 
 void InProcessCommunicator::check_descs(const Desc& mine) {

@@ -186,8 +186,8 @@ class InProcessCommunicator final : public Communicator {
   void check_descs(const Desc& mine);
   Frame& frame_of(int rank) { return group_.slots_[rank].frames[seq_ & 1]; }
   // The members whose arrived_ is behind this member's current sync point, e.g. "5, 7".
-  std::string missing_members() const;
-  [[noreturn]] void timed_out(const std::string& missing);
+  std::vector<int> missing_members() const;
+  [[noreturn]] void timed_out(const std::vector<int>& missing);
   std::string where(const Desc& d) const;
 
   InProcessGroup& group_;

@@ -46,6 +46,26 @@ std::vector<Mismatch> compare_outputs(const ProgramDef& program, const std::vect
   return out;
 }
 
+std::string find_non_finite(const ProgramDef& program, const std::vector<Tensor>& outputs) {
+  MESHRUN_CHECK(outputs.size() == program.outputs.size(), "one tensor per declared output");
+  std::string first;
+  std::size_t bad = 0, total = 0;
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const Tensor& t = outputs[k];
+    total += t.size();
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (std::isfinite(t.data[i])) continue;
+      if (bad++ == 0) {
+        first = "output " + element_path(program.outputs[k].name, t, i) + " is " +
+                format_number(t.data[i], NumberFormat{});
+      }
+    }
+  }
+  if (bad == 0) return "";
+  return first + " (" + std::to_string(bad) + " of " + std::to_string(total) +
+         (bad == 1 ? " element is" : " elements are") + " not finite)";
+}
+
 std::string describe(const Mismatch& m) {
   if (!m.shape_note.empty()) return m.path + ": " + m.shape_note;
   const NumberFormat exact{.precision = 6, .exact = true};

@@ -24,6 +24,10 @@ std::vector<Mismatch> compare_outputs(const ProgramDef& program, const std::vect
                                       const std::vector<Tensor>& expected, double atol,
                                       double rtol);
 
+// "output w[0][0] is +inf (3 of 4 elements are not finite)" for the first NaN or infinity of the
+// outputs, in output then row-major order; "" when every element is finite.
+std::string find_non_finite(const ProgramDef& program, const std::vector<Tensor>& outputs);
+
 // One line: "w[1][0]: got 1.2345, expected 1.2346, allowed 1e-05" (numbers as exact float32).
 std::string describe(const Mismatch& m);
 

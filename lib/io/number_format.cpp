@@ -91,7 +91,8 @@ std::string round_shortest(float v, int precision) {
 }  // namespace
 
 std::string format_number(float v, const NumberFormat& format) {
-  if (!std::isfinite(v)) return "null";
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "+inf" : "-inf";
   if (format.exact) return shortest(v);
   MESHRUN_CHECK(format.precision >= 0, "precision is validated by the caller");
   return round_shortest(v, format.precision);

@@ -16,7 +16,8 @@ struct NumberFormat {
 // "-0.057", "1e-06", "1e+16". At least one decimal in fixed notation; "-0.0" (also a tiny
 // negative rounded to zero) prints as "0.0".
 // exact: the shortest decimal that reads back as the same float32 ("0.1" for 0.1f), same style.
-// Non-finite values have no JSON spelling (NaN/Infinity are not JSON), so they print as "null".
+// Non-finite values have no JSON spelling: they print as "nan", "+inf", "-inf" for messages, and
+// a result holding one is refused before it is written (find_non_finite, io/compare.hpp).
 std::string format_number(float v, const NumberFormat& format);
 
 }  // namespace meshrun

@@ -1,5 +1,7 @@
 #include "io/result_writer.hpp"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "support/errors.hpp"
@@ -11,6 +13,7 @@ void append_row(std::string& out, const float* values, std::size_t n, const Numb
   out += '[';
   for (std::size_t i = 0; i < n; ++i) {
     if (i > 0) out += ',';
+    MESHRUN_CHECK(std::isfinite(values[i]), "a non-finite result is refused before it is written");
     out += format_number(values[i], format);
   }
   out += ']';

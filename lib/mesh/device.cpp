@@ -98,7 +98,8 @@ Tensor Device::psum_scatter(const Tensor& x, const std::string& axis) {
 
 Tensor Device::ppermute(const Tensor& x, const std::string& axis,
                         const std::vector<std::pair<int, int>>& perm) {
-  before(CollectiveOp::kPermute, axis, x.shape, x.shape);
+  // Validated before anything is recorded or injected, as psum_scatter is: a refused call never
+  // appears in the trace as a collective that was entered.
   const int n = comm_.size();
   std::vector<int> source_of(static_cast<std::size_t>(n), -1);
   std::vector<bool> sends(static_cast<std::size_t>(n), false);
@@ -111,6 +112,7 @@ Tensor Device::ppermute(const Tensor& x, const std::string& axis,
     sends[src] = true;
     source_of[dst] = src;
   }
+  before(CollectiveOp::kPermute, axis, x.shape, x.shape);
   Tensor y(x.shape);
   comm_.permute(x.span(), y.span(), source_of);
   return y;

@@ -25,6 +25,8 @@ Injection parse_injection(const std::string& text, const std::string& flag) {
       inj.kind = Injection::Kind::kFail;
     } else if (kind == "stall") {
       inj.kind = Injection::Kind::kStall;
+    } else if (kind == "internal") {
+      inj.kind = Injection::Kind::kInternal;
     } else {
       ok = false;
     }
@@ -32,9 +34,16 @@ Injection parse_injection(const std::string& text, const std::string& flag) {
   ok = ok && parse_whole(std::string_view(text).substr(colon + 1, at - colon - 1), inj.device) &&
        parse_whole(std::string_view(text).substr(at + 1), inj.at) && inj.device >= 0 && inj.at >= 1;
   if (!ok) {
-    throw InputError(flag, "'" + text + "' is not fail:DEVICE@K or stall:DEVICE@K (K from 1)");
+    throw InputError(flag, "'" + text + "' is not fail:DEVICE@K, stall:DEVICE@K or internal:DEVICE@K (K from 1)");
   }
   return inj;
+}
+
+std::string injection_str(const Injection& inj) {
+  const char* kind = inj.kind == Injection::Kind::kFail    ? "fail:"
+                     : inj.kind == Injection::Kind::kStall ? "stall:"
+                                                           : "internal:";
+  return kind + std::to_string(inj.device) + "@" + std::to_string(inj.at);
 }
 
 }  // namespace meshrun

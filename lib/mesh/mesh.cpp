@@ -16,6 +16,7 @@
 
 #include "collectives/futex.hpp"
 #include "collectives/in_process.hpp"
+#include "support/cpus.hpp"
 #include "support/errors.hpp"
 
 namespace meshrun {
@@ -25,6 +26,8 @@ constexpr auto kIdleSlice = std::chrono::milliseconds(100);
 // A stalled device sleeps on `failures` in slices of at most this (a safety net: every abort
 // it waits for bumps the word).
 constexpr auto kStallSlice = std::chrono::milliseconds(50);
+// How much longer than the timeout a stalled device waits while a peer may still be waiting for it.
+constexpr auto kStallGrace = std::chrono::milliseconds(1000);
 }  // namespace
 
 struct Mesh::Impl {
@@ -59,23 +62,29 @@ struct Mesh::Impl {
   Trace* trace = nullptr;  // set with body by run()
   std::unique_ptr<InProcessGroup> group;
   std::vector<std::exception_ptr> errors;
+  // Per device, written by its own thread during a run and read by run() after it: the collective
+  // at which it began an injected stall ("" if it did not), and how many collectives it entered.
+  std::vector<std::string> stalled_at;
+  std::vector<std::uint64_t> entered;
+  // Devices in an injected stall right now: when they and the finished devices are all there is,
+  // nobody waits for the stalled ones to time out, so each stall ends at its own timeout.
+  std::atomic<int> stalling{0};
+  // Per injection: whether it fired during the last run (written by its device's thread only).
+  std::vector<char> fired;
   std::vector<std::jthread> threads;  // last member: joined first, before the state above dies
 
   void device_loop(int index, std::stop_token stop);
   void run_job(int index, const std::stop_token& stop);
   void inject(int index, CollectiveOp op, std::uint64_t seq, const std::stop_token& stop);
   void record(int index, std::exception_ptr error, bool consequence = false);
+  std::exception_ptr explain(int first) const;
 };
 
 // MeshOptions::pin_devices: device `index` of `size` onto one of the CPUs this process may use,
 // round robin, when the devices outnumber them. Best effort: a refusal leaves the thread unpinned.
 static void pin_if_oversubscribed(int index, int size) {
 #if defined(__linux__)
-  cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  const std::vector<int> cpus = usable_cpu_ids();
   if (cpus.empty() || static_cast<std::size_t>(size) <= cpus.size()) return;
   cpu_set_t one;
   CPU_ZERO(&one);
@@ -116,6 +125,7 @@ void Mesh::Impl::run_job(int index, const std::stop_token& stop) {
                 trace ? &trace->collectives[static_cast<std::size_t>(index)] : nullptr);
   try {
     (*body.load(std::memory_order_acquire))(device);
+    entered[static_cast<std::size_t>(index)] = device.comm().seq();
   } catch (const AbortedError&) {
     record(index, std::current_exception(), /*consequence=*/true);
   } catch (const CollectiveError&) {
@@ -145,35 +155,101 @@ void Mesh::Impl::record(int index, std::exception_ptr error, bool consequence) {
 }
 
 void Mesh::Impl::inject(int index, CollectiveOp op, std::uint64_t seq, const std::stop_token& stop) {
-  for (const Injection& inj : options.injections) {
+  for (std::size_t i = 0; i < options.injections.size(); ++i) {
+    const Injection& inj = options.injections[i];
     if (inj.device != index || inj.at != seq) continue;
+    fired[i] = 1;
     const std::string spec = std::to_string(index) + "@" + std::to_string(seq);
     if (inj.kind == Injection::Kind::kFail) {
       throw std::runtime_error("injected failure (--inject fail:" + spec + ")");
     }
+    if (inj.kind == Injection::Kind::kInternal) {
+      throw InternalError("internal error: injected at device " + std::to_string(index) + "'s " +
+                          op_name(op) + " #" + std::to_string(seq) + " (--inject internal:" + spec + ")");
+    }
     // Stall: never arrive. Sleep in short slices until the mesh aborts (a peer timed out and
-    // reported us) or is destroyed. Bounded: by the timeout plus a second in case nobody waits
-    // for us (the peers' own timeout report should win), by the timeout alone on a 1-device mesh.
-    const auto limit = std::chrono::steady_clock::now() + options.timeout +
-                       (size > 1 ? std::chrono::milliseconds(1000) : std::chrono::milliseconds(0));
+    // reported us) or is destroyed. Bounded: by the timeout plus a second while some device may
+    // still wait for us (its own timeout report, naming us, should win), by the timeout alone
+    // once every other device has stalled too or finished -- nobody else will report then.
+    const std::string at = std::string(op_name(op)) + " #" + std::to_string(seq) + " on '" + axis +
+                           "' (--inject stall:" + spec + ")";
+    stalled_at[static_cast<std::size_t>(index)] = at;
+    stalling.fetch_add(1, std::memory_order_acq_rel);
+    const auto start = std::chrono::steady_clock::now();
+    auto released = [&] {
+      return group->aborted() || stop.stop_requested() || stopping.load(std::memory_order_acquire);
+    };
     for (;;) {
       const std::uint32_t seen = failures.load(std::memory_order_acquire);  // before the checks
-      if (group->aborted() || stop.stop_requested() || stopping.load(std::memory_order_acquire)) {
-        break;
-      }
+      if (released()) break;
+      const bool alone = stalling.load(std::memory_order_acquire) +
+                             static_cast<int>(done.load(std::memory_order_acquire)) ==
+                         size;
+      const auto limit = start + options.timeout + (alone ? std::chrono::milliseconds(0) : kStallGrace);
       const auto now = std::chrono::steady_clock::now();
       if (now >= limit) break;
       futex_wait_for(failures, seen, std::min<std::chrono::nanoseconds>(limit - now, kStallSlice));
     }
-    const std::string what = "device " + std::to_string(index) + " stalled at " + op_name(op) +
-                             " #" + std::to_string(seq) + " on '" + axis +
-                             "' (--inject stall:" + spec + ")";
-    if (group->aborted() || stop.stop_requested() || stopping.load(std::memory_order_acquire)) {
-      throw AbortedError(what);  // the peers' timeout report (or the destruction) is the cause
-    }
+    stalling.fetch_sub(1, std::memory_order_acq_rel);
+    const std::string device_what = "device " + std::to_string(index) + " stalled at " + at;
+    if (released()) throw AbortedError(device_what);  // the peers' report (or ~Mesh) is the cause
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(options.timeout).count();
-    throw CollectiveError(what + " and never arrived; gave up after " + std::to_string(ms) + " ms");
+    throw CollectiveError(device_what + " and never arrived; gave up after " + std::to_string(ms) + " ms");
   }
+}
+
+// The error run() reports for device `first`'s, with what only the mesh knows: for a timeout,
+// which missing devices were stalled (--inject) and which were only late (still in their body,
+// e.g. not scheduled on an oversubscribed machine); for a stall that ended the run, every device
+// that stalled, not just the first to give up.
+std::exception_ptr Mesh::Impl::explain(int first) const {
+  const std::exception_ptr error = errors[static_cast<std::size_t>(first)];
+  auto list = [](const std::vector<int>& devices) {
+    std::string s;
+    for (int d : devices) s += (s.empty() ? "" : ", ") + std::to_string(d);
+    return s;
+  };
+  try {
+    std::rethrow_exception(error);
+  } catch (const TimeoutError& e) {
+    std::vector<int> stalled, late;
+    for (int m : e.missing()) (stalled_at[static_cast<std::size_t>(m)].empty() ? late : stalled).push_back(m);
+    std::string why;
+    if (!stalled.empty()) why = list(stalled) + " stalled by --inject";
+    if (!late.empty()) {
+      why += (why.empty() ? "" : "; ") + list(late) +
+             " late: still running the body, a longer --timeout may help";
+    }
+    return std::make_exception_ptr(TimeoutError(e.what() + std::string(" (") + why + ")", e.missing()));
+  } catch (const CollectiveError&) {
+    // A stall that ended the run (nobody else waited): name every device that stalled.
+    std::vector<int> stalled;
+    std::string where;
+    for (std::size_t d = 0; d < stalled_at.size(); ++d) {
+      if (stalled_at[d].empty()) continue;
+      stalled.push_back(static_cast<int>(d));
+      where += (where.empty() ? "" : "; ") + std::to_string(d) + " at " + stalled_at[d];
+    }
+    if (stalled.size() < 2 || stalled_at[static_cast<std::size_t>(first)].empty()) return error;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(options.timeout).count();
+    return std::make_exception_ptr(CollectiveError("devices " + list(stalled) + " stalled (" + where +
+                                                   ") and never arrived; gave up after " +
+                                                   std::to_string(ms) + " ms"));
+  } catch (...) {
+  }
+  return error;
+}
+
+std::vector<Injection> Mesh::unfired_injections() const {
+  std::vector<Injection> out;
+  for (std::size_t i = 0; i < impl_->options.injections.size(); ++i) {
+    if (!impl_->fired[i]) out.push_back(impl_->options.injections[i]);
+  }
+  return out;
+}
+
+std::uint64_t Mesh::collectives_entered(int device) const {
+  return impl_->entered.at(static_cast<std::size_t>(device));
 }
 
 Mesh::Mesh(int size, std::string axis, MeshOptions options) : impl_(std::make_unique<Impl>()) {
@@ -187,6 +263,8 @@ Mesh::Mesh(int size, std::string axis, MeshOptions options) : impl_(std::make_un
                                        std::to_string(size) + " devices");
     }
   }
+  impl_->fired.assign(impl_->options.injections.size(), 0);
+  impl_->entered.assign(static_cast<std::size_t>(size), 0);
   impl_->threads.reserve(static_cast<std::size_t>(size));
   for (int i = 0; i < size; ++i) {
     impl_->threads.emplace_back([impl = impl_.get(), i](std::stop_token st) { impl->device_loop(i, st); });
@@ -244,6 +322,9 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
     m.group = std::make_unique<InProcessGroup>(m.size, m.axis, go);  // a fresh one per run
     if (trace) trace->collectives.assign(static_cast<std::size_t>(m.size), {});
     m.errors.assign(static_cast<std::size_t>(m.size), nullptr);
+    m.stalled_at.assign(static_cast<std::size_t>(m.size), "");
+    m.entered.assign(static_cast<std::size_t>(m.size), 0);
+    m.fired.assign(m.options.injections.size(), 0);
     m.running = true;  // last: nothing below throws until the devices are done
   }
   m.trace = trace;
@@ -264,7 +345,7 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
   m.trace = nullptr;
   int first = m.first_error.load(std::memory_order_acquire);
   if (first < 0) first = m.first_consequence.load(std::memory_order_acquire);
-  std::exception_ptr error = first >= 0 ? m.errors[static_cast<std::size_t>(first)] : nullptr;
+  std::exception_ptr error = first >= 0 ? m.explain(first) : nullptr;
   const bool cancelled = m.stopping.load(std::memory_order_acquire) &&
                          m.first_error.load(std::memory_order_relaxed) < 0 && error;
   const std::string axis = m.axis;

@@ -51,6 +51,11 @@ class Mesh {
   // With `trace`, each device records the collectives it enters into trace->collectives[index].
   void run(const std::function<void(Device&)>& body, Trace* trace = nullptr);
 
+  // After a run: the injections that never fired (their device made fewer collectives), so a
+  // caller can report an --inject that tested nothing; and how many collectives a device entered.
+  std::vector<Injection> unfired_injections() const;
+  std::uint64_t collectives_entered(int device) const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -3,10 +3,14 @@
 //   CollectiveError -> 3  mismatched or timed-out collective, aborted mesh (AbortedError)
 //   DeviceError     -> 3  a device body threw (names the device and the collective it was in)
 //   InternalError   -> 4  a broken invariant (MESHRUN_CHECK)
+//   NoCasesError    -> 5  `check` found no case to grade (pytest's "no tests collected")
+//   OutputError     -> 6  a result could not be written whole (stdout, --trace FILE)
+//   NonFiniteError  -> 7  the result holds NaN or an infinity, which its JSON cannot hold
 #pragma once
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace meshrun {
 
@@ -40,6 +44,18 @@ class AbortedError : public CollectiveError {
   using CollectiveError::CollectiveError;
 };
 
+// A collective wait reached its deadline; `missing` holds the members (ranks in the group) that
+// had not arrived, so the mesh can say which of them were stalled and which only late.
+class TimeoutError : public CollectiveError {
+ public:
+  TimeoutError(const std::string& what, std::vector<int> missing)
+      : CollectiveError(what), missing_(std::move(missing)) {}
+  const std::vector<int>& missing() const noexcept { return missing_; }
+
+ private:
+  std::vector<int> missing_;
+};
+
 // A device body threw; the message names the device and what it was doing.
 class DeviceError : public Error {
  public:
@@ -51,6 +67,24 @@ class DeviceError : public Error {
 };
 
 class InternalError : public Error {
+ public:
+  using Error::Error;
+};
+
+// `meshrun check` was given paths that hold no case file: grading nothing is not a pass.
+class NoCasesError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A write, flush or close of a result failed; the message is "<stream>: <the OS's reason>".
+class OutputError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The program computed NaN or an infinity; the message names the first such output element.
+class NonFiniteError : public Error {
  public:
   using Error::Error;
 };

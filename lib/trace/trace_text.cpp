@@ -51,7 +51,10 @@ std::string format_trace(const Trace& t) {
   arrays(out, "inputs", t.inputs, t);
   out << "collectives:\n";
   for (int d = 0; d < t.devices; ++d) {
-    const auto& list = t.collectives.at(static_cast<std::size_t>(d));
+    // A run that failed before it started has recorded no collectives at all.
+    static const std::vector<CollectiveRecord> kNone;
+    const auto i = static_cast<std::size_t>(d);
+    const auto& list = i < t.collectives.size() ? t.collectives[i] : kNone;
     if (list.empty()) out << "  device " << d << ": none\n";
     for (const CollectiveRecord& c : list) {
       out << "  device " << d << ": #" << c.seq << " " << c.op << "[axis_name='" << c.axis << "'] "

@@ -1,0 +1,58 @@
+#include "flag_checks.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+namespace meshrun {
+namespace {
+
+// The value as the user typed it, cut short: a flag's message stays one short line.
+std::string shown(const std::string& text) {
+  return "'" + (text.size() > 24 ? text.substr(0, 24) + "..." : text) + "'";
+}
+
+std::string number_text(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+}  // namespace
+
+CLI::Validator decimal_integer(long min, long max) {
+  const std::string range = "from " + std::to_string(min) + " to " + std::to_string(max);
+  return CLI::Validator(
+      [min, max, range](std::string& text) -> std::string {
+        long value = 0;
+        const char* end = text.data() + text.size();
+        const auto [p, ec] = std::from_chars(text.data(), end, value, 10);
+        if (p != end || ec == std::errc::invalid_argument) {
+          return "must be an integer, got " + shown(text);
+        }
+        if (ec == std::errc::result_out_of_range || value < min || value > max) {
+          return "must be " + range + ", got " + shown(text);
+        }
+        text = std::to_string(value);
+        return "";
+      },
+      "INT " + range);
+}
+
+CLI::Validator finite_real(double min, double max, const std::string& unit) {
+  const std::string range = "from " + number_text(min) + " to " + number_text(max) + unit;
+  return CLI::Validator(
+      [min, max, range](std::string& text) -> std::string {
+        double value = 0;
+        const char* end = text.data() + text.size();
+        const auto [p, ec] = std::from_chars(text.data(), end, value);
+        if (p != end || ec != std::errc() || !std::isfinite(value)) {
+          return "must be a finite number " + range + ", got " + shown(text);
+        }
+        if (value < min || value > max) return "must be " + range + ", got " + shown(text);
+        return "";
+      },
+      "NUMBER " + range);
+}
+
+}  // namespace meshrun

@@ -1,0 +1,17 @@
+// Validators for numeric flags, so options mean what they say: integers are decimal ("010" is ten,
+// "0x8" and "1.5" are refused), reals are finite ("nan" and "inf" are refused), and each message
+// says what was wanted: "--devices: must be an integer, got '1.5'".
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace meshrun {
+
+// A decimal integer in [min, max]; normalises the text so CLI11's own conversion (which reads a
+// leading 0 as octal and 0x as hex) sees plain decimal.
+CLI::Validator decimal_integer(long min, long max);
+
+// A finite real in [min, max]; `unit` (e.g. " seconds") follows the bounds in the message.
+CLI::Validator finite_real(double min, double max, const std::string& unit = "");
+
+}  // namespace meshrun

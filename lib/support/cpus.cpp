@@ -1,0 +1,29 @@
+#include "support/cpus.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
+namespace meshrun {
+
+std::vector<int> usable_cpu_ids() {
+  std::vector<int> cpus;
+#if defined(__linux__)
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+#endif
+  return cpus;
+}
+
+unsigned usable_cpus() {
+  const std::size_t n = usable_cpu_ids().size();
+  if (n > 0) return static_cast<unsigned>(n);
+  return std::max(1u, std::thread::hardware_concurrency());  // no affinity API: the host's count
+}
+
+}  // namespace meshrun
