@@ -15,87 +15,127 @@ namespace {
 constexpr int kMinFixedExponent = -4;
 constexpr int kMaxFixedExponent = 16;
 
-// The shortest round-trip digits of `v` in scientific form, e.g. "1.11e+00"; splits it into the
-// digits without the point ("111") and the decimal exponent (0).
-template <typename T>
-void shortest_digits(T v, std::string& digits, int& exponent) {
-  char buf[64];
+// A positive finite float's shortest round-trip decimal digits d1 d2 ... dn (no point, no
+// trailing zeros) and its decimal exponent: the value is d1.d2...dn x 10^exponent. Fixed-size
+// storage: formatting a number allocates nothing (a result can hold millions of them).
+struct Digits {
+  char d[24];
+  int n = 0;
+  int exponent = 0;
+};
+
+Digits shortest_digits(float v) {
+  char buf[32];
   const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
   MESHRUN_CHECK(ec == std::errc(), "to_chars failed");
-  const std::string s(buf, end);
-  const auto e = s.find('e');
-  for (std::size_t i = 0; i < e; ++i) {
-    if (s[i] != '.' && s[i] != '-') digits += s[i];
+  Digits out;
+  const char* p = buf;
+  for (; p != end && *p != 'e'; ++p) {
+    if (*p != '.') out.d[out.n++] = *p;
   }
-  exponent = std::atoi(s.c_str() + e + 1);
+  MESHRUN_CHECK(p != end, "to_chars scientific has an exponent");
+  const char* e = p + 1;
+  if (*e == '+') ++e;  // from_chars takes a '-' but not a '+'
+  std::from_chars(e, end, out.exponent);
+  return out;
+}
+
+void append_zeros(std::string& out, long count) {
+  if (count > 0) out.append(static_cast<std::size_t>(count), '0');
 }
 
 // Python repr's layout of digits d1 d2 ... dn times 10^exponent (value d1.d2...dn e exponent).
-std::string layout(bool negative, const std::string& digits, int exponent) {
-  std::string out = negative ? "-" : "";
-  const auto n = static_cast<int>(digits.size());
+void layout(std::string& out, bool negative, const char* digits, int n, int exponent) {
+  if (negative) out += '-';
   if (exponent < kMinFixedExponent || exponent >= kMaxFixedExponent) {
-    out += digits.substr(0, 1);
-    if (n > 1) out += "." + digits.substr(1);
-    const std::string magnitude = std::to_string(std::abs(exponent));  // at least 2 digits
-    return out + (exponent < 0 ? "e-" : "e+") + (magnitude.size() < 2 ? "0" : "") + magnitude;
+    out += digits[0];
+    if (n > 1) {
+      out += '.';
+      out.append(digits + 1, static_cast<std::size_t>(n - 1));
+    }
+    const int magnitude = exponent < 0 ? -exponent : exponent;
+    out += exponent < 0 ? "e-" : "e+";
+    if (magnitude < 10) out += '0';  // at least 2 digits
+    char buf[8];
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, magnitude).ptr);
+    return;
   }
   if (exponent < 0) {
-    return out + "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
+    out += "0.";
+    append_zeros(out, -exponent - 1);
+    out.append(digits, static_cast<std::size_t>(n));
+    return;
   }
   const int int_digits = exponent + 1;
   if (n <= int_digits) {
-    return out + digits + std::string(static_cast<std::size_t>(int_digits - n), '0') + ".0";
+    out.append(digits, static_cast<std::size_t>(n));
+    append_zeros(out, int_digits - n);
+    out += ".0";
+    return;
   }
-  const auto split = static_cast<std::size_t>(int_digits);
-  return out + digits.substr(0, split) + "." + digits.substr(split);
-}
-
-template <typename T>
-std::string shortest(T v) {
-  if (v == 0) return "0.0";  // also -0.0: a sign on zero only confuses a reader of results
-  std::string digits;
-  int exponent = 0;
-  shortest_digits(std::fabs(v), digits, exponent);
-  return layout(v < 0, digits, exponent);
+  out.append(digits, static_cast<std::size_t>(int_digits));
+  out += '.';
+  out.append(digits + int_digits, static_cast<std::size_t>(n - int_digits));
 }
 
 // `v` rounded to `precision` decimals: its shortest round-trip decimal (the digits a person sees
 // for the float32) rounded half away from zero, in decimal, so no binary rounding creeps in. The
 // documented outputs follow this rule: 0.0722875f and 0.3039125f (shortest forms; their exact
 // binary values lie just below the ties) print as 0.072288 and 0.303913.
-std::string round_shortest(float v, int precision) {
-  if (v == 0) return "0.0";
-  std::string digits;
-  int exponent = 0;
-  shortest_digits(std::fabs(v), digits, exponent);
-  const long keep = static_cast<long>(exponent) + 1 + precision;  // digits left of 10^-precision
-  if (keep >= static_cast<long>(digits.size())) return layout(v < 0, digits, exponent);
-  if (keep < 0) return "0.0";
-  std::string kept = digits.substr(0, static_cast<std::size_t>(keep));
-  if (digits[static_cast<std::size_t>(keep)] >= '5') {  // carry: 0.0999995 -> 0.1
-    long i = keep - 1;
-    for (; i >= 0 && kept[static_cast<std::size_t>(i)] == '9'; --i) kept[static_cast<std::size_t>(i)] = '0';
-    if (i < 0) {
-      kept.insert(0, "1");
-      ++exponent;
+void append_rounded(std::string& out, float v, int precision) {
+  Digits g = shortest_digits(std::fabs(v));
+  const long keep = static_cast<long>(g.exponent) + 1 + precision;  // digits left of 10^-precision
+  if (keep >= g.n) {
+    layout(out, v < 0, g.d, g.n, g.exponent);
+    return;
+  }
+  if (keep < 0) {
+    out += "0.0";
+    return;
+  }
+  int kept = static_cast<int>(keep);
+  const bool round_up = g.d[kept] >= '5';
+  if (round_up) {  // carry: 0.0999995 -> 0.1
+    int i = kept - 1;
+    for (; i >= 0 && g.d[i] == '9'; --i) g.d[i] = '0';
+    if (i < 0) {  // all nines: 1 followed by zeros, one decade up
+      g.d[0] = '1';
+      kept = 1;
+      ++g.exponent;
     } else {
-      ++kept[static_cast<std::size_t>(i)];
+      ++g.d[i];
     }
   }
-  while (!kept.empty() && kept.back() == '0') kept.pop_back();
-  if (kept.empty()) return "0.0";  // a value that rounds to zero prints without a sign
-  return layout(v < 0, kept, exponent);
+  while (kept > 0 && g.d[kept - 1] == '0') --kept;
+  if (kept == 0) {
+    out += "0.0";  // a value that rounds to zero prints without a sign
+    return;
+  }
+  layout(out, v < 0, g.d, kept, g.exponent);
 }
 
 }  // namespace
 
+void append_number(std::string& out, float v, const NumberFormat& format) {
+  if (std::isnan(v)) {
+    out += "nan";
+  } else if (std::isinf(v)) {
+    out += v > 0 ? "+inf" : "-inf";
+  } else if (v == 0) {
+    out += "0.0";  // also -0.0: a sign on zero only confuses a reader of results
+  } else if (format.exact) {
+    const Digits g = shortest_digits(std::fabs(v));
+    layout(out, v < 0, g.d, g.n, g.exponent);
+  } else {
+    MESHRUN_CHECK(format.precision >= 0, "precision is validated by the caller");
+    append_rounded(out, v, format.precision);
+  }
+}
+
 std::string format_number(float v, const NumberFormat& format) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "+inf" : "-inf";
-  if (format.exact) return shortest(v);
-  MESHRUN_CHECK(format.precision >= 0, "precision is validated by the caller");
-  return round_shortest(v, format.precision);
+  std::string out;
+  append_number(out, v, format);
+  return out;
 }
 
 }  // namespace meshrun

@@ -19,5 +19,7 @@ struct NumberFormat {
 // Non-finite values have no JSON spelling: they print as "nan", "+inf", "-inf" for messages, and
 // a result holding one is refused before it is written (find_non_finite, io/compare.hpp).
 std::string format_number(float v, const NumberFormat& format);
+// The same, appended to `out` without allocating (beyond `out`'s own growth).
+void append_number(std::string& out, float v, const NumberFormat& format);
 
 }  // namespace meshrun
