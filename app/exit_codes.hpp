@@ -33,6 +33,10 @@ enum ExitCode : int {
   kExitNonFinite = 7,
 };
 
+class Error;
+// The exit code of one of meshrun's typed errors (the table above).
+int exit_code_of(const Error& e);
+
 // Prints "meshrun: <message>" as one line on stderr (newlines inside become spaces).
 void report_error(const std::string& message);
 

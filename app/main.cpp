@@ -42,6 +42,16 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e) {
 
 }  // namespace
 
+// The one mapping from meshrun's error types (support/errors.hpp) to exit codes.
+int exit_code_of(const Error& e) {
+  if (dynamic_cast<const InputError*>(&e)) return kExitUsage;
+  if (dynamic_cast<const CollectiveError*>(&e) || dynamic_cast<const DeviceError*>(&e)) return kExitMesh;
+  if (dynamic_cast<const NoCasesError*>(&e)) return kExitNoCases;
+  if (dynamic_cast<const OutputError*>(&e)) return kExitOutput;
+  if (dynamic_cast<const NonFiniteError*>(&e)) return kExitNonFinite;
+  return kExitInternal;  // InternalError, whose message already says "internal error"
+}
+
 int run_app(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
@@ -62,27 +72,9 @@ int run_app(CLI::App& app, int argc, char** argv) {
     }
     report_error(parse_error_message(app, e));
     return kExitUsage;
-  } catch (const InputError& e) {
+  } catch (const Error& e) {  // meshrun's own: the message says what happened
     report_error(e.what());
-    return kExitUsage;
-  } catch (const CollectiveError& e) {
-    report_error(e.what());
-    return kExitMesh;
-  } catch (const DeviceError& e) {
-    report_error(e.what());
-    return kExitMesh;
-  } catch (const NoCasesError& e) {
-    report_error(e.what());
-    return kExitNoCases;
-  } catch (const OutputError& e) {
-    report_error(e.what());
-    return kExitOutput;
-  } catch (const NonFiniteError& e) {
-    report_error(e.what());
-    return kExitNonFinite;
-  } catch (const InternalError& e) {  // its message already says "internal error"
-    report_error(e.what());
-    return kExitInternal;
+    return exit_code_of(e);
   } catch (const std::exception& e) {
     report_error(std::string("internal error: ") + e.what());
     return kExitInternal;

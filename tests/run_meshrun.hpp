@@ -40,6 +40,24 @@ inline std::string slurp(const std::string& path) {
   return s.str();
 }
 
+// A temp directory for the files a test writes, removed at the end of the test.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char dir[] = "/tmp/meshrun_test_files.XXXXXX";
+    BOOST_REQUIRE(mkdtemp(dir) != nullptr);
+    path = dir;
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  // Writes `text` to `name` inside the directory; returns its path.
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path + "/" + name) << text;
+    return path + "/" + name;
+  }
+};
+
 // Where the child's stdout goes, for the tests of output that could not be written.
 struct RunOptions {
   std::string stdin_path = "/dev/null";

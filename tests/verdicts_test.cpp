@@ -26,27 +26,13 @@ using meshrun::testing::run;
 using meshrun::testing::run_with;
 using meshrun::testing::RunOptions;
 using meshrun::testing::slurp;
+using meshrun::testing::TempDir;
 
 const std::string kExample = "cases/dp-step/example1.json";
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
-
-// A fresh directory under /tmp, removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/meshrun_verdicts.XXXXXX";
-    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return (path / name).string();
-  }
-};
 
 // One error line naming `what`, exit `code`, nothing on stdout.
 void expect_error(const Result& r, int code, const std::string& line) {
@@ -74,7 +60,7 @@ BOOST_AUTO_TEST_CASE(closed_stdout_is_exit_6) {
   expect_error(run_with({"dp-step", kExample}, o), 6, "stdout: Bad file descriptor");
   // Nor does a --trace file opened later take fd 1 and receive the result.
   TempDir dir;
-  const std::string trace = (dir.path / "trace.txt").string();
+  const std::string trace = dir.path + "/trace.txt";
   expect_error(run_with({"dp-step", kExample, "--trace=" + trace}, o), 6, "stdout: Bad file descriptor");
   BOOST_TEST(!has(slurp(trace), "{\"w\""));
 }
@@ -82,7 +68,7 @@ BOOST_AUTO_TEST_CASE(closed_stdout_is_exit_6) {
 BOOST_AUTO_TEST_CASE(result_cut_short_by_the_file_size_limit_is_exit_6) {
   TempDir dir;
   RunOptions o;
-  o.stdout_path = (dir.path / "out").string();
+  o.stdout_path = dir.path + "/out";
   o.file_size_limit = 40;  // the result dict of tp-mlp example 3 is several hundred bytes
   const Result r = run_with({"tp-mlp", "cases/tp-mlp/example3.json"}, o);
   expect_error(r, 6, "stdout: File too large");
@@ -105,27 +91,27 @@ BOOST_AUTO_TEST_CASE(check_stops_at_the_first_write_to_a_reader_that_left) {
 
 BOOST_AUTO_TEST_CASE(check_of_nothing_is_exit_5) {
   TempDir dir;
-  expect_error(run({"check", dir.path.string()}), 5,
-               dir.path.string() + ": no case files (*.json) in this directory");
-  dir.file("A.JSON", slurp(kSource + "/" + kExample));
-  expect_error(run({"check", dir.path.string()}), 5,
-               dir.path.string() + ": no case files (*.json) in this directory");
+  expect_error(run({"check", dir.path}), 5,
+               dir.path + ": no case files (*.json) in this directory");
+  dir.write("A.JSON", slurp(kSource + "/" + kExample));
+  expect_error(run({"check", dir.path}), 5,
+               dir.path + ": no case files (*.json) in this directory");
   // One empty path among good ones is a typo, not a pass.
-  const Result r = run({"check", "cases/dp-step", dir.path.string()});
+  const Result r = run({"check", "cases/dp-step", dir.path});
   BOOST_TEST(r.code == 5);
   BOOST_TEST(r.out.empty());
 }
 
 BOOST_AUTO_TEST_CASE(check_follows_directory_links_and_reports_dangling_ones) {
   TempDir dir;
-  fs::create_directory_symlink(kSource + "/cases/dp-step", dir.path / "linked");
-  fs::create_symlink(dir.path / "nowhere.json", dir.path / "dangling.json");
-  fs::create_directory_symlink(dir.path, dir.path / "loop");  // a cycle: walked once
-  const Result r = run({"check", dir.path.string()});
+  fs::create_directory_symlink(kSource + "/cases/dp-step", dir.path + "/linked");
+  fs::create_symlink(dir.path + "/nowhere.json", dir.path + "/dangling.json");
+  fs::create_directory_symlink(dir.path, dir.path + "/loop");  // a cycle: walked once
+  const Result r = run({"check", dir.path});
   BOOST_TEST(!r.killed);
   BOOST_TEST(r.code == 1, r.err);
-  BOOST_TEST(has(r.out, "ERROR " + (dir.path / "dangling.json").string() + ": dangling symbolic link"), r.out);
-  BOOST_TEST(has(r.out, "PASS " + (dir.path / "linked/example1.json").string()), r.out);
+  BOOST_TEST(has(r.out, "ERROR " + dir.path + "/dangling.json" + ": dangling symbolic link"), r.out);
+  BOOST_TEST(has(r.out, "PASS " + dir.path + "/linked/example1.json"), r.out);
   std::size_t cases = 0;
   for (const auto& e : fs::directory_iterator(kSource + "/cases/dp-step")) cases += e.path().extension() == ".json";
   BOOST_TEST(has(r.out, std::to_string(cases) + " passed, 1 failed\n"), r.out);
@@ -136,11 +122,11 @@ BOOST_AUTO_TEST_CASE(a_file_name_cannot_forge_a_report_line) {
   // A failing case whose name holds a newline and a fake verdict.
   std::string text = slurp(kSource + "/" + kExample);
   text.replace(text.find("\"loss\":121.0"), 12, "\"loss\":999.0");
-  dir.file("a\nPASS b.json", text);
-  const Result r = run({"check", dir.path.string()});
+  dir.write("a\nPASS b.json", text);
+  const Result r = run({"check", dir.path});
   BOOST_TEST(r.code == 1);
   BOOST_TEST(lines(r.out) == 2u, r.out);
-  BOOST_TEST(r.out.rfind("FAIL \"" + dir.path.string() + "/a\\nPASS b.json\": ", 0) == 0u, r.out);
+  BOOST_TEST(r.out.rfind("FAIL \"" + dir.path + "/a\\nPASS b.json\": ", 0) == 0u, r.out);
   BOOST_TEST(has(r.out, "\n0 passed, 1 failed\n"), r.out);
 }
 
@@ -151,10 +137,10 @@ BOOST_AUTO_TEST_CASE(a_non_finite_result_is_exit_7_and_never_printed) {
   const std::string input =
       R"({"w":[[3.4028235e38]],"b":[0.0],"x":[[1],[2],[3],[4],[5],[6],[7],[8]],)"
       R"("y":[[1],[2],[3],[4],[5],[6],[7],[8]],"lr":1e38})";
-  const std::string bare = dir.file("overflow.json", input);
+  const std::string bare = dir.write("overflow.json", input);
   expect_error(run({"dp-step", bare}), 7, "output w[0][0] is -inf (3 of 3 elements are not finite)");
   // Graded: the grader compares the infinity itself, never a null.
-  const std::string graded = dir.file(
+  const std::string graded = dir.write(
       "graded.json", R"({"problem":"dp-step","name":"overflow","input":)" + input +
                          R"(,"expected":{"w":[[1.0]],"b":[0.0],"loss":0.0}})");
   const Result c = run({"check", graded});
@@ -208,7 +194,7 @@ BOOST_AUTO_TEST_CASE(trace_file_is_checked_before_the_run_and_written_on_failure
   BOOST_TEST(slurp(kSource + "/" + kExample) == before);
 
   TempDir dir;
-  const std::string trace = (dir.path / "trace.txt").string();
+  const std::string trace = dir.path + "/trace.txt";
   const Result r = run({"dp-step", kExample, "--inject", "fail:3@1", "--trace=" + trace});
   BOOST_TEST(r.code == 3);
   const std::string text = slurp(trace);
