@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <string_view>
 
 #include "collectives/kernels.hpp"
 #include "support/errors.hpp"
@@ -27,9 +29,8 @@ constexpr auto kSleep = std::chrono::microseconds(50);
 constexpr auto kWatchEvery = std::chrono::milliseconds(1);
 
 std::uint64_t hash_table(std::span<const int> t) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (int v : t) h = (h ^ static_cast<std::uint32_t>(v)) * 1099511628211ull;
-  return h;
+  return std::hash<std::string_view>{}(
+      std::string_view(reinterpret_cast<const char*>(t.data()), t.size_bytes()));
 }
 
 int as_int(std::size_t v) {
