@@ -199,8 +199,10 @@ void MpiGroup::wait(std::span<MPI_Request> reqs, const char* what, int peer) {
 }
 
 std::string MpiGroup::where(const Desc& d) const {
-  return std::string(op_name(d.op)) + " #" + std::to_string(d.seq) + " on '" + axis_ +
-         "' (rank " + std::to_string(rank_) + " of " + std::to_string(ranks_) + ")";
+  const std::string what = d.seq == 0 ? std::string("creating the group")  // before any call
+                                      : std::string(op_name(d.op)) + " #" + std::to_string(d.seq);
+  return what + " on '" + axis_ + "' (rank " + std::to_string(rank_) + " of " +
+         std::to_string(ranks_) + ")";
 }
 
 std::string MpiGroup::devices_of(int rank) const {

@@ -19,19 +19,21 @@
 //       For chunk c, rank 0 folds its devices (v0 + v1) + ... and sends [header | partial] to
 //       rank 1; rank r > 0 receives the running prefix P of devices 0..r*k-1 from rank r-1 and
 //       folds ((P + v_rk) + v_rk+1) + ... -- exactly the next terms of the global left fold -- and
-//       sends on. The last rank's fold is the final sum (written straight into its k outputs for
-//       psum, into a staging buffer for psum_scatter). Receives are pre-posted `window` chunks
+//       sends on. The last rank's fold is the final sum. Receives are pre-posted `window` chunks
 //       ahead and sends overlap the next fold, so after R steps every link is busy at once.
 //       psum then broadcasts each final chunk from the last rank (one MPI_Ibcast per chunk, posted
 //       by every rank right after it handled that chunk, so the result streams back while later
-//       chunks still travel forward; a broadcast copies bits, it does not reorder any sum). A rank
-//       receives into its device 0's output, whose chunk c it no longer reads (in-place calls are
-//       safe), then copies it to its other devices. psum_scatter ends with one MPI_Iscatter.
+//       chunks still travel forward; a broadcast copies bits, it does not reorder any sum), and
+//       each rank copies every completed chunk to its k outputs. psum_scatter ends with one
+//       MPI_Iscatter of the last rank's sum, k blocks per rank.
 //     ppermute: point to point; device g receives from rank source_of[g] / k with tag kPermute + g
 //       (MPI keeps the order of messages with the same source, tag and communicator, so calls
 //       cannot overtake each other); sources on the same rank are plain copies.
+//     MPI only ever reads and writes the group's own buffers (see Buffers), never a device's, so
+//     a request left pending by a failed call cannot touch memory its caller has freed.
 //  3. Release. Every device passes the local barrier `release_`; pmean divides its own output by
-//     n (the same division of the same bits on every device).
+//     n (the same division of the same bits on every device). A device rewrites its slot and
+//     buffers only after release_, which completes only once the leader has finished with them.
 //  Why bit-identical: the reductions compute, for every element, the left fold over the global
 //  device ids 0..n-1 in one fixed order -- the chain just carries the prefix from rank to rank --
 //  and every device receives copies of those bits, so the value does not depend on R, on the
