@@ -157,14 +157,42 @@ std::unique_ptr<MpiGroup> make_group(MpiOptions o = options_with()) {
 
 BOOST_AUTO_TEST_SUITE(collectives)
 
-// 0, 1, primes, both sides of the gather/chain switch (4096 floats), 1<<20.
+// 0, 1, primes, both sides of the gather/chain switch (4096 floats), 1<<20. all_gather and
+// psum_scatter use blocks of `count` up to 4099 elements, then count / 8 (so their whole buffer,
+// the gathered output or the scattered input, is the count: 1<<20 at the end).
 BOOST_AUTO_TEST_CASE(every_collective_matches_the_serial_fold_bit_for_bit) {
   auto group = make_group();
   const std::size_t counts[] = {0, 1, 2, 3, 7, 13, 1009, 4096, 4099, 65537, 1u << 20};
   std::uint64_t salt = 1;
   for (std::size_t count : counts) {
-    const std::size_t block = std::min<std::size_t>(count, 4099);
+    const std::size_t block = count <= 4099 ? count : count / kDevices;
     check_all_ops(*group, count, block, salt += 10, /*in_place=*/false);
+  }
+}
+
+// The contract itself: the same bits as the single-process engine with the same 8 devices
+// (InProcessGroup, 8 threads in this process), whatever R.
+BOOST_AUTO_TEST_CASE(same_bits_as_the_in_process_engine) {
+  auto group = make_group();
+  for (std::size_t count : {std::size_t{1}, std::size_t{4099}, std::size_t{65537}}) {
+    std::vector<std::vector<float>> local(kDevices);
+    {
+      InProcessGroup engine(kDevices, "data");
+      std::vector<std::jthread> threads;
+      for (int d = 0; d < kDevices; ++d)
+        threads.emplace_back([&, d] {
+          local[static_cast<std::size_t>(d)].resize(count);
+          engine.member(d).all_reduce_sum(input(d, count, 300), local[static_cast<std::size_t>(d)]);
+        });
+    }
+    Diffs diffs;
+    run_ok(*group, [&](MpiCommunicator& c) {
+      std::vector<float> out(count, NAN);
+      c.all_reduce_sum(input(c.rank(), count, 300), out);
+      diffs.compare("psum vs the in-process engine, count " + std::to_string(count), out,
+                    local[0].data(), count);
+    });
+    BOOST_TEST(diffs.count == 0, diffs.first);
   }
 }
 
