@@ -343,6 +343,26 @@ BOOST_AUTO_TEST_CASE(a_stall_on_a_remote_rank_is_reported_at_the_timeout) {
   }
 }
 
+// The last rank's devices call all_gather where every other device calls psum (same input
+// size): the descriptors in the gathered headers (or, with one rank, the slots) differ, and
+// every device reports the mismatch instead of mixing data.
+BOOST_AUTO_TEST_CASE(mismatched_collectives_across_ranks_fail_every_device) {
+  const auto messages = run_failing([](MpiCommunicator& c) {
+    std::vector<float> in(5, 1.0f), out(5), all(5 * kDevices);
+    c.all_reduce_sum(in, out);
+    if (c.rank() == kVictim) {
+      c.all_gather(in, all);
+    } else {
+      c.all_reduce_sum(in, out);
+    }
+  });
+  for (const std::string& m : messages) {
+    BOOST_TEST_MESSAGE(m);
+    BOOST_TEST(m.find("mismatched collectives on 'data'") != std::string::npos,
+               "every device reports the mismatch: " << m);
+  }
+}
+
 // kill -9 of one rank in the middle of a collective: the job must end (mpirun or the survivors'
 // timeouts end it), never hang. Run only by the `mpi_killed_rank` ctest entry, which expects the
 // job to fail with a message.
