@@ -16,6 +16,7 @@ namespace {
 // Message tags on the data communicator. Chain chunks of consecutive calls cannot be confused:
 // MPI never lets a message overtake an earlier one with the same source, tag and communicator.
 constexpr int kChainTag = 1;
+constexpr int kGatherTag = 2;
 constexpr int kPermuteTag = 16;  // + the receiving device's global id
 // The header in front of every gathered block and chain chunk: op, element count, sequence
 // number and permutation hash, 4 x 64 bits carried as 8 floats (MPI copies them bit for bit).
@@ -314,11 +315,24 @@ void MpiGroup::gather(const Desc& d) {
   for (std::size_t j = 0; j < k; ++j)
     if (m) std::memcpy(send.data() + kHdr + j * m, slots_[j].in, m * sizeof(float));
   recv.resize(block_ * static_cast<std::size_t>(ranks_));
-  MPI_Request req;
-  check_mpi(MPI_Iallgather(send.data(), as_int(block_), MPI_FLOAT, recv.data(), as_int(block_),
-                           MPI_FLOAT, data_, &req),
-            "MPI_Iallgather");
-  wait({&req, 1}, "the inputs of every rank", -1);
+  // One round of point-to-point messages, every rank to every rank: each rank only has to run
+  // once to post its sends, where a tree or ring allgather needs log R or R-1 dependent rounds,
+  // each waiting for a process that may not hold a core (8 ranks on 2 cores).
+  reqs_.clear();
+  for (int q = 0; q < ranks_; ++q) {
+    float* const block = recv.data() + static_cast<std::size_t>(q) * block_;
+    if (q == rank_) {
+      std::memcpy(block, send.data(), block_ * sizeof(float));
+      continue;
+    }
+    reqs_.emplace_back();
+    check_mpi(MPI_Irecv(block, as_int(block_), MPI_FLOAT, q, kGatherTag, data_, &reqs_.back()),
+              "MPI_Irecv");
+    reqs_.emplace_back();
+    check_mpi(MPI_Isend(send.data(), as_int(block_), MPI_FLOAT, q, kGatherTag, data_, &reqs_.back()),
+              "MPI_Isend");
+  }
+  wait(reqs_, "the inputs of every rank", -1);
   for (int q = 0; q < ranks_; ++q)
     check_header(recv.data() + static_cast<std::size_t>(q) * block_, d, q);
 }

@@ -11,8 +11,9 @@
 //  2. The leader (local device 0, the only thread that moves data across ranks) checks that the k
 //     descriptors agree and does the whole call for its rank, under one deadline (now + timeout):
 //     gather path (all_gather; psum, pmean, psum_scatter of at most gather_max_bytes per device):
-//       MPI_Iallgather of [header | the k local inputs] from every rank; every rank checks the R
-//       headers (op, count, sequence number, permutation hash), then folds the n inputs in global
+//       every rank sends [header | its k local inputs] to every other rank in one round of
+//       MPI_Isend/MPI_Irecv (not a tree or ring allgather: with 8 ranks on 2 cores each dependent
+//       round waits for a process to get a core); every rank checks the R headers (op, count, sequence number, permutation hash), then folds the n inputs in global
 //       order 0..n-1 itself (or copies them, for all_gather). One exchange, no chain: the small
 //       messages pay one hop, and every rank computes the same left fold, so the same bits.
 //     chain path (larger psum, pmean, psum_scatter): the buffer is cut into chunks of chunk_bytes.
@@ -122,7 +123,7 @@ class MpiGroup {
 
   // Step 2, on the leader.
   void cross(const Desc& d);
-  void gather(const Desc& d);           // the Iallgather of [header | k inputs]
+  void gather(const Desc& d);           // every rank's [header | k inputs] to every rank
   const float* gathered(int device) const;  // device's input in the gathered buffer
   // The ordered chain over `count` floats of every device's input; the final sum ends in
   // buf_->result on the last rank, and on every rank too with `broadcast`.
