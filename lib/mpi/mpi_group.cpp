@@ -68,7 +68,7 @@ MpiGroup::MpiGroup(MPI_Comm comm, int local_devices, std::string axis, MpiOption
   MPI_Request dup[2];
   check_mpi(MPI_Comm_idup(comm, &data_, &dup[0]), "MPI_Comm_idup");
   check_mpi(MPI_Comm_idup(comm, &notices_, &dup[1]), "MPI_Comm_idup");
-  wait(dup, "every rank to create the group", -1);
+  wait(dup, "every rank to create the group", -1);  // peers_ is empty: no rank named
   MPI_Comm_set_errhandler(data_, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(notices_, MPI_ERRORS_RETURN);
   for (int j = 0; j < local_; ++j) members_.push_back(std::make_unique<MpiCommunicator>(*this, j));
@@ -180,23 +180,36 @@ void MpiGroup::wait(std::span<MPI_Request> reqs, const char* what, int peer) {
     if (done) return;
     if (aborted()) throw AbortedError(where(current_) + ": aborted: " + reason());
     const auto now = Clock::now();
-    if (now >= deadline_) {
-      std::vector<int> missing;
-      std::string who = what;
-      if (peer >= 0) {
-        who += " rank " + std::to_string(peer) + " (" + devices_of(peer) + ")";
-        for (int j = 0; j < local_; ++j) missing.push_back(peer * local_ + j);
-      }
-      throw TimeoutError(where(current_) + ": timed out after " + ms(options_.timeout) +
-                             " waiting for " + who,
-                         missing);
-    }
+    if (now >= deadline_) timed_out(reqs, what, peer);
     if (now - start < kYieldFor) {
       sched_yield();
     } else {
       std::this_thread::sleep_for(kSleep);
     }
   }
+}
+
+void MpiGroup::timed_out(std::span<MPI_Request> reqs, const char* what, int peer) {
+  // The ranks still owing a message: `peer`, or those of the requests still pending.
+  std::vector<int> late;
+  if (peer >= 0) late.push_back(peer);
+  if (peer < 0 && peers_.size() == reqs.size()) {
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      int done = 0;
+      MPI_Request_get_status(reqs[i], &done, MPI_STATUS_IGNORE);
+      if (!done && std::find(late.begin(), late.end(), peers_[i]) == late.end())
+        late.push_back(peers_[i]);
+    }
+  }
+  std::string who = what;
+  std::vector<int> missing;
+  for (int r : late) {
+    who += (r == late.front() ? " rank " : ", rank ") + std::to_string(r) + " (" + devices_of(r) + ")";
+    for (int j = 0; j < local_; ++j) missing.push_back(r * local_ + j);
+  }
+  throw TimeoutError(
+      where(current_) + ": timed out after " + ms(options_.timeout) + " waiting for " + who,
+      missing);
 }
 
 std::string MpiGroup::where(const Desc& d) const {
@@ -319,6 +332,7 @@ void MpiGroup::gather(const Desc& d) {
   // once to post its sends, where a tree or ring allgather needs log R or R-1 dependent rounds,
   // each waiting for a process that may not hold a core (8 ranks on 2 cores).
   reqs_.clear();
+  peers_.clear();
   for (int q = 0; q < ranks_; ++q) {
     float* const block = recv.data() + static_cast<std::size_t>(q) * block_;
     if (q == rank_) {
@@ -326,13 +340,15 @@ void MpiGroup::gather(const Desc& d) {
       continue;
     }
     reqs_.emplace_back();
+    peers_.push_back(q);
     check_mpi(MPI_Irecv(block, as_int(block_), MPI_FLOAT, q, kGatherTag, data_, &reqs_.back()),
               "MPI_Irecv");
     reqs_.emplace_back();
+    peers_.push_back(q);
     check_mpi(MPI_Isend(send.data(), as_int(block_), MPI_FLOAT, q, kGatherTag, data_, &reqs_.back()),
               "MPI_Isend");
   }
-  wait(reqs_, "the inputs of every rank", -1);
+  wait(reqs_, "the inputs of", -1);
   for (int q = 0; q < ranks_; ++q)
     check_header(recv.data() + static_cast<std::size_t>(q) * block_, d, q);
 }
@@ -413,11 +429,13 @@ void MpiGroup::permute(const Desc& d) {
   send.resize(k * m);  // copies of the k local inputs, for the messages to other ranks
   recv.resize(k * m);  // one slot per local device, for what comes from other ranks
   reqs_.clear();
+  peers_.clear();
   for (std::size_t j = 0; j < k; ++j) {
     if (m) std::memcpy(send.data() + j * m, slots_[j].in, m * sizeof(float));
     const int src = source_of[static_cast<std::size_t>(first) + j];
     if (src >= 0 && src / local_ != rank_) {
       reqs_.emplace_back();
+      peers_.push_back(src / local_);
       check_mpi(MPI_Irecv(recv.data() + j * m, as_int(m), MPI_FLOAT, src / local_,
                           kPermuteTag + first + static_cast<int>(j), data_, &reqs_.back()),
                 "MPI_Irecv");
@@ -427,11 +445,12 @@ void MpiGroup::permute(const Desc& d) {
     const int src = source_of[static_cast<std::size_t>(g)];
     if (g / local_ == rank_ || src < 0 || src / local_ != rank_) continue;
     reqs_.emplace_back();
+    peers_.push_back(g / local_);
     check_mpi(MPI_Isend(send.data() + static_cast<std::size_t>(src - first) * m, as_int(m),
                         MPI_FLOAT, g / local_, kPermuteTag + g, data_, &reqs_.back()),
               "MPI_Isend");
   }
-  wait(reqs_, "the ppermute messages of the other ranks", -1);
+  wait(reqs_, "the ppermute messages of", -1);
   for (std::size_t j = 0; j < k; ++j) {
     const int src = source_of[static_cast<std::size_t>(first) + j];
     float* const out = slots_[j].out;

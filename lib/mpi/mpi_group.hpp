@@ -131,8 +131,10 @@ class MpiGroup {
   void permute(const Desc& d);
   void check_header(const float* header, const Desc& d, int from) const;
   // Waits for every request, bounded by deadline_; a timeout says "waiting for <what> rank
-  // <peer> (devices ...)" (no rank when peer < 0).
+  // <peer> (devices ...)" -- with peer < 0, the ranks of the requests still pending, from
+  // peers_ (the rank of each request, when it holds one per request).
   void wait(std::span<MPI_Request> reqs, const char* what, int peer);
+  [[noreturn]] void timed_out(std::span<MPI_Request> reqs, const char* what, int peer);
   void check_mpi(int rc, const char* call) const;
   std::string where(const Desc& d) const;
   std::string devices_of(int rank) const;
@@ -163,6 +165,7 @@ class MpiGroup {
   std::vector<const float*> srcs_;
   std::vector<float*> dsts_;  // the k local outputs
   std::vector<MPI_Request> reqs_;
+  std::vector<int> peers_;  // gather path, ppermute: the rank of each request in reqs_
 
   std::atomic<bool> aborted_{false};
   mutable std::mutex reason_mu_;
