@@ -1,6 +1,6 @@
 # Thin wrapper over the CMake presets. `make run` and `make test` install what is missing first.
 # Build trees go to $(BUILD)/<preset> -- the presets' own build/<preset> unless BUILD is given.
-PKGS := g++ cmake make nlohmann-json3-dev libcli11-dev libboost-test-dev
+PKGS := g++ cmake make nlohmann-json3-dev libcli11-dev libboost-test-dev openmpi-bin libopenmpi-dev
 FUZZ_PKGS := clang libclang-rt-14-dev
 # What ../shared/peers/run_all.sh needs to build and run the peers meshrun is measured against.
 PEER_PKGS := openmpi-bin libopenmpi-dev libgloo-dev hyperfine bc python3-numpy
@@ -15,7 +15,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_LIMITS := -rss_limit_mb=4096 -malloc_limit_mb=4096
 
-.PHONY: deps fuzz-deps peer-deps build run test asan tsan fuzz bench bench-peers clean
+.PHONY: deps fuzz-deps peer-deps build run test asan tsan fuzz bench bench-peers bench-mpi clean
 
 deps:
 	@missing=""; for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -81,6 +81,13 @@ bench: build
 # The same table beside the peers (OpenMPI, thread baselines, the machine's limits) in one run.
 bench-peers: build peer-deps
 	MESHRUN=$(abspath $(BUILD)/release/meshrun) CORE=1 bash ../shared/peers/run_all.sh
+
+# The MPI backend beside the single-process engine and raw OpenMPI (see bench/README.md):
+# R = 1, R = 2 x 4 threads, R = 8 x 1 thread, MPI_Allreduce over 8 ranks; tables in
+# $(BUILD)/release/bench-mpi.
+bench-mpi: build
+	cmake --build $(BUILD)/release -j $(JOBS) --target meshrun_mpi_bench
+	bash bench/mpi/compare.sh $(BUILD)/release
 
 clean:
 	rm -rf $(BUILD)

@@ -1,4 +1,5 @@
 #include "bench/allreduce_bench.hpp"
+#include "bench/bench_method.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -19,55 +20,11 @@ namespace meshrun::bench {
 
 namespace {
 
-// The peers' sizes in floats (common.hpp kSizes).
-constexpr std::size_t kSizes[] = {1,          8,        64,       1u << 10, 16u << 10,
-                                  256u << 10, 1u << 20, 4u << 20, 16u << 20};
 const std::string kAxis = "data";
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// common.hpp: warm-up calls and the cap on timed calls, by size.
-int warmup_iters(std::size_t bytes) {
-  if (bytes <= 64u << 10) return 20;
-  if (bytes <= 4u << 20) return 5;
-  return 2;
-}
-int max_iters(std::size_t bytes) {
-  if (bytes <= 64u << 10) return 1000;
-  if (bytes <= 4u << 20) return 200;
-  return 40;
-}
-// common.hpp plan_iters: 0 means "skip, it would pass the total budget".
-int plan_iters(double per_call_s, std::size_t bytes, const AllReduceBenchOptions& o,
-               double remaining_s) {
-  per_call_s = std::max(per_call_s, 1e-7);
-  if (per_call_s * o.min_iters > remaining_s) return 0;
-  long it = static_cast<long>(o.size_budget_s / per_call_s);
-  it = std::max<long>(it, o.min_iters);
-  it = std::min<long>(it, max_iters(bytes));
-  it = std::min<long>(it, static_cast<long>(remaining_s / per_call_s));
-  return static_cast<int>(std::max<long>(it, o.min_iters));
-}
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const double pos = p * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = static_cast<std::size_t>(std::ceil(pos));
-  const double f = pos - static_cast<double>(lo);
-  return v[lo] * (1.0 - f) + v[hi] * f;
-}
-
-// Integer-valued test data (common.hpp), so every summation order gives the exact sum.
-float test_value(int rank, std::size_t k) {
-  return static_cast<float>(rank + 1) + static_cast<float>(k % 7);
-}
-float expected_sum(int n, std::size_t k) {
-  return static_cast<float>(n * (n + 1) / 2) + static_cast<float>(n) * static_cast<float>(k % 7);
 }
 
 // Buffer sizes of one call: `elems` is the table's size (per device for psum/pmean, the whole
@@ -251,14 +208,7 @@ class DeviceBench {
     row.path =
         in_process_path(s.in * sizeof(float), o.op == CollectiveOp::kAllReduce || o.op == CollectiveOp::kAllReduceMean);
     sh_.result->rows.push_back(row);
-    if (sh_.out && !o.json) {
-      char line[256];
-      std::snprintf(line, sizeof line,
-                    "  %10zu %9zu %6d %11.2f %11.2f %11.2f %11.4f %11.4f %6llu  %s", row.bytes,
-                    row.elems, row.iters, row.median_us, row.mean_us, row.p90_us, row.algbw,
-                    row.busbw, static_cast<unsigned long long>(row.wrong), row.path.c_str());
-      *sh_.out << line << std::endl;
-    }
+    if (sh_.out && !o.json) *sh_.out << table_row(row) << std::endl;
   }
 
   Device& dev_;
@@ -266,35 +216,6 @@ class DeviceBench {
   int r_, n_;
   std::vector<float> in_, out_;
 };
-
-std::string machine_line() {
-  std::string cpu = "unknown";
-  if (FILE* f = std::fopen("/proc/cpuinfo", "r")) {
-    char buf[512];
-    while (std::fgets(buf, sizeof buf, f)) {
-      std::string l = buf;
-      if (l.rfind("model name", 0) == 0) {
-        cpu = l.substr(l.find(':') + 2);
-        while (!cpu.empty() && (cpu.back() == '\n' || cpu.back() == ' ')) cpu.pop_back();
-        break;
-      }
-    }
-    std::fclose(f);
-  }
-  std::string build =
-#if defined(NDEBUG)
-      "release";
-#else
-      "debug";
-#endif
-#if defined(__OPTIMIZE__)
-  build += ",optimized";
-#endif
-  return "# machine: cpu=\"" + cpu +
-         "\" hw_threads=" + std::to_string(std::thread::hardware_concurrency()) +
-         " build=" + build + " kernels=" + kernels::isa() +
-         " staged_max_bytes=" + std::to_string(GroupOptions{}.staged_max_bytes);
-}
 
 }  // namespace
 
@@ -336,11 +257,7 @@ BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, std::ostre
     *out << "# peer=meshrun variant=" << result.variant << " participants=" << options.devices
          << "\n"
          << machine_line() << " pinned=" << (options.pin_devices ? "auto" : "no") << "\n";
-    char line[256];
-    std::snprintf(line, sizeof line, "# %10s %9s %6s %11s %11s %11s %11s %11s %6s  %s", "bytes",
-                  "elems", "iters", "median_us", "mean_us", "p90_us", "algbw_GB/s", "busbw_GB/s",
-                  "wrong", "path");
-    *out << line << std::endl;
+    *out << table_header() << std::endl;
   }
 
   MeshOptions mo;

@@ -1,0 +1,205 @@
+// The MPI backend: one mesh axis of n = R * k devices spread over R MPI ranks, each rank hosting k
+// device threads with consecutive global ids (rank r: devices r*k .. r*k+k-1). Every device sees
+// the ordinary Communicator interface; results are bit-identical to the in-process engine with n
+// devices, whatever R (1 <= R <= n, R divides n).
+//
+// PROTOCOL (one call; every device of every rank makes the same calls in the same order)
+//
+//  1. Publish. Local device j writes its slot (descriptor, in/out pointers, permutation table)
+//     and passes the local barrier `arrive_` (a 0-element psum of the in-process engine, used as a
+//     black box: a bounded, abortable barrier whose release/acquire publishes the slots).
+//  2. The leader (local device 0, the only thread that moves data across ranks) checks that the k
+//     descriptors agree and does the whole call for its rank, under one deadline (now + timeout):
+//     gather path (all_gather; psum, pmean, psum_scatter of at most gather_max_bytes per device):
+//       every rank sends [header | its k local inputs] to every other rank in one round of
+//       MPI_Isend/MPI_Irecv (not a tree or ring allgather: with 8 ranks on 2 cores each dependent
+//       round waits for a process to get a core); every rank checks the R headers (op, count, sequence number, permutation hash), then folds the n inputs in global
+//       order 0..n-1 itself (or copies them, for all_gather). One exchange, no chain: the small
+//       messages pay one hop, and every rank computes the same left fold, so the same bits.
+//     chain path (larger psum, pmean, psum_scatter): the buffer is cut into chunks of chunk_bytes.
+//       For chunk c, rank 0 folds its devices (v0 + v1) + ... and sends [header | partial] to
+//       rank 1; rank r > 0 receives the running prefix P of devices 0..r*k-1 from rank r-1 and
+//       folds ((P + v_rk) + v_rk+1) + ... -- exactly the next terms of the global left fold -- and
+//       sends on. The last rank's fold is the final sum. Receives are pre-posted `window` chunks
+//       ahead and sends overlap the next fold, so after R steps every link is busy at once.
+//       psum then broadcasts each final chunk from the last rank (one MPI_Ibcast per chunk, posted
+//       by every rank right after it handled that chunk, so the result streams back while later
+//       chunks still travel forward; a broadcast copies bits, it does not reorder any sum), and
+//       each rank copies every completed chunk to its k outputs. psum_scatter ends with one
+//       MPI_Iscatter of the last rank's sum, k blocks per rank.
+//     ppermute: point to point; device g receives from rank source_of[g] / k with tag kPermute + g
+//       (MPI keeps the order of messages with the same source, tag and communicator, so calls
+//       cannot overtake each other); sources on the same rank are plain copies.
+//     MPI only ever reads and writes the group's own buffers (see Buffers), never a device's, so
+//     a request left pending by a failed call cannot touch memory its caller has freed.
+//  3. Release. Every device passes the local barrier `release_`; pmean divides its own output by
+//     n (the same division of the same bits on every device). A device rewrites its slot and
+//     buffers only after release_, which completes only once the leader has finished with them.
+//  Why bit-identical: the reductions compute, for every element, the left fold over the global
+//  device ids 0..n-1 in one fixed order -- the chain just carries the prefix from rank to rank --
+//  and every device receives copies of those bits, so the value does not depend on R, on the
+//  chunk size or on timing; kernels::fold_sum is the same fold the in-process engine uses.
+//
+// WAITS AND FAILURES. Every cross-rank wait is MPI_Test on non-blocking requests in a loop that
+// yields, then sleeps (an oversubscribed rank must not hold the core its peers need; OpenMPI's
+// blocking calls busy-poll), and that ends on the call's deadline (TimeoutError naming the rank
+// and devices waited for) or on the group's abort flag. Any failure -- a device that throws
+// (abort(reason) from its runner), a timeout, a mismatch -- records the first reason, aborts the
+// two local barriers (releasing the rank's own devices), and the rank's watcher thread sends the
+// reason to every other rank on a communicator of its own. Each rank's watcher keeps one receive
+// posted there; a notice aborts that rank with the sender's reason. So one failure ends every
+// rank's collectives within the timeout, and a dead rank (kill -9) is a TimeoutError on its
+// neighbours. After an abort the group refuses every collective. MPI_Abort is left to the
+// program (mpi_runner.hpp), as a last resort when a peer may be dead.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectives/communicator.hpp"
+#include "collectives/in_process.hpp"
+
+namespace meshrun {
+
+struct MpiOptions {
+  std::chrono::milliseconds timeout{10'000};
+  // psum, pmean and psum_scatter inputs of at most this many bytes per device take the gather path.
+  std::size_t gather_max_bytes = 16 * 1024;
+  // The chain path's chunk, and how many chunks a rank has in flight per direction.
+  std::size_t chunk_bytes = 512 * 1024;
+  int window = 4;
+};
+
+class MpiCommunicator;
+
+class MpiGroup {
+ public:
+  // Collective over `comm` (every rank calls it with the same local_devices); needs MPI
+  // initialised with MPI_THREAD_MULTIPLE (the watcher thread and the leader both call MPI).
+  MpiGroup(MPI_Comm comm, int local_devices, std::string axis, MpiOptions options = {});
+  ~MpiGroup();
+  MpiGroup(const MpiGroup&) = delete;
+  MpiGroup& operator=(const MpiGroup&) = delete;
+
+  int size() const { return ranks_ * local_; }  // n: devices over all ranks
+  int ranks() const { return ranks_; }
+  int rank() const { return rank_; }
+  int local_devices() const { return local_; }
+  int first_device() const { return rank_ * local_; }
+  const std::string& axis() const { return axis_; }
+  // The handle of local device j (global id first_device() + j); each is used by one thread.
+  MpiCommunicator& member(int local);
+
+  // Records `reason` (the first one wins), releases this rank's waiters and tells every rank.
+  // Any thread may call it.
+  void abort(const std::string& reason);
+  bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+  std::string reason() const;
+
+ private:
+  friend class MpiCommunicator;
+  using Clock = std::chrono::steady_clock;
+
+  struct Desc {
+    CollectiveOp op;
+    std::uint64_t in_count, out_count, seq, perm_hash;
+    bool operator==(const Desc&) const = default;
+  };
+  struct Slot {
+    Desc desc{};
+    const float* in = nullptr;
+    float* out = nullptr;
+    std::span<const int> source_of;
+  };
+
+  // Step 2, on the leader.
+  void cross(const Desc& d);
+  void gather(const Desc& d);           // every rank's [header | k inputs] to every rank
+  const float* gathered(int device) const;  // device's input in the gathered buffer
+  // The ordered chain over `count` floats of every device's input; the final sum ends in
+  // buf_->result on the last rank, and on every rank too with `broadcast`.
+  void chain(const Desc& d, std::size_t count, bool broadcast);
+  void permute(const Desc& d);
+  void check_header(const float* header, const Desc& d, int from) const;
+  // Waits for every request, bounded by deadline_; a timeout says "waiting for <what> rank
+  // <peer> (devices ...)" -- with peer < 0, the ranks of the requests still pending, from
+  // peers_ (the rank of each request, when it holds one per request).
+  void wait(std::span<MPI_Request> reqs, const char* what, int peer);
+  [[noreturn]] void timed_out(std::span<MPI_Request> reqs, const char* what, int peer);
+  void check_mpi(int rc, const char* call) const;
+  std::string where(const Desc& d) const;
+  std::string devices_of(int rank) const;
+  void watch(std::stop_token stop);
+  void tell_other_ranks();
+
+  MPI_Comm data_ = MPI_COMM_NULL, notices_ = MPI_COMM_NULL;
+  int ranks_ = 1, rank_ = 0, local_;
+  std::string axis_;
+  MpiOptions options_;
+  InProcessGroup arrive_, release_;
+  std::vector<Slot> slots_;
+  std::vector<std::unique_ptr<MpiCommunicator>> members_;
+
+  // Leader-only state, reused from call to call.
+  Desc current_{};
+  Clock::time_point deadline_{};
+  // Every buffer MPI reads or writes is the group's own, never a device's: after a failure a
+  // request may still be pending (MPI cannot cancel a non-blocking collective), so a failed group
+  // leaks these on destruction instead of freeing memory MPI may still touch.
+  struct Buffers {
+    std::vector<float> send, recv;                      // gather path, ppermute
+    std::vector<std::vector<float>> chain_in, chain_out;  // chain path: `window` chunks each
+    std::vector<float> result;                          // chain path: the final sum
+  };
+  std::unique_ptr<Buffers> buf_ = std::make_unique<Buffers>();
+  std::size_t block_ = 0;  // floats per rank in buf_->recv (gather path)
+  std::vector<const float*> srcs_;
+  std::vector<float*> dsts_;  // the k local outputs
+  std::vector<MPI_Request> reqs_;
+  std::vector<int> peers_;  // gather path, ppermute: the rank of each request in reqs_
+
+  std::atomic<bool> aborted_{false};
+  mutable std::mutex reason_mu_;
+  std::string reason_;
+  bool remote_ = false;  // the reason came from another rank (do not send it back)
+  std::jthread watcher_;
+};
+
+class MpiCommunicator final : public Communicator {
+ public:
+  MpiCommunicator(MpiGroup& group, int local) : group_(group), local_(local) {}
+
+  int rank() const override { return group_.first_device() + local_; }
+  int size() const override { return group_.size(); }
+  std::uint64_t seq() const override { return seq_; }
+  // The op of the last collective this device started (for failure reports).
+  CollectiveOp last_op() const { return op_; }
+
+  void all_reduce_sum(std::span<const float> in, std::span<float> out) override;
+  void all_reduce_mean(std::span<const float> in, std::span<float> out) override;
+  void all_gather(std::span<const float> in, std::span<float> out) override;
+  void reduce_scatter_sum(std::span<const float> in, std::span<float> out) override;
+  void permute(std::span<const float> in, std::span<float> out,
+               std::span<const int> source_of) override;
+
+ private:
+  void run(CollectiveOp op, std::span<const float> in, std::span<float> out,
+           std::span<const int> source_of = {});
+  void barrier(InProcessGroup& g, const MpiGroup::Desc& d);
+
+  MpiGroup& group_;
+  int local_;
+  std::uint64_t seq_ = 0;
+  CollectiveOp op_ = CollectiveOp::kAllReduce;
+};
+
+}  // namespace meshrun

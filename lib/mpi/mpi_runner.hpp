@@ -1,0 +1,33 @@
+// Running one rank's share of an MPI mesh: its k device threads, and what a program does when a
+// collective failed. The mesh (lib/mesh) will take this role once the MPI backend is wired into
+// the CLI; until then the MPI tests and meshrun_mpi_bench use it.
+#pragma once
+
+#include <exception>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mpi/mpi_group.hpp"
+
+namespace meshrun {
+
+// MPI_Init_thread with MPI_THREAD_MULTIPLE; throws InternalError if the library cannot provide it.
+void init_mpi_threads(int* argc, char*** argv);
+
+// Runs body(member j) on one std::jthread per local device, waits for all of them and returns each
+// device's exception (null where the body returned). A body that throws aborts the group with
+// "device D (rank r) failed after <op> #<seq> on '<axis>': <what>", which every rank then
+// reports, unless the group had already failed for another reason (the first one wins).
+std::vector<std::exception_ptr> run_local_devices(
+    MpiGroup& group, const std::function<void(MpiCommunicator&)>& body);
+
+// The error to report for a run: the first that is not a consequence (AbortedError) of another,
+// else the first; null when every device returned.
+std::exception_ptr first_cause(const std::vector<std::exception_ptr>& errors);
+
+// Last resort, when a peer may be dead and MPI_Finalize could wait for it forever: prints
+// "meshrun: rank R: <message>" on stderr and ends the whole job with MPI_Abort(code).
+[[noreturn]] void abort_job(const std::string& message, int code);
+
+}  // namespace meshrun

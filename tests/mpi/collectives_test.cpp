@@ -1,0 +1,387 @@
+// The MPI backend under mpirun: 8 devices over R ranks (R = 1, 2, 4, 8; k = 8 / R threads each).
+// Every rank computes every device's input itself (a deterministic function of the global device
+// id), so it can compute the expected results serially: a left fold in global device order
+// ((v0 + v1) + v2) + ... for the reductions, plain copies for gather and permute. Results are
+// compared bit for bit. Assertions run on the main thread only: the device threads record the
+// first difference they saw.
+//
+// Failure scenarios run as their own mpirun invocations (see CMakeLists.txt): a group that
+// failed may leave requests behind on its communicators, and the job ends after it.
+#include <boost/test/unit_test.hpp>
+
+#include <bit>
+#include <cmath>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mpi/mpi_runner.hpp"
+#include "support/errors.hpp"
+
+using namespace meshrun;
+
+namespace {
+
+constexpr int kDevices = 8;
+
+struct MpiFixture {
+  MpiFixture() {
+    init_mpi_threads(nullptr, nullptr);
+  }
+  ~MpiFixture() { MPI_Finalize(); }
+};
+BOOST_TEST_GLOBAL_FIXTURE(MpiFixture);
+
+int world_size() {
+  int r = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+// A float whose sums are not exact (full mantissa, exponents 2^-6..2^6), so the order of a fold
+// changes its bits; a pure function of (device, element, salt), known on every rank.
+float value(int device, std::size_t i, std::uint64_t salt) {
+  std::uint64_t x = (static_cast<std::uint64_t>(device) << 40) ^ (i * 0x9e3779b97f4a7c15ull) ^ salt;
+  x ^= x >> 31;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 29;
+  const float m = 1.0f + static_cast<float>(x >> 40) / static_cast<float>(1ull << 24);
+  const float v = std::ldexp(m, static_cast<int>((x >> 8) % 13) - 6);
+  return (x & 1) ? -v : v;
+}
+
+std::vector<float> input(int device, std::size_t count, std::uint64_t salt) {
+  std::vector<float> v(count);
+  for (std::size_t i = 0; i < count; ++i) v[i] = value(device, i, salt);
+  return v;
+}
+
+// The serial left fold over all n devices' inputs, element by element.
+std::vector<float> serial_sum(std::size_t count, std::uint64_t salt) {
+  std::vector<float> sum = input(0, count, salt);
+  for (int d = 1; d < kDevices; ++d)
+    for (std::size_t i = 0; i < count; ++i) sum[i] += value(d, i, salt);
+  return sum;
+}
+
+// Records the first mismatch seen by any device thread; read on the main thread after the join.
+struct Diffs {
+  std::mutex mu;
+  std::string first;
+  int count = 0;
+  void compare(const std::string& what, const std::vector<float>& got, const float* want,
+               std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (std::bit_cast<std::uint32_t>(got[i]) == std::bit_cast<std::uint32_t>(want[i])) continue;
+      std::lock_guard lock(mu);
+      if (count++ == 0) {
+        char buf[128];
+        std::snprintf(buf, sizeof buf, ": element %zu is %a, expected %a", i, double(got[i]),
+                      double(want[i]));
+        first = what + buf;
+      }
+      return;
+    }
+  }
+};
+
+MpiOptions options_with(std::size_t chunk_bytes = MpiOptions{}.chunk_bytes, int window = 4) {
+  MpiOptions o;
+  o.timeout = std::chrono::milliseconds(20'000);
+  o.chunk_bytes = chunk_bytes;
+  o.window = window;
+  return o;
+}
+
+void run_ok(MpiGroup& group, const std::function<void(MpiCommunicator&)>& body) {
+  const std::vector<std::exception_ptr> errors = run_local_devices(group, body);
+  if (std::exception_ptr e = first_cause(errors)) std::rethrow_exception(e);
+}
+
+// psum, pmean, all_gather and psum_scatter for one element count (per device input for psum and
+// pmean, per device block for all_gather and psum_scatter), checked on every device.
+void check_all_ops(MpiGroup& group, std::size_t count, std::size_t block, std::uint64_t salt,
+                   bool in_place) {
+  const std::vector<float> sum = serial_sum(count, salt);
+  std::vector<float> mean = sum;
+  for (float& v : mean) v /= static_cast<float>(kDevices);
+  const std::size_t nb = kDevices * block;
+  const std::vector<float> scattered = serial_sum(nb, salt + 1);
+  std::vector<float> gathered;
+  for (int d = 0; d < kDevices; ++d) {
+    const std::vector<float> v = input(d, block, salt + 2);
+    gathered.insert(gathered.end(), v.begin(), v.end());
+  }
+  Diffs diffs;
+  run_ok(group, [&](MpiCommunicator& c) {
+    const int g = c.rank();
+    const std::string at = " count " + std::to_string(count) + " device " + std::to_string(g);
+    std::vector<float> in = input(g, count, salt), out(count, NAN);
+    if (in_place) {
+      c.all_reduce_sum(in, in);
+      diffs.compare("psum in place" + at, in, sum.data(), count);
+      in = input(g, count, salt);
+      c.all_reduce_mean(in, in);
+      diffs.compare("pmean in place" + at, in, mean.data(), count);
+    } else {
+      c.all_reduce_sum(in, out);
+      diffs.compare("psum" + at, out, sum.data(), count);
+      std::fill(out.begin(), out.end(), NAN);
+      c.all_reduce_mean(in, out);
+      diffs.compare("pmean" + at, out, mean.data(), count);
+    }
+    const std::vector<float> mine = input(g, block, salt + 2);
+    std::vector<float> all(nb, NAN);
+    c.all_gather(mine, all);
+    diffs.compare("all_gather block " + std::to_string(block) + at, all, gathered.data(), nb);
+    const std::vector<float> full = input(g, nb, salt + 1);
+    std::vector<float> part(block, NAN);
+    c.reduce_scatter_sum(full, part);
+    diffs.compare("psum_scatter block " + std::to_string(block) + at, part,
+                  scattered.data() + static_cast<std::size_t>(g) * block, block);
+  });
+  BOOST_TEST(diffs.count == 0, diffs.first);
+}
+
+std::unique_ptr<MpiGroup> make_group(MpiOptions o = options_with()) {
+  const int r = world_size();
+  BOOST_REQUIRE_MESSAGE(kDevices % r == 0, "run with 1, 2, 4 or 8 ranks");
+  return std::make_unique<MpiGroup>(MPI_COMM_WORLD, kDevices / r, "data", o);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(collectives)
+
+// 0, 1, primes, both sides of the gather/chain switch (4096 floats), 1<<20. all_gather and
+// psum_scatter use blocks of `count` up to 4099 elements, then count / 8 (so their whole buffer,
+// the gathered output or the scattered input, is the count: 1<<20 at the end).
+BOOST_AUTO_TEST_CASE(every_collective_matches_the_serial_fold_bit_for_bit) {
+  auto group = make_group();
+  const std::size_t counts[] = {0, 1, 2, 3, 7, 13, 1009, 4096, 4099, 65537, 1u << 20};
+  std::uint64_t salt = 1;
+  for (std::size_t count : counts) {
+    const std::size_t block = count <= 4099 ? count : count / kDevices;
+    check_all_ops(*group, count, block, salt += 10, /*in_place=*/false);
+  }
+}
+
+// The contract itself: the same bits as the single-process engine with the same 8 devices
+// (InProcessGroup, 8 threads in this process), whatever R.
+BOOST_AUTO_TEST_CASE(same_bits_as_the_in_process_engine) {
+  auto group = make_group();
+  for (std::size_t count : {std::size_t{1}, std::size_t{4099}, std::size_t{65537}}) {
+    std::vector<std::vector<float>> local(kDevices);
+    {
+      InProcessGroup engine(kDevices, "data");
+      std::vector<std::jthread> threads;
+      for (int d = 0; d < kDevices; ++d)
+        threads.emplace_back([&, d] {
+          local[static_cast<std::size_t>(d)].resize(count);
+          engine.member(d).all_reduce_sum(input(d, count, 300), local[static_cast<std::size_t>(d)]);
+        });
+    }
+    Diffs diffs;
+    run_ok(*group, [&](MpiCommunicator& c) {
+      std::vector<float> out(count, NAN);
+      c.all_reduce_sum(input(c.rank(), count, 300), out);
+      diffs.compare("psum vs the in-process engine, count " + std::to_string(count), out,
+                    local[0].data(), count);
+    });
+    BOOST_TEST(diffs.count == 0, diffs.first);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(in_place_reductions) {
+  auto group = make_group();
+  for (std::size_t count : {std::size_t{1}, std::size_t{4099}, std::size_t{65537}})
+    check_all_ops(*group, count, 3, 100 + count, /*in_place=*/true);
+}
+
+// Chunks of 16 floats, 2 in flight: the chain pipelines over dozens of chunks, its ring of
+// buffers wraps many times, and the last chunk is partial.
+BOOST_AUTO_TEST_CASE(many_small_chunks) {
+  MpiOptions o = options_with(64, 2);
+  o.gather_max_bytes = 0;  // everything but empty messages takes the chain
+  auto group = make_group(o);
+  for (std::size_t count : {std::size_t{1}, std::size_t{17}, std::size_t{1009}})
+    check_all_ops(*group, count, count, 200 + count, /*in_place=*/false);
+}
+
+BOOST_AUTO_TEST_CASE(ppermute_across_ranks) {
+  auto group = make_group();
+  std::vector<std::vector<int>> tables = {{1, 2, 3, 4, 5, 6, 7, 0},      // shift by one
+                                          {7, 6, 5, 4, 3, 2, 1, 0},      // reverse
+                                          {-1, 0, -1, 2, 3, -1, 5, 6},   // zeros and a chain
+                                          {0, 1, 2, 3, 4, 5, 6, 7}};     // identity
+  Diffs diffs;
+  for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{1009}, std::size_t{1} << 18}) {
+    for (const std::vector<int>& t : tables) {
+      run_ok(*group, [&](MpiCommunicator& c) {
+        const int g = c.rank();
+        std::vector<float> out(count, NAN);
+        c.permute(input(g, count, 7), out, t);
+        const int src = t[static_cast<std::size_t>(g)];
+        const std::vector<float> want =
+            src < 0 ? std::vector<float>(count, 0.0f) : input(src, count, 7);
+        diffs.compare("ppermute count " + std::to_string(count) + " device " + std::to_string(g),
+                      out, want.data(), count);
+      });
+    }
+  }
+  BOOST_TEST(diffs.count == 0, diffs.first);
+}
+
+// 1,000 collectives back to back in one group: alternating paths and ops, each checked.
+BOOST_AUTO_TEST_CASE(a_thousand_back_to_back) {
+  auto group = make_group();
+  const std::size_t small = 5, large = 5000;  // gather path, chain path
+  const std::vector<float> sum_small = serial_sum(small, 1), sum_large = serial_sum(large, 2);
+  Diffs diffs;
+  run_ok(*group, [&](MpiCommunicator& c) {
+    const int g = c.rank();
+    const std::vector<float> in_small = input(g, small, 1), in_large = input(g, large, 2);
+    std::vector<float> out_small(small), out_large(large);
+    for (int i = 0; i < 1000; ++i) {
+      if (i % 3 == 2) {
+        c.all_reduce_sum(in_large, out_large);
+        diffs.compare("call " + std::to_string(i), out_large, sum_large.data(), large);
+      } else {
+        c.all_reduce_sum(in_small, out_small);
+        diffs.compare("call " + std::to_string(i), out_small, sum_small.data(), small);
+      }
+    }
+    if (c.seq() != 1000) diffs.compare("seq", {1.0f}, std::vector<float>{0.0f}.data(), 1);
+  });
+  BOOST_TEST(diffs.count == 0, diffs.first);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------- failures (one mpirun each)
+
+namespace {
+
+// Runs `body` with a short timeout and returns this rank's devices' error messages; every device
+// must have failed, and no device may take longer than the bound below to do so (the test's own
+// deadline is ctest's TIMEOUT).
+std::vector<std::string> run_failing(const std::function<void(MpiCommunicator&)>& body) {
+  MpiOptions o = options_with();
+  o.timeout = std::chrono::milliseconds(1500);
+  auto group = make_group(o);
+  const std::vector<std::exception_ptr> errors = run_local_devices(*group, body);
+  std::vector<std::string> messages;
+  for (const std::exception_ptr& e : errors) {
+    try {
+      if (e) std::rethrow_exception(e);
+      messages.push_back("(no error)");
+    } catch (const std::exception& x) {
+      messages.push_back(x.what());
+    }
+  }
+  return messages;
+}
+
+// The device that fails or stalls: on the last rank whenever there are several.
+constexpr int kVictim = 7;
+
+// A few collectives, with `before_call(k)` run by every device before its k-th.
+void workload(MpiCommunicator& c, const std::function<void(int)>& before_call) {
+  std::vector<float> a(100, 1.0f), b(5000, 1.0f);
+  for (int k = 1; k <= 20; ++k) {
+    before_call(k);
+    if (k % 2) {
+      c.all_reduce_sum(a, a);
+    } else {
+      c.all_reduce_sum(b, b);
+    }
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(failures)
+
+BOOST_AUTO_TEST_CASE(a_device_that_throws_on_a_remote_rank_fails_every_rank) {
+  const auto messages = run_failing([](MpiCommunicator& c) {
+    workload(c, [&](int k) {
+      if (c.rank() == kVictim && k == 4) throw std::runtime_error("injected failure");
+    });
+  });
+  for (const std::string& m : messages) {
+    BOOST_TEST_MESSAGE(m);
+    if (m.find("injected failure") != std::string::npos &&
+        m.find("device 7 (rank") == std::string::npos)
+      continue;  // the victim's own exception
+    BOOST_TEST((m.find("device 7") != std::string::npos &&
+                m.find("injected failure") != std::string::npos &&
+                m.find("psum #3") != std::string::npos),
+               "every device reports the cause (device, op, sequence number): " << m);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_stall_on_a_remote_rank_is_reported_at_the_timeout) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto messages = run_failing([](MpiCommunicator& c) {
+    workload(c, [&](int k) {
+      if (c.rank() != kVictim || k != 6) return;
+      // Arrive 4 timeouts late: by then every rank has reported the stall.
+      std::this_thread::sleep_for(std::chrono::seconds(6));
+    });
+  });
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  BOOST_TEST_MESSAGE("failed after " << secs << " s");
+  for (const std::string& m : messages) {
+    BOOST_TEST_MESSAGE(m);
+    BOOST_TEST(m.find("timed out after 1500 ms") != std::string::npos,
+               "every device reports the timeout: " << m);
+  }
+}
+
+// The last rank's devices call all_gather where every other device calls psum (same input
+// size): the descriptors in the gathered headers (or, with one rank, the slots) differ, and
+// every device reports the mismatch instead of mixing data.
+BOOST_AUTO_TEST_CASE(mismatched_collectives_across_ranks_fail_every_device) {
+  const auto messages = run_failing([](MpiCommunicator& c) {
+    std::vector<float> in(5, 1.0f), out(5), all(5 * kDevices);
+    c.all_reduce_sum(in, out);
+    if (c.rank() == kVictim) {
+      c.all_gather(in, all);
+    } else {
+      c.all_reduce_sum(in, out);
+    }
+  });
+  for (const std::string& m : messages) {
+    BOOST_TEST_MESSAGE(m);
+    BOOST_TEST(m.find("mismatched collectives on 'data'") != std::string::npos,
+               "every device reports the mismatch: " << m);
+  }
+}
+
+// kill -9 of one rank in the middle of a collective: the job must end (mpirun or the survivors'
+// timeouts end it), never hang. Run only by the `mpi_killed_rank` ctest entry, which expects the
+// job to fail with a message.
+BOOST_AUTO_TEST_CASE(a_killed_rank_ends_the_job) {
+  MpiOptions o = options_with();
+  o.timeout = std::chrono::milliseconds(1500);
+  auto group = make_group(o);
+  const auto errors = run_local_devices(*group, [](MpiCommunicator& c) {
+    workload(c, [&](int k) {
+      if (c.rank() == kVictim && k == 5) std::raise(SIGKILL);
+    });
+  });
+  if (std::exception_ptr e = first_cause(errors)) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      abort_job(x.what(), 3);  // a peer is dead: MPI_Finalize could wait for it forever
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
