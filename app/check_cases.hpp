@@ -40,4 +40,8 @@ RanCase run_case(const std::string& file, const RunFlags& flags);
 // InputError without the leading "file: " that the line already shows); "" otherwise.
 std::string case_error(const std::exception& e, const std::string& file);
 
+// `meshrun check --update PATH...`: blesses the `expected` of every case under `paths`
+// (check_update.cpp).
+void run_update(const std::vector<std::string>& paths, const RunFlags& flags);
+
 }  // namespace meshrun

@@ -2,6 +2,7 @@
 // One line per case on stdout (PASS / FAIL / ERROR), then "N passed, M failed" where M counts
 // FAIL and ERROR. A case without `expected` is an ERROR: there is nothing to grade.
 // --junit FILE / --json FILE write the same verdicts for CI and scripts (check_report.hpp);
+// --update blesses the expected values instead of grading them (check_update.cpp).
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -22,6 +23,7 @@ struct CheckFlags {
   std::vector<std::string> paths;
   std::string junit;  // "" = none
   std::string json;
+  bool update = false;
   RunFlags run;
 };
 
@@ -141,8 +143,16 @@ void add_check_command(CLI::App& app) {
       ->type_name("FILE");
   command->add_option("--json", flags->json, "Also write the verdicts as JSON to FILE")
       ->type_name("FILE");
+  CLI::Option* update = command->add_flag(
+      "--update", flags->update,
+      "Bless: rewrite each case's expected from what meshrun computes now where it is outside "
+      "the tolerance (or missing); refuses cases that error or break a rule");
+  update->excludes("--junit")->excludes("--json");
   add_run_flags(*command, flags->run, true);  // --inject: into every case
-  command->callback([flags] { run_check(*flags); });
+  command->callback([flags] {
+    if (flags->update) return run_update(flags->paths, flags->run);
+    run_check(*flags);
+  });
 }
 
 }  // namespace meshrun
