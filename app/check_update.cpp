@@ -17,6 +17,7 @@
 #include "io/json_text.hpp"
 #include "io/output.hpp"
 #include "io/result_writer.hpp"
+#include "progress.hpp"
 #include "support/errors.hpp"
 #include "support/printable.hpp"
 
@@ -99,11 +100,15 @@ Outcome bless(const Found& found, const RunFlags& flags) {
 void run_update(const std::vector<std::string>& paths, const RunFlags& flags) {
   const std::vector<Found> cases = collect_cases(paths);
   std::size_t updated = 0, unchanged = 0, refused = 0;
+  Progress progress("check --update", cases.size(), "cases");
   for (const Found& c : cases) {
     const Outcome o = bless(c, flags);
+    progress.clear();  // stdout may be the same terminal
     write_stdout(o.word + " " + printable(c.path) + ": " + escape_controls(o.detail) + "\n");
     ++(o.word == "UPDATED" ? updated : o.word == "UNCHANGED" ? unchanged : refused);
+    progress.update(updated + unchanged + refused, std::to_string(refused) + " refused");
   }
+  progress.clear();
   write_stdout(std::to_string(updated) + " updated, " + std::to_string(unchanged) + " unchanged, " +
                std::to_string(refused) + " refused\n");
   if (refused > 0) throw CLI::RuntimeError(kExitDiffers);

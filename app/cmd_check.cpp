@@ -13,6 +13,7 @@
 #include "exit_codes.hpp"
 #include "io/atomic_file.hpp"
 #include "io/output.hpp"
+#include "progress.hpp"
 #include "support/errors.hpp"
 #include "support/printable.hpp"
 
@@ -109,6 +110,7 @@ void run_check(const CheckFlags& flags) {
   Reports reports(flags, cases);
   std::size_t passed = 0;
   std::size_t failed = 0;
+  Progress progress("check", cases.size(), "cases");
   try {
     for (const Found& c : cases) {
       const CaseReport& r = reports.add(grade_case(c, flags.run));
@@ -116,11 +118,15 @@ void run_check(const CheckFlags& flags) {
       // Written as it is graded, and checked: a reader that went away (EPIPE) or a full disk ends
       // the run at once instead of grading every remaining case into the void. The file name is
       // printed so that no byte of it (a newline, say) can forge a line of the report.
+      progress.clear();  // stdout may be the same terminal
       write_stdout(r.word + " " + printable(r.path) + ": " + escape_controls(r.detail) + "\n");
+      progress.update(passed + failed, std::to_string(failed) + " failed");
     }
+    progress.clear();
     write_stdout(std::to_string(passed) + " passed, " + std::to_string(failed) + " failed\n");
   } catch (const std::exception& e) {
     // meshrun itself failed (exit 4 or 6): the reports still say what was graded before it.
+    progress.clear();
     try {
       reports.write(std::string("run ended by meshrun: ") + e.what());
     } catch (const std::exception& report) {
