@@ -2,8 +2,9 @@
 # Build trees go to $(BUILD)/<preset> -- the presets' own build/<preset> unless BUILD is given.
 PKGS := g++ cmake make nlohmann-json3-dev libcli11-dev libboost-test-dev openmpi-bin libopenmpi-dev
 FUZZ_PKGS := clang libclang-rt-14-dev
-# What ../shared/peers/run_all.sh needs to build and run the peers meshrun is measured against.
-PEER_PKGS := openmpi-bin libopenmpi-dev libgloo-dev hyperfine bc python3-numpy
+# What ../shared/peers/run_all.sh needs to build and run the peers meshrun is measured against,
+# and matplotlib for bench/plot.py's pictures of the results.
+PEER_PKGS := openmpi-bin libopenmpi-dev libgloo-dev hyperfine bc python3-numpy python3-matplotlib
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 EXAMPLE := cases/dp-step/example1.json

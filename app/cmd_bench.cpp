@@ -5,6 +5,7 @@
 #include "bench/allreduce_bench.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "progress.hpp"
 
 namespace meshrun {
 
@@ -45,7 +46,17 @@ void add_bench_command(CLI::App& app) {
   ar->callback([flags] {
     bench::AllReduceBenchOptions o = flags->options;
     o.op = bench::parse_bench_op(flags->op);
-    const bench::BenchResult result = bench::run_allreduce_bench(o, &std::cout);
+    Progress progress("bench allreduce", bench::planned_sizes(o), "sizes");
+    std::uint64_t wrong_so_far = 0;
+    o.on_row = [&](std::size_t done, std::size_t, const bench::BenchRow& row) {
+      wrong_so_far += row.wrong;
+      progress.update(done, std::to_string(wrong_so_far) + " wrong, last " +
+                                std::to_string(row.bytes) + " B");
+    };
+    ProgressAwareBuf table_buf(std::cout.rdbuf(), progress);
+    std::ostream table(&table_buf);
+    const bench::BenchResult result = bench::run_allreduce_bench(o, &table);
+    progress.clear();
     if (const std::uint64_t wrong = result.wrong(); wrong != 0) {
       report_error("bench allreduce: " + std::to_string(wrong) +
                    " element(s) differed from the expected result");

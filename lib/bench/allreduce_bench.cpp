@@ -51,6 +51,20 @@ Shape shape_of(CollectiveOp op, std::size_t size, int n) {
   return {size, size, size};
 }
 
+// The sizes the table times: the peers' sizes within [min_bytes, max_bytes], each once
+// (all_gather and psum_scatter round the smallest sizes up to n elements).
+std::vector<Shape> planned_shapes(const AllReduceBenchOptions& o) {
+  std::vector<Shape> shapes;
+  for (std::size_t size : kSizes) {
+    const Shape s = shape_of(o.op, size, o.devices);
+    const std::size_t bytes = s.elems * sizeof(float);
+    if (bytes < o.min_bytes || bytes > o.max_bytes) continue;
+    if (!shapes.empty() && shapes.back().elems == s.elems) continue;
+    shapes.push_back(s);
+  }
+  return shapes;
+}
+
 // What the table's rows share between the device threads. Each device writes only its own
 // entries; device 0 reads them after a psum that every device entered after writing (the
 // collective's synchronisation orders the writes before the reads).
@@ -71,12 +85,8 @@ class DeviceBench {
   void run() {
     const AllReduceBenchOptions& o = *sh_.options;
     const auto start = Clock::now();
-    std::size_t last_elems = 0;
-    for (std::size_t size : kSizes) {
-      const Shape s = shape_of(o.op, size, n_);
+    for (const Shape& s : planned_shapes(o)) {
       const std::size_t bytes = s.elems * sizeof(float);
-      if (bytes < o.min_bytes || bytes > o.max_bytes || s.elems == last_elems) continue;
-      last_elems = s.elems;  // all_gather/psum_scatter round the smallest sizes up to n elements
       in_.assign(s.in, 0.0f);
       out_.assign(s.out, std::numeric_limits<float>::quiet_NaN());
       for (std::size_t k = 0; k < s.in; ++k) in_[k] = test_value(r_, k);
@@ -209,6 +219,7 @@ class DeviceBench {
         in_process_path(s.in * sizeof(float), o.op == CollectiveOp::kAllReduce || o.op == CollectiveOp::kAllReduceMean);
     sh_.result->rows.push_back(row);
     if (sh_.out && !o.json) *sh_.out << table_row(row) << std::endl;
+    if (o.on_row) o.on_row(sh_.result->rows.size(), planned_sizes(o), row);
   }
 
   Device& dev_;
@@ -232,6 +243,10 @@ CollectiveOp parse_bench_op(const std::string& name) {
   }
   throw InputError(
       "--op", "unknown collective '" + name + "' (one of psum, pmean, all_gather, psum_scatter)");
+}
+
+std::size_t planned_sizes(const AllReduceBenchOptions& options) {
+  return planned_shapes(options).size();
 }
 
 BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, std::ostream* out) {

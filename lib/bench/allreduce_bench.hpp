@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -33,6 +34,14 @@ namespace meshrun::bench {
 // Throws InputError (naming --op) for anything else.
 CollectiveOp parse_bench_op(const std::string& name);
 
+struct BenchRow {
+  std::size_t bytes = 0, elems = 0;
+  int iters = 0;
+  double median_us = 0, mean_us = 0, p90_us = 0, algbw = 0, busbw = 0;
+  std::uint64_t wrong = 0;
+  std::string path;  // the engine path this size takes ("staged", "direct", "direct-nt")
+};
+
 struct AllReduceBenchOptions {
   int devices = 8;
   std::size_t min_bytes = 4;
@@ -44,14 +53,9 @@ struct AllReduceBenchOptions {
   int min_iters = 10;
   double timeout_s = 30.0;  // bound on every collective wait
   bool pin_devices = true;  // MeshOptions::pin_devices (--no-pin turns it off)
-};
-
-struct BenchRow {
-  std::size_t bytes = 0, elems = 0;
-  int iters = 0;
-  double median_us = 0, mean_us = 0, p90_us = 0, algbw = 0, busbw = 0;
-  std::uint64_t wrong = 0;
-  std::string path;  // the engine path this size takes ("staged", "direct", "direct-nt")
+  // Called on a device thread after each size's row, with the sizes done and planned (the
+  // command's progress line); may be empty.
+  std::function<void(std::size_t done, std::size_t planned, const BenchRow& row)> on_row;
 };
 
 struct BenchResult {
@@ -61,6 +65,9 @@ struct BenchResult {
   std::string stopped;  // why the table stopped early, or empty
   std::uint64_t wrong() const;
 };
+
+// How many sizes the table plans to time with these options (fewer when the budget runs out).
+std::size_t planned_sizes(const AllReduceBenchOptions& options);
 
 // Runs the benchmark. With `out` non-null the table is printed there row by row as sizes finish
 // (or, with options.json, one JSON document at the end). Throws InputError for bad options and
