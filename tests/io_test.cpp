@@ -223,6 +223,42 @@ BOOST_AUTO_TEST_CASE(rejects_file_level_problems) {
   expect_rejected(kDpInput, R"(missing key "problem")", nullptr);  // bare input, no program
 }
 
+// The last of two equal keys used to win silently, so a second "loss" in `expected` could turn a
+// FAIL into a PASS.
+BOOST_AUTO_TEST_CASE(rejects_duplicate_keys) {
+  expect_rejected(R"({"problem":"dp-step","name":"t","problem":"dp-step","input":{}})",
+                  R"(duplicate key "problem")");
+  expect_rejected(dp_case(R"({"w":[[1]],)" + kDpInput.substr(1)), R"(input: duplicate key "w")");
+  expect_rejected(R"({"w":[[1]],)" + kDpInput.substr(1), R"(input: duplicate key "w")");  // bare
+  expect_rejected(dp_case(kDpInput, R"(,"expected":{"w":[[1.11]],"b":[0.2],"loss":1,"loss":121})"),
+                  R"(expected: duplicate key "loss")");
+  expect_rejected(dp_case(kDpInput, R"(,"note":[0,{"a":1,"a":1}])"), R"(note[1]: duplicate key "a")");
+  // Reported before the keys are checked, and after the syntax.
+  expect_rejected(R"({"zz":1,"zz":2})", R"(input: duplicate key "zz")");
+  expect_rejected(R"({"a":1,"a":2,)", "invalid JSON at line 1, column 14 (byte 14): syntax error "
+                                      "while parsing object key - unexpected end of input; expected "
+                                      "string literal");
+}
+
+// nlohmann's lexer takes a NUL byte for the end of the input; whatever follows the value is an
+// error, a NUL included.
+BOOST_AUTO_TEST_CASE(rejects_bytes_after_the_value) {
+  const std::string text = dp_case(kDpInput);
+  const std::string at = std::to_string(text.size() + 1);
+  expect_rejected(text + std::string(1, '\0'),
+                  "invalid JSON at line 1, column " + at + " (byte " + at +
+                      "): unexpected NUL byte; expected end of input");
+  expect_rejected(text + "\n" + std::string(1, '\0') + "}",
+                  "invalid JSON at line 2, column 1 (byte " + std::to_string(text.size() + 2) +
+                      "): unexpected NUL byte; expected end of input");
+  expect_rejected(text + " x", "invalid JSON at line 1, column " + std::to_string(text.size() + 2) +
+                                   " (byte " + std::to_string(text.size() + 2) +
+                                   "): syntax error while parsing value - invalid literal");
+  // Trailing whitespace is not a value.
+  TempFile f(text + " \n\t\r\n");
+  BOOST_TEST(read_case(f.path, &dp(), 8).name == "t");
+}
+
 BOOST_AUTO_TEST_CASE(cannot_read) {
   try {
     read_case("/nonexistent/dir/case.json", &dp(), 8);

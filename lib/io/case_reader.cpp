@@ -148,8 +148,15 @@ Case read_case(const std::string& path, const ProgramDef* program, int devices) 
   Case c;
   c.file = display_name(path);
   try {
-    const json doc = parse_json_text(read_text(path));
-    read_document(doc, program, devices, c);
+    const ParsedJson parsed = parse_json_text(read_text(path));
+    if (parsed.duplicate) {
+      // Before anything else is read: with two values for one key, the rest could mean anything.
+      const DuplicateKey& d = *parsed.duplicate;
+      const bool bare = parsed.doc.is_object() && !is_case(parsed.doc);
+      const std::string field = bare ? "input" + (d.path.empty() ? "" : "." + d.path) : d.path;
+      throw InputError(field, "duplicate key " + quoted(d.key));
+    }
+    read_document(parsed.doc, program, devices, c);
   } catch (const InputError& e) {
     // Every message starts with the file; the inner code only knows fields.
     throw InputError(c.file, e.what());

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <set>
+#include <vector>
 
 #include "support/errors.hpp"
 
@@ -12,6 +14,32 @@ namespace {
 
 // Thrown from the parser callback to stop parsing at the first too-deep container.
 struct TooDeep {};
+
+// The open containers while parsing, to find duplicate keys (nlohmann keeps the last silently,
+// so a second "w" in `expected` could turn a FAIL into a PASS) and to name where they are.
+struct Frame {
+  bool object;
+  std::string key;         // object: the member being parsed
+  std::size_t index = 0;   // array: the element being parsed
+  std::set<std::string> keys;
+};
+
+// "input.x[3]": the field holding the innermost open container.
+std::string path_of(const std::vector<Frame>& frames) {
+  std::string path;
+  for (std::size_t i = 0; i + 1 < frames.size(); ++i) {
+    const Frame& f = frames[i];
+    if (!f.object) {
+      path += '[';
+      path += std::to_string(f.index);
+      path += ']';
+      continue;
+    }
+    if (!path.empty()) path += '.';
+    path += f.key;
+  }
+  return path;
+}
 
 [[noreturn]] void throw_read_error(int err) {
   throw InputError("", std::string("cannot read: ") + std::strerror(err));
@@ -74,19 +102,42 @@ std::string read_text(const std::string& path) {
   return read_all(f.get());
 }
 
-nlohmann::json parse_json_text(std::string_view text) {
+ParsedJson parse_json_text(std::string_view text) {
   if (all_whitespace(text)) throw InputError("", "the file is empty");
   // The callback sees every container start with the number of containers enclosing it. The
   // parser itself is iterative and nlohmann (>= 3.10) destroys values without recursion, so
   // stopping at the first container past the limit bounds both stack and memory.
-  const auto limit_depth = [](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-    const bool opens = event == nlohmann::json::parse_event_t::object_start ||
-                       event == nlohmann::json::parse_event_t::array_start;
+  using Event = nlohmann::json::parse_event_t;
+  std::vector<Frame> frames;
+  ParsedJson result;
+  const auto callback = [&](int depth, Event event, nlohmann::json& parsed) {
+    const bool opens = event == Event::object_start || event == Event::array_start;
     if (opens && depth >= kMaxJsonDepth) throw TooDeep{};
+    if (opens) {
+      frames.push_back({event == Event::object_start, "", 0, {}});
+    } else if (event == Event::key) {
+      Frame& f = frames.back();
+      f.key = parsed.get<std::string>();
+      if (!f.keys.insert(f.key).second && !result.duplicate) {
+        result.duplicate = DuplicateKey{path_of(frames), f.key};
+      }
+    } else if (event == Event::object_end || event == Event::array_end) {
+      frames.pop_back();
+    }
+    const bool value_done = event == Event::value || event == Event::object_end ||
+                            event == Event::array_end;
+    if (value_done && !frames.empty() && !frames.back().object) ++frames.back().index;
     return true;
   };
   try {
-    return nlohmann::json::parse(text, limit_depth);
+    result.doc = nlohmann::json::parse(text, callback);
+    // nlohmann's lexer takes a NUL byte for the end of the input, so "{...}\0garbage" parses.
+    // A NUL can only end a document that way (inside a string it is a parse error).
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+      throw InputError("", "invalid JSON at " + position(text, nul + 1) +
+                               ": unexpected NUL byte; expected end of input");
+    }
+    return result;
   } catch (const TooDeep&) {
     throw InputError("", "nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   } catch (const nlohmann::json::parse_error& e) {

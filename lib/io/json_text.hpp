@@ -3,6 +3,7 @@
 // Errors are InputError without the file name; read_case prefixes it (it knows the display name).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,8 +21,21 @@ std::string display_name(const std::string& path);
 // The whole file ("-" = stdin). Throws InputError("cannot read: <reason>").
 std::string read_text(const std::string& path);
 
+// A key that occurs twice in one object: `path` is the object's field ("" for the top level,
+// "input", "input.x[0]"), which the case reader completes (a bare input's fields are "input.*").
+struct DuplicateKey {
+  std::string path;
+  std::string key;
+};
+
+struct ParsedJson {
+  nlohmann::json doc;                      // for a duplicate key, the last value
+  std::optional<DuplicateKey> duplicate;   // the first duplicate key, if any
+};
+
 // Parses `text`; throws InputError for an empty (or all-whitespace) text, invalid JSON (with its
-// byte position), a number outside double's range, or nesting deeper than kMaxJsonDepth.
-nlohmann::json parse_json_text(std::string_view text);
+// byte position; bytes after the value, a NUL byte included), a number outside double's range,
+// or nesting deeper than kMaxJsonDepth.
+ParsedJson parse_json_text(std::string_view text);
 
 }  // namespace meshrun
