@@ -59,7 +59,7 @@ std::string without_file(const std::string& message, const std::string& file) {
 std::string grade(const std::string& file, const RunFlags& flags, bool& passed) {
   passed = false;
   try {
-    const Case c = read_case(file, nullptr, flags.devices);
+    const Case c = read_case(file, nullptr, flags.devices, flags.max_input_bytes);
     if (!c.expected) return "ERROR " + file + ": no \"expected\" to grade against";
     const ProgramDef& program = *find_program(c.problem);
     Mesh mesh(flags.devices, program.axis, mesh_options(flags));

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include "commands.hpp"
@@ -58,7 +59,8 @@ void report_mismatches(const std::vector<Mismatch>& mismatches, std::size_t tota
 
 void run_program(const ProgramDef& program, const ProgramFlags& flags) {
   MeshOptions options = mesh_options(flags.run);  // flag errors before input errors
-  const Case c = read_case(flags.case_path, &program, flags.run.devices);
+  const Case c =
+      read_case(flags.case_path, &program, flags.run.devices, flags.run.max_input_bytes);
   Mesh mesh(flags.run.devices, program.axis, std::move(options));
   Trace trace;
   const std::vector<Tensor> outputs = shard_map(mesh, program, c.inputs, &trace);
@@ -96,6 +98,10 @@ void add_run_flags(CLI::App& command, RunFlags& flags, bool with_inject) {
       ->capture_default_str();
   command.add_option("--rtol", flags.rtol, "Relative tolerance against expected")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command.add_option("--max-input-bytes", flags.max_input_bytes,
+                     "Refuse a case file larger than this (bytes)")
+      ->check(CLI::Range(std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()))
       ->capture_default_str();
   if (with_inject) {
     command.add_option("--inject", flags.injections,

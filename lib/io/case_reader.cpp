@@ -26,7 +26,8 @@ bool is_case(const json& doc) {
                      [](const auto& item) { return is_case_key(item.key()); });
 }
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+// A name from the input, quoted (and cut short: it may be a megabyte long).
+std::string quoted(const std::string& s) { return "\"" + excerpt(s) + "\""; }
 
 std::string names_of(const std::vector<ArgDef>& args) {
   std::string s;
@@ -143,12 +144,14 @@ void read_document(const json& doc, const ProgramDef* asked, int devices, Case& 
 
 }  // namespace
 
-Case read_case(const std::string& path, const ProgramDef* program, int devices) {
+Case read_case(const std::string& path, const ProgramDef* program, int devices,
+               std::uint64_t max_input_bytes) {
   MESHRUN_CHECK(devices >= 1, "the device count is validated by the caller");
   Case c;
   c.file = display_name(path);
   try {
-    const ParsedJson parsed = parse_json_text(read_text(path));
+    JsonSource source(path, max_input_bytes);
+    const ParsedJson parsed = parse_json(source);
     if (parsed.duplicate) {
       // Before anything else is read: with two values for one key, the rest could mean anything.
       const DuplicateKey& d = *parsed.duplicate;

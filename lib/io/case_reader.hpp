@@ -6,10 +6,12 @@
 // well-formed inputs.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "io/json_text.hpp"
 #include "programs/program.hpp"
 #include "tensor/tensor.hpp"
 
@@ -27,7 +29,9 @@ struct Case {
 // Reads `path` ("-" = stdin) for `program` (nullptr: the case's "problem" names it; a bare input
 // object then cannot be read) on `devices` devices. Throws InputError whose what() is one line:
 // the file, the JSON field (input fields are always "input.<name>", also in a bare input object),
-// and what is wrong, e.g. "case.json: input.x: 12 rows are not divisible by 8 devices".
-Case read_case(const std::string& path, const ProgramDef* program, int devices);
+// and what is wrong, e.g. "case.json: input.x: 12 rows are not divisible by 8 devices". An input
+// larger than `max_input_bytes` is refused before it is read whole.
+Case read_case(const std::string& path, const ProgramDef* program, int devices,
+               std::uint64_t max_input_bytes = kDefaultMaxInputBytes);
 
 }  // namespace meshrun

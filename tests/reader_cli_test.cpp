@@ -1,0 +1,103 @@
+// The case reader's limits through the meshrun binary: inputs too large to read are refused
+// before they are read whole, and no error line quotes more than a short excerpt of the input.
+#include <boost/test/unit_test.hpp>
+
+#include "run_meshrun.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using meshrun::testing::kSource;
+using meshrun::testing::Result;
+using meshrun::testing::run;
+using meshrun::testing::slurp;
+
+// A temp directory, removed at the end of the test.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char dir[] = "/tmp/meshrun_reader_cli.XXXXXX";
+    BOOST_REQUIRE(mkdtemp(dir) != nullptr);
+    path = dir;
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path + "/" + name, std::ios::binary) << text;
+    return path + "/" + name;
+  }
+};
+
+// Example 1 with `from` replaced by `to`.
+std::string example1_with(const std::string& from, const std::string& to) {
+  std::string text = slurp(kSource + "/cases/dp-step/example1.json");
+  const auto at = text.find(from);
+  BOOST_REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+void expect_error(const Result& r, const std::string& line) {
+  BOOST_TEST(r.code == 2);
+  BOOST_TEST(r.out == "");
+  BOOST_TEST(r.err == "meshrun: " + line + "\n");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(an_input_over_the_limit_is_refused) {
+  TempDir dir;
+  const std::string example = slurp(kSource + "/cases/dp-step/example1.json");
+  const std::string file = dir.write("case.json", example);
+  const std::string limit = std::to_string(example.size() - 1);
+  const std::string message = "larger than the input limit of " + limit + " bytes (--max-input-bytes)";
+  // A regular file by its size, stdin as it streams; `check` takes the flag too.
+  expect_error(run({"dp-step", "--max-input-bytes", limit, file}), file + ": " + message);
+  expect_error(run({"dp-step", "--max-input-bytes", limit, "-"}, file), "<stdin>: " + message);
+  const Result c = run({"check", "--max-input-bytes", limit, file});
+  BOOST_TEST(c.code == 1);
+  BOOST_TEST(c.out.find("ERROR " + file + ": " + message + "\n") == 0u, c.out);
+  // At the limit it is read.
+  const Result ok = run({"dp-step", "--max-input-bytes", std::to_string(example.size()), file});
+  BOOST_TEST(ok.code == 0, ok.err);
+  expect_error(run({"dp-step", "--max-input-bytes", "0", file}),
+               "--max-input-bytes: Value 0 not in range 1 to 18446744073709551615");
+}
+
+BOOST_AUTO_TEST_CASE(an_endless_input_fails_at_once) {
+  // /dev/zero is not a regular file (no size) and never ends: its first byte is the error.
+  expect_error(run({"dp-step", "/dev/zero"}),
+               "/dev/zero: invalid JSON at line 1, column 1 (byte 1): unexpected NUL byte");
+  // Whitespace streams without being kept, up to the limit.
+  TempDir dir;
+  const std::string spaces = dir.write("spaces.json", std::string(100'000, ' '));
+  expect_error(run({"dp-step", "--max-input-bytes", "70000", "-"}, spaces),
+               "<stdin>: larger than the input limit of 70000 bytes (--max-input-bytes)");
+}
+
+BOOST_AUTO_TEST_CASE(long_values_are_quoted_short) {
+  TempDir dir;
+  const std::string forty(40, 'k');
+  const std::string key = dir.write("key.json", example1_with("\"lr\":", "\"" + std::string(1'000'000, 'k') + "\":1,\"lr\":"));
+  expect_error(run({"dp-step", key}),
+               key + ": input: unknown key \"" + forty + "...\" (expected w, b, x, y, lr)");
+  const std::string problem =
+      dir.write("problem.json", example1_with("\"dp-step\"", "\"" + std::string(100'000, 'p') + "\""));
+  expect_error(run({"dp-step", problem}),
+               problem + ": problem: the case is for \"" + std::string(40, 'p') + "...\", not \"dp-step\"");
+  // A multi-byte UTF-8 character is never cut in half: 39 ASCII bytes, then "é" (2 bytes).
+  const std::string utf8 =
+      dir.write("utf8.json", example1_with("\"lr\":", "\"" + std::string(39, 'a') + "\xc3\xa9tc\":1,\"lr\":"));
+  expect_error(run({"dp-step", utf8}),
+               utf8 + ": input: unknown key \"" + std::string(39, 'a') + "...\" (expected w, b, x, y, lr)");
+  const std::string dup =
+      dir.write("dup.json", example1_with("\"lr\":", "\"" + std::string(50, 'd') + "\":1,\"" +
+                                                         std::string(50, 'd') + "\":1,\"lr\":"));
+  expect_error(run({"dp-step", dup}),
+               dup + ": input: duplicate key \"" + std::string(40, 'd') + "...\"");
+}
