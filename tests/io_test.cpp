@@ -326,12 +326,50 @@ BOOST_AUTO_TEST_CASE(rejects_values) {
   };
   expect_rejected(with("[[1],[2]", "[[1e39],[2]"), "input.x[0][0]: 1e+39 overflows float32");
   expect_rejected(with("[[1],[2]", "[[-3.5e38],[2]"), "input.x[0][0]: -3.5e+38 overflows float32");
-  expect_rejected(with("[[1],[2]", "[[1e400],[2]"), "1e400 overflows float32");
+  // Beyond double's range: found while parsing, and still named by its field.
+  expect_rejected(with("[[1],[2]", "[[1e400],[2]"), "input.x[0][0]: 1e400 overflows float32");
+  expect_rejected(with("\"lr\":0.01", "\"lr\":-1" + std::string(400, '0')),
+                  "input.lr: -100000000000000000000000000000000000000... overflows float32");
+  expect_rejected(dp_case(kDpInput, R"(,"expected":{"w":[[1.11]],"b":[2e999],"loss":1})"),
+                  "expected.b[0]: 2e999 overflows float32");
   expect_rejected(with("[[1],[2]", "[[400000000000000000000000000000000000000000],[2]"),
                   "input.x[0][0]: 4e+41 overflows float32");
   expect_rejected(with("\"lr\":0.01", "\"lr\":0"), "input.lr: must be a finite number > 0");
   expect_rejected(with("\"lr\":0.01", "\"lr\":-0.01"), "input.lr: must be a finite number > 0");
   expect_rejected(with("\"lr\":0.01", "\"lr\":1e-50"), "input.lr: must be a finite number > 0");
+}
+
+// The reader streams the file, but reports as if it had the whole document: keys in any order,
+// errors in the program's order of inputs and, within an array, in document order.
+BOOST_AUTO_TEST_CASE(errors_do_not_depend_on_the_order_of_keys) {
+  const std::string reversed =
+      R"({"expected":{"loss":121,"b":[0.2],"w":[[1.11]]},"input":{"lr":0.01,)"
+      R"("y":[[3],[5],[7],[9],[11],[13],[15],[17]],"x":[[1],[2],[3],[4],[5],[6],[7],[8]],)"
+      R"("b":[0.0],"w":[[0.0]]},"name":"t","problem":"dp-step"})";
+  TempFile f(reversed);
+  const Case c = read_case(f.path, nullptr, 8);
+  BOOST_TEST(c.inputs[2].shape == (Shape{8, 1}));
+  BOOST_TEST((*c.expected)[2].data[0] == 121.0f);
+  // x (third input) is ragged, but w (first) has the wrong rank: w is reported.
+  expect_rejected(R"({"x":[[1],[2,3]],"w":[1],"b":[0],"y":[[1]],"lr":1})",
+                  "input.w: must be a 2-D array (D, K), got a 1-D array");
+  // Unknown keys (in sorted order) before missing ones, before any value.
+  expect_rejected(R"({"x":[[1],[2,3]],"zz":1,"aa":1})", R"(input: unknown key "aa" (expected w, b, x, y, lr))");
+  expect_rejected(R"({"problem":"dp-step","name":7,"input":{"w":[]},"comment":1})",
+                  R"(unknown key "comment" (expected problem, name, description, input, expected))");
+  expect_rejected(R"({"input":{"w":[]},"name":7,"problem":"dp-step"})", "name: must be a string, got a number");
+  // Within a row: its length before its elements; rows in order.
+  const auto x = [](const std::string& rows) {
+    return R"({"w":[[1,2]],"b":[0,0],"y":[[1,1]],"lr":1,"x":)" + rows + "}";
+  };
+  expect_rejected(x(R"([[1],[2,"a"]])"), "input.x[1]: has 2 columns but input.x[0] has 1");
+  expect_rejected(x(R"([[1],["a"],[2,3]])"), "input.x[1][0]: must be a number, got a string");
+  expect_rejected(x(R"([[1],[1e39],["a"]])"), "input.x[1][0]: 1e+39 overflows float32");
+  expect_rejected(x(R"([[1],{"a":1},[2,3]])"), "input.x[1]: must be an array (a row), got an object");
+  expect_rejected(x(R"([[[1]],[2]])"), "input.x: must be a 2-D array (N, D), got a 3-D array");
+  expect_rejected(x(R"([[1],[[2]]])"), "input.x[1][0]: must be a number, got an array");
+  expect_rejected(x(R"([[],[2]])"), "input.x: has 0 columns (D); dimensions must be at least 1");
+  expect_rejected(x(R"([[[]]])"), "input.x: must be a 2-D array (N, D), got a 3-D array");
 }
 
 BOOST_AUTO_TEST_CASE(deep_nesting_is_rejected_without_recursion) {

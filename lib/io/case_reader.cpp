@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "io/json_summary.hpp"
 #include "io/json_text.hpp"
 #include "io/tensor_json.hpp"
 #include "support/errors.hpp"
@@ -10,7 +11,7 @@
 namespace meshrun {
 namespace {
 
-using nlohmann::json;
+using Members = std::vector<std::pair<std::string, JsonSummary>>;
 
 constexpr std::array<const char*, 5> kCaseKeys = {"problem", "name", "description", "input",
                                                   "expected"};
@@ -21,9 +22,28 @@ bool is_case_key(const std::string& key) {
 
 // A document is a case when it uses any case key; otherwise it is a bare input object. (No
 // program input is named like a case key, so the two cannot be confused.)
-bool is_case(const json& doc) {
-  return std::any_of(doc.items().begin(), doc.items().end(),
-                     [](const auto& item) { return is_case_key(item.key()); });
+bool is_case(const JsonSummary& doc) {
+  return std::any_of(doc.members.begin(), doc.members.end(),
+                     [](const auto& member) { return is_case_key(member.first); });
+}
+
+// The member named `key`, or nullptr (keys are unique: duplicates are rejected first).
+JsonSummary* find(Members& members, const std::string& key) {
+  for (auto& [k, v] : members) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+// The smallest key of `members` that `known` rejects, or nullptr: unknown keys are reported in
+// sorted order (the order the reader has always reported them in, whatever the file's order).
+template <class Known>
+const std::string* first_unknown(const Members& members, Known known) {
+  const std::string* first = nullptr;
+  for (const auto& member : members) {
+    if (!known(member.first) && (first == nullptr || member.first < *first)) first = &member.first;
+  }
+  return first;
 }
 
 // A name from the input, quoted (and cut short: it may be a megabyte long).
@@ -43,37 +63,39 @@ std::string program_names() {
 
 // `object` (at `field`) must have exactly the keys of `args`. Unknown keys are reported first:
 // a misspelt key is more telling than the missing one it stands for.
-void check_keys(const json& object, const std::vector<ArgDef>& args, const std::string& field) {
-  if (!object.is_object()) throw InputError(field, "must be an object, got " + json_kind(object));
-  for (const auto& item : object.items()) {
-    const bool known = std::any_of(args.begin(), args.end(),
-                                   [&](const ArgDef& a) { return a.name == item.key(); });
-    if (!known) {
-      throw InputError(field, "unknown key " + quoted(item.key()) + " (expected " +
-                                  names_of(args) + ")");
-    }
+void check_keys(JsonSummary& object, const std::vector<ArgDef>& args, const std::string& field) {
+  if (object.kind != JsonKind::object) {
+    throw InputError(field, "must be an object, got " + kind_name(object.kind));
+  }
+  const auto known = [&](const std::string& key) {
+    return std::any_of(args.begin(), args.end(), [&](const ArgDef& a) { return a.name == key; });
+  };
+  if (const std::string* key = first_unknown(object.members, known)) {
+    throw InputError(field, "unknown key " + quoted(*key) + " (expected " + names_of(args) + ")");
   }
   for (const ArgDef& a : args) {
-    if (!object.contains(a.name)) throw InputError(field, "missing key " + quoted(a.name));
+    if (find(object.members, a.name) == nullptr) {
+      throw InputError(field, "missing key " + quoted(a.name));
+    }
   }
 }
 
-std::string string_field(const json& doc, const std::string& key, bool required) {
-  if (!doc.contains(key)) {
+std::string string_field(Members& doc, const std::string& key, bool required) {
+  const JsonSummary* v = find(doc, key);
+  if (v == nullptr) {
     if (required) throw InputError("", "missing key " + quoted(key));
     return "";
   }
-  const json& v = doc.at(key);
-  if (!v.is_string()) throw InputError(key, "must be a string, got " + json_kind(v));
-  return v.get<std::string>();
+  if (v->kind != JsonKind::string) {
+    throw InputError(key, "must be a string, got " + kind_name(v->kind));
+  }
+  return v->text;
 }
 
-void check_case_keys(const json& doc) {
-  for (const auto& item : doc.items()) {
-    if (!is_case_key(item.key())) {
-      throw InputError("", "unknown key " + quoted(item.key()) +
-                               " (expected problem, name, description, input, expected)");
-    }
+void check_case_keys(const Members& doc) {
+  if (const std::string* key = first_unknown(doc, is_case_key)) {
+    throw InputError("", "unknown key " + quoted(*key) +
+                             " (expected problem, name, description, input, expected)");
   }
 }
 
@@ -95,37 +117,37 @@ const ProgramDef* resolve_program(const std::string& problem, const ProgramDef* 
 }
 
 // Converts each of `args` from `object` (keys already checked), binding their symbolic dims.
-std::vector<Tensor> read_tensors(const json& object, const std::vector<ArgDef>& args,
+std::vector<Tensor> read_tensors(JsonSummary& object, const std::vector<ArgDef>& args,
                                  const std::string& prefix, DimBinder& binder) {
   std::vector<Tensor> tensors;
   tensors.reserve(args.size());
   for (const ArgDef& a : args) {
     const std::string field = prefix + "." + a.name;
-    Tensor t = tensor_from_json(object.at(a.name), a.dims, field);
+    Tensor t = tensor_from_json(*find(object.members, a.name), a.dims, field);
     binder.bind(field, a.dims, t.shape);
     tensors.push_back(std::move(t));
   }
   return tensors;
 }
 
-void read_document(const json& doc, const ProgramDef* asked, int devices, Case& c) {
-  if (!doc.is_object()) {
-    throw InputError("", "the top level must be a JSON object, got " + json_kind(doc));
+void read_document(JsonSummary& doc, const ProgramDef* asked, int devices, Case& c) {
+  if (doc.kind != JsonKind::object) {
+    throw InputError("", "the top level must be a JSON object, got " + kind_name(doc.kind));
   }
   const bool full_case = is_case(doc);
   if (full_case) {
-    check_case_keys(doc);
-    c.problem = string_field(doc, "problem", true);
-    c.name = string_field(doc, "name", true);
-    c.description = string_field(doc, "description", false);
-    if (!doc.contains("input")) throw InputError("", "missing key \"input\"");
+    check_case_keys(doc.members);
+    c.problem = string_field(doc.members, "problem", true);
+    c.name = string_field(doc.members, "name", true);
+    c.description = string_field(doc.members, "description", false);
+    if (find(doc.members, "input") == nullptr) throw InputError("", "missing key \"input\"");
   } else if (asked == nullptr) {
     throw InputError("", "missing key \"problem\"");
   }
   const ProgramDef& program = *resolve_program(c.problem, asked);
   c.problem = program.name;
 
-  const json& input = full_case ? doc.at("input") : doc;
+  JsonSummary& input = full_case ? *find(doc.members, "input") : doc;
   check_keys(input, program.inputs, "input");
   DimBinder binder;
   c.inputs = read_tensors(input, program.inputs, "input", binder);
@@ -135,10 +157,9 @@ void read_document(const json& doc, const ProgramDef* asked, int devices, Case& 
   }
   if (program.check_values) program.check_values(c.inputs);
 
-  if (full_case && doc.contains("expected")) {
-    const json& expected = doc.at("expected");
-    check_keys(expected, program.outputs, "expected");
-    c.expected = read_tensors(expected, program.outputs, "expected", binder);
+  if (JsonSummary* expected = full_case ? find(doc.members, "expected") : nullptr) {
+    check_keys(*expected, program.outputs, "expected");
+    c.expected = read_tensors(*expected, program.outputs, "expected", binder);
   }
 }
 
@@ -151,15 +172,12 @@ Case read_case(const std::string& path, const ProgramDef* program, int devices,
   c.file = display_name(path);
   try {
     JsonSource source(path, max_input_bytes);
-    const ParsedJson parsed = parse_json(source);
-    if (parsed.duplicate) {
+    JsonDocument doc = parse_json_summary(source, is_case_key);
+    if (doc.duplicate) {
       // Before anything else is read: with two values for one key, the rest could mean anything.
-      const DuplicateKey& d = *parsed.duplicate;
-      const bool bare = parsed.doc.is_object() && !is_case(parsed.doc);
-      const std::string field = bare ? "input" + (d.path.empty() ? "" : "." + d.path) : d.path;
-      throw InputError(field, "duplicate key " + quoted(d.key));
+      throw InputError(doc.duplicate->path, "duplicate key " + quoted(doc.duplicate->key));
     }
-    read_document(parsed.doc, program, devices, c);
+    read_document(doc.root, program, devices, c);
   } catch (const InputError& e) {
     // Every message starts with the file; the inner code only knows fields.
     throw InputError(c.file, e.what());

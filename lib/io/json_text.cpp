@@ -5,8 +5,6 @@
 #include <cstring>
 #include <algorithm>
 #include <memory>
-#include <set>
-#include <vector>
 
 #include <sys/stat.h>
 
@@ -14,35 +12,6 @@
 
 namespace meshrun {
 namespace {
-
-// Thrown from the parser callback to stop parsing at the first too-deep container.
-struct TooDeep {};
-
-// The open containers while parsing, to find duplicate keys (nlohmann keeps the last silently,
-// so a second "w" in `expected` could turn a FAIL into a PASS) and to name where they are.
-struct Frame {
-  bool object;
-  std::string key;         // object: the member being parsed
-  std::size_t index = 0;   // array: the element being parsed
-  std::set<std::string> keys;
-};
-
-// "input.x[3]": the field holding the innermost open container.
-std::string path_of(const std::vector<Frame>& frames) {
-  std::string path;
-  for (std::size_t i = 0; i + 1 < frames.size(); ++i) {
-    const Frame& f = frames[i];
-    if (!f.object) {
-      path += '[';
-      path += std::to_string(f.index);
-      path += ']';
-      continue;
-    }
-    if (!path.empty()) path += '.';
-    path += f.key;
-  }
-  return path;
-}
 
 [[noreturn]] void throw_read_error(int err) {
   throw InputError("", std::string("cannot read: ") + std::strerror(err));
@@ -132,61 +101,22 @@ std::string JsonSource::position(std::uint64_t byte) const {
          " (byte " + std::to_string(byte) + ")";
 }
 
-ParsedJson parse_json(JsonSource& source) {
-  // The callback sees every container start with the number of containers enclosing it. The
-  // parser itself is iterative and nlohmann (>= 3.10) destroys values without recursion, so
-  // stopping at the first container past the limit bounds both stack and memory.
-  using Event = nlohmann::json::parse_event_t;
-  std::vector<Frame> frames;
-  ParsedJson result;
-  const auto callback = [&](int depth, Event event, nlohmann::json& parsed) {
-    const bool opens = event == Event::object_start || event == Event::array_start;
-    if (opens && depth >= kMaxJsonDepth) throw TooDeep{};
-    if (opens) {
-      frames.push_back({event == Event::object_start, "", 0, {}});
-    } else if (event == Event::key) {
-      Frame& f = frames.back();
-      f.key = parsed.get<std::string>();
-      if (!f.keys.insert(f.key).second && !result.duplicate) {
-        result.duplicate = DuplicateKey{path_of(frames), f.key};
-      }
-    } else if (event == Event::object_end || event == Event::array_end) {
-      frames.pop_back();
-    }
-    const bool value_done = event == Event::value || event == Event::object_end ||
-                            event == Event::array_end;
-    if (value_done && !frames.empty() && !frames.back().object) ++frames.back().index;
-    return true;
-  };
-  try {
-    result.doc = nlohmann::json::parse(source.begin(), source.end(), callback);
-    // nlohmann's lexer takes a NUL byte for the end of the input, so "{...}\0garbage" parses.
-    // A NUL can only end a document that way (inside a string it is a parse error).
-    if (source.first_nul() != 0) {
-      throw InputError("", "invalid JSON at " + source.position(source.first_nul()) +
-                               ": unexpected NUL byte; expected end of input");
-    }
-    return result;
-  } catch (const TooDeep&) {
-    throw InputError("", "nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-  } catch (const nlohmann::json::parse_error& e) {
-    if (source.only_whitespace()) throw InputError("", "the file is empty");
-    std::string reason = parse_error_reason(e.what());
-    // A NUL byte reads as the end of the input to nlohmann; say what it is.
-    if (e.byte == source.first_nul() && reason.find("unexpected end of input") != std::string::npos) {
-      reason = "unexpected NUL byte";
-    }
-    throw InputError("", "invalid JSON at " + source.position(e.byte) + ": " + reason);
-  } catch (const nlohmann::json::out_of_range& e) {
-    // 406 "number overflow parsing '1e400'": beyond double's range, so beyond float32's too.
-    // nlohmann gives no position for it; we name the number.
-    const std::string what = e.what();
-    const auto open = what.find('\'');
-    const auto close = what.rfind('\'');
-    const std::string number = open != std::string::npos && close > open
-                                   ? excerpt(std::string_view(what).substr(open + 1, close - open - 1))
-                                   : "a number";
-    throw InputError("", number + " overflows float32");
+void throw_parse_error(const JsonSource& source, std::uint64_t byte, const std::string& what) {
+  if (source.only_whitespace()) throw InputError("", "the file is empty");
+  std::string reason = parse_error_reason(what);
+  // A NUL byte reads as the end of the input to nlohmann; say what it is.
+  if (byte == source.first_nul() && reason.find("unexpected end of input") != std::string::npos) {
+    reason = "unexpected NUL byte";
+  }
+  throw InputError("", "invalid JSON at " + source.position(byte) + ": " + reason);
+}
+
+void check_nothing_after(const JsonSource& source) {
+  // nlohmann's lexer takes a NUL byte for the end of the input, so "{...}\0garbage" parses.
+  // A NUL can only end a document that way (inside a string it is a parse error).
+  if (source.first_nul() != 0) {
+    throw InputError("", "invalid JSON at " + source.position(source.first_nul()) +
+                             ": unexpected NUL byte; expected end of input");
   }
 }
 

@@ -11,12 +11,9 @@
 #include <cstdio>
 #include <iterator>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace meshrun {
 
@@ -100,21 +97,12 @@ class JsonSource {
   std::uint64_t first_nul_ = 0;
 };
 
-// A key that occurs twice in one object: `path` is the object's field ("" for the top level,
-// "input", "input.x[0]"), which the case reader completes (a bare input's fields are "input.*").
-struct DuplicateKey {
-  std::string path;
-  std::string key;
-};
+// Throws the InputError for nlohmann's parse error `what` at 1-based `byte`: "the file is empty"
+// when only whitespace came before, else "invalid JSON at line L, column C (byte B): <reason>".
+[[noreturn]] void throw_parse_error(const JsonSource& source, std::uint64_t byte,
+                                    const std::string& what);
 
-struct ParsedJson {
-  nlohmann::json doc;                     // for a duplicate key, the last value
-  std::optional<DuplicateKey> duplicate;  // the first duplicate key, if any
-};
-
-// Parses `source`; throws InputError for an empty (or all-whitespace) input, invalid JSON (with
-// its position; bytes after the value, a NUL byte included), a number outside double's range, or
-// nesting deeper than kMaxJsonDepth.
-ParsedJson parse_json(JsonSource& source);
+// After a successful parse: throws unless the parser stopped at the real end of the input.
+void check_nothing_after(const JsonSource& source);
 
 }  // namespace meshrun
