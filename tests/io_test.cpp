@@ -212,7 +212,7 @@ BOOST_AUTO_TEST_CASE(rejects_file_level_problems) {
   expect_rejected("{\"a\":\n 1,}", "invalid JSON at line 2, column 4 (byte 10): syntax error while "
                                    "parsing object key - unexpected '}'; expected string literal");
   expect_rejected(dp_case(kDpInput, R"(,"note":1)"),
-                  R"(unknown key "note" (expected problem, name, description, input, expected))");
+                  R"(unknown key "note" (expected problem, name, description, mesh, input, expected))");
   expect_rejected(R"({"name":"t","input":{}})", R"(missing key "problem")");
   expect_rejected(R"({"problem":"dp-step","input":{}})", R"(missing key "name")");
   expect_rejected(R"({"problem":"dp-step","name":"t"})", R"(missing key "input")");
@@ -257,6 +257,28 @@ BOOST_AUTO_TEST_CASE(rejects_bytes_after_the_value) {
   // Trailing whitespace is not a value.
   TempFile f(text + " \n\t\r\n");
   BOOST_TEST(read_case(f.path, &dp(), 8).name == "t");
+}
+
+// "mesh" is kept as written, axes in file order, for the multi-axis mesh; the reader only
+// validates it.
+BOOST_AUTO_TEST_CASE(reads_the_optional_mesh) {
+  TempFile f(R"({"mesh":{"model":4,"data":2,"x":1024},"problem":"dp-step","name":"t","input":)" +
+             kDpInput + "}");
+  const Case c = read_case(f.path, nullptr, 8);
+  using Axes = std::vector<std::pair<std::string, int>>;
+  BOOST_TEST((c.mesh == Axes{{"model", 4}, {"data", 2}, {"x", 1024}}));
+  TempFile none(dp_case(kDpInput));
+  BOOST_TEST(read_case(none.path, nullptr, 8).mesh.empty());
+  const auto with_mesh = [](const std::string& mesh) { return dp_case(kDpInput, R"(,"mesh":)" + mesh); };
+  expect_rejected(with_mesh("4"), "mesh: must be an object of axis sizes, got a number");
+  expect_rejected(with_mesh(R"({"data":-2})"), "mesh.data: must be an integer from 1 to 1024, got -2");
+  expect_rejected(with_mesh(R"({"data":2,"model":1e9})"),
+                  "mesh.model: must be an integer from 1 to 1024, got 1e+09");
+  expect_rejected(with_mesh(R"({"data":null})"), "mesh.data: must be an integer from 1 to 1024, got null");
+  expect_rejected(with_mesh(R"({"data":2,"data":2})"), R"(mesh: duplicate key "data")");
+  // A bare input has no mesh: the key makes it a case, whose other keys are unknown.
+  expect_rejected(R"({"mesh":{"data":8},)" + kDpInput.substr(1),
+                  R"(unknown key "b" (expected problem, name, description, mesh, input, expected))");
 }
 
 BOOST_AUTO_TEST_CASE(cannot_read) {
@@ -356,7 +378,7 @@ BOOST_AUTO_TEST_CASE(errors_do_not_depend_on_the_order_of_keys) {
   // Unknown keys (in sorted order) before missing ones, before any value.
   expect_rejected(R"({"x":[[1],[2,3]],"zz":1,"aa":1})", R"(input: unknown key "aa" (expected w, b, x, y, lr))");
   expect_rejected(R"({"problem":"dp-step","name":7,"input":{"w":[]},"comment":1})",
-                  R"(unknown key "comment" (expected problem, name, description, input, expected))");
+                  R"(unknown key "comment" (expected problem, name, description, mesh, input, expected))");
   expect_rejected(R"({"input":{"w":[]},"name":7,"problem":"dp-step"})", "name: must be a string, got a number");
   // Within a row: its length before its elements; rows in order.
   const auto x = [](const std::string& rows) {

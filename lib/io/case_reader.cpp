@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "io/json_summary.hpp"
 #include "io/json_text.hpp"
@@ -13,8 +14,11 @@ namespace {
 
 using Members = std::vector<std::pair<std::string, JsonSummary>>;
 
-constexpr std::array<const char*, 5> kCaseKeys = {"problem", "name", "description", "input",
-                                                  "expected"};
+constexpr std::array<const char*, 6> kCaseKeys = {"problem", "name",  "description",
+                                                  "mesh",    "input", "expected"};
+
+// Mesh axes are at most as many devices as --devices allows.
+constexpr int kMaxAxisSize = 1024;
 
 bool is_case_key(const std::string& key) {
   return std::find(kCaseKeys.begin(), kCaseKeys.end(), key) != kCaseKeys.end();
@@ -95,8 +99,30 @@ std::string string_field(Members& doc, const std::string& key, bool required) {
 void check_case_keys(const Members& doc) {
   if (const std::string* key = first_unknown(doc, is_case_key)) {
     throw InputError("", "unknown key " + quoted(*key) +
-                             " (expected problem, name, description, input, expected)");
+                             " (expected problem, name, description, mesh, input, expected)");
   }
+}
+
+// The optional "mesh": an object of axis names to sizes, kept in file order.
+std::vector<std::pair<std::string, int>> read_mesh(Members& doc) {
+  std::vector<std::pair<std::string, int>> mesh;
+  JsonSummary* object = find(doc, "mesh");
+  if (object == nullptr) return mesh;
+  if (object->kind != JsonKind::object) {
+    throw InputError("mesh", "must be an object of axis sizes, got " + kind_name(object->kind));
+  }
+  for (const auto& [axis, size] : object->members) {
+    const bool ok = size.kind == JsonKind::number && size.number >= 1 &&
+                    size.number <= kMaxAxisSize && size.number == std::floor(size.number);
+    if (!ok) {
+      const std::string got = size.kind == JsonKind::number ? number_text(size.number)
+                                                            : kind_name(size.kind);
+      throw InputError("mesh." + excerpt(axis), "must be an integer from 1 to " +
+                                           std::to_string(kMaxAxisSize) + ", got " + got);
+    }
+    mesh.emplace_back(axis, static_cast<int>(size.number));
+  }
+  return mesh;
 }
 
 // The program the case is for: `asked` if given (and the case must agree), else its "problem".
@@ -140,6 +166,7 @@ void read_document(JsonSummary& doc, const ProgramDef* asked, int devices, Case&
     c.problem = string_field(doc.members, "problem", true);
     c.name = string_field(doc.members, "name", true);
     c.description = string_field(doc.members, "description", false);
+    c.mesh = read_mesh(doc.members);
     if (find(doc.members, "input") == nullptr) throw InputError("", "missing key \"input\"");
   } else if (asked == nullptr) {
     throw InputError("", "missing key \"problem\"");

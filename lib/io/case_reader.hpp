@@ -1,5 +1,6 @@
 // Case files: what a user hands meshrun. Either a case
-//   {"problem": "dp-step", "name": "...", "description": "..."?, "input": {...}, "expected": {...}?}
+//   {"problem": "dp-step", "name": "...", "description": "..."?, "mesh": {"data": 2, ...}?,
+//    "input": {...}, "expected": {...}?}
 // or a bare input object whose keys are the program's input names. read_case validates
 // everything a program relies on (keys, types, ranks, shapes bound across inputs, divisibility
 // by the device count, float32 range, the program's own value checks) so the mesh only ever sees
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/json_text.hpp"
@@ -22,6 +24,9 @@ struct Case {
   std::string problem;      // the program's name
   std::string name;         // "" for a bare input object
   std::string description;  // optional
+  // The optional "mesh": axis names and sizes in file order, e.g. {{"data", 2}, {"model", 4}};
+  // empty when the case has none.
+  std::vector<std::pair<std::string, int>> mesh;
   std::vector<Tensor> inputs;                   // in ProgramDef::inputs order
   std::optional<std::vector<Tensor>> expected;  // in ProgramDef::outputs order
 };

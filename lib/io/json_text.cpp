@@ -49,6 +49,12 @@ std::string excerpt(std::string_view text) {
   return std::string(text.substr(0, cut)) + "...";
 }
 
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
 JsonSource::JsonSource(const std::string& path, std::uint64_t max_bytes)
     : file_(nullptr, &std::fclose), max_bytes_(max_bytes), buf_(kChunkBytes) {
   if (path == "-") {

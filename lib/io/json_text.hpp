@@ -31,6 +31,9 @@ std::string display_name(const std::string& path);
 // UTF-8 sequence) and "...", so a 1 MB key or number never becomes a 1 MB stderr line.
 std::string excerpt(std::string_view text);
 
+// A number from the input as messages show it: "%g" ("1e+39", "2.5", "-3.5e+38").
+std::string number_text(double value);
+
 // A file ("-" = stdin) as a stream of bytes for nlohmann's parser: begin()/end() are input
 // iterators over it, read in 64 KiB chunks. It counts what it delivers, so a parse error's byte
 // offset can be turned into a line and column, and refuses to go past `max_bytes`.

@@ -1,7 +1,6 @@
 #include "io/tensor_json.hpp"
 
 #include <cmath>
-#include <cstdio>
 
 #include "support/errors.hpp"
 
@@ -24,9 +23,7 @@ std::string rank_str(std::size_t rank) {
 }
 
 [[noreturn]] void throw_overflow(const std::string& path, double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  throw InputError(path, std::string(text) + " overflows float32");
+  throw InputError(path, number_text(value) + " overflows float32");
 }
 
 float to_float32(const JsonSummary& value, const std::string& path) {
