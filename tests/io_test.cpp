@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -61,6 +63,71 @@ const std::string kDpInput =
 
 std::string dp_case(const std::string& input, const std::string& extra = "") {
   return R"({"problem":"dp-step","name":"t","input":)" + input + extra + "}";
+}
+
+// A .npy file's bytes, written here byte by byte (not by the library): magic, version, header
+// length (2 bytes for 1.0, 4 for 2.0 and 3.0), the header dict padded to 64 bytes, the data.
+std::string npy_file(const std::string& dict, const std::string& data, int major = 1) {
+  const std::size_t prefix = major == 1 ? 10 : 12;
+  std::string header = dict;
+  while ((prefix + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += static_cast<char>(major);
+  out += '\0';
+  for (std::size_t b = 0; b < prefix - 8; ++b) out += static_cast<char>((header.size() >> (8 * b)) & 0xff);
+  return out + header + data;
+}
+
+// Little-endian bytes of float32 or float64 values.
+template <class T>
+std::string le_bytes(std::initializer_list<T> values) {
+  std::string out;
+  for (const T v : values) {
+    unsigned char b[sizeof(T)];
+    std::memcpy(b, &v, sizeof(T));
+    for (std::size_t i = 0; i < sizeof(T); ++i) out += static_cast<char>(b[i]);  // host is little-endian
+  }
+  return out;
+}
+
+// A case file and .npy files beside it, in one temp directory.
+struct NpyCase {
+  std::string dir;
+  explicit NpyCase(const std::vector<std::pair<std::string, std::string>>& files) {
+    char d[] = "/tmp/meshrun_io_npy.XXXXXX";
+    BOOST_REQUIRE(mkdtemp(d) != nullptr);
+    dir = d;
+    for (const auto& [name, bytes] : files) {
+      std::filesystem::create_directories(std::filesystem::path(dir + "/" + name).parent_path());
+      std::ofstream(dir + "/" + name, std::ios::binary) << bytes;
+    }
+  }
+  ~NpyCase() { std::filesystem::remove_all(dir); }
+  std::string path(const std::string& name) const { return dir + "/" + name; }
+};
+
+const std::string kX = R"({'descr': '<f4', 'fortran_order': False, 'shape': (8, 1), })";
+const std::string kXData = le_bytes<float>({1, 2, 3, 4, 5, 6, 7, 8});
+
+// kDpInput with x from x.npy.
+std::string npy_dp_case() {
+  std::string s = dp_case(kDpInput);
+  const std::string x = "[[1],[2],[3],[4],[5],[6],[7],[8]]";
+  return s.replace(s.find(x), x.size(), R"({"npy":"x.npy"})");
+}
+
+// read_case on a case with x from a .npy holding `npy` must throw exactly "<case>: <message>",
+// where {} in `message` stands for the .npy file's path.
+void expect_npy_rejected(const std::string& npy, std::string message) {
+  NpyCase c({{"case.json", npy_dp_case()}, {"x.npy", npy}});
+  if (const auto at = message.find("{}"); at != std::string::npos) message.replace(at, 2, c.path("x.npy"));
+  try {
+    read_case(c.path("case.json"), &dp(), 8);
+    BOOST_ERROR("accepted, expected: " << message);
+  } catch (const InputError& e) {
+    BOOST_TEST(std::string(e.what()) == c.path("case.json") + ": " + message);
+  }
 }
 
 }  // namespace
@@ -392,6 +459,65 @@ BOOST_AUTO_TEST_CASE(errors_do_not_depend_on_the_order_of_keys) {
   expect_rejected(x(R"([[1],[[2]]])"), "input.x[1][0]: must be a number, got an array");
   expect_rejected(x(R"([[],[2]])"), "input.x: has 0 columns (D); dimensions must be at least 1");
   expect_rejected(x(R"([[[]]])"), "input.x: must be a 2-D array (N, D), got a 3-D array");
+}
+
+BOOST_AUTO_TEST_CASE(reads_npy_arrays) {
+  // Format 1.0 float32, 2.0 float64 (rounded to float32), 3.0; keys in another order and double
+  // quotes are read too.
+  for (const auto& npy : {npy_file(kX, kXData),
+                          npy_file(R"({'descr': '<f8', 'fortran_order': False, 'shape': (8, 1), })",
+                                   le_bytes<double>({1, 2, 3, 4, 5, 6, 7, 8.1}), 2),
+                          npy_file(R"({"shape": (8,1), "fortran_order": False, "descr": "<f4"})",
+                                   le_bytes<float>({1, 2, 3, 4, 5, 6, 7, 8.1f}), 3)}) {
+    NpyCase c({{"case.json", npy_dp_case()}, {"x.npy", npy}});
+    const Case got = read_case(c.path("case.json"), nullptr, 8);
+    BOOST_TEST(got.inputs[2].shape == (Shape{8, 1}));
+    BOOST_TEST(got.inputs[2].data[0] == 1.0f);
+    BOOST_TEST((got.inputs[2].data[7] == 8.0f || got.inputs[2].data[7] == 8.1f));
+  }
+  // PATH is relative to the case file's directory.
+  std::string nested = npy_dp_case();
+  nested.replace(nested.find("x.npy"), 5, "arrays/x.npy");
+  NpyCase c({{"sub/case.json", nested}, {"sub/arrays/x.npy", npy_file(kX, kXData)}});
+  BOOST_TEST(read_case(c.path("sub/case.json"), &dp(), 8).inputs[2].data[3] == 4.0f);
+}
+
+BOOST_AUTO_TEST_CASE(rejects_bad_npy_files) {
+  expect_npy_rejected("\x93NUMPY", "input.x: {}: not a .npy file (no \\x93NUMPY magic)");
+  expect_npy_rejected(npy_file(kX, kXData).substr(0, 30), "input.x: {}: truncated header");
+  expect_npy_rejected(npy_file(kX, kXData.substr(0, 31)),
+                      "input.x: {}: truncated: 31 bytes of data for shape (8, 1) of <f4");
+  expect_npy_rejected(npy_file(R"({'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 1099511627776), })", kXData),
+                      "input.x: {}: truncated: 32 bytes of data for shape (1099511627776, 1099511627776) of <f4");
+  expect_npy_rejected(npy_file("{'descr': '<f4'}", kXData), "input.x: {}: the header is not a numpy header dict");
+  expect_npy_rejected(npy_file(R"({'descr': '<f2', 'fortran_order': False, 'shape': (8, 1), })", kXData),
+                      "input.x: {}: dtype '<f2' is not supported (little-endian float32 '<f4' or float64 '<f8')");
+  expect_npy_rejected(npy_file(R"({'descr': '<f4', 'fortran_order': True, 'shape': (8, 1), })", kXData),
+                      "input.x: {}: Fortran order is not supported (save it in C order)");
+  expect_npy_rejected(npy_file(R"({'descr': '<f4', 'fortran_order': False, 'shape': (8,), })", kXData),
+                      "input.x: must be a 2-D array (N, D), got a 1-D array");
+  expect_npy_rejected(npy_file(R"({'descr': '<f4', 'fortran_order': False, 'shape': (8, 0), })", ""),
+                      "input.x: has 0 columns (D); dimensions must be at least 1");
+  expect_npy_rejected(npy_file(R"({'descr': '<f4', 'fortran_order': False, 'shape': (4, 2), })", kXData),
+                      "input.x: has 2 columns (D) but input.w has 1 row");
+  expect_npy_rejected(npy_file(kX, le_bytes<float>({1, 2, 3, 4, 5, 6, 7, std::numeric_limits<float>::infinity()})),
+                      "input.x[7][0]: inf is not a finite number ({})");
+  std::string v2 = npy_file(kX, kXData);
+  v2[6] = 2;  // a 2.0 header length is 4 bytes: this one reads as far too long
+  expect_npy_rejected(v2, "input.x: {}: truncated header");
+  NpyCase c({{"case.json", npy_dp_case()}, {"x.npy/keep", ""}});
+  try {
+    read_case(c.path("case.json"), &dp(), 8);
+    BOOST_ERROR("accepted a directory");
+  } catch (const InputError& e) {
+    BOOST_TEST(std::string(e.what()) == c.path("case.json") + ": input.x: cannot read " + c.path("x.npy") + ": Is a directory");
+  }
+  // Only input arrays may come from files; {"npy": ...} anywhere else is the object it is.
+  expect_rejected(dp_case(kDpInput, R"(,"expected":{"w":{"npy":"w.npy"},"b":[0.2],"loss":1})"),
+                  "expected.w: must be a 2-D array (D, K), got an object");
+  std::string lr = kDpInput;
+  lr.replace(lr.find("0.01"), 4, R"({"npy":"lr.npy"})");
+  expect_rejected(dp_case(lr), "input.lr: must be a number, got an object");
 }
 
 BOOST_AUTO_TEST_CASE(deep_nesting_is_rejected_without_recursion) {

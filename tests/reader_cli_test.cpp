@@ -101,3 +101,17 @@ BOOST_AUTO_TEST_CASE(long_values_are_quoted_short) {
   expect_error(run({"dp-step", dup}),
                dup + ": input: duplicate key \"" + std::string(40, 'd') + "...\"");
 }
+
+// cases/npy: documented examples with arrays in .npy files beside the case (float32 and float64,
+// .npy formats 1.0 to 3.0): the same outputs as the inline examples, graded PASS by `check`.
+BOOST_AUTO_TEST_CASE(npy_cases_run_like_their_inline_examples) {
+  const Result dp = run({"dp-step", "cases/npy/dp-step-example1.json"});
+  BOOST_TEST(dp.code == 0, dp.err);
+  BOOST_TEST(dp.out == "{\"w\":[[1.11]],\"b\":[0.2],\"loss\":121.0}\n");
+  const Result tp = run({"tp-mlp", "--devices", "4", "cases/npy/tp-mlp-example2.json"});
+  BOOST_TEST(tp.code == 0, tp.err);
+  BOOST_TEST(tp.out == run({"tp-mlp", "--devices", "4", "cases/tp-mlp/example2.json"}).out);
+  const Result check = run({"check", "cases/npy"});
+  BOOST_TEST(check.code == 0, check.out << check.err);
+  BOOST_TEST(check.out.find("2 passed, 0 failed\n") != std::string::npos, check.out);
+}

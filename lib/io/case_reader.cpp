@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <filesystem>
+#include <optional>
 
 #include "io/json_summary.hpp"
 #include "io/json_text.hpp"
+#include "io/npy.hpp"
 #include "io/tensor_json.hpp"
 #include "support/errors.hpp"
 
@@ -51,7 +54,7 @@ const std::string* first_unknown(const Members& members, Known known) {
 }
 
 // A name from the input, quoted (and cut short: it may be a megabyte long).
-std::string quoted(const std::string& s) { return "\"" + excerpt(s) + "\""; }
+std::string in_quotes(const std::string& s) { return "\"" + excerpt(s) + "\""; }
 
 std::string names_of(const std::vector<ArgDef>& args) {
   std::string s;
@@ -75,11 +78,11 @@ void check_keys(JsonSummary& object, const std::vector<ArgDef>& args, const std:
     return std::any_of(args.begin(), args.end(), [&](const ArgDef& a) { return a.name == key; });
   };
   if (const std::string* key = first_unknown(object.members, known)) {
-    throw InputError(field, "unknown key " + quoted(*key) + " (expected " + names_of(args) + ")");
+    throw InputError(field, "unknown key " + in_quotes(*key) + " (expected " + names_of(args) + ")");
   }
   for (const ArgDef& a : args) {
     if (find(object.members, a.name) == nullptr) {
-      throw InputError(field, "missing key " + quoted(a.name));
+      throw InputError(field, "missing key " + in_quotes(a.name));
     }
   }
 }
@@ -87,7 +90,7 @@ void check_keys(JsonSummary& object, const std::vector<ArgDef>& args, const std:
 std::string string_field(Members& doc, const std::string& key, bool required) {
   const JsonSummary* v = find(doc, key);
   if (v == nullptr) {
-    if (required) throw InputError("", "missing key " + quoted(key));
+    if (required) throw InputError("", "missing key " + in_quotes(key));
     return "";
   }
   if (v->kind != JsonKind::string) {
@@ -98,7 +101,7 @@ std::string string_field(Members& doc, const std::string& key, bool required) {
 
 void check_case_keys(const Members& doc) {
   if (const std::string* key = first_unknown(doc, is_case_key)) {
-    throw InputError("", "unknown key " + quoted(*key) +
+    throw InputError("", "unknown key " + in_quotes(*key) +
                              " (expected problem, name, description, mesh, input, expected)");
   }
 }
@@ -129,34 +132,58 @@ std::vector<std::pair<std::string, int>> read_mesh(Members& doc) {
 const ProgramDef* resolve_program(const std::string& problem, const ProgramDef* asked) {
   if (asked != nullptr) {
     if (!problem.empty() && problem != asked->name) {
-      throw InputError("problem", "the case is for " + quoted(problem) + ", not " +
-                                      quoted(asked->name));
+      throw InputError("problem", "the case is for " + in_quotes(problem) + ", not " +
+                                      in_quotes(asked->name));
     }
     return asked;
   }
   const ProgramDef* found = find_program(problem);
   if (found == nullptr) {
-    throw InputError("problem", "no program named " + quoted(problem) + " (known: " +
+    throw InputError("problem", "no program named " + in_quotes(problem) + " (known: " +
                                     program_names() + ")");
   }
   return found;
 }
 
+// The .npy file an input array names as {"npy": "PATH"} (PATH relative to the case file's
+// directory), or nullopt when `value` is not such an object.
+std::optional<std::string> npy_reference(JsonSummary& value, const std::vector<std::string>& dims,
+                                         const std::string& field, const std::string& case_path) {
+  if (dims.empty() || value.kind != JsonKind::object) return std::nullopt;
+  JsonSummary* npy = find(value.members, "npy");
+  if (npy == nullptr) return std::nullopt;  // reported as the object it is
+  if (const std::string* key = first_unknown(value.members, [](const std::string& k) { return k == "npy"; })) {
+    throw InputError(field, "unknown key " + in_quotes(*key) + " (expected npy)");
+  }
+  if (npy->kind != JsonKind::string) {
+    throw InputError(field + ".npy", "must be a string (a .npy file), got " + kind_name(npy->kind));
+  }
+  const std::filesystem::path file(npy->text);
+  if (file.is_absolute() || case_path == "-") return file.string();
+  return (std::filesystem::path(case_path).parent_path() / file).string();
+}
+
 // Converts each of `args` from `object` (keys already checked), binding their symbolic dims.
+// Arrays may come from .npy files when `case_path` is given (input, not expected).
 std::vector<Tensor> read_tensors(JsonSummary& object, const std::vector<ArgDef>& args,
-                                 const std::string& prefix, DimBinder& binder) {
+                                 const std::string& prefix, DimBinder& binder,
+                                 const std::string* case_path) {
   std::vector<Tensor> tensors;
   tensors.reserve(args.size());
   for (const ArgDef& a : args) {
     const std::string field = prefix + "." + a.name;
-    Tensor t = tensor_from_json(*find(object.members, a.name), a.dims, field);
+    JsonSummary& value = *find(object.members, a.name);
+    const std::optional<std::string> npy =
+        case_path != nullptr ? npy_reference(value, a.dims, field, *case_path) : std::nullopt;
+    Tensor t = npy ? read_npy(*npy, a.dims, field) : tensor_from_json(value, a.dims, field);
     binder.bind(field, a.dims, t.shape);
     tensors.push_back(std::move(t));
   }
   return tensors;
 }
 
-void read_document(JsonSummary& doc, const ProgramDef* asked, int devices, Case& c) {
+void read_document(JsonSummary& doc, const std::string& path, const ProgramDef* asked,
+                   int devices, Case& c) {
   if (doc.kind != JsonKind::object) {
     throw InputError("", "the top level must be a JSON object, got " + kind_name(doc.kind));
   }
@@ -177,7 +204,7 @@ void read_document(JsonSummary& doc, const ProgramDef* asked, int devices, Case&
   JsonSummary& input = full_case ? *find(doc.members, "input") : doc;
   check_keys(input, program.inputs, "input");
   DimBinder binder;
-  c.inputs = read_tensors(input, program.inputs, "input", binder);
+  c.inputs = read_tensors(input, program.inputs, "input", binder, &path);
   for (std::size_t i = 0; i < program.inputs.size(); ++i) {
     const ArgDef& a = program.inputs[i];
     check_divisible("input." + a.name, c.inputs[i].shape, a.spec, program.axis, devices);
@@ -186,7 +213,7 @@ void read_document(JsonSummary& doc, const ProgramDef* asked, int devices, Case&
 
   if (JsonSummary* expected = full_case ? find(doc.members, "expected") : nullptr) {
     check_keys(*expected, program.outputs, "expected");
-    c.expected = read_tensors(*expected, program.outputs, "expected", binder);
+    c.expected = read_tensors(*expected, program.outputs, "expected", binder, nullptr);
   }
 }
 
@@ -202,9 +229,9 @@ Case read_case(const std::string& path, const ProgramDef* program, int devices,
     JsonDocument doc = parse_json_summary(source, is_case_key);
     if (doc.duplicate) {
       // Before anything else is read: with two values for one key, the rest could mean anything.
-      throw InputError(doc.duplicate->path, "duplicate key " + quoted(doc.duplicate->key));
+      throw InputError(doc.duplicate->path, "duplicate key " + in_quotes(doc.duplicate->key));
     }
-    read_document(doc.root, program, devices, c);
+    read_document(doc.root, path, program, devices, c);
   } catch (const InputError& e) {
     // Every message starts with the file; the inner code only knows fields.
     throw InputError(c.file, e.what());

@@ -13,9 +13,10 @@ namespace {
 
 using json = nlohmann::json;
 
-// Top level is depth 0: its members (depth 1) and theirs (depth 2) are summarised; anything
-// deeper only counts as an element of an array being summarised.
-constexpr std::size_t kSummarisedDepth = 2;
+// Top level is depth 0: the objects at depths 0..2 keep their members (the case keys, `input`'s
+// fields, a field's {"npy": PATH}); anything deeper only counts as an element of an array being
+// summarised.
+constexpr std::size_t kSummarisedDepth = 3;
 
 // One open container.
 struct Frame {

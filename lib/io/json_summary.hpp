@@ -1,7 +1,7 @@
 // A case file read with nlohmann's SAX parser into what the case reader needs and no more: the
-// top-level object's members and their members (the case keys, `input`'s and `expected`'s
-// fields), with every array among them kept as float32 data plus the first thing that stops it
-// from being a tensor. No DOM is built, and field paths are built only for an error.
+// members of the objects at the top three levels (the case keys, `input`'s and `expected`'s
+// fields, a field's {"npy": PATH}), with every array among them kept as float32 data plus the
+// first thing that stops it from being a tensor. No DOM is built, and field paths are built only for an error.
 //
 // Checks made while parsing (they stop it, like a syntax error): nesting deeper than
 // kMaxJsonDepth and numbers beyond double's range (named by field: "input.lr: 1e400 overflows
@@ -40,9 +40,9 @@ struct JsonSummary {
   JsonKind kind = JsonKind::null;
   double number = 0;  // kind number
   std::string text;   // kind string
-  // kind object, for the top level and its members: the members in file order.
+  // kind object, at the top three levels: the members in file order.
   std::vector<std::pair<std::string, JsonSummary>> members;
-  // kind array, for the top level's members and theirs:
+  // kind array, below the top level:
   std::size_t size = 0;          // elements (rows)
   std::size_t leading_rank = 0;  // nested arrays along the first elements: [[1],[2]] -> 2
   std::size_t cols = 0;          // elements of the first row, when it is an array

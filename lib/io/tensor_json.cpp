@@ -22,6 +22,11 @@ std::string rank_str(std::size_t rank) {
   return rank == 0 ? "a number" : "a " + std::to_string(rank) + "-D array";
 }
 
+[[noreturn]] void throw_rank(const std::string& field, const std::vector<std::string>& dims,
+                             const std::string& got) {
+  throw InputError(field, "must be " + rank_str(dims.size()) + " " + dims_str(dims) + ", got " + got);
+}
+
 [[noreturn]] void throw_overflow(const std::string& path, double value) {
   throw InputError(path, number_text(value) + " overflows float32");
 }
@@ -45,13 +50,11 @@ float to_float32(const JsonSummary& value, const std::string& path) {
 void check_rank(const JsonSummary& value, const std::vector<std::string>& dims,
                 const std::string& field) {
   if (value.kind != JsonKind::array) {
-    throw InputError(field, "must be " + rank_str(dims.size()) + " " + dims_str(dims) +
-                                ", got " + kind_name(value.kind));
+    throw_rank(field, dims, kind_name(value.kind));
   }
   if (value.size == 0) throw_empty(field, dims, 0);
   if (value.leading_rank != dims.size()) {
-    throw InputError(field, "must be " + rank_str(dims.size()) + " " + dims_str(dims) +
-                                ", got " + rank_str(value.leading_rank));
+    throw_rank(field, dims, rank_str(value.leading_rank));
   }
 }
 
@@ -86,6 +89,17 @@ Tensor tensor_from_json(JsonSummary& value, const std::vector<std::string>& dims
   Shape shape = dims.size() == 1 ? Shape{value.size} : Shape{value.size, value.cols};
   MESHRUN_CHECK(value.data.size() == shape_size(shape), "a flawless array holds all its numbers");
   return Tensor(std::move(shape), std::move(value.data));
+}
+
+void check_shape(const Shape& shape, const std::vector<std::string>& dims, const std::string& field) {
+  // In the order an inline array is checked: an empty first dimension, the rank, the others.
+  if (!shape.empty() && !dims.empty() && shape[0] == 0) throw_empty(field, dims, 0);
+  if (shape.size() != dims.size()) {
+    throw_rank(field, dims, rank_str(shape.size()));
+  }
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) throw_empty(field, dims, d);
+  }
 }
 
 void DimBinder::bind(const std::string& field, const std::vector<std::string>& dims,
