@@ -10,6 +10,7 @@
 #include "exit_codes.hpp"
 #include "io/case_reader.hpp"
 #include "io/compare.hpp"
+#include "io/npy.hpp"
 #include "io/result_writer.hpp"
 #include "mesh/injection.hpp"
 #include "support/errors.hpp"
@@ -29,6 +30,7 @@ struct ProgramFlags {
   bool exact = false;
   std::string trace;  // "" off, "-" stderr, else a file
   bool show_sharding = false;
+  std::string save_npy;  // "" off, else a directory
   RunFlags run;
 };
 
@@ -69,6 +71,11 @@ void run_program(const ProgramDef& program, const ProgramFlags& flags) {
   if (flags.show_sharding) std::cerr << format_sharding(trace) << std::flush;
   std::cout << write_result(program, outputs, {flags.precision, flags.exact}) << '\n'
             << std::flush;
+  if (!flags.save_npy.empty()) {
+    std::vector<std::string> names;
+    for (const ArgDef& out : program.outputs) names.push_back(out.name);
+    save_npy(flags.save_npy, names, outputs);
+  }
   if (!c.expected) return;
   // Graded: the numbers against `expected`, and the structure of what ran against the program's
   // rules. Silent when both hold; each failure is listed on stderr, and the exit code is 1.
@@ -133,6 +140,8 @@ void add_program_command(CLI::App& app, const ProgramDef& program) {
                     "or --trace=FILE");
   command->add_flag("--show-sharding", flags->show_sharding,
                     "Draw which device holds which block of each input and output (stderr)");
+  command->add_option("--save-npy", flags->save_npy,
+                      "Also write each output as DIR/NAME.npy (float32), creating DIR");
   add_run_flags(*command, flags->run, true);
   command->callback([&program, flags] { run_program(program, *flags); });
 }

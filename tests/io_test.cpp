@@ -13,6 +13,7 @@
 
 #include "io/case_reader.hpp"
 #include "io/compare.hpp"
+#include "io/npy.hpp"
 #include "io/number_format.hpp"
 #include "io/result_writer.hpp"
 #include "programs/program.hpp"
@@ -518,6 +519,19 @@ BOOST_AUTO_TEST_CASE(rejects_bad_npy_files) {
   std::string lr = kDpInput;
   lr.replace(lr.find("0.01"), 4, R"({"npy":"lr.npy"})");
   expect_rejected(dp_case(lr), "input.lr: must be a number, got an object");
+}
+
+// What --save-npy writes, byte for byte against a .npy assembled here (np.save's format 1.0).
+BOOST_AUTO_TEST_CASE(writes_npy_as_np_save_does) {
+  const Tensor m({2, 3}, {1.5f, -2.0f, 0.1f, 3e38f, -0.0f, 7.0f});
+  const std::string bytes = npy_bytes(m);
+  BOOST_TEST(bytes == npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
+                               le_bytes<float>({1.5f, -2.0f, 0.1f, 3e38f, -0.0f, 7.0f})));
+  BOOST_TEST((bytes.size() - 24) % 64 == 0u);  // the data starts 64-byte aligned
+  BOOST_TEST(npy_bytes(Tensor({3}, {1, 2, 3})) ==
+             npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", le_bytes<float>({1, 2, 3})));
+  BOOST_TEST(npy_bytes(Tensor::scalar(121)) ==
+             npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (), }", le_bytes<float>({121})));
 }
 
 BOOST_AUTO_TEST_CASE(deep_nesting_is_rejected_without_recursion) {

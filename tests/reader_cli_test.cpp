@@ -6,9 +6,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace fs = std::filesystem;
 
@@ -114,4 +118,44 @@ BOOST_AUTO_TEST_CASE(npy_cases_run_like_their_inline_examples) {
   const Result check = run({"check", "cases/npy"});
   BOOST_TEST(check.code == 0, check.out << check.err);
   BOOST_TEST(check.out.find("2 passed, 0 failed\n") != std::string::npos, check.out);
+}
+
+// --save-npy DIR: each output as DIR/KEY.npy, float32 with the bits printed by --exact.
+BOOST_AUTO_TEST_CASE(save_npy_writes_each_output) {
+  TempDir dir;
+  const std::string out = dir.path + "/new/outputs";  // created
+  const Result r = run({"dp-step", "--exact", "--save-npy", out, "cases/dp-step/example3.json"});
+  BOOST_TEST(r.code == 0, r.err);
+  const nlohmann::json printed = nlohmann::json::parse(r.out);
+  const auto npy = [](const std::string& shape, const std::vector<float>& values) {
+    std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
+    dict += '\n';
+    std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+    bytes += static_cast<char>(dict.size() & 0xff);
+    bytes += static_cast<char>(dict.size() >> 8);
+    bytes += dict;
+    for (const float v : values) bytes.append(reinterpret_cast<const char*>(&v), 4);  // little-endian host
+    return bytes;
+  };
+  const auto f = [&](const nlohmann::json& v) { return static_cast<float>(v.get<double>()); };
+  const nlohmann::json& w = printed["w"];
+  BOOST_TEST(slurp(out + "/w.npy") == npy("(2, 2)", {f(w[0][0]), f(w[0][1]), f(w[1][0]), f(w[1][1])}));
+  BOOST_TEST(slurp(out + "/b.npy") == npy("(2,)", {f(printed["b"][0]), f(printed["b"][1])}));
+  BOOST_TEST(slurp(out + "/loss.npy") == npy("()", {f(printed["loss"])}));
+}
+
+BOOST_AUTO_TEST_CASE(save_npy_write_errors_are_one_line) {
+  TempDir dir;
+  // A full disk shows only when the file is flushed.
+  fs::create_directories(dir.path + "/full");
+  fs::create_symlink("/dev/full", dir.path + "/full/w.npy");
+  Result r = run({"dp-step", "--save-npy", dir.path + "/full", "cases/dp-step/example1.json"});
+  BOOST_TEST(r.code != 0);
+  BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  BOOST_TEST(r.err.find("--save-npy: cannot write " + dir.path + "/full/w.npy: No space left on device\n") !=
+             std::string::npos, r.err);
+  r = run({"dp-step", "--save-npy", "/dev/null/x", "cases/dp-step/example1.json"});
+  BOOST_TEST(r.code != 0);
+  BOOST_TEST(r.err.find("--save-npy: cannot create /dev/null/x: Not a directory\n") != std::string::npos, r.err);
 }

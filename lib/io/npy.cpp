@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <string_view>
 
@@ -233,6 +235,31 @@ std::string npy_bytes(const Tensor& tensor) {
     for (int b = 0; b < 4; ++b) out += static_cast<char>((u >> (8 * b)) & 0xff);
   }
   return out;
+}
+
+void save_npy(const std::string& dir, const std::vector<std::string>& names,
+              const std::vector<Tensor>& tensors) {
+  MESHRUN_CHECK(names.size() == tensors.size(), "one name per output");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error("--save-npy: cannot create " + dir + ": " + ec.message());
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const std::string path = (std::filesystem::path(dir) / (names[i] + ".npy")).string();
+    const std::string bytes = npy_bytes(tensors[i]);
+    errno = 0;
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    // Every step checked: a full disk shows only at fflush or fclose.
+    bool ok = f != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() &&
+              std::fflush(f) == 0;
+    int err = errno;
+    if (f != nullptr && std::fclose(f) != 0 && ok) {
+      ok = false;
+      err = errno;
+    }
+    if (!ok) {
+      throw Error("--save-npy: cannot write " + path + ": " + std::strerror(err != 0 ? err : EIO));
+    }
+  }
 }
 
 }  // namespace meshrun
