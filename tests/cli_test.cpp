@@ -27,6 +27,7 @@ using meshrun::testing::kSource;
 using meshrun::testing::Result;
 using meshrun::testing::run;
 using meshrun::testing::slurp;
+using meshrun::testing::TempDir;
 
 std::vector<std::string> json_files(const std::string& relative_dir) {
   std::vector<std::string> files;
@@ -101,21 +102,6 @@ const std::pair<const char*, const char*> kDocumented[] = {
 std::string program_of(const std::string& case_file) {
   return case_file.find("/dp-step/") != std::string::npos ? "dp-step" : "tp-mlp";
 }
-
-// A temp directory for check runs, removed at the end of the test.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char dir[] = "/tmp/meshrun_cli_cases.XXXXXX";
-    BOOST_REQUIRE(mkdtemp(dir) != nullptr);
-    path = dir;
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path + "/" + name) << text;
-    return path + "/" + name;
-  }
-};
 
 std::string example1_with_loss(const std::string& loss) {
   std::string text = slurp(kSource + "/cases/dp-step/example1.json");

@@ -1,10 +1,9 @@
-// The case reader's limits through the meshrun binary: inputs too large to read are refused
-// before they are read whole, and no error line quotes more than a short excerpt of the input.
+// The case reader through the meshrun binary: inputs too large to read are refused before they
+// are read whole, no error line quotes more than a short excerpt of the input, .npy inputs, and
+// --save-npy.
 #include <boost/test/unit_test.hpp>
 
 #include "run_meshrun.hpp"
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -18,25 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using meshrun::testing::kSource;
-using meshrun::testing::Result;
-using meshrun::testing::run;
-using meshrun::testing::slurp;
-
-// A temp directory, removed at the end of the test.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char dir[] = "/tmp/meshrun_reader_cli.XXXXXX";
-    BOOST_REQUIRE(mkdtemp(dir) != nullptr);
-    path = dir;
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path + "/" + name, std::ios::binary) << text;
-    return path + "/" + name;
-  }
-};
+using namespace meshrun::testing;
 
 // Example 1 with `from` replaced by `to`.
 std::string example1_with(const std::string& from, const std::string& to) {

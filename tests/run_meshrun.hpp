@@ -39,6 +39,24 @@ inline std::string slurp(const std::string& path) {
   return s.str();
 }
 
+// A temp directory, removed with everything in it when the test ends.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char dir[] = "/tmp/meshrun_test_dir.XXXXXX";
+    BOOST_REQUIRE(mkdtemp(dir) != nullptr);
+    path = dir;
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  // Writes `text` to path/name and returns that path.
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path + "/" + name, std::ios::binary) << text;
+    return path + "/" + name;
+  }
+};
+
 inline Result run(const std::vector<std::string>& args, const std::string& stdin_path = "/dev/null") {
   char dir[] = "/tmp/meshrun_test.XXXXXX";
   BOOST_REQUIRE(mkdtemp(dir) != nullptr);
