@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io/case_reader.hpp"
@@ -512,6 +513,14 @@ BOOST_AUTO_TEST_CASE(rejects_bad_npy_files) {
     BOOST_ERROR("accepted a directory");
   } catch (const InputError& e) {
     BOOST_TEST(std::string(e.what()) == c.path("case.json") + ": input.x: cannot read " + c.path("x.npy") + ": Is a directory");
+  }
+  NpyCase fifo({{"case.json", npy_dp_case()}});
+  BOOST_REQUIRE(mkfifo(fifo.path("x.npy").c_str(), 0600) == 0);
+  try {
+    read_case(fifo.path("case.json"), &dp(), 8);  // must not wait for a writer
+    BOOST_ERROR("accepted a FIFO");
+  } catch (const InputError& e) {
+    BOOST_TEST(std::string(e.what()) == fifo.path("case.json") + ": input.x: cannot read " + fifo.path("x.npy") + ": not a regular file");
   }
   // Only input arrays may come from files; {"npy": ...} anywhere else is the object it is.
   expect_rejected(dp_case(kDpInput, R"(,"expected":{"w":{"npy":"w.npy"},"b":[0.2],"loss":1})"),

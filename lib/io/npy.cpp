@@ -29,14 +29,20 @@ class Mapping {
  public:
   // Throws InputError(field, "cannot read PATH: reason").
   Mapping(const std::string& path, const std::string& field) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO named as a .npy must not hang the open; it is refused below.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) fail(path, field, errno);
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      // Only a regular file has a size to map (a directory, a pipe has not).
-      const int err = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
       ::close(fd);
       fail(path, field, err);
+    }
+    if (!S_ISREG(st.st_mode)) {
+      // Only a regular file has a size to map (a directory, a pipe, a device has not).
+      ::close(fd);
+      if (S_ISDIR(st.st_mode)) fail(path, field, EISDIR);
+      throw InputError(field, "cannot read " + path + ": not a regular file");
     }
     size_ = static_cast<std::size_t>(st.st_size);
     if (size_ > 0) {
