@@ -15,7 +15,7 @@
 namespace meshrun {
 namespace {
 
-using Members = std::vector<std::pair<std::string, JsonSummary>>;
+using Members = std::vector<JsonSummary>;
 
 constexpr std::array<const char*, 6> kCaseKeys = {"problem", "name",  "description",
                                                   "mesh",    "input", "expected"};
@@ -31,13 +31,13 @@ bool is_case_key(const std::string& key) {
 // program input is named like a case key, so the two cannot be confused.)
 bool is_case(const JsonSummary& doc) {
   return std::any_of(doc.members.begin(), doc.members.end(),
-                     [](const auto& member) { return is_case_key(member.first); });
+                     [](const auto& member) { return is_case_key(member.key); });
 }
 
 // The member named `key`, or nullptr (keys are unique: duplicates are rejected first).
 JsonSummary* find(Members& members, const std::string& key) {
-  for (auto& [k, v] : members) {
-    if (k == key) return &v;
+  for (JsonSummary& member : members) {
+    if (member.key == key) return &member;
   }
   return nullptr;
 }
@@ -48,7 +48,7 @@ template <class Known>
 const std::string* first_unknown(const Members& members, Known known) {
   const std::string* first = nullptr;
   for (const auto& member : members) {
-    if (!known(member.first) && (first == nullptr || member.first < *first)) first = &member.first;
+    if (!known(member.key) && (first == nullptr || member.key < *first)) first = &member.key;
   }
   return first;
 }
@@ -114,7 +114,8 @@ std::vector<std::pair<std::string, int>> read_mesh(Members& doc) {
   if (object->kind != JsonKind::object) {
     throw InputError("mesh", "must be an object of axis sizes, got " + kind_name(object->kind));
   }
-  for (const auto& [axis, size] : object->members) {
+  for (const JsonSummary& size : object->members) {
+    const std::string& axis = size.key;
     const bool ok = size.kind == JsonKind::number && size.number >= 1 &&
                     size.number <= kMaxAxisSize && size.number == std::floor(size.number);
     if (!ok) {
@@ -152,7 +153,8 @@ std::optional<std::string> npy_reference(JsonSummary& value, const std::vector<s
   if (dims.empty() || value.kind != JsonKind::object) return std::nullopt;
   JsonSummary* npy = find(value.members, "npy");
   if (npy == nullptr) return std::nullopt;  // reported as the object it is
-  if (const std::string* key = first_unknown(value.members, [](const std::string& k) { return k == "npy"; })) {
+  const auto is_npy = [](const std::string& key) { return key == "npy"; };
+  if (const std::string* key = first_unknown(value.members, is_npy)) {
     throw InputError(field, "unknown key " + in_quotes(*key) + " (expected npy)");
   }
   if (npy->kind != JsonKind::string) {

@@ -111,8 +111,8 @@ class SummaryHandler {
     }
     Frame& parent = frames_.back();
     if (!parent.object || parent.summary == nullptr || depth > kSummarisedDepth) return nullptr;
-    parent.summary->members.emplace_back(parent.key, JsonSummary{});
-    JsonSummary* summary = &parent.summary->members.back().second;
+    JsonSummary* summary = &parent.summary->members.emplace_back();
+    summary->key = parent.key;
     summary->kind = kind;
     return summary;
   }
@@ -272,7 +272,7 @@ JsonDocument parse_json_summary(JsonSource& source, bool (*is_case_key)(const st
   // The duplicate's path as the case reader names fields (a bare input's are "input.*").
   if (doc.duplicate && doc.root.kind == JsonKind::object) {
     bool is_case = false;
-    for (const auto& member : doc.root.members) is_case = is_case || is_case_key(member.first);
+    for (const auto& member : doc.root.members) is_case = is_case || is_case_key(member.key);
     if (!is_case) {
       std::string& p = doc.duplicate->path;
       p = p.empty() ? "input" : "input." + p;

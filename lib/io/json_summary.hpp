@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "io/json_text.hpp"
@@ -37,11 +36,12 @@ struct ArrayFlaw {
 };
 
 struct JsonSummary {
+  std::string key;  // as a member of an object: its key
   JsonKind kind = JsonKind::null;
   double number = 0;  // kind number
   std::string text;   // kind string
   // kind object, at the top three levels: the members in file order.
-  std::vector<std::pair<std::string, JsonSummary>> members;
+  std::vector<JsonSummary> members;
   // kind array, below the top level:
   std::size_t size = 0;          // elements (rows)
   std::size_t leading_rank = 0;  // nested arrays along the first elements: [[1],[2]] -> 2
