@@ -72,7 +72,7 @@ std::vector<Found> collect_cases(const std::vector<std::string>& paths) {
 
 RanCase run_case(const std::string& file, const RunFlags& flags) {
   RanCase ran;
-  ran.c = read_case(file, nullptr, flags.devices);
+  ran.c = read_case(file, nullptr, flags.devices, flags.max_input_bytes);
   ran.program = find_program(ran.c.problem);
   Mesh mesh(flags.devices, ran.program->axis, mesh_options(flags));
   Trace trace;

@@ -5,6 +5,8 @@
 // byte of the file is kept (io/expected_patch.hpp). One line per case, then
 // "N updated, U unchanged, R refused". A case that errors, breaks a structural rule or computes a
 // NaN or infinity is refused: nothing is written for it, and the exit code is 1.
+#include <fstream>
+#include <sstream>
 #include <sys/stat.h>
 
 #include <cmath>
@@ -60,9 +62,19 @@ std::string change_summary(const RanCase& ran, std::size_t beyond_tolerance) {
   return text;
 }
 
+// The whole case file: --update rewrites its bytes around `expected` (a case it just read, so its
+// size is within --max-input-bytes).
+std::string whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) throw InputError(path, "cannot read it back to update it");
+  return text.str();
+}
+
 // The file rewritten in place, atomically, with its permission bits kept.
 void rewrite(const std::string& path, const RanCase& ran) {
-  const std::string text = read_text(path);
+  const std::string text = whole_file(path);
   const std::string value =
       write_result(*ran.program, ran.outputs, NumberFormat{.precision = 6, .exact = true});
   const std::string patched = with_expected(text, value);

@@ -2,6 +2,7 @@
 // grade it against the case's `expected` when there is one.
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include "commands.hpp"
@@ -9,6 +10,7 @@
 #include "io/case_reader.hpp"
 #include "flag_checks.hpp"
 #include "io/compare.hpp"
+#include "io/npy.hpp"
 #include "io/output.hpp"
 #include "io/result_writer.hpp"
 #include "mesh/injection.hpp"
@@ -35,6 +37,7 @@ struct ProgramFlags {
   bool exact = false;
   std::string trace;  // "" off, "-" stderr, else a file
   bool show_sharding = false;
+  std::string save_npy;  // "" off, else a directory
   RunFlags run;
 };
 
@@ -88,7 +91,8 @@ void report_mismatches(const std::vector<Mismatch>& mismatches, std::size_t tota
 void run_program(const ProgramDef& program, const ProgramFlags& flags) {
   MeshOptions options = mesh_options(flags.run);  // flag errors before input errors
   TraceSink trace_out(flags.trace, flags.case_path);
-  const Case c = read_case(flags.case_path, &program, flags.run.devices);
+  const Case c =
+      read_case(flags.case_path, &program, flags.run.devices, flags.run.max_input_bytes);
   Mesh mesh(flags.run.devices, program.axis, std::move(options));
   Trace trace;
   std::vector<Tensor> outputs;
@@ -120,6 +124,11 @@ void run_program(const ProgramDef& program, const ProgramFlags& flags) {
     throw NonFiniteError(bad);
   }
   write_stdout(write_result(program, outputs, {flags.precision, flags.exact}) + "\n");
+  if (!flags.save_npy.empty()) {
+    std::vector<std::string> names;
+    for (const ArgDef& out : program.outputs) names.push_back(out.name);
+    save_npy(flags.save_npy, names, outputs);
+  }
   if (!c.expected || (mismatches.empty() && verdict.ok())) return;
   if (!mismatches.empty()) report_mismatches(mismatches, expected_size(*c.expected));
   for (const std::string& failure : verdict.failures) report_error("structure: " + failure);
@@ -141,6 +150,10 @@ void add_run_flags(CLI::App& command, RunFlags& flags, bool with_inject) {
       ->capture_default_str();
   command.add_option("--rtol", flags.rtol, "Relative tolerance against expected")
       ->check(finite_real(0, kHuge))
+      ->capture_default_str();
+  command.add_option("--max-input-bytes", flags.max_input_bytes,
+                     "Refuse a case file larger than this (bytes)")
+      ->transform(decimal_integer(1, std::numeric_limits<long>::max()))
       ->capture_default_str();
   if (with_inject) {
     command.add_option("--inject", flags.injections,
@@ -172,6 +185,8 @@ void add_program_command(CLI::App& app, const ProgramDef& program) {
                     "or --trace=FILE");
   command->add_flag("--show-sharding", flags->show_sharding,
                     "Draw which device holds which block of each input and output (stderr)");
+  command->add_option("--save-npy", flags->save_npy,
+                      "Also write each output as DIR/NAME.npy (float32), creating DIR");
   add_run_flags(*command, flags->run, true);
   command->callback([&program, flags] { run_program(program, *flags); });
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,9 +35,11 @@ struct RunFlags {
   double atol = 1e-5;
   double rtol = 1e-5;
   std::vector<std::string> injections;  // --inject specs, parsed when the command runs
+  std::uint64_t max_input_bytes = std::uint64_t{1} << 30;  // --max-input-bytes
 };
 
-// Adds --devices, --timeout, --atol, --rtol (and --inject when `with_inject`) bound to `flags`.
+// Adds --devices, --timeout, --atol, --rtol, --max-input-bytes (and --inject when `with_inject`)
+// bound to `flags`.
 void add_run_flags(CLI::App& command, RunFlags& flags, bool with_inject);
 
 // MeshOptions from the flags; throws InputError for a malformed --inject.

@@ -4,13 +4,17 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io/case_reader.hpp"
 #include "io/compare.hpp"
+#include "io/npy.hpp"
 #include "io/number_format.hpp"
 #include "io/result_writer.hpp"
 #include "programs/program.hpp"
@@ -61,6 +65,71 @@ const std::string kDpInput =
 
 std::string dp_case(const std::string& input, const std::string& extra = "") {
   return R"({"problem":"dp-step","name":"t","input":)" + input + extra + "}";
+}
+
+// A .npy file's bytes, written here byte by byte (not by the library): magic, version, header
+// length (2 bytes for 1.0, 4 for 2.0 and 3.0), the header dict padded to 64 bytes, the data.
+std::string npy_file(const std::string& dict, const std::string& data, int major = 1) {
+  const std::size_t prefix = major == 1 ? 10 : 12;
+  std::string header = dict;
+  while ((prefix + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += static_cast<char>(major);
+  out += '\0';
+  for (std::size_t b = 0; b < prefix - 8; ++b) out += static_cast<char>((header.size() >> (8 * b)) & 0xff);
+  return out + header + data;
+}
+
+// Little-endian bytes of float32 or float64 values.
+template <class T>
+std::string le_bytes(std::initializer_list<T> values) {
+  std::string out;
+  for (const T v : values) {
+    unsigned char b[sizeof(T)];
+    std::memcpy(b, &v, sizeof(T));
+    for (std::size_t i = 0; i < sizeof(T); ++i) out += static_cast<char>(b[i]);  // host is little-endian
+  }
+  return out;
+}
+
+// A case file and .npy files beside it, in one temp directory.
+struct NpyCase {
+  std::string dir;
+  explicit NpyCase(const std::vector<std::pair<std::string, std::string>>& files) {
+    char d[] = "/tmp/meshrun_io_npy.XXXXXX";
+    BOOST_REQUIRE(mkdtemp(d) != nullptr);
+    dir = d;
+    for (const auto& [name, bytes] : files) {
+      std::filesystem::create_directories(std::filesystem::path(dir + "/" + name).parent_path());
+      std::ofstream(dir + "/" + name, std::ios::binary) << bytes;
+    }
+  }
+  ~NpyCase() { std::filesystem::remove_all(dir); }
+  std::string path(const std::string& name) const { return dir + "/" + name; }
+};
+
+const std::string kX = R"({'descr': '<f4', 'fortran_order': False, 'shape': (8, 1), })";
+const std::string kXData = le_bytes<float>({1, 2, 3, 4, 5, 6, 7, 8});
+
+// kDpInput with x from x.npy.
+std::string npy_dp_case() {
+  std::string s = dp_case(kDpInput);
+  const std::string x = "[[1],[2],[3],[4],[5],[6],[7],[8]]";
+  return s.replace(s.find(x), x.size(), R"({"npy":"x.npy"})");
+}
+
+// read_case on a case with x from a .npy holding `npy` must throw exactly "<case>: <message>",
+// where {} in `message` stands for the .npy file's path.
+void expect_npy_rejected(const std::string& npy, std::string message) {
+  NpyCase c({{"case.json", npy_dp_case()}, {"x.npy", npy}});
+  if (const auto at = message.find("{}"); at != std::string::npos) message.replace(at, 2, c.path("x.npy"));
+  try {
+    read_case(c.path("case.json"), &dp(), 8);
+    BOOST_ERROR("accepted, expected: " << message);
+  } catch (const InputError& e) {
+    BOOST_TEST(std::string(e.what()) == c.path("case.json") + ": " + message);
+  }
 }
 
 }  // namespace
@@ -213,7 +282,7 @@ BOOST_AUTO_TEST_CASE(rejects_file_level_problems) {
   expect_rejected("{\"a\":\n 1,}", "invalid JSON at line 2, column 4 (byte 10): syntax error while "
                                    "parsing object key - unexpected '}'; expected string literal");
   expect_rejected(dp_case(kDpInput, R"(,"note":1)"),
-                  R"(unknown key "note" (expected problem, name, description, input, expected))");
+                  R"(unknown key "note" (expected problem, name, description, mesh, input, expected))");
   expect_rejected(R"({"name":"t","input":{}})", R"(missing key "problem")");
   expect_rejected(R"({"problem":"dp-step","input":{}})", R"(missing key "name")");
   expect_rejected(R"({"problem":"dp-step","name":"t"})", R"(missing key "input")");
@@ -222,6 +291,64 @@ BOOST_AUTO_TEST_CASE(rejects_file_level_problems) {
   expect_rejected(R"({"problem":"dp-stp","name":"t","input":{}})",
                   R"(problem: no program named "dp-stp" (known: dp-step, tp-mlp))", nullptr);
   expect_rejected(kDpInput, R"(missing key "problem")", nullptr);  // bare input, no program
+}
+
+// The last of two equal keys used to win silently, so a second "loss" in `expected` could turn a
+// FAIL into a PASS.
+BOOST_AUTO_TEST_CASE(rejects_duplicate_keys) {
+  expect_rejected(R"({"problem":"dp-step","name":"t","problem":"dp-step","input":{}})",
+                  R"(duplicate key "problem")");
+  expect_rejected(dp_case(R"({"w":[[1]],)" + kDpInput.substr(1)), R"(input: duplicate key "w")");
+  expect_rejected(R"({"w":[[1]],)" + kDpInput.substr(1), R"(input: duplicate key "w")");  // bare
+  expect_rejected(dp_case(kDpInput, R"(,"expected":{"w":[[1.11]],"b":[0.2],"loss":1,"loss":121})"),
+                  R"(expected: duplicate key "loss")");
+  expect_rejected(dp_case(kDpInput, R"(,"note":[0,{"a":1,"a":1}])"), R"(note[1]: duplicate key "a")");
+  // Reported before the keys are checked, and after the syntax.
+  expect_rejected(R"({"zz":1,"zz":2})", R"(input: duplicate key "zz")");
+  expect_rejected(R"({"a":1,"a":2,)", "invalid JSON at line 1, column 14 (byte 14): syntax error "
+                                      "while parsing object key - unexpected end of input; expected "
+                                      "string literal");
+}
+
+// nlohmann's lexer takes a NUL byte for the end of the input; whatever follows the value is an
+// error, a NUL included.
+BOOST_AUTO_TEST_CASE(rejects_bytes_after_the_value) {
+  const std::string text = dp_case(kDpInput);
+  const std::string at = std::to_string(text.size() + 1);
+  expect_rejected(text + std::string(1, '\0'),
+                  "invalid JSON at line 1, column " + at + " (byte " + at +
+                      "): unexpected NUL byte; expected end of input");
+  expect_rejected(text + "\n" + std::string(1, '\0') + "}",
+                  "invalid JSON at line 2, column 1 (byte " + std::to_string(text.size() + 2) +
+                      "): unexpected NUL byte; expected end of input");
+  expect_rejected(text + " x", "invalid JSON at line 1, column " + std::to_string(text.size() + 2) +
+                                   " (byte " + std::to_string(text.size() + 2) +
+                                   "): syntax error while parsing value - invalid literal");
+  // Trailing whitespace is not a value.
+  TempFile f(text + " \n\t\r\n");
+  BOOST_TEST(read_case(f.path, &dp(), 8).name == "t");
+}
+
+// "mesh" is kept as written, axes in file order, for the multi-axis mesh; the reader only
+// validates it.
+BOOST_AUTO_TEST_CASE(reads_the_optional_mesh) {
+  TempFile f(R"({"mesh":{"model":4,"data":2,"x":1024},"problem":"dp-step","name":"t","input":)" +
+             kDpInput + "}");
+  const Case c = read_case(f.path, nullptr, 8);
+  using Axes = std::vector<std::pair<std::string, int>>;
+  BOOST_TEST((c.mesh == Axes{{"model", 4}, {"data", 2}, {"x", 1024}}));
+  TempFile none(dp_case(kDpInput));
+  BOOST_TEST(read_case(none.path, nullptr, 8).mesh.empty());
+  const auto with_mesh = [](const std::string& mesh) { return dp_case(kDpInput, R"(,"mesh":)" + mesh); };
+  expect_rejected(with_mesh("4"), "mesh: must be an object of axis sizes, got a number");
+  expect_rejected(with_mesh(R"({"data":-2})"), "mesh.data: must be an integer from 1 to 1024, got -2");
+  expect_rejected(with_mesh(R"({"data":2,"model":1e9})"),
+                  "mesh.model: must be an integer from 1 to 1024, got 1e+09");
+  expect_rejected(with_mesh(R"({"data":null})"), "mesh.data: must be an integer from 1 to 1024, got null");
+  expect_rejected(with_mesh(R"({"data":2,"data":2})"), R"(mesh: duplicate key "data")");
+  // A bare input has no mesh: the key makes it a case, whose other keys are unknown.
+  expect_rejected(R"({"mesh":{"data":8},)" + kDpInput.substr(1),
+                  R"(unknown key "b" (expected problem, name, description, mesh, input, expected))");
 }
 
 BOOST_AUTO_TEST_CASE(cannot_read) {
@@ -291,12 +418,130 @@ BOOST_AUTO_TEST_CASE(rejects_values) {
   };
   expect_rejected(with("[[1],[2]", "[[1e39],[2]"), "input.x[0][0]: 1e+39 overflows float32");
   expect_rejected(with("[[1],[2]", "[[-3.5e38],[2]"), "input.x[0][0]: -3.5e+38 overflows float32");
-  expect_rejected(with("[[1],[2]", "[[1e400],[2]"), "1e400 overflows float32");
+  // Beyond double's range: found while parsing, and still named by its field.
+  expect_rejected(with("[[1],[2]", "[[1e400],[2]"), "input.x[0][0]: 1e400 overflows float32");
+  expect_rejected(with("\"lr\":0.01", "\"lr\":-1" + std::string(400, '0')),
+                  "input.lr: -100000000000000000000000000000000000000... overflows float32");
+  expect_rejected(dp_case(kDpInput, R"(,"expected":{"w":[[1.11]],"b":[2e999],"loss":1})"),
+                  "expected.b[0]: 2e999 overflows float32");
   expect_rejected(with("[[1],[2]", "[[400000000000000000000000000000000000000000],[2]"),
                   "input.x[0][0]: 4e+41 overflows float32");
   expect_rejected(with("\"lr\":0.01", "\"lr\":0"), "input.lr: must be a finite number > 0");
   expect_rejected(with("\"lr\":0.01", "\"lr\":-0.01"), "input.lr: must be a finite number > 0");
   expect_rejected(with("\"lr\":0.01", "\"lr\":1e-50"), "input.lr: must be a finite number > 0");
+}
+
+// The reader streams the file, but reports as if it had the whole document: keys in any order,
+// errors in the program's order of inputs and, within an array, in document order.
+BOOST_AUTO_TEST_CASE(errors_do_not_depend_on_the_order_of_keys) {
+  const std::string reversed =
+      R"({"expected":{"loss":121,"b":[0.2],"w":[[1.11]]},"input":{"lr":0.01,)"
+      R"("y":[[3],[5],[7],[9],[11],[13],[15],[17]],"x":[[1],[2],[3],[4],[5],[6],[7],[8]],)"
+      R"("b":[0.0],"w":[[0.0]]},"name":"t","problem":"dp-step"})";
+  TempFile f(reversed);
+  const Case c = read_case(f.path, nullptr, 8);
+  BOOST_TEST(c.inputs[2].shape == (Shape{8, 1}));
+  BOOST_TEST((*c.expected)[2].data[0] == 121.0f);
+  // x (third input) is ragged, but w (first) has the wrong rank: w is reported.
+  expect_rejected(R"({"x":[[1],[2,3]],"w":[1],"b":[0],"y":[[1]],"lr":1})",
+                  "input.w: must be a 2-D array (D, K), got a 1-D array");
+  // Unknown keys (in sorted order) before missing ones, before any value.
+  expect_rejected(R"({"x":[[1],[2,3]],"zz":1,"aa":1})", R"(input: unknown key "aa" (expected w, b, x, y, lr))");
+  expect_rejected(R"({"problem":"dp-step","name":7,"input":{"w":[]},"comment":1})",
+                  R"(unknown key "comment" (expected problem, name, description, mesh, input, expected))");
+  expect_rejected(R"({"input":{"w":[]},"name":7,"problem":"dp-step"})", "name: must be a string, got a number");
+  // Within a row: its length before its elements; rows in order.
+  const auto x = [](const std::string& rows) {
+    return R"({"w":[[1,2]],"b":[0,0],"y":[[1,1]],"lr":1,"x":)" + rows + "}";
+  };
+  expect_rejected(x(R"([[1],[2,"a"]])"), "input.x[1]: has 2 columns but input.x[0] has 1");
+  expect_rejected(x(R"([[1],["a"],[2,3]])"), "input.x[1][0]: must be a number, got a string");
+  expect_rejected(x(R"([[1],[1e39],["a"]])"), "input.x[1][0]: 1e+39 overflows float32");
+  expect_rejected(x(R"([[1],{"a":1},[2,3]])"), "input.x[1]: must be an array (a row), got an object");
+  expect_rejected(x(R"([[[1]],[2]])"), "input.x: must be a 2-D array (N, D), got a 3-D array");
+  expect_rejected(x(R"([[1],[[2]]])"), "input.x[1][0]: must be a number, got an array");
+  expect_rejected(x(R"([[],[2]])"), "input.x: has 0 columns (D); dimensions must be at least 1");
+  expect_rejected(x(R"([[[]]])"), "input.x: must be a 2-D array (N, D), got a 3-D array");
+}
+
+BOOST_AUTO_TEST_CASE(reads_npy_arrays) {
+  // Format 1.0 float32, 2.0 float64 (rounded to float32), 3.0; keys in another order and double
+  // quotes are read too.
+  for (const auto& npy : {npy_file(kX, kXData),
+                          npy_file(R"({'descr': '<f8', 'fortran_order': False, 'shape': (8, 1), })",
+                                   le_bytes<double>({1, 2, 3, 4, 5, 6, 7, 8.1}), 2),
+                          npy_file(R"({"shape": (8,1), "fortran_order": False, "descr": "<f4"})",
+                                   le_bytes<float>({1, 2, 3, 4, 5, 6, 7, 8.1f}), 3)}) {
+    NpyCase c({{"case.json", npy_dp_case()}, {"x.npy", npy}});
+    const Case got = read_case(c.path("case.json"), nullptr, 8);
+    BOOST_TEST(got.inputs[2].shape == (Shape{8, 1}));
+    BOOST_TEST(got.inputs[2].data[0] == 1.0f);
+    BOOST_TEST((got.inputs[2].data[7] == 8.0f || got.inputs[2].data[7] == 8.1f));
+  }
+  // PATH is relative to the case file's directory.
+  std::string nested = npy_dp_case();
+  nested.replace(nested.find("x.npy"), 5, "arrays/x.npy");
+  NpyCase c({{"sub/case.json", nested}, {"sub/arrays/x.npy", npy_file(kX, kXData)}});
+  BOOST_TEST(read_case(c.path("sub/case.json"), &dp(), 8).inputs[2].data[3] == 4.0f);
+}
+
+BOOST_AUTO_TEST_CASE(rejects_bad_npy_files) {
+  expect_npy_rejected("\x93NUMPY", "input.x: {}: not a .npy file (no \\x93NUMPY magic)");
+  expect_npy_rejected(npy_file(kX, kXData).substr(0, 30), "input.x: {}: truncated header");
+  expect_npy_rejected(npy_file(kX, kXData.substr(0, 31)),
+                      "input.x: {}: truncated: 31 bytes of data for shape (8, 1) of <f4");
+  expect_npy_rejected(npy_file(R"({'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 1099511627776), })", kXData),
+                      "input.x: {}: truncated: 32 bytes of data for shape (1099511627776, 1099511627776) of <f4");
+  expect_npy_rejected(npy_file("{'descr': '<f4'}", kXData), "input.x: {}: the header is not a numpy header dict");
+  expect_npy_rejected(npy_file(R"({'descr': '<f2', 'fortran_order': False, 'shape': (8, 1), })", kXData),
+                      "input.x: {}: dtype '<f2' is not supported (little-endian float32 '<f4' or float64 '<f8')");
+  expect_npy_rejected(npy_file(R"({'descr': '<f4', 'fortran_order': True, 'shape': (8, 1), })", kXData),
+                      "input.x: {}: Fortran order is not supported (save it in C order)");
+  expect_npy_rejected(npy_file(R"({'descr': '<f4', 'fortran_order': False, 'shape': (8,), })", kXData),
+                      "input.x: must be a 2-D array (N, D), got a 1-D array");
+  expect_npy_rejected(npy_file(R"({'descr': '<f4', 'fortran_order': False, 'shape': (8, 0), })", ""),
+                      "input.x: has 0 columns (D); dimensions must be at least 1");
+  expect_npy_rejected(npy_file(R"({'descr': '<f4', 'fortran_order': False, 'shape': (4, 2), })", kXData),
+                      "input.x: has 2 columns (D) but input.w has 1 row");
+  expect_npy_rejected(npy_file(kX, le_bytes<float>({1, 2, 3, 4, 5, 6, 7, std::numeric_limits<float>::infinity()})),
+                      "input.x[7][0]: inf is not a finite number ({})");
+  std::string v2 = npy_file(kX, kXData);
+  v2[6] = 2;  // a 2.0 header length is 4 bytes: this one reads as far too long
+  expect_npy_rejected(v2, "input.x: {}: truncated header");
+  NpyCase c({{"case.json", npy_dp_case()}, {"x.npy/keep", ""}});
+  try {
+    read_case(c.path("case.json"), &dp(), 8);
+    BOOST_ERROR("accepted a directory");
+  } catch (const InputError& e) {
+    BOOST_TEST(std::string(e.what()) == c.path("case.json") + ": input.x: cannot read " + c.path("x.npy") + ": Is a directory");
+  }
+  NpyCase fifo({{"case.json", npy_dp_case()}});
+  BOOST_REQUIRE(mkfifo(fifo.path("x.npy").c_str(), 0600) == 0);
+  try {
+    read_case(fifo.path("case.json"), &dp(), 8);  // must not wait for a writer
+    BOOST_ERROR("accepted a FIFO");
+  } catch (const InputError& e) {
+    BOOST_TEST(std::string(e.what()) == fifo.path("case.json") + ": input.x: cannot read " + fifo.path("x.npy") + ": not a regular file");
+  }
+  // Only input arrays may come from files; {"npy": ...} anywhere else is the object it is.
+  expect_rejected(dp_case(kDpInput, R"(,"expected":{"w":{"npy":"w.npy"},"b":[0.2],"loss":1})"),
+                  "expected.w: must be a 2-D array (D, K), got an object");
+  std::string lr = kDpInput;
+  lr.replace(lr.find("0.01"), 4, R"({"npy":"lr.npy"})");
+  expect_rejected(dp_case(lr), "input.lr: must be a number, got an object");
+}
+
+// What --save-npy writes, byte for byte against a .npy assembled here (np.save's format 1.0).
+BOOST_AUTO_TEST_CASE(writes_npy_as_np_save_does) {
+  const Tensor m({2, 3}, {1.5f, -2.0f, 0.1f, 3e38f, -0.0f, 7.0f});
+  const std::string bytes = npy_bytes(m);
+  BOOST_TEST(bytes == npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
+                               le_bytes<float>({1.5f, -2.0f, 0.1f, 3e38f, -0.0f, 7.0f})));
+  BOOST_TEST((bytes.size() - 24) % 64 == 0u);  // the data starts 64-byte aligned
+  BOOST_TEST(npy_bytes(Tensor({3}, {1, 2, 3})) ==
+             npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", le_bytes<float>({1, 2, 3})));
+  BOOST_TEST(npy_bytes(Tensor::scalar(121)) ==
+             npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (), }", le_bytes<float>({121})));
 }
 
 BOOST_AUTO_TEST_CASE(deep_nesting_is_rejected_without_recursion) {

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "run_meshrun.hpp"
-#include "temp_dir.hpp"
 
 namespace {
 
@@ -97,10 +96,10 @@ BOOST_AUTO_TEST_CASE(check_on_a_terminal_draws_one_updating_line_and_erases_it) 
 
 BOOST_AUTO_TEST_CASE(failures_so_far_are_counted_on_the_line) {
   TempDir dir;
-  dir.file("a.json", R"({"problem":"dp-step","name":"a","input":{"w":[[0.0]],"b":[0.0],)"
+  dir.write("a.json", R"({"problem":"dp-step","name":"a","input":{"w":[[0.0]],"b":[0.0],)"
                      R"("x":[[1.0],[2.0],[3.0],[4.0],[5.0],[6.0],[7.0],[8.0]],)"
                      R"("y":[[1.0],[1.0],[1.0],[1.0],[1.0],[1.0],[1.0],[1.0]],"lr":0.1}})");
-  const PtyRun r = run_on_pty({"check", dir.path.string(), "cases/tp-mlp/example1.json"});
+  const PtyRun r = run_on_pty({"check", dir.path, "cases/tp-mlp/example1.json"});
   BOOST_TEST(r.code == 1);
   BOOST_TEST(has(r.terminal, "check: 1/2 cases, 1 failed, "), r.terminal);
   BOOST_TEST(has(r.terminal, "check: 2/2 cases, 1 failed, "), r.terminal);

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "run_meshrun.hpp"
-#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -134,10 +133,10 @@ std::string dp_example1(const std::string& expected_w) {
 // one without expected (an ERROR) and one whose name holds control bytes and markup.
 struct MixedDir {
   TempDir dir;
-  std::string pass = dir.file("a-pass.json", dp_example1("1.11"));
-  std::string fail = dir.file("b-fail.json", dp_example1("9.5"));
-  std::string none = dir.file("c-none.json", R"({"problem":"dp-step","name":"x","input":{"w":[[0.0]],"b":[0.0],"x":[[1.0],[2.0],[3.0],[4.0],[5.0],[6.0],[7.0],[8.0]],"y":[[1.0],[1.0],[1.0],[1.0],[1.0],[1.0],[1.0],[1.0]],"lr":0.1}})");
-  std::string odd = dir.file("d-<odd>&\"\x01\x1b.json", dp_example1("1.11"));
+  std::string pass = dir.write("a-pass.json", dp_example1("1.11"));
+  std::string fail = dir.write("b-fail.json", dp_example1("9.5"));
+  std::string none = dir.write("c-none.json", R"({"problem":"dp-step","name":"x","input":{"w":[[0.0]],"b":[0.0],"x":[[1.0],[2.0],[3.0],[4.0],[5.0],[6.0],[7.0],[8.0]],"y":[[1.0],[1.0],[1.0],[1.0],[1.0],[1.0],[1.0],[1.0]],"lr":0.1}})");
+  std::string odd = dir.write("d-<odd>&\"\x01\x1b.json", dp_example1("1.11"));
 };
 
 // "N passed, M failed" from the last line of check's stdout.
@@ -189,7 +188,7 @@ BOOST_AUTO_TEST_CASE(junit_and_json_hold_failures_errors_and_escaped_names) {
   MixedDir m;
   TempDir out;
   const std::string junit = out / "r.xml", json = out / "r.json";
-  const Result r = run({"check", "--junit", junit, "--json", json, m.dir.path.string()});
+  const Result r = run({"check", "--junit", junit, "--json", json, m.dir.path});
   BOOST_TEST(r.code == 1);
   const auto [passed, failed] = counts(r.out);
   BOOST_TEST(passed == 2u);
@@ -276,7 +275,7 @@ BOOST_AUTO_TEST_CASE(a_report_path_that_cannot_be_written_fails_before_any_case_
   BOOST_TEST(r.err == "meshrun: --junit: cannot write /nonexistent-dir/r.xml: No such file or directory\n");
   // Never over a case being graded.
   TempDir dir;
-  const std::string c = dir.file("c.json", dp_example1("1.11"));
+  const std::string c = dir.write("c.json", dp_example1("1.11"));
   const Result same = run({"check", "--json", c, c});
   BOOST_TEST(same.code == 2);
   BOOST_TEST(slurp(c) == dp_example1("1.11"));

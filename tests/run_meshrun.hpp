@@ -53,9 +53,11 @@ struct TempDir {
   TempDir& operator=(const TempDir&) = delete;
   // Writes `text` to `name` inside the directory; returns its path.
   std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path + "/" + name) << text;
+    std::ofstream(path + "/" + name, std::ios::binary) << text;
     return path + "/" + name;
   }
+  // The path of `name` inside the directory.
+  std::string operator/(const std::string& name) const { return path + "/" + name; }
 };
 
 // Where the child's stdout goes, for the tests of output that could not be written.

@@ -11,7 +11,6 @@
 #include "io/expected_patch.hpp"
 #include "run_meshrun.hpp"
 #include "support/errors.hpp"
-#include "temp_dir.hpp"
 
 namespace {
 
@@ -66,13 +65,13 @@ BOOST_AUTO_TEST_CASE(the_scanner_refuses_what_is_not_one_object) {
 
 BOOST_AUTO_TEST_CASE(update_round_trips_to_a_zero_tolerance_pass_keeping_every_other_byte) {
   TempDir dir;
-  const std::string corrupt = dir.file("corrupt.json", kHead + "{\"w\": [[9.0]], \"b\": [1], \"loss\": 3}" + kTail);
-  const std::string missing = dir.file("missing.json", kHead.substr(0, kHead.rfind(',')) + "\n}\n");
+  const std::string corrupt = dir.write("corrupt.json", kHead + "{\"w\": [[9.0]], \"b\": [1], \"loss\": 3}" + kTail);
+  const std::string missing = dir.write("missing.json", kHead.substr(0, kHead.rfind(',')) + "\n}\n");
   chmod(corrupt.c_str(), 0640);
   // Graded as it stands: one FAIL, one ERROR (nothing to grade against).
-  BOOST_TEST(run({"check", dir.path.string()}).code == 1);
+  BOOST_TEST(run({"check", dir.path}).code == 1);
 
-  const Result r = run({"check", "--update", dir.path.string()});
+  const Result r = run({"check", "--update", dir.path});
   BOOST_TEST(r.code == 0, r.err);
   BOOST_TEST(r.err.empty(), r.err);
   // 9.0 -> 1.11 is the largest change (the documented w); loss 3 -> 121 is larger: the summary
@@ -94,11 +93,11 @@ BOOST_AUTO_TEST_CASE(update_round_trips_to_a_zero_tolerance_pass_keeping_every_o
   BOOST_TEST((st.st_mode & 0777) == 0640u);  // permissions kept across the rename
 
   // The round trip: exact at zero tolerance, and the documented values at the default one.
-  const Result exact = run({"check", "--atol", "0", "--rtol", "0", dir.path.string()});
+  const Result exact = run({"check", "--atol", "0", "--rtol", "0", dir.path});
   BOOST_TEST(exact.code == 0, exact.out);
   BOOST_TEST(exact.out.ends_with("2 passed, 0 failed\n"));
   // A second bless finds nothing to change and writes nothing.
-  const Result again = run({"check", "--update", "--atol", "0", "--rtol", "0", dir.path.string()});
+  const Result again = run({"check", "--update", "--atol", "0", "--rtol", "0", dir.path});
   BOOST_TEST(again.out.ends_with("0 updated, 2 unchanged, 0 refused\n"), again.out);
   BOOST_TEST(slurp(corrupt) == blessed);
   BOOST_TEST(std::distance(std::filesystem::directory_iterator(dir.path), {}) == 2);  // no temp files
@@ -108,7 +107,7 @@ BOOST_AUTO_TEST_CASE(update_leaves_numbers_within_tolerance_alone) {
   TempDir dir;
   // The documented example as written: b 0.2 is within 1e-5 of 0.19999999.
   const std::string text = slurp(meshrun::testing::kSource + "/cases/dp-step/example1.json");
-  const std::string c = dir.file("c.json", text);
+  const std::string c = dir.write("c.json", text);
   const Result r = run({"check", "--update", c});
   BOOST_TEST(r.code == 0);
   BOOST_TEST(r.out == "UNCHANGED " + c + ": numbers within tolerance\n0 updated, 1 unchanged, 0 refused\n");
@@ -118,7 +117,7 @@ BOOST_AUTO_TEST_CASE(update_leaves_numbers_within_tolerance_alone) {
 BOOST_AUTO_TEST_CASE(update_refuses_errors_non_finite_results_and_unreadable_cases) {
   TempDir dir;
   const std::string stale = kHead + "{\"w\": [[9.0]], \"b\": [1], \"loss\": 3}" + kTail;
-  const std::string failing = dir.file("failing.json", stale);
+  const std::string failing = dir.write("failing.json", stale);
   const Result failed = run({"check", "--update", "--inject", "fail:2@1", failing});
   BOOST_TEST(failed.code == 1);
   BOOST_TEST(failed.out == "REFUSED " + failing +
@@ -126,7 +125,7 @@ BOOST_AUTO_TEST_CASE(update_refuses_errors_non_finite_results_and_unreadable_cas
                                "(--inject fail:2@1)\n0 updated, 0 unchanged, 1 refused\n");
   BOOST_TEST(slurp(failing) == stale);
 
-  const std::string overflow = dir.file(
+  const std::string overflow = dir.write(
       "overflow.json",
       R"({"problem":"dp-step","name":"overflow","input":{"w":[[3.4028235e38]],"b":[0.0],)"
       R"("x":[[1],[2],[3],[4],[5],[6],[7],[8]],"y":[[1],[2],[3],[4],[5],[6],[7],[8]],"lr":1e38}})");
@@ -136,7 +135,7 @@ BOOST_AUTO_TEST_CASE(update_refuses_errors_non_finite_results_and_unreadable_cas
   BOOST_TEST(has(inf.out, "REFUSED " + overflow + ": output w[0][0] is -inf"), inf.out);
   BOOST_TEST(slurp(overflow) == before);
 
-  const std::string broken = dir.file("broken.json", "{\"problem\": \"dp-step\"");
+  const std::string broken = dir.write("broken.json", "{\"problem\": \"dp-step\"");
   const Result bad = run({"check", "--update", broken});
   BOOST_TEST(bad.code == 1);
   BOOST_TEST(has(bad.out, "REFUSED " + broken + ": "), bad.out);
@@ -154,7 +153,7 @@ BOOST_AUTO_TEST_CASE(update_refuses_errors_non_finite_results_and_unreadable_cas
 BOOST_AUTO_TEST_CASE(without_update_nothing_is_written) {
   TempDir dir;
   const std::string stale = kHead + "{\"w\": [[9.0]], \"b\": [1], \"loss\": 3}" + kTail;
-  const std::string c = dir.file("c.json", stale);
+  const std::string c = dir.write("c.json", stale);
   BOOST_TEST(run({"check", c}).code == 1);
   BOOST_TEST(run({"dp-step", c}).code == 1);
   BOOST_TEST(slurp(c) == stale);

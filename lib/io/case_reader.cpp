@@ -2,18 +2,26 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <filesystem>
+#include <optional>
 
+#include "io/json_summary.hpp"
 #include "io/json_text.hpp"
+#include "io/npy.hpp"
 #include "io/tensor_json.hpp"
 #include "support/errors.hpp"
 
 namespace meshrun {
 namespace {
 
-using nlohmann::json;
+using Members = std::vector<JsonSummary>;
 
-constexpr std::array<const char*, 5> kCaseKeys = {"problem", "name", "description", "input",
-                                                  "expected"};
+constexpr std::array<const char*, 6> kCaseKeys = {"problem", "name",  "description",
+                                                  "mesh",    "input", "expected"};
+
+// Mesh axes are at most as many devices as --devices allows.
+constexpr int kMaxAxisSize = 1024;
 
 bool is_case_key(const std::string& key) {
   return std::find(kCaseKeys.begin(), kCaseKeys.end(), key) != kCaseKeys.end();
@@ -21,12 +29,32 @@ bool is_case_key(const std::string& key) {
 
 // A document is a case when it uses any case key; otherwise it is a bare input object. (No
 // program input is named like a case key, so the two cannot be confused.)
-bool is_case(const json& doc) {
-  return std::any_of(doc.items().begin(), doc.items().end(),
-                     [](const auto& item) { return is_case_key(item.key()); });
+bool is_case(const JsonSummary& doc) {
+  return std::any_of(doc.members.begin(), doc.members.end(),
+                     [](const auto& member) { return is_case_key(member.key); });
 }
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+// The member named `key`, or nullptr (keys are unique: duplicates are rejected first).
+JsonSummary* find(Members& members, const std::string& key) {
+  for (JsonSummary& member : members) {
+    if (member.key == key) return &member;
+  }
+  return nullptr;
+}
+
+// The smallest key of `members` that `known` rejects, or nullptr: unknown keys are reported in
+// sorted order (the order the reader has always reported them in, whatever the file's order).
+template <class Known>
+const std::string* first_unknown(const Members& members, Known known) {
+  const std::string* first = nullptr;
+  for (const auto& member : members) {
+    if (!known(member.key) && (first == nullptr || member.key < *first)) first = &member.key;
+  }
+  return first;
+}
+
+// A name from the input, quoted (and cut short: it may be a megabyte long).
+std::string in_quotes(const std::string& s) { return "\"" + excerpt(s) + "\""; }
 
 std::string names_of(const std::vector<ArgDef>& args) {
   std::string s;
@@ -42,114 +70,170 @@ std::string program_names() {
 
 // `object` (at `field`) must have exactly the keys of `args`. Unknown keys are reported first:
 // a misspelt key is more telling than the missing one it stands for.
-void check_keys(const json& object, const std::vector<ArgDef>& args, const std::string& field) {
-  if (!object.is_object()) throw InputError(field, "must be an object, got " + json_kind(object));
-  for (const auto& item : object.items()) {
-    const bool known = std::any_of(args.begin(), args.end(),
-                                   [&](const ArgDef& a) { return a.name == item.key(); });
-    if (!known) {
-      throw InputError(field, "unknown key " + quoted(item.key()) + " (expected " +
-                                  names_of(args) + ")");
-    }
+void check_keys(JsonSummary& object, const std::vector<ArgDef>& args, const std::string& field) {
+  if (object.kind != JsonKind::object) {
+    throw InputError(field, "must be an object, got " + kind_name(object.kind));
+  }
+  const auto known = [&](const std::string& key) {
+    return std::any_of(args.begin(), args.end(), [&](const ArgDef& a) { return a.name == key; });
+  };
+  if (const std::string* key = first_unknown(object.members, known)) {
+    throw InputError(field, "unknown key " + in_quotes(*key) + " (expected " + names_of(args) + ")");
   }
   for (const ArgDef& a : args) {
-    if (!object.contains(a.name)) throw InputError(field, "missing key " + quoted(a.name));
-  }
-}
-
-std::string string_field(const json& doc, const std::string& key, bool required) {
-  if (!doc.contains(key)) {
-    if (required) throw InputError("", "missing key " + quoted(key));
-    return "";
-  }
-  const json& v = doc.at(key);
-  if (!v.is_string()) throw InputError(key, "must be a string, got " + json_kind(v));
-  return v.get<std::string>();
-}
-
-void check_case_keys(const json& doc) {
-  for (const auto& item : doc.items()) {
-    if (!is_case_key(item.key())) {
-      throw InputError("", "unknown key " + quoted(item.key()) +
-                               " (expected problem, name, description, input, expected)");
+    if (find(object.members, a.name) == nullptr) {
+      throw InputError(field, "missing key " + in_quotes(a.name));
     }
   }
+}
+
+std::string string_field(Members& doc, const std::string& key, bool required) {
+  const JsonSummary* v = find(doc, key);
+  if (v == nullptr) {
+    if (required) throw InputError("", "missing key " + in_quotes(key));
+    return "";
+  }
+  if (v->kind != JsonKind::string) {
+    throw InputError(key, "must be a string, got " + kind_name(v->kind));
+  }
+  return v->text;
+}
+
+void check_case_keys(const Members& doc) {
+  if (const std::string* key = first_unknown(doc, is_case_key)) {
+    throw InputError("", "unknown key " + in_quotes(*key) +
+                             " (expected problem, name, description, mesh, input, expected)");
+  }
+}
+
+// The optional "mesh": an object of axis names to sizes, kept in file order.
+std::vector<std::pair<std::string, int>> read_mesh(Members& doc) {
+  std::vector<std::pair<std::string, int>> mesh;
+  JsonSummary* object = find(doc, "mesh");
+  if (object == nullptr) return mesh;
+  if (object->kind != JsonKind::object) {
+    throw InputError("mesh", "must be an object of axis sizes, got " + kind_name(object->kind));
+  }
+  for (const JsonSummary& size : object->members) {
+    const std::string& axis = size.key;
+    const bool ok = size.kind == JsonKind::number && size.number >= 1 &&
+                    size.number <= kMaxAxisSize && size.number == std::floor(size.number);
+    if (!ok) {
+      const std::string got = size.kind == JsonKind::number ? number_text(size.number)
+                                                            : kind_name(size.kind);
+      throw InputError("mesh." + excerpt(axis), "must be an integer from 1 to " +
+                                           std::to_string(kMaxAxisSize) + ", got " + got);
+    }
+    mesh.emplace_back(axis, static_cast<int>(size.number));
+  }
+  return mesh;
 }
 
 // The program the case is for: `asked` if given (and the case must agree), else its "problem".
 const ProgramDef* resolve_program(const std::string& problem, const ProgramDef* asked) {
   if (asked != nullptr) {
     if (!problem.empty() && problem != asked->name) {
-      throw InputError("problem", "the case is for " + quoted(problem) + ", not " +
-                                      quoted(asked->name));
+      throw InputError("problem", "the case is for " + in_quotes(problem) + ", not " +
+                                      in_quotes(asked->name));
     }
     return asked;
   }
   const ProgramDef* found = find_program(problem);
   if (found == nullptr) {
-    throw InputError("problem", "no program named " + quoted(problem) + " (known: " +
+    throw InputError("problem", "no program named " + in_quotes(problem) + " (known: " +
                                     program_names() + ")");
   }
   return found;
 }
 
+// The .npy file an input array names as {"npy": "PATH"} (PATH relative to the case file's
+// directory), or nullopt when `value` is not such an object.
+std::optional<std::string> npy_reference(JsonSummary& value, const std::vector<std::string>& dims,
+                                         const std::string& field, const std::string& case_path) {
+  if (dims.empty() || value.kind != JsonKind::object) return std::nullopt;
+  JsonSummary* npy = find(value.members, "npy");
+  if (npy == nullptr) return std::nullopt;  // reported as the object it is
+  const auto is_npy = [](const std::string& key) { return key == "npy"; };
+  if (const std::string* key = first_unknown(value.members, is_npy)) {
+    throw InputError(field, "unknown key " + in_quotes(*key) + " (expected npy)");
+  }
+  if (npy->kind != JsonKind::string) {
+    throw InputError(field + ".npy", "must be a string (a .npy file), got " + kind_name(npy->kind));
+  }
+  const std::filesystem::path file(npy->text);
+  if (file.is_absolute() || case_path == "-") return file.string();
+  return (std::filesystem::path(case_path).parent_path() / file).string();
+}
+
 // Converts each of `args` from `object` (keys already checked), binding their symbolic dims.
-std::vector<Tensor> read_tensors(const json& object, const std::vector<ArgDef>& args,
-                                 const std::string& prefix, DimBinder& binder) {
+// Arrays may come from .npy files when `case_path` is given (input, not expected).
+std::vector<Tensor> read_tensors(JsonSummary& object, const std::vector<ArgDef>& args,
+                                 const std::string& prefix, DimBinder& binder,
+                                 const std::string* case_path) {
   std::vector<Tensor> tensors;
   tensors.reserve(args.size());
   for (const ArgDef& a : args) {
     const std::string field = prefix + "." + a.name;
-    Tensor t = tensor_from_json(object.at(a.name), a.dims, field);
+    JsonSummary& value = *find(object.members, a.name);
+    const std::optional<std::string> npy =
+        case_path != nullptr ? npy_reference(value, a.dims, field, *case_path) : std::nullopt;
+    Tensor t = npy ? read_npy(*npy, a.dims, field) : tensor_from_json(value, a.dims, field);
     binder.bind(field, a.dims, t.shape);
     tensors.push_back(std::move(t));
   }
   return tensors;
 }
 
-void read_document(const json& doc, const ProgramDef* asked, int devices, Case& c) {
-  if (!doc.is_object()) {
-    throw InputError("", "the top level must be a JSON object, got " + json_kind(doc));
+void read_document(JsonSummary& doc, const std::string& path, const ProgramDef* asked,
+                   int devices, Case& c) {
+  if (doc.kind != JsonKind::object) {
+    throw InputError("", "the top level must be a JSON object, got " + kind_name(doc.kind));
   }
   const bool full_case = is_case(doc);
   if (full_case) {
-    check_case_keys(doc);
-    c.problem = string_field(doc, "problem", true);
-    c.name = string_field(doc, "name", true);
-    c.description = string_field(doc, "description", false);
-    if (!doc.contains("input")) throw InputError("", "missing key \"input\"");
+    check_case_keys(doc.members);
+    c.problem = string_field(doc.members, "problem", true);
+    c.name = string_field(doc.members, "name", true);
+    c.description = string_field(doc.members, "description", false);
+    c.mesh = read_mesh(doc.members);
+    if (find(doc.members, "input") == nullptr) throw InputError("", "missing key \"input\"");
   } else if (asked == nullptr) {
     throw InputError("", "missing key \"problem\"");
   }
   const ProgramDef& program = *resolve_program(c.problem, asked);
   c.problem = program.name;
 
-  const json& input = full_case ? doc.at("input") : doc;
+  JsonSummary& input = full_case ? *find(doc.members, "input") : doc;
   check_keys(input, program.inputs, "input");
   DimBinder binder;
-  c.inputs = read_tensors(input, program.inputs, "input", binder);
+  c.inputs = read_tensors(input, program.inputs, "input", binder, &path);
   for (std::size_t i = 0; i < program.inputs.size(); ++i) {
     const ArgDef& a = program.inputs[i];
     check_divisible("input." + a.name, c.inputs[i].shape, a.spec, program.axis, devices);
   }
   if (program.check_values) program.check_values(c.inputs);
 
-  if (full_case && doc.contains("expected")) {
-    const json& expected = doc.at("expected");
-    check_keys(expected, program.outputs, "expected");
-    c.expected = read_tensors(expected, program.outputs, "expected", binder);
+  if (JsonSummary* expected = full_case ? find(doc.members, "expected") : nullptr) {
+    check_keys(*expected, program.outputs, "expected");
+    c.expected = read_tensors(*expected, program.outputs, "expected", binder, nullptr);
   }
 }
 
 }  // namespace
 
-Case read_case(const std::string& path, const ProgramDef* program, int devices) {
+Case read_case(const std::string& path, const ProgramDef* program, int devices,
+               std::uint64_t max_input_bytes) {
   MESHRUN_CHECK(devices >= 1, "the device count is validated by the caller");
   Case c;
   c.file = display_name(path);
   try {
-    const json doc = parse_json_text(read_text(path));
-    read_document(doc, program, devices, c);
+    JsonSource source(path, max_input_bytes);
+    JsonDocument doc = parse_json_summary(source, is_case_key);
+    if (doc.duplicate) {
+      // Before anything else is read: with two values for one key, the rest could mean anything.
+      throw InputError(doc.duplicate->path, "duplicate key " + in_quotes(doc.duplicate->key));
+    }
+    read_document(doc.root, path, program, devices, c);
   } catch (const InputError& e) {
     // Every message starts with the file; the inner code only knows fields.
     throw InputError(c.file, e.what());

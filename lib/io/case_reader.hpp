@@ -1,15 +1,19 @@
 // Case files: what a user hands meshrun. Either a case
-//   {"problem": "dp-step", "name": "...", "description": "..."?, "input": {...}, "expected": {...}?}
+//   {"problem": "dp-step", "name": "...", "description": "..."?, "mesh": {"data": 2, ...}?,
+//    "input": {...}, "expected": {...}?}
 // or a bare input object whose keys are the program's input names. read_case validates
 // everything a program relies on (keys, types, ranks, shapes bound across inputs, divisibility
 // by the device count, float32 range, the program's own value checks) so the mesh only ever sees
 // well-formed inputs.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "io/json_text.hpp"
 #include "programs/program.hpp"
 #include "tensor/tensor.hpp"
 
@@ -20,6 +24,9 @@ struct Case {
   std::string problem;      // the program's name
   std::string name;         // "" for a bare input object
   std::string description;  // optional
+  // The optional "mesh": axis names and sizes in file order, e.g. {{"data", 2}, {"model", 4}};
+  // empty when the case has none.
+  std::vector<std::pair<std::string, int>> mesh;
   std::vector<Tensor> inputs;                   // in ProgramDef::inputs order
   std::optional<std::vector<Tensor>> expected;  // in ProgramDef::outputs order
 };
@@ -27,7 +34,9 @@ struct Case {
 // Reads `path` ("-" = stdin) for `program` (nullptr: the case's "problem" names it; a bare input
 // object then cannot be read) on `devices` devices. Throws InputError whose what() is one line:
 // the file, the JSON field (input fields are always "input.<name>", also in a bare input object),
-// and what is wrong, e.g. "case.json: input.x: 12 rows are not divisible by 8 devices".
-Case read_case(const std::string& path, const ProgramDef* program, int devices);
+// and what is wrong, e.g. "case.json: input.x: 12 rows are not divisible by 8 devices". An input
+// larger than `max_input_bytes` is refused before it is read whole.
+Case read_case(const std::string& path, const ProgramDef* program, int devices,
+               std::uint64_t max_input_bytes = kDefaultMaxInputBytes);
 
 }  // namespace meshrun

@@ -3,32 +3,26 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <memory>
+
+#include <sys/stat.h>
 
 #include "support/errors.hpp"
 
 namespace meshrun {
 namespace {
 
-// Thrown from the parser callback to stop parsing at the first too-deep container.
-struct TooDeep {};
-
 [[noreturn]] void throw_read_error(int err) {
   throw InputError("", std::string("cannot read: ") + std::strerror(err));
 }
 
-// Reads all of `f`; fread (not iostreams) so a 50 MB case costs one copy and errno is kept.
-std::string read_all(std::FILE* f) {
-  std::string text;
-  char buf[1 << 16];
-  for (;;) {
-    const std::size_t n = std::fread(buf, 1, sizeof buf, f);
-    text.append(buf, n);
-    if (n < sizeof buf) break;
-  }
-  if (std::ferror(f)) throw_read_error(errno != 0 ? errno : EIO);
-  return text;
+[[noreturn]] void throw_too_large(std::uint64_t max_bytes) {
+  throw InputError("", "larger than the input limit of " + std::to_string(max_bytes) +
+                           " bytes (--max-input-bytes)");
 }
+
+constexpr std::size_t kChunkBytes = std::size_t{1} << 16;
 
 // nlohmann's message minus its "[json.exception...] parse error at line L, column C: " prefix
 // (we print our own position) and minus "; last read: '...'", which echoes arbitrary input.
@@ -43,64 +37,92 @@ std::string parse_error_reason(const std::string& what) {
   return reason;
 }
 
-// "line 2, column 5 (byte 12)" for nlohmann's 1-based byte position of the offending character.
-std::string position(std::string_view text, std::size_t byte) {
-  const std::size_t end = std::min(byte > 0 ? byte - 1 : 0, text.size());
-  std::size_t line = 1;
-  std::size_t line_start = 0;
-  for (std::size_t i = 0; i < end; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
-  }
-  return "line " + std::to_string(line) + ", column " + std::to_string(end - line_start + 1) +
-         " (byte " + std::to_string(byte) + ")";
-}
-
-bool all_whitespace(std::string_view text) {
-  return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
-}
-
 }  // namespace
 
 std::string display_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
 
-std::string read_text(const std::string& path) {
-  if (path == "-") return read_all(stdin);
-  errno = 0;
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) throw_read_error(errno);
-  return read_all(f.get());
+std::string excerpt(std::string_view text) {
+  constexpr std::size_t kMax = 40;
+  if (text.size() <= kMax) return std::string(text);
+  std::size_t cut = kMax;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(text.substr(0, cut)) + "...";
 }
 
-nlohmann::json parse_json_text(std::string_view text) {
-  if (all_whitespace(text)) throw InputError("", "the file is empty");
-  // The callback sees every container start with the number of containers enclosing it. The
-  // parser itself is iterative and nlohmann (>= 3.10) destroys values without recursion, so
-  // stopping at the first container past the limit bounds both stack and memory.
-  const auto limit_depth = [](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-    const bool opens = event == nlohmann::json::parse_event_t::object_start ||
-                       event == nlohmann::json::parse_event_t::array_start;
-    if (opens && depth >= kMaxJsonDepth) throw TooDeep{};
-    return true;
-  };
-  try {
-    return nlohmann::json::parse(text, limit_depth);
-  } catch (const TooDeep&) {
-    throw InputError("", "nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError("", "invalid JSON at " + position(text, e.byte) + ": " +
-                             parse_error_reason(e.what()));
-  } catch (const nlohmann::json::out_of_range& e) {
-    // 406 "number overflow parsing '1e400'": beyond double's range, so beyond float32's too.
-    // nlohmann gives no position for it; we name the number.
-    const std::string what = e.what();
-    const auto open = what.find('\'');
-    const auto close = what.rfind('\'');
-    const std::string number =
-        open != std::string::npos && close > open ? what.substr(open + 1, close - open - 1) : "a number";
-    throw InputError("", number + " overflows float32");
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+JsonSource::JsonSource(const std::string& path, std::uint64_t max_bytes)
+    : file_(nullptr, &std::fclose), max_bytes_(max_bytes), buf_(kChunkBytes) {
+  if (path == "-") {
+    file_.reset(stdin);
+    file_.get_deleter() = [](std::FILE*) { return 0; };  // stdin is not ours to close
+  } else {
+    errno = 0;
+    file_.reset(std::fopen(path.c_str(), "rb"));
+    if (!file_) throw_read_error(errno);
+  }
+  // A regular file's size is known: refuse it before reading a byte. Anything else (a pipe,
+  // /dev/zero) is counted as it streams.
+  struct stat st {};
+  if (fstat(fileno(file_.get()), &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<std::uint64_t>(st.st_size) > max_bytes_) {
+    throw_too_large(max_bytes_);
+  }
+}
+
+bool JsonSource::at_end() {
+  if (pos_ < len_) return false;
+  if (std::feof(file_.get())) return true;
+  errno = 0;
+  len_ = std::fread(buf_.data(), 1, buf_.size(), file_.get());
+  pos_ = 0;
+  if (len_ == 0 && std::ferror(file_.get())) throw_read_error(errno != 0 ? errno : EIO);
+  read_ += len_;
+  if (read_ > max_bytes_) throw_too_large(max_bytes_);
+  return len_ == 0;
+}
+
+void JsonSource::advance() {
+  const char c = buf_[pos_++];
+  recent_[delivered_ % recent_.size()] = line_;
+  ++delivered_;
+  if (c == '\n') line_ = {line_.line + 1, delivered_};
+  if (c == '\0' && first_nul_ == 0) first_nul_ = delivered_;
+  if (only_whitespace_ && c != ' ' && c != '\t' && c != '\r' && c != '\n') {
+    only_whitespace_ = false;
+  }
+}
+
+std::string JsonSource::position(std::uint64_t byte) const {
+  // Everything before the offending byte counts; it is one of the last few delivered.
+  const std::uint64_t end = std::min(byte > 0 ? byte - 1 : 0, delivered_);
+  const LineState at = end == delivered_ || delivered_ - end > recent_.size()
+                           ? line_
+                           : recent_[end % recent_.size()];
+  return "line " + std::to_string(at.line) + ", column " + std::to_string(end - at.line_start + 1) +
+         " (byte " + std::to_string(byte) + ")";
+}
+
+void throw_parse_error(const JsonSource& source, std::uint64_t byte, const std::string& what) {
+  if (source.only_whitespace()) throw InputError("", "the file is empty");
+  std::string reason = parse_error_reason(what);
+  // A NUL byte reads as the end of the input to nlohmann; say what it is.
+  if (byte == source.first_nul() && reason.find("unexpected end of input") != std::string::npos) {
+    reason = "unexpected NUL byte";
+  }
+  throw InputError("", "invalid JSON at " + source.position(byte) + ": " + reason);
+}
+
+void check_nothing_after(const JsonSource& source) {
+  // nlohmann's lexer takes a NUL byte for the end of the input, so "{...}\0garbage" parses.
+  // A NUL can only end a document that way (inside a string it is a parse error).
+  if (source.first_nul() != 0) {
+    throw InputError("", "invalid JSON at " + source.position(source.first_nul()) +
+                             ": unexpected NUL byte; expected end of input");
   }
 }
 

@@ -1,12 +1,19 @@
-// Reading a case file's bytes and parsing them as JSON, with the limits a case reader needs:
-// a nesting bound (so hostile input cannot exhaust the stack or memory) and one-line messages.
-// Errors are InputError without the file name; read_case prefixes it (it knows the display name).
+// Reading a case file's bytes for the JSON parser, with the limits a case reader needs: the file
+// streams through a bounded buffer (never held whole), its size is capped, nesting is bounded (so
+// hostile input cannot exhaust the stack or memory), and messages are one line that quotes at most
+// a short excerpt of the input. Errors are InputError without the file name; read_case prefixes it
+// (it knows the display name).
 #pragma once
 
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <iterator>
+#include <memory>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
+#include <vector>
 
 namespace meshrun {
 
@@ -14,14 +21,91 @@ namespace meshrun {
 // pathological input like 100,000 nested '[' long before it costs anything.
 inline constexpr int kMaxJsonDepth = 64;
 
+// Inputs larger than this are refused before they are read whole (--max-input-bytes).
+inline constexpr std::uint64_t kDefaultMaxInputBytes = std::uint64_t{1} << 30;
+
 // How a path shows in messages: "-" (stdin) shows as "<stdin>".
 std::string display_name(const std::string& path);
 
-// The whole file ("-" = stdin). Throws InputError("cannot read: <reason>").
-std::string read_text(const std::string& path);
+// `text` as quoted in a message: whole when short, else its first ~40 bytes (never cutting a
+// UTF-8 sequence) and "...", so a 1 MB key or number never becomes a 1 MB stderr line.
+std::string excerpt(std::string_view text);
 
-// Parses `text`; throws InputError for an empty (or all-whitespace) text, invalid JSON (with its
-// byte position), a number outside double's range, or nesting deeper than kMaxJsonDepth.
-nlohmann::json parse_json_text(std::string_view text);
+// A number from the input as messages show it: "%g" ("1e+39", "2.5", "-3.5e+38").
+std::string number_text(double value);
+
+// A file ("-" = stdin) as a stream of bytes for nlohmann's parser: begin()/end() are input
+// iterators over it, read in 64 KiB chunks. It counts what it delivers, so a parse error's byte
+// offset can be turned into a line and column, and refuses to go past `max_bytes`.
+class JsonSource {
+ public:
+  // Opens `path`; throws InputError "cannot read: <reason>", or "larger than ..." when a regular
+  // file's size already exceeds `max_bytes`.
+  JsonSource(const std::string& path, std::uint64_t max_bytes);
+
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char*;
+    using reference = const char&;
+
+    Iterator() = default;
+    explicit Iterator(JsonSource* source) : source_(source) {}
+    reference operator*() const { return source_->buf_[source_->pos_]; }
+    Iterator& operator++() {
+      source_->advance();
+      return *this;
+    }
+    // Only "at the end or not" is compared: the parser asks `it != end` before each byte.
+    bool operator==(const Iterator& other) const { return at_end() == other.at_end(); }
+
+   private:
+    bool at_end() const { return source_ == nullptr || source_->at_end(); }
+    JsonSource* source_ = nullptr;
+  };
+
+  Iterator begin() { return Iterator(this); }
+  Iterator end() { return Iterator(); }
+
+  // True when everything delivered so far is JSON whitespace (an empty file, or "  \n").
+  bool only_whitespace() const { return only_whitespace_; }
+  // The 1-based offset of the first NUL byte delivered, 0 if none. nlohmann's lexer takes NUL
+  // for the end of the input, so the reader must tell it from the real end.
+  std::uint64_t first_nul() const { return first_nul_; }
+  // "line 2, column 5 (byte 12)" for the parser's 1-based offset of the offending byte, which
+  // always lies among the last few delivered.
+  std::string position(std::uint64_t byte) const;
+
+ private:
+  bool at_end();  // refills the buffer when it is used up
+  void advance();
+
+  struct LineState {
+    std::uint64_t line = 1;
+    std::uint64_t line_start = 0;  // offset of the line's first byte
+  };
+
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
+  std::uint64_t max_bytes_;
+  std::vector<char> buf_;
+  std::size_t pos_ = 0;
+  std::size_t len_ = 0;
+  std::uint64_t read_ = 0;       // bytes read from the file
+  std::uint64_t delivered_ = 0;  // bytes the parser has passed
+  LineState line_;               // after the delivered bytes
+  std::array<LineState, 4> recent_{};  // before each of the last 4 delivered bytes
+  bool only_whitespace_ = true;
+  std::uint64_t first_nul_ = 0;
+};
+
+// Throws the InputError for nlohmann's parse error `what` at 1-based `byte`: "the file is empty"
+// when only whitespace came before, else "invalid JSON at line L, column C (byte B): <reason>".
+[[noreturn]] void throw_parse_error(const JsonSource& source, std::uint64_t byte,
+                                    const std::string& what);
+
+// After a successful parse: throws unless the parser stopped at the real end of the input.
+void check_nothing_after(const JsonSource& source);
 
 }  // namespace meshrun

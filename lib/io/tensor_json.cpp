@@ -1,7 +1,6 @@
 #include "io/tensor_json.hpp"
 
 #include <cmath>
-#include <cstdio>
 
 #include "support/errors.hpp"
 
@@ -23,29 +22,22 @@ std::string rank_str(std::size_t rank) {
   return rank == 0 ? "a number" : "a " + std::to_string(rank) + "-D array";
 }
 
-// Arrays along the first-element chain: [[1,2],[3]] -> 2, 5 -> 0. Iterative: depth is bounded by
-// the parser, but a loop costs nothing.
-std::size_t leading_rank(const nlohmann::json& value) {
-  std::size_t rank = 0;
-  for (const nlohmann::json* v = &value; v->is_array(); v = &v->front()) {
-    ++rank;
-    if (v->empty()) break;
-  }
-  return rank;
+[[noreturn]] void throw_rank(const std::string& field, const std::vector<std::string>& dims,
+                             const std::string& got) {
+  throw InputError(field, "must be " + rank_str(dims.size()) + " " + dims_str(dims) + ", got " + got);
 }
 
-float to_float32(const nlohmann::json& value, const std::string& path) {
-  if (!value.is_number()) {
-    throw InputError(path, "must be a number, got " + json_kind(value));
+[[noreturn]] void throw_overflow(const std::string& path, double value) {
+  throw InputError(path, number_text(value) + " overflows float32");
+}
+
+float to_float32(const JsonSummary& value, const std::string& path) {
+  if (value.kind != JsonKind::number) {
+    throw InputError(path, "must be a number, got " + kind_name(value.kind));
   }
-  const double d = value.get<double>();
   // JAX converts a Python float (a double) to float32 rounding to nearest; so do we.
-  const auto f = static_cast<float>(d);
-  if (std::isinf(f)) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", d);
-    throw InputError(path, std::string(text) + " overflows float32");
-  }
+  const auto f = static_cast<float>(value.number);
+  if (std::isinf(f)) throw_overflow(path, value.number);
   return f;
 }
 
@@ -55,80 +47,59 @@ float to_float32(const nlohmann::json& value, const std::string& path) {
                               "); dimensions must be at least 1");
 }
 
-void check_rank(const nlohmann::json& value, const std::vector<std::string>& dims,
+void check_rank(const JsonSummary& value, const std::vector<std::string>& dims,
                 const std::string& field) {
-  if (dims.empty()) {
-    if (!value.is_number()) throw InputError(field, "must be a number, got " + json_kind(value));
-    return;
+  if (value.kind != JsonKind::array) {
+    throw_rank(field, dims, kind_name(value.kind));
   }
-  if (!value.is_array()) {
-    const std::string got = value.is_number() ? "a number" : json_kind(value);
-    throw InputError(field, "must be " + rank_str(dims.size()) + " " + dims_str(dims) +
-                                ", got " + got);
-  }
-  if (value.empty()) throw_empty(field, dims, 0);
-  const std::size_t got = leading_rank(value);
-  if (got != dims.size()) {
-    throw InputError(field, "must be " + rank_str(dims.size()) + " " + dims_str(dims) +
-                                ", got " + rank_str(got));
+  if (value.size == 0) throw_empty(field, dims, 0);
+  if (value.leading_rank != dims.size()) {
+    throw_rank(field, dims, rank_str(value.leading_rank));
   }
 }
 
-Tensor vector_from_json(const nlohmann::json& value, const std::string& field) {
-  std::vector<float> data;
-  data.reserve(value.size());
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    data.push_back(to_float32(value[i], index_path(field, i)));
+// The first element in document order that keeps the array from being a tensor.
+[[noreturn]] void throw_flaw(const ArrayFlaw& flaw, const std::string& field, std::size_t cols) {
+  const std::string row_path = index_path(field, flaw.row);
+  const std::string path = flaw.col ? index_path(row_path, *flaw.col) : row_path;
+  switch (flaw.what) {
+    case ArrayFlaw::not_a_number:
+      throw InputError(path, "must be a number, got " + kind_name(flaw.kind));
+    case ArrayFlaw::overflow:
+      throw_overflow(path, flaw.value);
+    case ArrayFlaw::not_a_row:
+      throw InputError(path, "must be an array (a row), got " + kind_name(flaw.kind));
+    case ArrayFlaw::ragged:
+      throw InputError(path, "has " + std::to_string(flaw.length) + " " +
+                                 dim_word(2, 1, flaw.length) + " but " + index_path(field, 0) +
+                                 " has " + std::to_string(cols));
   }
-  Shape shape{data.size()};  // before the move: argument evaluation order is unspecified
-  return Tensor(std::move(shape), std::move(data));
-}
-
-Tensor matrix_from_json(const nlohmann::json& value, const std::vector<std::string>& dims,
-                        const std::string& field) {
-  const std::size_t rows = value.size();
-  const std::size_t cols = value.front().size();
-  if (cols == 0) throw_empty(field, dims, 1);
-  std::vector<float> data;
-  data.reserve(rows * cols);
-  for (std::size_t i = 0; i < rows; ++i) {
-    const nlohmann::json& row = value[i];
-    const std::string row_path = index_path(field, i);
-    if (!row.is_array()) {
-      throw InputError(row_path, "must be an array (a row), got " + json_kind(row));
-    }
-    if (row.size() != cols) {
-      throw InputError(row_path, "has " + std::to_string(row.size()) + " " +
-                                     dim_word(2, 1, row.size()) + " but " +
-                                     index_path(field, 0) + " has " + std::to_string(cols));
-    }
-    for (std::size_t j = 0; j < cols; ++j) {
-      data.push_back(to_float32(row[j], index_path(row_path, j)));
-    }
-  }
-  return Tensor({rows, cols}, std::move(data));
+  MESHRUN_CHECK(false, "every flaw is reported");
 }
 
 }  // namespace
 
-std::string json_kind(const nlohmann::json& value) {
-  switch (value.type()) {
-    case nlohmann::json::value_t::null: return "null";
-    case nlohmann::json::value_t::object: return "an object";
-    case nlohmann::json::value_t::array: return "an array";
-    case nlohmann::json::value_t::string: return "a string";
-    case nlohmann::json::value_t::boolean: return "a boolean";
-    default: return "a number";
-  }
-}
-
-Tensor tensor_from_json(const nlohmann::json& value, const std::vector<std::string>& dims,
+Tensor tensor_from_json(JsonSummary& value, const std::vector<std::string>& dims,
                         const std::string& field) {
   MESHRUN_CHECK(dims.size() <= 2, "tensors have rank 0..2");
-  check_rank(value, dims, field);
   if (dims.empty()) return Tensor::scalar(to_float32(value, field));
-  if (dims.size() == 1) return vector_from_json(value, field);
-  return matrix_from_json(value, dims, field);
+  check_rank(value, dims, field);
+  if (dims.size() == 2 && value.cols == 0) throw_empty(field, dims, 1);
+  if (value.flaw) throw_flaw(*value.flaw, field, value.cols);
+  Shape shape = dims.size() == 1 ? Shape{value.size} : Shape{value.size, value.cols};
+  MESHRUN_CHECK(value.data.size() == shape_size(shape), "a flawless array holds all its numbers");
+  return Tensor(std::move(shape), std::move(value.data));
+}
+
+void check_shape(const Shape& shape, const std::vector<std::string>& dims, const std::string& field) {
+  // In the order an inline array is checked: an empty first dimension, the rank, the others.
+  if (!shape.empty() && !dims.empty() && shape[0] == 0) throw_empty(field, dims, 0);
+  if (shape.size() != dims.size()) {
+    throw_rank(field, dims, rank_str(shape.size()));
+  }
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) throw_empty(field, dims, d);
+  }
 }
 
 void DimBinder::bind(const std::string& field, const std::vector<std::string>& dims,

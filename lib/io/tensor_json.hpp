@@ -1,5 +1,6 @@
-// JSON arrays -> float32 tensors, and symbolic shapes (ProgramDef dims like {"N", "D"}) bound to
-// sizes. Errors are InputError naming the field ("input.x") or the element ("input.x[2][1]").
+// Summarised JSON arrays (json_summary.hpp) -> float32 tensors, and symbolic shapes (ProgramDef
+// dims like {"N", "D"}) bound to sizes. Errors are InputError naming the field ("input.x") or the
+// element ("input.x[2][1]").
 #pragma once
 
 #include <cstddef>
@@ -7,21 +8,22 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "io/json_summary.hpp"
 #include "tensor/tensor.hpp"
 
 namespace meshrun {
-
-// "a number", "a string", "an array", "an object", "a boolean", "null".
-std::string json_kind(const nlohmann::json& value);
 
 // `value` as a float32 tensor of rank dims.size(): a number (rank 0), [..] (1), [[..], ..] (2).
 // Numbers convert like JAX: JSON -> double -> float32 rounded to nearest; integers and exponent
 // notation are numbers like any other. Rejects other types, wrong rank or nesting, ragged rows,
 // empty dimensions and values beyond float32's range.
-Tensor tensor_from_json(const nlohmann::json& value, const std::vector<std::string>& dims,
+// The data is moved out of `value`.
+Tensor tensor_from_json(JsonSummary& value, const std::vector<std::string>& dims,
                         const std::string& field);
+
+// The checks an inline array's shape gets, for an array of `shape` from elsewhere (a .npy file):
+// its rank is dims.size() and no dimension is empty; same messages.
+void check_shape(const Shape& shape, const std::vector<std::string>& dims, const std::string& field);
 
 // Binds symbolic dimension names to sizes across fields: the first field using a name binds it,
 // a later one with another size is rejected naming both ("input.y: has 7 rows (N) but input.x

@@ -1,0 +1,271 @@
+#include "io/npy.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+
+#include "io/json_text.hpp"
+#include "io/tensor_json.hpp"
+#include "support/errors.hpp"
+
+namespace meshrun {
+namespace {
+
+constexpr std::string_view kMagic = "\x93NUMPY";
+
+// A read-only private mapping of a whole file, unmapped when it goes out of scope.
+class Mapping {
+ public:
+  // Throws InputError(field, "cannot read PATH: reason").
+  Mapping(const std::string& path, const std::string& field) {
+    // O_NONBLOCK: a FIFO named as a .npy must not hang the open; it is refused below.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) fail(path, field, errno);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
+      ::close(fd);
+      fail(path, field, err);
+    }
+    if (!S_ISREG(st.st_mode)) {
+      // Only a regular file has a size to map (a directory, a pipe, a device has not).
+      ::close(fd);
+      if (S_ISDIR(st.st_mode)) fail(path, field, EISDIR);
+      throw InputError(field, "cannot read " + path + ": not a regular file");
+    }
+    size_ = static_cast<std::size_t>(st.st_size);
+    if (size_ > 0) {
+      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+      const int err = errno;
+      ::close(fd);
+      if (p == MAP_FAILED) fail(path, field, err);
+      data_ = static_cast<const unsigned char*>(p);
+      ::madvise(p, size_, MADV_SEQUENTIAL);
+    } else {
+      ::close(fd);
+    }
+  }
+  ~Mapping() {
+    if (data_ != nullptr) ::munmap(const_cast<unsigned char*>(data_), size_);
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+
+  const unsigned char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  [[noreturn]] static void fail(const std::string& path, const std::string& field, int err) {
+    throw InputError(field, "cannot read " + path + ": " + std::strerror(err));
+  }
+  const unsigned char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+std::uint32_t le32(const unsigned char* p) {
+  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
+         std::uint32_t{p[3]} << 24;
+}
+
+std::uint64_t le64(const unsigned char* p) {
+  return std::uint64_t{le32(p)} | std::uint64_t{le32(p + 4)} << 32;
+}
+
+// What the header dict says: {'descr': '<f4', 'fortran_order': False, 'shape': (8, 1), }
+struct Header {
+  std::string descr;
+  bool fortran_order = false;
+  Shape shape;
+};
+
+// The text after "'key':" (either quote), blanks skipped; nullopt when the key is absent.
+std::optional<std::string_view> after_key(std::string_view dict, std::string_view key) {
+  for (const char q : {'\'', '"'}) {
+    const std::string quoted = std::string(1, q) + std::string(key) + q;
+    std::size_t at = dict.find(quoted);
+    if (at == std::string_view::npos) continue;
+    at = dict.find(':', at + quoted.size());
+    if (at == std::string_view::npos) return std::nullopt;
+    std::string_view rest = dict.substr(at + 1);
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    return rest;
+  }
+  return std::nullopt;
+}
+
+// Parses the Python literal dict numpy writes; nullopt when it is not one.
+std::optional<Header> parse_header(std::string_view dict) {
+  Header h;
+  const auto descr = after_key(dict, "descr");
+  if (!descr || descr->empty() || (descr->front() != '\'' && descr->front() != '"')) return {};
+  const std::size_t close = descr->find(descr->front(), 1);
+  if (close == std::string_view::npos) return {};
+  h.descr = std::string(descr->substr(1, close - 1));
+
+  const auto fortran = after_key(dict, "fortran_order");
+  if (!fortran) return {};
+  if (fortran->starts_with("True")) {
+    h.fortran_order = true;
+  } else if (!fortran->starts_with("False")) {
+    return {};
+  }
+
+  auto shape = after_key(dict, "shape");
+  if (!shape || !shape->starts_with("(")) return {};
+  std::string_view s = shape->substr(1);
+  for (;;) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == ',')) s.remove_prefix(1);
+    if (s.empty()) return {};
+    if (s.front() == ')') break;
+    std::size_t n = 0;
+    std::size_t digits = 0;
+    while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') {
+      if (n > (SIZE_MAX - 9) / 10) return {};  // no real array has such a dimension
+      n = n * 10 + static_cast<std::size_t>(s[digits] - '0');
+      ++digits;
+    }
+    if (digits == 0) return {};
+    h.shape.push_back(n);
+    s.remove_prefix(digits);
+  }
+  return h;
+}
+
+std::string shape_tuple(const Shape& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+// "input.x[3][1]" for flat index `i` of an array of `shape`.
+std::string element_path(const std::string& field, const Shape& shape, std::size_t i) {
+  if (shape.size() == 1) return field + "[" + std::to_string(i) + "]";
+  return field + "[" + std::to_string(i / shape[1]) + "][" + std::to_string(i % shape[1]) + "]";
+}
+
+}  // namespace
+
+Tensor read_npy(const std::string& path, const std::vector<std::string>& dims,
+                const std::string& field) {
+  const Mapping file(path, field);
+  const auto bad = [&](const std::string& what) { return InputError(field, path + ": " + what); };
+  const unsigned char* bytes = file.data();
+  const std::size_t size = file.size();
+  if (size < 10 || std::string_view(reinterpret_cast<const char*>(bytes), 6) != kMagic) {
+    throw bad("not a .npy file (no \\x93NUMPY magic)");
+  }
+  const int major = bytes[6];
+  const int minor = bytes[7];
+  if (major < 1 || major > 3 || minor != 0) {
+    throw bad(".npy format " + std::to_string(major) + "." + std::to_string(minor) +
+              " is not supported (1.0, 2.0 or 3.0)");
+  }
+  // Version 1 has a 2-byte header length, 2 and 3 a 4-byte one (3 allows UTF-8 in it).
+  const std::size_t prefix = major == 1 ? 10 : 12;
+  if (size < prefix) throw bad("truncated header");
+  const std::size_t header_len = major == 1 ? std::size_t{bytes[8]} | std::size_t{bytes[9]} << 8
+                                            : std::size_t{le32(bytes + 8)};
+  if (header_len > size - prefix) throw bad("truncated header");
+  const std::optional<Header> header = parse_header(
+      std::string_view(reinterpret_cast<const char*>(bytes + prefix), header_len));
+  if (!header) throw bad("the header is not a numpy header dict");
+  if (header->descr != "<f4" && header->descr != "<f8") {
+    throw bad("dtype '" + excerpt(header->descr) +
+              "' is not supported (little-endian float32 '<f4' or float64 '<f8')");
+  }
+  if (header->fortran_order) throw bad("Fortran order is not supported (save it in C order)");
+  check_shape(header->shape, dims, field);
+
+  const std::size_t itemsize = header->descr == "<f4" ? 4 : 8;
+  const std::size_t available = size - prefix - header_len;
+  std::size_t count = 1;  // dimensions are >= 1 (checked); a product past the file is truncated
+  bool fits = true;
+  for (const std::size_t d : header->shape) {
+    fits = fits && count <= available / itemsize / d;
+    if (fits) count *= d;
+  }
+  if (!fits) {
+    throw bad("truncated: " + std::to_string(available) + " bytes of data for shape " +
+              shape_tuple(header->shape) + " of " + header->descr);
+  }
+  const unsigned char* data = bytes + prefix + header_len;
+  std::vector<float> values(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    double v = 0;
+    if (itemsize == 4) {
+      v = std::bit_cast<float>(le32(data + 4 * i));
+    } else {
+      v = std::bit_cast<double>(le64(data + 8 * i));
+    }
+    // Inline JSON cannot hold NaN or infinity; a .npy input is held to the same values.
+    if (!std::isfinite(v)) {
+      throw InputError(element_path(field, header->shape, i),
+                       number_text(v) + " is not a finite number (" + path + ")");
+    }
+    const auto f = static_cast<float>(v);  // float64: rounded to nearest, as JAX converts
+    if (std::isinf(f)) {
+      throw InputError(element_path(field, header->shape, i),
+                       number_text(v) + " overflows float32 (" + path + ")");
+    }
+    values[i] = f;
+  }
+  return Tensor(header->shape, std::move(values));
+}
+
+std::string npy_bytes(const Tensor& tensor) {
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " +
+                     shape_tuple(tensor.shape) + ", }";
+  // np.save pads the header with spaces and a newline so the data starts 64-byte aligned.
+  const std::size_t unpadded = kMagic.size() + 4 + dict.size() + 1;
+  dict += std::string((64 - unpadded % 64) % 64, ' ') + "\n";
+  std::string out(kMagic);
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(dict.size() & 0xff);
+  out += static_cast<char>(dict.size() >> 8);
+  out += dict;
+  out.reserve(out.size() + 4 * tensor.size());
+  for (const float f : tensor.data) {
+    const auto u = std::bit_cast<std::uint32_t>(f);
+    for (int b = 0; b < 4; ++b) out += static_cast<char>((u >> (8 * b)) & 0xff);
+  }
+  return out;
+}
+
+void save_npy(const std::string& dir, const std::vector<std::string>& names,
+              const std::vector<Tensor>& tensors) {
+  MESHRUN_CHECK(names.size() == tensors.size(), "one name per output");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw OutputError("--save-npy: cannot create " + dir + ": " + ec.message());
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const std::string path = (std::filesystem::path(dir) / (names[i] + ".npy")).string();
+    const std::string bytes = npy_bytes(tensors[i]);
+    errno = 0;
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    // Every step checked: a full disk shows only at fflush or fclose.
+    bool ok = f != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() &&
+              std::fflush(f) == 0;
+    int err = errno;
+    if (f != nullptr && std::fclose(f) != 0 && ok) {
+      ok = false;
+      err = errno;
+    }
+    if (!ok) {
+      throw OutputError("--save-npy: cannot write " + path + ": " + std::strerror(err != 0 ? err : EIO));
+    }
+  }
+}
+
+}  // namespace meshrun

@@ -1,0 +1,29 @@
+// numpy's .npy files (np.save; format versions 1.0, 2.0 and 3.0): arrays of a case's input given
+// as {"npy": "PATH"}, and outputs written with --save-npy. Only what np.save writes for float
+// arrays is read: little-endian float32 ('<f4') or float64 ('<f8'), C order.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tensor/tensor.hpp"
+
+namespace meshrun {
+
+// The float32 tensor in the .npy file at `path`, whose shape must be `dims`' rank with no empty
+// dimension (checked like an inline array, with the same messages). The file is mapped, not read
+// into a buffer; the tensor is the only copy made. Throws InputError naming `field` and the file
+// for a file that cannot be read or is not such a .npy (wrong magic or version, another dtype,
+// Fortran order, truncated), and for a value that is not finite or overflows float32.
+Tensor read_npy(const std::string& path, const std::vector<std::string>& dims,
+                const std::string& field);
+
+// `tensor` as a .npy file (format 1.0, '<f4', C order), as np.save would write it.
+std::string npy_bytes(const Tensor& tensor);
+
+// Writes each of `tensors` as DIR/NAME.npy (`names` in the same order), creating `dir` if needed.
+// Throws Error "--save-npy: cannot write PATH: reason" when a file cannot be written whole.
+void save_npy(const std::string& dir, const std::vector<std::string>& names,
+              const std::vector<Tensor>& tensors);
+
+}  // namespace meshrun
