@@ -1,6 +1,6 @@
 # Thin wrapper over the CMake presets. `make run` and `make test` install what is missing first.
 # Build trees go to $(BUILD)/<preset> -- the presets' own build/<preset> unless BUILD is given.
-PKGS := g++ cmake make nlohmann-json3-dev libcli11-dev libboost-test-dev
+PKGS := g++ cmake make nlohmann-json3-dev libcli11-dev libboost-test-dev libhwy-dev
 FUZZ_PKGS := clang libclang-rt-14-dev
 # What ../shared/peers/run_all.sh needs to build and run the peers meshrun is measured against.
 PEER_PKGS := openmpi-bin libopenmpi-dev libgloo-dev hyperfine bc python3-numpy
