@@ -67,21 +67,25 @@ struct Work {
 
 Work gemm_work(std::size_t m, std::size_t k, std::size_t n, unsigned seed) {
   Work w;
-  w.buffers = {random_floats(m * k, seed), random_floats(k * n, seed + 1), std::vector<float>(m * n)};
-  w.products.push_back({.a = w.buffers[0].data(), .lda = k, .b = w.buffers[1].data(), .ldb = n,
-                        .c = w.buffers[2].data(), .ldc = n, .m = m, .n = n, .k = k});
+  w.buffers = {random_floats(m * k, seed), random_floats(k * n, seed + 1),
+               std::vector<float>(m * n)};
+  w.products.push_back(
+      Gemm::dense(w.buffers[0].data(), w.buffers[1].data(), w.buffers[2].data(), m, k, n));
   return w;
 }
 
 Work tp_mlp_work(std::size_t b, std::size_t d, std::size_t h, std::size_t o, unsigned seed) {
   Work w;
-  w.buffers = {random_floats(b * d, 1),        random_floats(d * h, seed), random_floats(h, seed + 1),
-               random_floats(h * o, seed + 2), std::vector<float>(b * h), std::vector<float>(b * o)};
+  // x, w1, b1, w2, hidden, out
+  w.buffers = {random_floats(b * d, 1),    random_floats(d * h, seed),
+               random_floats(h, seed + 1), random_floats(h * o, seed + 2),
+               std::vector<float>(b * h),  std::vector<float>(b * o)};
   auto& v = w.buffers;
-  w.products.push_back({.a = v[0].data(), .lda = d, .b = v[1].data(), .ldb = h, .c = v[4].data(),
-                        .ldc = h, .m = b, .n = h, .k = d, .bias = v[2].data(), .relu = true});
-  w.products.push_back({.a = v[4].data(), .lda = h, .b = v[3].data(), .ldb = o, .c = v[5].data(),
-                        .ldc = o, .m = b, .n = o, .k = h});
+  Gemm hidden = Gemm::dense(v[0].data(), v[1].data(), v[4].data(), b, d, h);
+  hidden.bias = v[2].data();
+  hidden.relu = true;
+  w.products.push_back(hidden);
+  w.products.push_back(Gemm::dense(v[4].data(), v[3].data(), v[5].data(), b, h, o));
   return w;
 }
 
@@ -141,7 +145,8 @@ int main(int argc, char** argv) {
   double flops = 0;
   if (what == "gemm") {
     const std::size_t threads = opt.threads ? opt.threads : 1;
-    for (std::size_t t = 0; t < threads; ++t) works.push_back(gemm_work(dm[0], dm[1], dm[2], 7 + 3 * unsigned(t)));
+    for (std::size_t t = 0; t < threads; ++t)
+      works.push_back(gemm_work(dm[0], dm[1], dm[2], 7 + 3 * unsigned(t)));
     flops = 2.0 * double(dm[0] * dm[1] * dm[2]) * double(threads);
   } else if (what == "tp-mlp") {
     const std::size_t devices = opt.threads ? opt.threads : 8;
@@ -153,13 +158,9 @@ int main(int argc, char** argv) {
     return usage();
   }
   const double s = best_round(works, opt.portable, opt.reps);
-  std::printf("%s %s threads=%zu target=%s best_s=%.6f gflops=%.2f\n", what.c_str(),
-              [&] {
-                std::string d;
-                for (auto x : dm) d += (d.empty() ? "" : "x") + std::to_string(x);
-                return d;
-              }()
-                  .c_str(),
+  std::string dims;
+  for (auto x : dm) dims += (dims.empty() ? "" : "x") + std::to_string(x);
+  std::printf("%s %s threads=%zu target=%s best_s=%.6f gflops=%.2f\n", what.c_str(), dims.c_str(),
               works.size(), opt.portable ? "portable(std::fma loop)" : meshrun::gemm_target(), s,
               flops / s / 1e9);
   return 0;

@@ -30,8 +30,8 @@ std::vector<Tensor> dp_step_body(Device& dev, const std::vector<Tensor>& in) {
   // device's rows, d(loss)/d(pred) = 2 * err / rows, dL/dW = x^T of that, dL/db its column sums:
   // all in one pass over the shard, written straight into the packed buffer.
   std::vector<float> packed(1 + d * k + k, 0.0f);
-  const std::span<float> all(packed);
-  const float sq = linear_mse_grad(x, y, w, b, inv_rows, all.subspan(1, d * k), all.subspan(1 + d * k));
+  const std::span<float> grads = std::span(packed).subspan(1);
+  const float sq = linear_mse_grad(x, y, w, b, inv_rows, grads.first(d * k), grads.subspan(d * k));
   packed[0] = sq * inv_rows;
 
   dev.pmean_inplace(packed, kAxis);

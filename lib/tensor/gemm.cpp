@@ -147,9 +147,11 @@ void GemmFma(const Gemm& g) {
             continue;
           }
           if (load_c)
-            for (std::size_t r = 0; r < mr; ++r) std::copy(c + r * g.ldc, c + r * g.ldc + nr, edge + r * kNR);
+            for (std::size_t r = 0; r < mr; ++r)
+              std::copy(c + r * g.ldc, c + r * g.ldc + nr, edge + r * kNR);
           Tile(kc, apack.get(), bp, edge, kNR, load_c, tile_bias, relu);
-          for (std::size_t r = 0; r < mr; ++r) std::copy(edge + r * kNR, edge + r * kNR + nr, c + r * g.ldc);
+          for (std::size_t r = 0; r < mr; ++r)
+            std::copy(edge + r * kNR, edge + r * kNR + nr, c + r * g.ldc);
         }
       }
     }

@@ -31,6 +31,13 @@ struct Gemm {
   // c = c + bias[j], then c = (c < 0 ? 0 : c) (so -0 and NaN pass through, as relu_inplace).
   const float* bias = nullptr;  // n elements, or none
   bool relu = false;
+
+  // Whole row-major matrices: c (m, n) = a (m, k) @ b (k, n), or a stored (k, m) transposed.
+  static Gemm dense(const float* a, const float* b, float* c, std::size_t m, std::size_t k,
+                    std::size_t n, bool a_transposed = false) {
+    return {.a = a, .lda = a_transposed ? m : k, .a_transposed = a_transposed, .b = b, .ldb = n,
+            .c = c, .ldc = n, .m = m, .n = n, .k = k};
+  }
 };
 
 // Runs on the best FMA target of this CPU.

@@ -28,8 +28,7 @@ float linear_mse_grad(const Tensor& x, const Tensor& y, const Tensor& w, const T
     const std::size_t nr = std::min(block, rows - r0);
     const float* xb = x.data.data() + r0 * d;
     const float* yb = y.data.data() + r0 * k;
-    gemm({.a = xb, .lda = d, .b = w.data.data(), .ldb = k, .c = g.data(), .ldc = k, .m = nr,
-          .n = k, .k = d});
+    gemm(Gemm::dense(xb, w.data.data(), g.data(), nr, d, k));
     for (std::size_t i = 0; i < nr; ++i) {
       for (std::size_t j = 0; j < k; ++j) {
         float& v = g[i * k + j];
@@ -40,8 +39,9 @@ float linear_mse_grad(const Tensor& x, const Tensor& y, const Tensor& w, const T
       }
     }
     // gw's chains continue over this block's rows, after the previous blocks' rows.
-    gemm({.a = xb, .lda = d, .a_transposed = true, .b = g.data(), .ldb = k, .c = gw.data(),
-          .ldc = k, .m = d, .n = k, .k = nr, .accumulate = true});
+    Gemm gw_part = Gemm::dense(xb, g.data(), gw.data(), d, nr, k, /*a_transposed=*/true);
+    gw_part.accumulate = true;
+    gemm(gw_part);
   }
   return sq;
 }

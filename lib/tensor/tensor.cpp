@@ -32,17 +32,15 @@ Tensor::Tensor(Shape s, std::vector<float> d) : shape(std::move(s)), data(std::m
 Tensor matmul(const Tensor& a, const Tensor& b) {
   MESHRUN_CHECK(a.rank() == 2 && b.rank() == 2 && a.cols() == b.rows(), "matmul shapes");
   Tensor c({a.rows(), b.cols()});
-  gemm({.a = a.data.data(), .lda = a.cols(), .b = b.data.data(), .ldb = b.cols(),
-        .c = c.data.data(), .ldc = c.cols(), .m = a.rows(), .n = b.cols(), .k = a.cols()});
+  gemm(Gemm::dense(a.data.data(), b.data.data(), c.data.data(), a.rows(), a.cols(), b.cols()));
   return c;
 }
 
 Tensor matmul_tn(const Tensor& a, const Tensor& b) {
   MESHRUN_CHECK(a.rank() == 2 && b.rank() == 2 && a.rows() == b.rows(), "matmul_tn shapes");
   Tensor c({a.cols(), b.cols()});
-  gemm({.a = a.data.data(), .lda = a.cols(), .a_transposed = true, .b = b.data.data(),
-        .ldb = b.cols(), .c = c.data.data(), .ldc = c.cols(), .m = a.cols(), .n = b.cols(),
-        .k = a.rows()});
+  gemm(Gemm::dense(a.data.data(), b.data.data(), c.data.data(), a.cols(), a.rows(), b.cols(),
+                   /*a_transposed=*/true));
   return c;
 }
 
@@ -51,9 +49,10 @@ Tensor matmul_bias_relu(const Tensor& a, const Tensor& b, const Tensor& bias) {
                     bias.size() == b.cols(),
                 "matmul_bias_relu shapes");
   Tensor c({a.rows(), b.cols()});
-  gemm({.a = a.data.data(), .lda = a.cols(), .b = b.data.data(), .ldb = b.cols(),
-        .c = c.data.data(), .ldc = c.cols(), .m = a.rows(), .n = b.cols(), .k = a.cols(),
-        .bias = bias.data.data(), .relu = true});
+  Gemm g = Gemm::dense(a.data.data(), b.data.data(), c.data.data(), a.rows(), a.cols(), b.cols());
+  g.bias = bias.data.data();
+  g.relu = true;
+  gemm(g);
   return c;
 }
 
