@@ -96,9 +96,8 @@ class ForcedTarget {
 
 std::vector<std::int64_t> targets() { return hwy::SupportedAndGeneratedTargets(); }
 
-bool has_vector_fma(std::int64_t target) {
-  return target == HWY_AVX2 || target == HWY_AVX3 || target == HWY_AVX3_DL;
-}
+// The targets that must run the vector kernel: AVX2 and better (smaller bits) on x86.
+bool has_vector_fma(std::int64_t target) { return HWY_ARCH_X86 && target <= HWY_AVX2; }
 
 // Runs `check` once per target, after checking that the dispatch really went
 // there.
@@ -109,6 +108,7 @@ void for_each_target(Check check) {
     const std::string want = has_vector_fma(t) ? hwy::TargetName(t) : "portable";
     BOOST_TEST_CONTEXT("target " << hwy::TargetName(t)) {
       BOOST_REQUIRE_EQUAL(std::string(gemm_target()), want);
+      BOOST_TEST_MESSAGE("forced " << hwy::TargetName(t) << ": gemm runs " << want);
       check();
     }
   }

@@ -14,9 +14,10 @@
 #include "tensor/gemm.hpp"
 
 // Only targets whose MulAdd is a true fused multiply-add may run the vector kernel: on SSE4 and
-// below Highway's MulAdd is a multiply then an add, which rounds twice.
+// below Highway's MulAdd is a multiply then an add, which rounds twice. AVX2 and every x86 target
+// above it (a smaller bit is a better target) have FMA.
 #undef MESHRUN_GEMM_FMA
-#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 #define MESHRUN_GEMM_FMA 1
 #else
 #define MESHRUN_GEMM_FMA 0
