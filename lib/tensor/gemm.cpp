@@ -38,17 +38,22 @@ constexpr std::size_t kL = hn::MaxLanes(D());
 constexpr std::size_t kMR = HWY_TARGET == HWY_AVX2 ? 6 : 8;
 constexpr std::size_t kNV = 2;
 constexpr std::size_t kNR = kNV * kL;
-// Cache blocking: a packed A panel (kKC x kMR) stays in L1 while the packed B block
-// (kKC x kNC) streams from L2 through it.
+// Cache blocking: A's kMR rows for one tile (kKC x kMR) stay in L1 while the packed B block
+// (kKC x kNC) streams from L2 through them.
 constexpr std::size_t kKC = 256;
 constexpr std::size_t kNC = 1024;
 
+// Where a tile finds A's element (row r, step p): in A's rows (a[r * lda + p], a row-major A read
+// in place), or in its columns (a[p * lda + r], a packed panel with lda = kMR).
+enum class ALayout { kRows, kColumns };
+
 // C tile (kMR x kNR at c, row stride ldc) continues its chains over kc steps: acc = fma(a, b, acc)
-// with a from the packed A panel (kc x kMR) and b from the packed B panel (kc x kNR). With
-// `load_c` false the chains start from +0. bias (kNR elements) and relu are the epilogue.
-HWY_INLINE void Tile(std::size_t kc, const float* HWY_RESTRICT ap, const float* HWY_RESTRICT bp,
-                     float* HWY_RESTRICT c, std::size_t ldc, bool load_c, const float* bias,
-                     bool relu) {
+// with a from A (see ALayout) and b from the packed B panel (kc x kNR). With `load_c` false the
+// chains start from +0. bias (kNR elements) and relu are the epilogue.
+template <ALayout kLayout>
+HWY_INLINE void Tile(std::size_t kc, const float* HWY_RESTRICT a, std::size_t lda,
+                     const float* HWY_RESTRICT bp, float* HWY_RESTRICT c, std::size_t ldc,
+                     bool load_c, const float* bias, bool relu) {
   const D d;
   V acc[kMR][kNV];
   for (std::size_t r = 0; r < kMR; ++r)
@@ -58,8 +63,8 @@ HWY_INLINE void Tile(std::size_t kc, const float* HWY_RESTRICT ap, const float* 
     V b[kNV];
     for (std::size_t v = 0; v < kNV; ++v) b[v] = hn::Load(d, bp + p * kNR + v * kL);
     for (std::size_t r = 0; r < kMR; ++r) {
-      const V a = hn::Set(d, ap[p * kMR + r]);
-      for (std::size_t v = 0; v < kNV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
+      const V av = hn::Set(d, kLayout == ALayout::kRows ? a[r * lda + p] : a[p * lda + r]);
+      for (std::size_t v = 0; v < kNV; ++v) acc[r][v] = hn::MulAdd(av, b[v], acc[r][v]);
     }
   }
   if (bias) {
@@ -82,20 +87,27 @@ HWY_INLINE void Tile(std::size_t kc, const float* HWY_RESTRICT ap, const float* 
 // (panel q at bp + q * kc * kNR), columns past nc zero.
 void PackB(const Gemm& g, std::size_t pc, std::size_t kc, std::size_t jc, std::size_t nc,
            float* HWY_RESTRICT bp) {
+  const D d;
   for (std::size_t jr = 0; jr < nc; jr += kNR) {
     const std::size_t nr = std::min(kNR, nc - jr);
     float* panel = bp + jr * kc;
     for (std::size_t p = 0; p < kc; ++p) {
       const float* src = g.b + (pc + p) * g.ldb + jc + jr;
       float* dst = panel + p * kNR;
-      std::copy(src, src + nr, dst);
-      std::fill(dst + nr, dst + kNR, 0.0f);
+      if (nr == kNR) {  // the common case, in registers rather than a memcpy call per row
+        for (std::size_t v = 0; v < kNV; ++v)
+          hn::Store(hn::LoadU(d, src + v * kL), d, dst + v * kL);
+      } else {
+        std::copy(src, src + nr, dst);
+        std::fill(dst + nr, dst + kNR, 0.0f);
+      }
     }
   }
 }
 
-// op(A) rows ic..ic+mr-1, columns pc..pc+kc-1 -> one kc x kMR panel (column p of the rows is
-// contiguous), rows past mr zero.
+// op(A) rows ic..ic+mr-1, columns pc..pc+kc-1 -> one kc x kMR panel (ALayout::kColumns with
+// lda = kMR), rows past mr zero. Needed for a transposed A (its rows of the tile are strided
+// columns in memory) and for a ragged last tile; a whole tile of a plain A is read in place.
 void PackA(const Gemm& g, std::size_t ic, std::size_t mr, std::size_t pc, std::size_t kc,
            float* HWY_RESTRICT ap) {
   if (mr < kMR) std::fill(ap, ap + kc * kMR, 0.0f);
@@ -136,23 +148,32 @@ void GemmFma(const Gemm& g) {
       PackB(g, pc, kc, jc, nc, bpack.get());
       for (std::size_t ic = 0; ic < g.m; ic += kMR) {
         const std::size_t mr = std::min(kMR, g.m - ic);
-        PackA(g, ic, mr, pc, kc, apack.get());
+        const bool in_place = mr == kMR && !g.a_transposed;
+        if (!in_place) PackA(g, ic, mr, pc, kc, apack.get());
+        const float* a = g.a + ic * g.lda + pc;
         for (std::size_t jr = 0; jr < nc; jr += kNR) {
           const std::size_t nr = std::min(kNR, nc - jr);
-          float* c = g.c + ic * g.ldc + jc + jr;
           const float* bp = bpack.get() + jr * kc;
           const float* tile_bias = last && bias ? bias.get() + jc + jr : nullptr;
           const bool relu = last && g.relu;
-          if (mr == kMR && nr == kNR) {
-            Tile(kc, apack.get(), bp, c, g.ldc, load_c, tile_bias, relu);
-            continue;
+          float* c = g.c + ic * g.ldc + jc + jr;
+          float* tile = c;
+          std::size_t ldt = g.ldc;
+          if (nr < kNR || mr < kMR) {
+            tile = edge;
+            ldt = kNR;
+            if (load_c)
+              for (std::size_t r = 0; r < mr; ++r)
+                std::copy(c + r * g.ldc, c + r * g.ldc + nr, edge + r * kNR);
           }
-          if (load_c)
+          if (in_place) {
+            Tile<ALayout::kRows>(kc, a, g.lda, bp, tile, ldt, load_c, tile_bias, relu);
+          } else {
+            Tile<ALayout::kColumns>(kc, apack.get(), kMR, bp, tile, ldt, load_c, tile_bias, relu);
+          }
+          if (tile == edge)
             for (std::size_t r = 0; r < mr; ++r)
-              std::copy(c + r * g.ldc, c + r * g.ldc + nr, edge + r * kNR);
-          Tile(kc, apack.get(), bp, edge, kNR, load_c, tile_bias, relu);
-          for (std::size_t r = 0; r < mr; ++r)
-            std::copy(edge + r * kNR, edge + r * kNR + nr, c + r * g.ldc);
+              std::copy(edge + r * kNR, edge + r * kNR + nr, c + r * g.ldc);
         }
       }
     }
