@@ -1,16 +1,19 @@
 // kernels_bench: GFLOP/s of meshrun's matrix kernels, without JSON, the mesh or collectives.
 //
-//   kernels_bench gemm M K N [--threads T] [--portable] [--reps R]
+//   kernels_bench gemm M K N [--threads T] [--portable | --target NAME] [--reps R]
 //       T threads (default 1), each its own (M,K) @ (K,N) product; the best of R rounds.
-//   kernels_bench tp-mlp B D H O [--devices N] [--portable] [--reps R]
+//   kernels_bench tp-mlp B D H O [--devices N] [--portable | --target NAME] [--reps R]
 //       tp-mlp's per-device compute on N threads (default 8) pinned round robin as meshrun pins
 //       its devices: relu(x @ w1_d + b1_d) then @ w2_d, H/N hidden units each; flops counted as
 //       the program's, 2BDH + 2BHO.
-//   --portable runs gemm_portable (the plain std::fma loop every product ran before) instead.
+//   --portable runs gemm_portable (the plain std::fma loop every product ran before) instead;
+//   --target AVX2 (or another Highway target name this CPU has) forces gemm's dispatch there.
 //
 // Prints one line: what ran, the target, seconds of the best round, GFLOP/s (and per CPU second,
 // which is per core while it ran). Results are not
 // checked here (kernels_test does that bit for bit); inputs are random.
+#include <hwy/highway.h>
+#include <hwy/targets.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -124,10 +127,23 @@ Round best_round(std::vector<Work>& works, bool portable, int reps) {
   return best;
 }
 
+// Makes gemm dispatch to the Highway target called `name`; false if this CPU or build has none.
+bool force_target(const std::string& name) {
+  for (const std::int64_t t : hwy::SupportedAndGeneratedTargets()) {
+    if (name != hwy::TargetName(t)) continue;
+    hwy::SetSupportedTargetsForTest(t);
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+    return true;
+  }
+  return false;
+}
+
 int usage() {
-  std::fprintf(stderr,
-               "usage: kernels_bench gemm M K N [--threads T] [--portable] [--reps R]\n"
-               "       kernels_bench tp-mlp B D H O [--devices N] [--portable] [--reps R]\n");
+  std::fprintf(
+      stderr,
+      "usage: kernels_bench gemm M K N [--threads T] [--portable | --target NAME] [--reps R]\n"
+      "       kernels_bench tp-mlp B D H O [--devices N] [--portable | --target NAME] "
+      "[--reps R]\n");
   return 2;
 }
 
@@ -141,6 +157,11 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--portable") {
       opt.portable = true;
+    } else if (a == "--target" && i + 1 < argc) {
+      if (!force_target(argv[++i])) {
+        std::fprintf(stderr, "kernels_bench: no target %s on this CPU\n", argv[i]);
+        return 2;
+      }
     } else if ((a == "--threads" || a == "--devices") && i + 1 < argc) {
       opt.threads = std::strtoull(argv[++i], nullptr, 10);
     } else if (a == "--reps" && i + 1 < argc) {
@@ -174,7 +195,10 @@ int main(int argc, char** argv) {
   }
   const Round best = best_round(works, opt.portable, opt.reps);
   std::string dims;
-  for (auto x : dm) dims += (dims.empty() ? "" : "x") + std::to_string(x);
+  for (auto x : dm) {
+    if (!dims.empty()) dims += 'x';
+    dims += std::to_string(x);
+  }
   std::printf(
       "%s %s threads=%zu target=%s best_s=%.6f gflops=%.2f cpu_s=%.6f gflops_per_cpu_s=%.2f\n",
       what.c_str(), dims.c_str(), works.size(),
