@@ -237,6 +237,17 @@ BOOST_AUTO_TEST_CASE(gemm_passes_signed_zeros_and_non_finite_values_as_the_loop_
   });
 }
 
+BOOST_AUTO_TEST_CASE(gemm_with_an_empty_dimension) {
+  // K = 0: no chain, C is +0 (or kept, accumulating) plus the epilogue; M or N = 0: nothing.
+  for_each_target([] {
+    std::mt19937 rng(6);
+    for (const bool accumulate : {false, true})
+      check_gemm({3, 0, 37}, {.accumulate = accumulate, .bias = true, .relu = true}, rng);
+    check_gemm({0, 5, 7}, {}, rng);
+    check_gemm({4, 5, 0}, {.bias = true}, rng);
+  });
+}
+
 BOOST_AUTO_TEST_CASE(portable_fallback_equals_the_fma_chain) {
   std::mt19937 rng(3);
   for (const Shape3 s : {Shape3{1, 1, 1}, Shape3{7, 13, 33}, Shape3{16, 300, 5}}) {

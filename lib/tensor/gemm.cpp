@@ -150,7 +150,7 @@ void GemmFma(const Gemm& g) {
         const std::size_t mr = std::min(kMR, g.m - ic);
         const bool in_place = mr == kMR && !g.a_transposed;
         if (!in_place) PackA(g, ic, mr, pc, kc, apack.get());
-        const float* a = g.a + ic * g.lda + pc;
+        const float* a = in_place ? g.a + ic * g.lda + pc : apack.get();
         for (std::size_t jr = 0; jr < nc; jr += kNR) {
           const std::size_t nr = std::min(kNR, nc - jr);
           const float* bp = bpack.get() + jr * kc;
@@ -169,7 +169,7 @@ void GemmFma(const Gemm& g) {
           if (in_place) {
             Tile<ALayout::kRows>(kc, a, g.lda, bp, tile, ldt, load_c, tile_bias, relu);
           } else {
-            Tile<ALayout::kColumns>(kc, apack.get(), kMR, bp, tile, ldt, load_c, tile_bias, relu);
+            Tile<ALayout::kColumns>(kc, a, kMR, bp, tile, ldt, load_c, tile_bias, relu);
           }
           if (tile == edge)
             for (std::size_t r = 0; r < mr; ++r)

@@ -15,6 +15,7 @@ namespace meshrun {
 
 // C (m, n) = op(A) (m, k) @ B (k, n); all row-major with leading dimensions (elements per row).
 // op(A) is A stored (m, k), or with a_transposed, A stored (k, m) and read as its transpose.
+// C must not overlap A, B or the bias.
 struct Gemm {
   const float* a = nullptr;
   std::size_t lda = 0;
