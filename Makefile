@@ -1,6 +1,7 @@
 # Thin wrapper over the CMake presets. `make run` and `make test` install what is missing first.
 # Build trees go to $(BUILD)/<preset> -- the presets' own build/<preset> unless BUILD is given.
-PKGS := g++ cmake make nlohmann-json3-dev libcli11-dev libboost-test-dev openmpi-bin libopenmpi-dev
+PKGS := g++ cmake make nlohmann-json3-dev libcli11-dev libboost-test-dev libhwy-dev \
+        openmpi-bin libopenmpi-dev
 FUZZ_PKGS := clang libclang-rt-14-dev
 # What ../shared/peers/run_all.sh needs to build and run the peers meshrun is measured against,
 # and matplotlib for bench/plot.py's pictures of the results.

@@ -8,6 +8,7 @@
 #include "mesh/device.hpp"
 #include "programs/program.hpp"
 #include "support/errors.hpp"
+#include "tensor/linear_mse.hpp"
 
 namespace meshrun {
 
@@ -25,23 +26,13 @@ std::vector<Tensor> dp_step_body(Device& dev, const std::vector<Tensor>& in) {
   const std::size_t rows = x.rows(), d = w.rows(), k = w.cols();
   const float inv_rows = 1.0f / static_cast<float>(rows);
 
-  // err = x W + b - y on this device's rows.
-  Tensor err = matmul(x, w);
-  add_row_vector(err, b);
-  for (std::size_t i = 0; i < err.size(); ++i) err.data[i] -= y.data[i];
-
-  // Packed as [loss, dL/dW (D*K), dL/db (K)]: one pmean for all three.
+  // Packed as [loss, dL/dW (D*K), dL/db (K)]: one pmean for all three. err = x W + b - y on this
+  // device's rows, d(loss)/d(pred) = 2 * err / rows, dL/dW = x^T of that, dL/db its column sums:
+  // all in one pass over the shard, written straight into the packed buffer.
   std::vector<float> packed(1 + d * k + k, 0.0f);
-  float sq = 0.0f;
-  for (float e : err.data) sq += e * e;
+  const std::span<float> grads = std::span(packed).subspan(1);
+  const float sq = linear_mse_grad(x, y, w, b, inv_rows, grads.first(d * k), grads.subspan(d * k));
   packed[0] = sq * inv_rows;
-  // d(loss)/d(pred) = 2 * err / rows.
-  Tensor g = err;
-  for (float& v : g.data) v = 2.0f * v * inv_rows;
-  const Tensor gw = matmul_tn(x, g);  // (D, K)
-  const Tensor gb = sum_rows(g);      // (K,)
-  std::copy(gw.data.begin(), gw.data.end(), packed.begin() + 1);
-  std::copy(gb.data.begin(), gb.data.end(), packed.begin() + 1 + static_cast<std::ptrdiff_t>(d * k));
 
   dev.pmean_inplace(packed, kAxis);
 

@@ -1,8 +1,7 @@
 #include "tensor/tensor.hpp"
 
-#include <cmath>
-
 #include "support/errors.hpp"
+#include "tensor/gemm.hpp"
 
 namespace meshrun {
 
@@ -32,31 +31,28 @@ Tensor::Tensor(Shape s, std::vector<float> d) : shape(std::move(s)), data(std::m
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   MESHRUN_CHECK(a.rank() == 2 && b.rank() == 2 && a.cols() == b.rows(), "matmul shapes");
-  const std::size_t m = a.rows(), k = a.cols(), n = b.cols();
-  Tensor c({m, n});
-  for (std::size_t i = 0; i < m; ++i) {
-    float* ci = &c.data[i * n];
-    for (std::size_t p = 0; p < k; ++p) {  // i-p-j order: c[i][j] still sums p = 0..k-1 in order
-      const float aip = a.data[i * k + p];
-      const float* bp = &b.data[p * n];
-      for (std::size_t j = 0; j < n; ++j) ci[j] = std::fma(aip, bp[j], ci[j]);
-    }
-  }
+  Tensor c({a.rows(), b.cols()});
+  gemm(Gemm::dense(a.data.data(), b.data.data(), c.data.data(), a.rows(), a.cols(), b.cols()));
   return c;
 }
 
 Tensor matmul_tn(const Tensor& a, const Tensor& b) {
   MESHRUN_CHECK(a.rank() == 2 && b.rank() == 2 && a.rows() == b.rows(), "matmul_tn shapes");
-  const std::size_t k = a.rows(), m = a.cols(), n = b.cols();
-  Tensor c({m, n});
-  for (std::size_t p = 0; p < k; ++p) {
-    const float* ap = &a.data[p * m];
-    const float* bp = &b.data[p * n];
-    for (std::size_t i = 0; i < m; ++i) {
-      float* ci = &c.data[i * n];
-      for (std::size_t j = 0; j < n; ++j) ci[j] = std::fma(ap[i], bp[j], ci[j]);
-    }
-  }
+  Tensor c({a.cols(), b.cols()});
+  gemm(Gemm::dense(a.data.data(), b.data.data(), c.data.data(), a.cols(), a.rows(), b.cols(),
+                   /*a_transposed=*/true));
+  return c;
+}
+
+Tensor matmul_bias_relu(const Tensor& a, const Tensor& b, const Tensor& bias) {
+  MESHRUN_CHECK(a.rank() == 2 && b.rank() == 2 && a.cols() == b.rows() && bias.rank() == 1 &&
+                    bias.size() == b.cols(),
+                "matmul_bias_relu shapes");
+  Tensor c({a.rows(), b.cols()});
+  Gemm g = Gemm::dense(a.data.data(), b.data.data(), c.data.data(), a.rows(), a.cols(), b.cols());
+  g.bias = bias.data.data();
+  g.relu = true;
+  gemm(g);
   return c;
 }
 

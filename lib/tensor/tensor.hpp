@@ -1,8 +1,8 @@
 // Tensor: a dense row-major float32 array of rank 0..2 (all the programs need), plus the few
 // kernels the programs use. Kernels accumulate in float32 in a fixed order, so a program gives
 // the same bits every run. Matrix products accumulate with fused multiply-add, as JAX's CPU
-// backend does (XLA:CPU always allows FMA fusion); std::fma is exact everywhere, in hardware
-// where the CPU has FMA.
+// backend does (XLA:CPU always allows FMA fusion); they run on gemm (tensor/gemm.hpp), blocked
+// and vectorised without changing an element's chain, so the bits are those of the plain loop.
 #pragma once
 
 #include <cstddef>
@@ -46,6 +46,10 @@ struct Tensor {
 Tensor matmul(const Tensor& a, const Tensor& b);
 // c = a^T @ b for a (K, M), b (K, N).
 Tensor matmul_tn(const Tensor& a, const Tensor& b);
+// relu(a @ b + bias) in one pass, with the bits of matmul, add_row_vector, relu_inplace in turn:
+// each element's chain, then + bias[j], then relu, in the matmul's epilogue while it is in a
+// register (tp-mlp's hidden layer).
+Tensor matmul_bias_relu(const Tensor& a, const Tensor& b, const Tensor& bias);
 // m (M, N) + v (N,) broadcast over rows, in place.
 void add_row_vector(Tensor& m, const Tensor& v);
 void relu_inplace(Tensor& t);

@@ -1,0 +1,22 @@
+// The whole per-device arithmetic of a linear model's mean-squared-error gradient (dp-step) in one
+// pass over the shard, with the bits of the unfused ops it replaces (see linear_mse_grad).
+#pragma once
+
+#include <span>
+
+#include "tensor/tensor.hpp"
+
+namespace meshrun {
+
+// For x (R, D), y (R, K), w (D, K), b (K,): err = x @ w + b - y (the product's chain, then + b,
+// then - y, each rounded), and with g = 2 * err * inv_rows (rounded after each multiply):
+//   returns sq = the sum of err * err over err in row-major order (each square rounded, then
+//                added; the caller scales it into the loss),
+//   gw (D*K) = x^T @ g (each element one FMA chain over the rows in order),
+//   gb (K)   = the column sums of g, summed over the rows in order.
+// Rows go through in blocks small enough that a block of x read for err is still in cache when
+// it is read again for gw: x and y leave memory once.
+float linear_mse_grad(const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b,
+                      float inv_rows, std::span<float> gw, std::span<float> gb);
+
+}  // namespace meshrun

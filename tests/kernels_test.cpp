@@ -1,0 +1,320 @@
+// The matrix kernels bit for bit against scalar std::fma references written here (each output
+// element one FMA chain over k in order from +0, then + bias, then relu; dp-step's loss and
+// gradients as its unfused code computed them), on every Highway target this machine supports and
+// the build compiled (forced one at a time), on ragged shapes: 1, primes, vector widths +-1,
+// K = 1, K and N past the kernel's cache blocks, padded leading dimensions, transposed A,
+// accumulation into C, and values that expose a reordered or refused chain (signed zeros, inf).
+#include <boost/test/unit_test.hpp>
+
+#include <hwy/highway.h>
+#include <hwy/targets.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <iomanip>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tensor/gemm.hpp"
+#include "tensor/linear_mse.hpp"
+#include "tensor/tensor.hpp"
+
+using namespace meshrun;
+
+namespace {
+
+// Values that show a wrong chain: ordinary normals, exact small integers, and zeros of both signs
+// (a chain that started from the first product instead of fma(a, b, +0) would keep a -0).
+std::vector<float> random_values(std::size_t n, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> kind(0, 9), small(-4, 4);
+  std::vector<float> v(n);
+  for (auto& x : v) {
+    const int which = kind(rng);
+    x = which == 0 ? 0.0f : which == 1 ? -0.0f : which == 2 ? float(small(rng)) : normal(rng);
+  }
+  return v;
+}
+
+// The contract, element by element (i-j-p, unlike any kernel's loop order).
+void reference_gemm(const Gemm& g) {
+  for (std::size_t i = 0; i < g.m; ++i) {
+    for (std::size_t j = 0; j < g.n; ++j) {
+      float& c = g.c[i * g.ldc + j];
+      float acc = g.accumulate ? c : 0.0f;
+      for (std::size_t p = 0; p < g.k; ++p) {
+        const float a = g.a_transposed ? g.a[p * g.lda + i] : g.a[i * g.lda + p];
+        acc = std::fma(a, g.b[p * g.ldb + j], acc);
+      }
+      if (g.bias) acc = acc + g.bias[j];
+      if (g.relu) acc = acc < 0.0f ? 0.0f : acc;
+      c = acc;
+    }
+  }
+}
+
+// Index of the first element whose bits differ, or -1.
+long first_difference(const std::vector<float>& got, const std::vector<float>& want) {
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (std::bit_cast<std::uint32_t>(got[i]) != std::bit_cast<std::uint32_t>(want[i])) {
+      return long(i);
+    }
+  return got.size() == want.size() ? -1 : long(got.size());
+}
+
+// Makes Highway dispatch to one target for the scope's lifetime (0 restores the CPU's own set).
+class ForcedTarget {
+ public:
+  explicit ForcedTarget(std::int64_t target) { set(target); }
+  ~ForcedTarget() { set(0); }
+  ForcedTarget(const ForcedTarget&) = delete;
+  ForcedTarget& operator=(const ForcedTarget&) = delete;
+
+ private:
+  static void set(std::int64_t targets) {
+    hwy::SetSupportedTargetsForTest(targets);
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+  }
+};
+
+// The targets that must run the vector kernel: AVX2 and better (smaller bits) on x86.
+bool has_vector_fma(std::int64_t target) { return HWY_ARCH_X86 && target <= HWY_AVX2; }
+
+// Runs `check` once per target both supported here and compiled into the library, after checking
+// that the dispatch really went there (or to the portable loop, for a target without FMA).
+template <class Check>
+void for_each_target(Check check) {
+  for (const std::int64_t t : hwy::SupportedAndGeneratedTargets()) {
+    const ForcedTarget forced(t);
+    const std::string want = has_vector_fma(t) ? hwy::TargetName(t) : "portable";
+    BOOST_TEST_CONTEXT("target " << hwy::TargetName(t)) {
+      BOOST_REQUIRE_EQUAL(std::string(gemm_target()), want);
+      BOOST_TEST_MESSAGE("forced " << hwy::TargetName(t) << ": gemm runs " << want);
+      check();
+    }
+  }
+}
+
+struct Shape3 {
+  std::size_t m, k, n;
+};
+
+struct Variant {
+  bool transposed = false, accumulate = false, bias = false, relu = false;
+  std::size_t pad = 0;  // extra elements per row of every operand
+};
+
+// `kernel` (gemm or gemm_portable) vs the reference on one shape and variant; inputs from rng.
+void check_gemm(Shape3 s, Variant v, std::mt19937& rng, void (*kernel)(const Gemm&) = gemm) {
+  const std::size_t a_rows = v.transposed ? s.k : s.m, a_cols = v.transposed ? s.m : s.k;
+  const std::size_t lda = a_cols + v.pad, ldb = s.n + v.pad, ldc = s.n + v.pad;
+  const auto a = random_values(a_rows * lda, rng);
+  const auto b = random_values(s.k * ldb, rng);
+  const auto bias = random_values(s.n, rng);
+  const auto c0 = random_values(s.m * ldc, rng);  // kept where not accumulating (padding too)
+  std::vector<float> got = c0, want = c0;
+  Gemm g = Gemm::dense(a.data(), b.data(), got.data(), s.m, s.k, s.n, v.transposed);
+  g.lda = lda;
+  g.ldb = ldb;
+  g.ldc = ldc;
+  g.accumulate = v.accumulate;
+  g.bias = v.bias ? bias.data() : nullptr;
+  g.relu = v.relu;
+  kernel(g);
+  g.c = want.data();
+  reference_gemm(g);
+  const long at = first_difference(got, want);
+  BOOST_TEST(at == -1, "m=" << s.m << " k=" << s.k << " n=" << s.n << " transposed="
+                            << v.transposed << " accumulate=" << v.accumulate << " bias=" << v.bias
+                            << " relu=" << v.relu << " pad=" << v.pad << ": element " << at
+                            << " got " << std::setprecision(9)
+                            << (at < 0 ? 0 : got[std::size_t(at)]) << " want "
+                            << (at < 0 ? 0 : want[std::size_t(at)]));
+}
+
+// 1, primes, and the vector widths (8, 16) and tile widths (16, 32) with their neighbours.
+const std::vector<std::size_t> kEdges = {1,  2,  3,  5,  7,  8,  9,  13, 15,
+                                         16, 17, 31, 32, 33, 47, 48, 61};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(gemm_equals_the_fma_chain_on_ragged_shapes_for_every_target) {
+  for_each_target([] {
+    std::mt19937 rng(1);
+    std::uniform_int_distribution<std::size_t> pick(0, kEdges.size() - 1);
+    std::bernoulli_distribution coin(0.5);
+    for (int t = 0; t < 60; ++t) {
+      const Shape3 s{kEdges[pick(rng)], kEdges[pick(rng)], kEdges[pick(rng)]};
+      const Variant v{coin(rng), coin(rng), coin(rng), coin(rng), coin(rng) ? 0u : 3u};
+      check_gemm(s, v, rng);
+    }
+    // K = 1, and every variant on two ragged shapes.
+    for (int bits = 0; bits < 32; ++bits) {
+      const Variant v{bool(bits & 1), bool(bits & 2), bool(bits & 4), bool(bits & 8),
+                      bits & 16 ? 5u : 0u};
+      check_gemm({13, 1, 37}, v, rng);
+      check_gemm({9, 41, 23}, v, rng);
+    }
+  });
+}
+
+BOOST_AUTO_TEST_CASE(gemm_continues_chains_across_cache_blocks) {
+  // K past one block of k (256) and N past one block of columns (1024): each element's chain
+  // must continue from C in order, never restart or be summed separately.
+  for_each_target([] {
+    std::mt19937 rng(2);
+    check_gemm({3, 600, 45}, {}, rng);
+    check_gemm({17, 257, 33}, {.transposed = true, .bias = true, .relu = true}, rng);
+    check_gemm({2, 513, 1100}, {.accumulate = true, .bias = true, .relu = true, .pad = 1}, rng);
+    check_gemm({9, 31, 1031}, {}, rng);
+  });
+}
+
+BOOST_AUTO_TEST_CASE(gemm_passes_signed_zeros_and_non_finite_values_as_the_loop_does) {
+  for_each_target([] {
+    // C preloaded with -0, a row of A all -0 and column 0 of B positive: fma(-0, b, -0) keeps -0,
+    // the bias -0 keeps it, and relu must pass it through (x < 0 is false). inf makes NaN
+    // (inf * 0) and inf - inf.
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::size_t m = 3, k = 4, n = 19;
+    std::vector<float> a = {-0.0f, -0.0f, -0.0f, -0.0f, 1, -2, 0.5f, 3, inf, 1, 0, -1};
+    std::vector<float> b(k * n);
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = float(int(i % 7) - 3) * 0.75f;
+    for (std::size_t p = 0; p < k; ++p) b[p * n] = 0.5f * float(p + 1);
+    b[n + 2] = -inf;
+    std::vector<float> bias(n, -0.0f);
+    bias[5] = inf;
+    for (const bool relu : {false, true}) {
+      std::vector<float> got(m * n, -0.0f), want = got;
+      Gemm g = Gemm::dense(a.data(), b.data(), got.data(), m, k, n);
+      g.accumulate = true;
+      g.bias = bias.data();
+      g.relu = relu;
+      gemm(g);
+      g.c = want.data();
+      reference_gemm(g);
+      BOOST_TEST(first_difference(got, want) == -1);
+      // The case does exercise what it says: some -0 survives, and some NaN is made.
+      const auto negative_zero = [](float x) { return x == 0 && std::signbit(x); };
+      BOOST_TEST(std::any_of(want.begin(), want.end(), negative_zero));
+      BOOST_TEST(std::any_of(want.begin(), want.end(), [](float x) { return std::isnan(x); }));
+    }
+  });
+}
+
+BOOST_AUTO_TEST_CASE(gemm_with_an_empty_dimension) {
+  // K = 0: no chain, C is +0 (or kept, accumulating) plus the epilogue; M or N = 0: nothing.
+  for_each_target([] {
+    std::mt19937 rng(6);
+    for (const bool accumulate : {false, true})
+      check_gemm({3, 0, 37}, {.accumulate = accumulate, .bias = true, .relu = true}, rng);
+    check_gemm({0, 5, 7}, {}, rng);
+    check_gemm({4, 5, 0}, {.bias = true}, rng);
+  });
+}
+
+BOOST_AUTO_TEST_CASE(portable_fallback_equals_the_fma_chain) {
+  std::mt19937 rng(3);
+  for (const Shape3 s : {Shape3{1, 1, 1}, Shape3{7, 13, 33}, Shape3{16, 300, 5}}) {
+    for (const bool transposed : {false, true}) {
+      const Variant v{.transposed = transposed, .accumulate = true, .bias = true, .relu = true};
+      check_gemm(s, v, rng, gemm_portable);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(tensor_products_equal_the_unfused_ops) {
+  for_each_target([] {
+    std::mt19937 rng(4);
+    for (const Shape3 s : {Shape3{1, 1, 1}, Shape3{5, 17, 31}, Shape3{33, 64, 47}}) {
+      const Tensor a({s.m, s.k}, random_values(s.m * s.k, rng));
+      const Tensor at({s.k, s.m}, random_values(s.m * s.k, rng));
+      const Tensor b({s.k, s.n}, random_values(s.k * s.n, rng));
+      const Tensor bias({s.n}, random_values(s.n, rng));
+      Tensor want({s.m, s.n});
+      reference_gemm(Gemm::dense(a.data.data(), b.data.data(), want.data.data(), s.m, s.k, s.n));
+      BOOST_TEST(first_difference(matmul(a, b).data, want.data) == -1);
+      // relu(a @ b + bias) as add_row_vector then relu_inplace did it.
+      for (std::size_t i = 0; i < s.m; ++i) {
+        for (std::size_t j = 0; j < s.n; ++j) {
+          float& x = want(i, j);
+          x = x + bias.data[j];
+          x = x < 0.0f ? 0.0f : x;
+        }
+      }
+      BOOST_TEST(first_difference(matmul_bias_relu(a, b, bias).data, want.data) == -1);
+      reference_gemm(Gemm::dense(at.data.data(), b.data.data(), want.data.data(), s.m, s.k, s.n,
+                                 /*a_transposed=*/true));
+      BOOST_TEST(first_difference(matmul_tn(at, b).data, want.data) == -1);
+    }
+  });
+}
+
+namespace {
+
+// dp-step's per-device arithmetic as its unfused code did it: err = x @ w (FMA chain) + b - y;
+// sq += err * err in row-major order; g = 2 * err * inv_rows; gw = x^T @ g (FMA chain over the
+// rows); gb = column sums of g over the rows. One rounding per line.
+struct MseRef {
+  float sq = 0.0f;
+  std::vector<float> gw, gb;
+};
+MseRef reference_mse(const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b,
+                     float inv_rows) {
+  const std::size_t rows = x.rows(), d = w.rows(), k = w.cols();
+  MseRef r{0.0f, std::vector<float>(d * k, 0.0f), std::vector<float>(k, 0.0f)};
+  std::vector<float> g(rows * k);
+  for (std::size_t i = 0; i < rows; ++i) {
+    for (std::size_t j = 0; j < k; ++j) {
+      float acc = 0.0f;
+      for (std::size_t p = 0; p < d; ++p) acc = std::fma(x(i, p), w(p, j), acc);
+      acc = acc + b.data[j];
+      const float err = acc - y(i, j);
+      const float square = err * err;
+      r.sq = r.sq + square;
+      const float twice = 2.0f * err;
+      g[i * k + j] = twice * inv_rows;
+    }
+  }
+  for (std::size_t p = 0; p < d; ++p) {
+    for (std::size_t j = 0; j < k; ++j) {
+      float acc = 0.0f;
+      for (std::size_t i = 0; i < rows; ++i) acc = std::fma(x(i, p), g[i * k + j], acc);
+      r.gw[p * k + j] = acc;
+    }
+  }
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < k; ++j) r.gb[j] = r.gb[j] + g[i * k + j];
+  return r;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(linear_mse_grad_equals_the_unfused_dp_step_arithmetic) {
+  // Shapes include one row, K = 1, and enough rows for several row blocks (x blocks of 32 Ki
+  // floats: 512 rows at D = 64).
+  for_each_target([] {
+    std::mt19937 rng(5);
+    for (const Shape3 s : {Shape3{1, 1, 1}, Shape3{8, 2, 3}, Shape3{127, 37, 23},
+                           Shape3{1300, 64, 16}, Shape3{600, 100, 1}}) {
+      const std::size_t rows = s.m, d = s.k, k = s.n;
+      const Tensor x({rows, d}, random_values(rows * d, rng));
+      const Tensor y({rows, k}, random_values(rows * k, rng));
+      const Tensor w({d, k}, random_values(d * k, rng));
+      const Tensor b({k}, random_values(k, rng));
+      const float inv_rows = 1.0f / static_cast<float>(rows);
+      std::vector<float> gw(d * k, 7.0f), gb(k, 7.0f);  // overwritten, not added to
+      const float sq = linear_mse_grad(x, y, w, b, inv_rows, gw, gb);
+      const MseRef want = reference_mse(x, y, w, b, inv_rows);
+      BOOST_TEST_CONTEXT("rows=" << rows << " d=" << d << " k=" << k) {
+        BOOST_TEST(std::bit_cast<std::uint32_t>(sq) == std::bit_cast<std::uint32_t>(want.sq));
+        BOOST_TEST(first_difference(gw, want.gw) == -1);
+        BOOST_TEST(first_difference(gb, want.gb) == -1);
+      }
+    }
+  });
+}
