@@ -59,10 +59,11 @@ std::string without_file(const std::string& message, const std::string& file) {
 std::string grade(const std::string& file, const RunFlags& flags, bool& passed) {
   passed = false;
   try {
-    const Case c = read_case(file, nullptr, flags.devices);
+    const MeshShape asked = flag_mesh(flags);
+    const Case c = read_case(file, nullptr, flags.devices, asked);
     if (!c.expected) return "ERROR " + file + ": no \"expected\" to grade against";
     const ProgramDef& program = *find_program(c.problem);
-    Mesh mesh(flags.devices, program.axis, mesh_options(flags));
+    Mesh mesh(run_mesh(program, asked, c.mesh, flags.devices), mesh_options(flags));
     Trace trace;
     const auto outputs = shard_map(mesh, program, c.inputs, &trace);
     const auto mismatches = compare_outputs(program, outputs, *c.expected, flags.atol, flags.rtol);

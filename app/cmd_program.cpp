@@ -58,8 +58,9 @@ void report_mismatches(const std::vector<Mismatch>& mismatches, std::size_t tota
 
 void run_program(const ProgramDef& program, const ProgramFlags& flags) {
   MeshOptions options = mesh_options(flags.run);  // flag errors before input errors
-  const Case c = read_case(flags.case_path, &program, flags.run.devices);
-  Mesh mesh(flags.run.devices, program.axis, std::move(options));
+  const MeshShape asked = flag_mesh(flags.run);
+  const Case c = read_case(flags.case_path, &program, flags.run.devices, asked);
+  Mesh mesh(run_mesh(program, asked, c.mesh, flags.run.devices), std::move(options));
   Trace trace;
   const std::vector<Tensor> outputs = shard_map(mesh, program, c.inputs, &trace);
   const StructuralVerdict verdict = check_structure(program.structure, trace);
@@ -85,9 +86,12 @@ void run_program(const ProgramDef& program, const ProgramFlags& flags) {
 }  // namespace
 
 void add_run_flags(CLI::App& command, RunFlags& flags, bool with_inject) {
-  command.add_option("--devices", flags.devices, "Devices on the mesh axis")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
+  command.add_option("--devices", flags.devices,
+                     "Devices on a one-axis program's axis (default: the case's mesh, else 8)")
+      ->check(CLI::Range(1, 1024));
+  command.add_option("--mesh", flags.mesh,
+                     "Mesh axes and sizes, e.g. data=2,model=4 (overrides the case's \"mesh\"; "
+                     "mlp-train's default)");
   command.add_option("--timeout", flags.timeout_s, "Seconds any collective may wait")
       ->check(CLI::Range(0.001, 86400.0))
       ->capture_default_str();
@@ -111,6 +115,10 @@ MeshOptions mesh_options(const RunFlags& flags) {
     options.injections.push_back(parse_injection(spec, "--inject"));
   }
   return options;
+}
+
+MeshShape flag_mesh(const RunFlags& flags) {
+  return flags.mesh.empty() ? MeshShape{} : parse_mesh(flags.mesh, "--mesh");
 }
 
 void add_program_command(CLI::App& app, const ProgramDef& program) {

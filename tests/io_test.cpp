@@ -212,14 +212,14 @@ BOOST_AUTO_TEST_CASE(rejects_file_level_problems) {
   expect_rejected("{\"a\":\n 1,}", "invalid JSON at line 2, column 4 (byte 10): syntax error while "
                                    "parsing object key - unexpected '}'; expected string literal");
   expect_rejected(dp_case(kDpInput, R"(,"note":1)"),
-                  R"(unknown key "note" (expected problem, name, description, input, expected))");
+                  R"(unknown key "note" (expected problem, name, description, input, expected, mesh))");
   expect_rejected(R"({"name":"t","input":{}})", R"(missing key "problem")");
   expect_rejected(R"({"problem":"dp-step","input":{}})", R"(missing key "name")");
   expect_rejected(R"({"problem":"dp-step","name":"t"})", R"(missing key "input")");
   expect_rejected(R"({"problem":1,"name":"t","input":{}})", "problem: must be a string, got a number");
   expect_rejected(dp_case(kDpInput), R"(problem: the case is for "dp-step", not "tp-mlp")", &tp());
   expect_rejected(R"({"problem":"dp-stp","name":"t","input":{}})",
-                  R"(problem: no program named "dp-stp" (known: dp-step, tp-mlp))", nullptr);
+                  R"(problem: no program named "dp-stp" (known: dp-step, tp-mlp, mlp-train))", nullptr);
   expect_rejected(kDpInput, R"(missing key "problem")", nullptr);  // bare input, no program
 }
 

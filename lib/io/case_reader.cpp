@@ -12,8 +12,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<const char*, 5> kCaseKeys = {"problem", "name", "description", "input",
-                                                  "expected"};
+constexpr std::array<const char*, 6> kCaseKeys = {"problem", "name", "description", "input",
+                                                  "expected", "mesh"};
 
 bool is_case_key(const std::string& key) {
   return std::find(kCaseKeys.begin(), kCaseKeys.end(), key) != kCaseKeys.end();
@@ -71,7 +71,7 @@ void check_case_keys(const json& doc) {
   for (const auto& item : doc.items()) {
     if (!is_case_key(item.key())) {
       throw InputError("", "unknown key " + quoted(item.key()) +
-                               " (expected problem, name, description, input, expected)");
+                               " (expected problem, name, description, input, expected, mesh)");
     }
   }
 }
@@ -107,7 +107,31 @@ std::vector<Tensor> read_tensors(const json& object, const std::vector<ArgDef>& 
   return tensors;
 }
 
-void read_document(const json& doc, const ProgramDef* asked, int devices, Case& c) {
+// The "mesh" key: {"data": 2, "model": 4}, axes ordered as the program's default mesh orders
+// them (a JSON object has no order), unknown ones after by name.
+MeshShape read_mesh(const json& v, const ProgramDef& program) {
+  if (!v.is_object()) throw InputError("mesh", "must be an object, got " + json_kind(v));
+  const MeshShape order = program.mesh;
+  MeshShape mesh;
+  for (const auto& item : v.items()) {
+    const json& size = item.value();
+    if (!size.is_number_integer() || size.get<long long>() < 1 || size.get<long long>() > 1024) {
+      throw InputError("mesh." + item.key(), "must be an integer from 1 to 1024");
+    }
+    mesh.emplace_back(item.key(), size.get<int>());
+  }
+  auto rank = [&](const std::string& axis) {
+    const int p = mesh_axis_position(order, axis);
+    return p < 0 ? static_cast<int>(order.size()) : p;
+  };
+  std::stable_sort(mesh.begin(), mesh.end(),
+                   [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
+  check_mesh("mesh", mesh);
+  return mesh;
+}
+
+void read_document(const json& doc, const ProgramDef* asked, int devices, const MeshShape& flag_mesh,
+                   Case& c) {
   if (!doc.is_object()) {
     throw InputError("", "the top level must be a JSON object, got " + json_kind(doc));
   }
@@ -123,6 +147,8 @@ void read_document(const json& doc, const ProgramDef* asked, int devices, Case& 
   }
   const ProgramDef& program = *resolve_program(c.problem, asked);
   c.problem = program.name;
+  if (full_case && doc.contains("mesh")) c.mesh = read_mesh(doc.at("mesh"), program);
+  const MeshShape mesh = run_mesh(program, flag_mesh, c.mesh, devices);
 
   const json& input = full_case ? doc.at("input") : doc;
   check_keys(input, program.inputs, "input");
@@ -130,7 +156,8 @@ void read_document(const json& doc, const ProgramDef* asked, int devices, Case& 
   c.inputs = read_tensors(input, program.inputs, "input", binder);
   for (std::size_t i = 0; i < program.inputs.size(); ++i) {
     const ArgDef& a = program.inputs[i];
-    check_divisible("input." + a.name, c.inputs[i].shape, a.spec, program.axis, devices);
+    check_spec_axes("input." + a.name, a.spec, mesh);
+    check_divisible("input." + a.name, c.inputs[i].shape, a.spec, mesh);
   }
   if (program.check_values) program.check_values(c.inputs);
 
@@ -143,13 +170,14 @@ void read_document(const json& doc, const ProgramDef* asked, int devices, Case& 
 
 }  // namespace
 
-Case read_case(const std::string& path, const ProgramDef* program, int devices) {
-  MESHRUN_CHECK(devices >= 1, "the device count is validated by the caller");
+Case read_case(const std::string& path, const ProgramDef* program, int devices,
+               const MeshShape& mesh) {
+  MESHRUN_CHECK(devices >= 0, "the device count is validated by the caller");
   Case c;
   c.file = display_name(path);
   try {
     const json doc = parse_json_text(read_text(path));
-    read_document(doc, program, devices, c);
+    read_document(doc, program, devices, mesh, c);
   } catch (const InputError& e) {
     // Every message starts with the file; the inner code only knows fields.
     throw InputError(c.file, e.what());

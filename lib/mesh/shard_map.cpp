@@ -9,16 +9,26 @@ namespace meshrun {
 namespace {
 
 void check_inputs(const Mesh& mesh, const ProgramDef& program, const std::vector<Tensor>& inputs) {
-  if (mesh.axis() != program.axis) {
-    throw InputError("", program.name + " runs on axis '" + program.axis + "', the mesh's axis is '" +
-                             mesh.axis() + "'");
-  }
   MESHRUN_CHECK(inputs.size() == program.inputs.size(), program.name + ": wrong number of inputs");
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const ArgDef& arg = program.inputs[i];
     MESHRUN_CHECK(inputs[i].rank() == arg.dims.size(), "input." + arg.name + " has the wrong rank");
-    check_divisible("input." + arg.name, inputs[i].shape, arg.spec, program.axis, mesh.size());
+    check_spec_axes("input." + arg.name, arg.spec, mesh.shape());
+    check_divisible("input." + arg.name, inputs[i].shape, arg.spec, mesh.shape());
   }
+  for (const ArgDef& arg : program.outputs) check_spec_axes("output." + arg.name, arg.spec, mesh.shape());
+}
+
+// The lowest-numbered device holding the same block of an array under `spec` as device `d`
+// (d itself when no lower one does): devices that differ only on axes the spec does not name.
+int first_holder(const PartitionSpec& spec, std::size_t rank, const MeshShape& mesh, int d) {
+  for (int e = 0; e < d; ++e) {
+    bool same = true;
+    for (std::size_t dim = 0; same && dim < rank; ++dim)
+      same = shard_index(spec, dim, mesh, e) == shard_index(spec, dim, mesh, d);
+    if (same) return e;
+  }
+  return d;
 }
 
 bool same_bits(const Tensor& a, const Tensor& b) {
@@ -36,11 +46,12 @@ std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program, const std::
   std::vector<std::vector<Tensor>> blocks(static_cast<std::size_t>(n));
   for (int d = 0; d < n; ++d)
     for (std::size_t i = 0; i < inputs.size(); ++i)
-      blocks[d].push_back(block_of(inputs[i], program.inputs[i].spec, program.axis, d, n));
+      blocks[d].push_back(block_of(inputs[i], program.inputs[i].spec, mesh.shape(), d));
 
   if (trace) {
     trace->program = program.name;
-    trace->axis = program.axis;
+    trace->mesh = mesh.shape();
+    trace->axis = mesh.axis();
     trace->devices = n;
     trace->inputs.clear();
     trace->outputs.clear();
@@ -69,20 +80,20 @@ std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program, const std::
                     program.name + ": a device returned the wrong number of outputs");
       parts.push_back(std::move(outs[d][o]));
     }
-    if (arg.spec.split_dim(program.axis) < 0) {
-      // Replicated over the axis: every device must hold the same bits (JAX's check_rep).
-      for (int d = 1; d < n; ++d) {
-        MESHRUN_CHECK(same_bits(parts[0], parts[d]),
-                      "output " + arg.name + " is declared " + arg.spec.str() + " but devices 0 and " +
-                          std::to_string(d) + " hold different values");
-      }
+    // Replicated over the axes its spec does not name: every device holding a copy of a block
+    // must hold the same bits (JAX's check_rep).
+    for (int d = 1; d < n; ++d) {
+      const int e = first_holder(arg.spec, parts[0].rank(), mesh.shape(), d);
+      MESHRUN_CHECK(e == d || same_bits(parts[e], parts[d]),
+                    "output " + arg.name + " is declared " + arg.spec.str() + " but devices " +
+                        std::to_string(e) + " and " + std::to_string(d) + " hold different values");
     }
     if (trace) {
       ArrayRecord rec{arg.name, {}, arg.spec, {}};
       for (const Tensor& p : parts) rec.blocks.push_back(p.shape);
       trace->outputs.push_back(std::move(rec));
     }
-    result.push_back(assemble(parts, arg.spec, program.axis));
+    result.push_back(assemble(parts, arg.spec, mesh.shape()));
     if (trace) trace->outputs.back().global = result.back().shape;
   }
   return result;

@@ -74,6 +74,7 @@ const ProgramDef& dp_step_program() {
       dp_step_body,
       dp_step_check,
       {input_split("x", 0), input_split("y", 0), reduced_over(kAxis, {"loss", "w", "b"})},
+      {{kAxis, 8}},
   };
   return def;
 }
