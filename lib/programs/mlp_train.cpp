@@ -95,14 +95,16 @@ std::vector<Tensor> mlp_train_body(Device& dev, const std::vector<Tensor>& in) {
           Tensor::scalar(packed[0])};
 }
 
-// The partial outputs device d psums over 'model': its rows of x by O (the size of b2).
-std::size_t partial_outputs(const Trace& t, int d) {
-  for (const ArrayRecord& x : t.inputs) {
-    if (x.name != "x") continue;
-    for (const ArrayRecord& b2 : t.inputs)
-      if (b2.name == "b2") return x.blocks.at(static_cast<std::size_t>(d)).at(0) * shape_size(b2.global);
+// The partial outputs each device psums over 'model': its B/d rows of out by O (the size of b2),
+// from the global shapes and the mesh -- not from the blocks the program chose.
+std::size_t partial_outputs(const Trace& t, int) {
+  const int data = mesh_axis_position(t.mesh, kData);
+  std::size_t rows = 0, outs = 0;
+  for (const ArrayRecord& a : t.inputs) {
+    if (a.name == "x") rows = a.global.at(0) / static_cast<std::size_t>(t.mesh.at(static_cast<std::size_t>(data)).second);
+    if (a.name == "b2") outs = shape_size(a.global);
   }
-  return 0;
+  return rows * outs;
 }
 
 void mlp_train_check(const std::vector<Tensor>& in) {
