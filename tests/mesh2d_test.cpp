@@ -19,6 +19,7 @@
 #include "run_meshrun.hpp"
 #include "support/errors.hpp"
 #include "trace/structure.hpp"
+#include "trace/trace.hpp"
 
 using namespace meshrun;
 using meshrun::testing::kSource;
@@ -317,6 +318,62 @@ BOOST_AUTO_TEST_CASE(gathering_hidden_fails) {
   BOOST_TEST(v.failures.size() == 1u);
   BOOST_TEST(mentions(v, "hidden stayed split"));
   BOOST_TEST(mentions(v, "called all_gather #1 over 'model'"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ------------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(trace_and_cli)
+
+using meshrun::testing::run;
+
+BOOST_AUTO_TEST_CASE(trace_and_sharding_show_the_2d_mesh) {
+  const auto r = run({"mlp-train", "--trace", "--show-sharding", "cases/mlp-train/example1.json"});
+  BOOST_TEST(r.code == 0, r.err);
+  for (const char* line :
+       {"mesh: Mesh('data': 2, 'model': 4)\n", "    device 5: f32[4,2]{V:data}  rows [4:8)\n",
+        "    device 5: f32[2,2]{V:model}  columns [2:4)\n",
+        "  device 5: #1 psum[axis_name='model'] f32[4,1]{V:model} -> f32[4,1]  16 bytes\n",
+        "  device 5: #1 pmean[axis_name='data'] f32[10]{V:data} -> f32[10]  40 bytes\n",
+        "sharding of mlp-train on Mesh('data': 2, 'model': 4)\n", "│  dev 4,5,6,7  │ rows [4:8)\n",
+        "│ dev 0,4 │ dev 1,5 │ dev 2,6 │ dev 3,7 │\n"})
+    BOOST_TEST(r.err.find(line) != std::string::npos, "missing: " << line);
+}
+
+// An array split over both axes: a 2-D grid of boxes, its blocks typed {V:(data,model)}.
+BOOST_AUTO_TEST_CASE(a_block_split_both_ways_is_a_grid) {
+  ProgramDef p{"copy", "", "", {{"a", {"R", "C"}, P{"data", "model"}}}, {{"a", {"R", "C"}, P{"data", "model"}}},
+               [](Device&, const std::vector<Tensor>& in) { return in; }, {}, {}, {}};
+  Mesh mesh(MeshShape{{"data", 2}, {"model", 2}});
+  Trace trace;
+  const Tensor a({4, 4}, std::vector<float>(16, 1.0f));
+  shard_map(mesh, p, {a}, &trace);
+  const std::string text = format_trace(trace), grid = format_sharding(trace);
+  BOOST_TEST(text.find("    device 3: f32[2,2]{V:(data,model)}  rows [2:4), columns [2:4)\n") != std::string::npos, text);
+  BOOST_TEST(grid.find("┌───────┬───────┐\n│ dev 0 │ dev 1 │ rows [0:2)\n├───────┼───────┤\n"
+                       "│ dev 2 │ dev 3 │ rows [2:4)\n└───────┴───────┘\n  [0:2)   [2:4)  columns\n") !=
+                 std::string::npos,
+             grid);
+}
+
+BOOST_AUTO_TEST_CASE(every_case_passes_through_the_binary_and_check) {
+  const auto r = run({"check", "cases/mlp-train"});
+  BOOST_TEST(r.code == 0, r.out << r.err);
+  BOOST_TEST(r.out.find("PASS cases/mlp-train/example1.json: numbers ok; structure ok (8 rules)") != std::string::npos, r.out);
+  for (const char* mesh : {"data=1,model=8", "data=4,model=2", "data=8,model=1", "data=1,model=1"}) {
+    const auto m = run({"check", "--mesh", mesh, "cases/mlp-train"});
+    BOOST_TEST(m.code == 0, mesh << ": " << m.out << m.err);
+  }
+  // The mesh key and the flags: --mesh overrides the case, an unknown axis is exit 2.
+  const auto bad = run({"mlp-train", "--mesh", "rows=2,model=4", "cases/mlp-train/example1.json"});
+  BOOST_TEST(bad.code == 2);
+  BOOST_TEST(bad.out == "");
+  BOOST_TEST(bad.err ==
+             "meshrun: cases/mlp-train/example1.json: input.x: P('data', None) refers to mesh axis 'data', "
+             "which is not in the mesh's axis names ('rows', 'model')\n");
+  // The one-axis programs run on a 2-D mesh too: the axis their specs do not name replicates.
+  const auto dp = run({"dp-step", "--mesh", "data=4,model=2", "cases/dp-step/example1.json"});
+  BOOST_TEST(dp.out == "{\"w\":[[1.11]],\"b\":[0.2],\"loss\":121.0}\n", dp.err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
