@@ -17,7 +17,6 @@
 
 #include "mesh/device.hpp"
 #include "mesh/injection.hpp"
-#include "programs/program.hpp"
 
 namespace meshrun {
 
@@ -64,13 +63,5 @@ class Mesh {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// jax.shard_map: splits each global input by the program's in-specs (each device gets a copy of
-// its own block only), runs the body on every device, assembles the outputs by the out-specs.
-// For a replicated output it checks that every device holds the same bits.
-// With `trace`, records the run: mesh, the blocks handed to and returned by each device, and
-// every collective.
-std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
-                              const std::vector<Tensor>& inputs, Trace* trace = nullptr);
 
 }  // namespace meshrun

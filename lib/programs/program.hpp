@@ -8,26 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "mesh/shard_map.hpp"
 #include "shard/mesh_shape.hpp"
-#include "shard/partition_spec.hpp"
-#include "tensor/tensor.hpp"
 #include "trace/structure.hpp"
 
 namespace meshrun {
-
-class Device;
-
-// One input or output: its JSON key, its dimensions by symbolic name ({} for a scalar,
-// {"N", "D"} for a matrix), and its partition spec over the program's mesh axes.
-struct ArgDef {
-  std::string name;
-  std::vector<std::string> dims;
-  PartitionSpec spec;
-};
-
-// Runs once per device on that device's blocks (in the order of ProgramDef::inputs) and returns
-// its blocks of the outputs (in the order of ProgramDef::outputs).
-using Body = std::function<std::vector<Tensor>(Device&, const std::vector<Tensor>& blocks)>;
 
 struct ProgramDef {
   std::string name;  // the subcommand, e.g. "dp-step"
@@ -51,6 +36,10 @@ struct ProgramDef {
 // Throws InputError ("--devices") for --devices on a multi-axis program or beside --mesh.
 MeshShape run_mesh(const ProgramDef& program, const MeshShape& flag_mesh, const MeshShape& case_mesh,
                    int flag_devices);
+
+// shard_map of the program's body and specs (mesh/shard_map.hpp), recording its name in `trace`.
+std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program, const std::vector<Tensor>& inputs,
+                              Trace* trace = nullptr);
 
 // All programs, in the order `meshrun --help` lists them.
 const std::vector<const ProgramDef*>& all_programs();

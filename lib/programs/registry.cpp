@@ -8,6 +8,12 @@ const ProgramDef& dp_step_program();
 const ProgramDef& tp_mlp_program();
 const ProgramDef& mlp_train_program();
 
+std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program, const std::vector<Tensor>& inputs,
+                              Trace* trace) {
+  if (trace) trace->program = program.name;
+  return shard_map(mesh, program.body, program.inputs, program.outputs, inputs, trace);
+}
+
 MeshShape run_mesh(const ProgramDef& program, const MeshShape& flag_mesh, const MeshShape& case_mesh,
                    int flag_devices) {
   if (flag_devices > 0 && program.axis.empty()) {

@@ -26,8 +26,11 @@ std::string pad(const std::string& s, std::size_t width) {
 // "[2:4)": block `index` of a dimension of `len` entries cut into `count` blocks.
 std::string range(std::size_t len, int count, int index) {
   const std::size_t part = len / static_cast<std::size_t>(count);
-  return "[" + std::to_string(part * static_cast<std::size_t>(index)) + ":" +
-         std::to_string(part * static_cast<std::size_t>(index + 1)) + ")";
+  std::string s = "[";  // appended piece by piece: GCC 12's -Wrestrict misfires on "[" + to_string
+  s += std::to_string(part * static_cast<std::size_t>(index));
+  s += ":";
+  s += std::to_string(part * static_cast<std::size_t>(index + 1));
+  return s + ")";
 }
 
 void draw(std::ostringstream& out, const ArrayRecord& a, const Trace& t) {
@@ -43,7 +46,8 @@ void draw(std::ostringstream& out, const ArrayRecord& a, const Trace& t) {
     const int r = matrix ? shard_index(a.spec, 0, t.mesh, d) : 0;
     const int c = rank >= 1 ? shard_index(a.spec, rank - 1, t.mesh, d) : 0;
     const auto cell = static_cast<std::size_t>(r * cols + c);
-    label[cell] += (first[cell] ? "" : ",") + std::to_string(d);
+    if (!first[cell]) label[cell] += ',';
+    label[cell] += std::to_string(d);
     first[cell] = false;
   }
   std::size_t longest = 0;
