@@ -3,8 +3,6 @@
 // x and y are split by rows over 'data'; each device differentiates the loss of its own N/n rows
 // (the same formula, so the mean of the shard losses and gradients is L and its gradient), and one
 // pmean over 'data' averages [loss, dL/dW, dL/db] packed in one buffer.
-#include <cmath>
-
 #include "mesh/device.hpp"
 #include "programs/program.hpp"
 #include "support/errors.hpp"
@@ -51,12 +49,7 @@ std::vector<Tensor> dp_step_body(Device& dev, const std::vector<Tensor>& in) {
   return {std::move(w_new), std::move(b_new), Tensor::scalar(packed[0])};
 }
 
-void dp_step_check(const std::vector<Tensor>& in) {
-  const float lr = in[4].data[0];
-  if (!std::isfinite(lr) || !(lr > 0.0f)) {
-    throw InputError("input.lr", "must be a finite number > 0");
-  }
-}
+void dp_step_check(const std::vector<Tensor>& in) { check_learning_rate(in[4]); }
 
 }  // namespace
 

@@ -7,11 +7,8 @@
 // (within its model column) averages [loss, dW1_j, db1_j, dW2_j, db2] packed in one buffer.
 // Equal shard sizes make the mean of the data shards' losses and gradients the loss and gradient
 // of the whole batch: the result is one SGD step of the unsharded MLP.
-#include <cmath>
-
 #include "mesh/device.hpp"
 #include "programs/program.hpp"
-#include "support/errors.hpp"
 
 namespace meshrun {
 
@@ -107,12 +104,7 @@ std::size_t partial_outputs(const Trace& t, int) {
   return rows * outs;
 }
 
-void mlp_train_check(const std::vector<Tensor>& in) {
-  const float lr = in[6].data[0];
-  if (!std::isfinite(lr) || !(lr > 0.0f)) {
-    throw InputError("input.lr", "must be a finite number > 0");
-  }
-}
+void mlp_train_check(const std::vector<Tensor>& in) { check_learning_rate(in[6]); }
 
 }  // namespace
 

@@ -41,6 +41,10 @@ MeshShape run_mesh(const ProgramDef& program, const MeshShape& flag_mesh, const 
 std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program, const std::vector<Tensor>& inputs,
                               Trace* trace = nullptr);
 
+// For check_values: the learning rate `lr` (a scalar input) must be finite and > 0; throws
+// InputError naming "input.lr".
+void check_learning_rate(const Tensor& lr);
+
 // All programs, in the order `meshrun --help` lists them.
 const std::vector<const ProgramDef*>& all_programs();
 // nullptr when there is no program of that name.

@@ -1,5 +1,7 @@
 #include "programs/program.hpp"
 
+#include <cmath>
+
 #include "support/errors.hpp"
 
 namespace meshrun {
@@ -7,6 +9,11 @@ namespace meshrun {
 const ProgramDef& dp_step_program();
 const ProgramDef& tp_mlp_program();
 const ProgramDef& mlp_train_program();
+
+void check_learning_rate(const Tensor& lr) {
+  const float v = lr.data.at(0);
+  if (!std::isfinite(v) || !(v > 0.0f)) throw InputError("input.lr", "must be a finite number > 0");
+}
 
 std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program, const std::vector<Tensor>& inputs,
                               Trace* trace) {
