@@ -72,9 +72,10 @@ std::vector<Found> collect_cases(const std::vector<std::string>& paths) {
 
 RanCase run_case(const std::string& file, const RunFlags& flags) {
   RanCase ran;
-  ran.c = read_case(file, nullptr, flags.devices, flags.max_input_bytes);
+  const MeshShape asked = flag_mesh(flags);
+  ran.c = read_case(file, nullptr, flags.devices, asked, flags.max_input_bytes);
   ran.program = find_program(ran.c.problem);
-  Mesh mesh(flags.devices, ran.program->axis, mesh_options(flags));
+  Mesh mesh(run_mesh(*ran.program, asked, ran.c.mesh, flags.devices), mesh_options(flags));
   Trace trace;
   ran.outputs = shard_map(mesh, *ran.program, ran.c.inputs, &trace);
   ran.structure = check_structure(ran.program->structure, trace);

@@ -91,9 +91,10 @@ void report_mismatches(const std::vector<Mismatch>& mismatches, std::size_t tota
 void run_program(const ProgramDef& program, const ProgramFlags& flags) {
   MeshOptions options = mesh_options(flags.run);  // flag errors before input errors
   TraceSink trace_out(flags.trace, flags.case_path);
-  const Case c =
-      read_case(flags.case_path, &program, flags.run.devices, flags.run.max_input_bytes);
-  Mesh mesh(flags.run.devices, program.axis, std::move(options));
+  const MeshShape asked = flag_mesh(flags.run);
+  const Case c = read_case(flags.case_path, &program, flags.run.devices, asked,
+                           flags.run.max_input_bytes);
+  Mesh mesh(run_mesh(program, asked, c.mesh, flags.run.devices), std::move(options));
   Trace trace;
   std::vector<Tensor> outputs;
   try {
@@ -138,9 +139,12 @@ void run_program(const ProgramDef& program, const ProgramFlags& flags) {
 }  // namespace
 
 void add_run_flags(CLI::App& command, RunFlags& flags, bool with_inject) {
-  command.add_option("--devices", flags.devices, "Devices on the mesh axis")
-      ->transform(decimal_integer(1, kMaxDevices))
-      ->capture_default_str();
+  command.add_option("--devices", flags.devices,
+                     "Devices on a one-axis program's axis (default: the case's mesh, else 8)")
+      ->transform(decimal_integer(1, kMaxDevices));
+  command.add_option("--mesh", flags.mesh,
+                     "Mesh axes and sizes, e.g. data=2,model=4 (overrides the case's \"mesh\"; "
+                     "mlp-train's default)");
   command.add_option("--timeout", flags.timeout_s, "Seconds any collective may wait")
       ->check(finite_real(kMinTimeoutSeconds, 86400.0, " seconds"))
       ->capture_default_str();
@@ -169,6 +173,10 @@ MeshOptions mesh_options(const RunFlags& flags) {
     options.injections.push_back(parse_injection(spec, "--inject"));
   }
   return options;
+}
+
+MeshShape flag_mesh(const RunFlags& flags) {
+  return flags.mesh.empty() ? MeshShape{} : parse_mesh(flags.mesh, "--mesh");
 }
 
 void add_program_command(CLI::App& app, const ProgramDef& program) {

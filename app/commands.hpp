@@ -30,7 +30,8 @@ constexpr double kMinTimeoutSeconds = 1.0;
 
 // Flags shared by the commands that run a mesh and grade results.
 struct RunFlags {
-  int devices = 8;
+  int devices = 0;   // --devices; 0: not given (the case's or the program's mesh)
+  std::string mesh;  // --mesh "data=2,model=4"; "": not given
   double timeout_s = 10;
   double atol = 1e-5;
   double rtol = 1e-5;
@@ -38,11 +39,13 @@ struct RunFlags {
   std::uint64_t max_input_bytes = std::uint64_t{1} << 30;  // --max-input-bytes
 };
 
-// Adds --devices, --timeout, --atol, --rtol, --max-input-bytes (and --inject when `with_inject`)
-// bound to `flags`.
+// Adds --devices, --mesh, --timeout, --atol, --rtol, --max-input-bytes (and --inject when
+// `with_inject`) bound to `flags`.
 void add_run_flags(CLI::App& command, RunFlags& flags, bool with_inject);
 
 // MeshOptions from the flags; throws InputError for a malformed --inject.
 MeshOptions mesh_options(const RunFlags& flags);
+// --mesh parsed (empty when not given); throws InputError for a malformed one.
+MeshShape flag_mesh(const RunFlags& flags);
 
 }  // namespace meshrun

@@ -26,6 +26,7 @@
 #include "collectives/in_process.hpp"
 #include "mesh/device.hpp"
 #include "mesh/mesh.hpp"
+#include "run_ranks.hpp"
 #include "support/errors.hpp"
 
 using namespace meshrun;
@@ -97,33 +98,8 @@ std::vector<float> serial_fold(const std::vector<std::vector<float>>& in, std::s
   return out;
 }
 
-// Runs fn(comm, rank) on one jthread per member. A member that throws aborts the group (so the
-// others are released) unless abort_on_error is false; errors are returned per rank.
-template <class F>
-std::vector<std::exception_ptr> on_group_collect(InProcessGroup& g, F&& fn, bool abort_on_error) {
-  const int n = g.size();
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
-  {
-    std::vector<std::jthread> threads;
-    for (int r = 0; r < n; ++r) {
-      threads.emplace_back([&, r] {
-        try {
-          fn(g.member(r), r);
-        } catch (...) {
-          errors[static_cast<std::size_t>(r)] = std::current_exception();
-          if (abort_on_error) g.abort();
-        }
-      });
-    }
-  }
-  return errors;
-}
-
-template <class F>
-void on_group(InProcessGroup& g, F&& fn) {
-  for (auto& e : on_group_collect(g, std::forward<F>(fn), true))
-    if (e) std::rethrow_exception(e);
-}
+using meshrun::testing::run_ranks;
+using meshrun::testing::run_ranks_collect;
 
 GroupOptions with_switch(std::size_t staged_max_bytes) {
   GroupOptions o;
@@ -234,7 +210,7 @@ BOOST_AUTO_TEST_CASE(psum_equals_serial_left_fold) {
           std::vector<std::vector<float>> outs(static_cast<std::size_t>(n));
           if (!in_place)
             for (auto& o : outs) o.assign(count, kSentinel);
-          on_group(g, [&](Communicator& c, int r) {
+          run_ranks(g, [&](Communicator& c, int r) {
             auto& buf = bufs[static_cast<std::size_t>(r)];
             if (in_place) {
               c.all_reduce_sum(buf, buf);
@@ -267,7 +243,7 @@ BOOST_AUTO_TEST_CASE(rank_size_and_seq) {
     InProcessGroup g(n, "x", with_switch(16 * 1024));
     std::vector<int> ranks(static_cast<std::size_t>(n)), sizes(ranks.size());
     std::vector<std::uint64_t> seq_before(ranks.size()), seq_after(ranks.size());
-    on_group(g, [&](Communicator& c, int r) {
+    run_ranks(g, [&](Communicator& c, int r) {
       ranks[r] = c.rank();
       sizes[r] = c.size();
       seq_before[r] = c.seq();
@@ -305,7 +281,7 @@ BOOST_AUTO_TEST_CASE(all_gather_concatenates_in_rank_order) {
         InProcessGroup g(n, "data", with_switch(sw));
         std::vector<std::vector<float>> outs(static_cast<std::size_t>(n),
                                              std::vector<float>(m * static_cast<std::size_t>(n), kSentinel));
-        on_group(g, [&](Communicator& c, int r) { c.all_gather(in[r], outs[r]); });
+        run_ranks(g, [&](Communicator& c, int r) { c.all_gather(in[r], outs[r]); });
         for (int r = 0; r < n; ++r) {
           const std::string d = describe_diff(outs[r], want);
           BOOST_TEST(d.empty(), "all_gather n=" << n << " m=" << m << " switch=" << sw_name
@@ -328,7 +304,7 @@ BOOST_AUTO_TEST_CASE(psum_scatter_gives_own_block_of_the_fold) {
       for (const auto& [sw_name, sw] : switch_settings()) {
         InProcessGroup g(n, "data", with_switch(sw));
         std::vector<std::vector<float>> outs(static_cast<std::size_t>(n), std::vector<float>(m, kSentinel));
-        on_group(g, [&](Communicator& c, int r) { c.reduce_scatter_sum(in[r], outs[r]); });
+        run_ranks(g, [&](Communicator& c, int r) { c.reduce_scatter_sum(in[r], outs[r]); });
         for (int r = 0; r < n; ++r) {
           std::span<const float> want(sum.data() + static_cast<std::size_t>(r) * m, m);
           const std::string d = describe_diff(outs[r], want);
@@ -382,7 +358,7 @@ BOOST_AUTO_TEST_CASE(permute_moves_blocks_and_zeroes_receivers_of_nothing) {
         for (const auto& [sw_name, sw] : switch_settings()) {
           InProcessGroup grp(n, "data", with_switch(sw));
           std::vector<std::vector<float>> outs(static_cast<std::size_t>(n), std::vector<float>(m, kSentinel));
-          on_group(grp, [&](Communicator& c, int r) { c.permute(in[r], outs[r], src); });
+          run_ranks(grp, [&](Communicator& c, int r) { c.permute(in[r], outs[r], src); });
           for (int r = 0; r < n; ++r) {
             const std::vector<float> want = src[r] < 0 ? std::vector<float>(m, 0.0f) : in[src[r]];
             const std::string d = describe_diff(outs[r], want);
@@ -626,7 +602,7 @@ std::string stress_run(int n, int calls, std::size_t switch_bytes, std::size_t s
   InProcessGroup g(n, "data", with_switch(switch_bytes));
   std::vector<std::string> fails(static_cast<std::size_t>(n));
   std::vector<int> done(static_cast<std::size_t>(n));
-  on_group(g, [&](Communicator& comm, int d) {
+  run_ranks(g, [&](Communicator& comm, int d) {
     std::mt19937_64 shared(seed);                                     // the same calls everywhere
     std::mt19937_64 mine(seed * 1000003 + static_cast<unsigned>(d));  // this device's delays
     std::vector<float> in, out, want;

@@ -8,6 +8,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -21,6 +22,7 @@
 #include "mesh/device.hpp"
 #include "mesh/injection.hpp"
 #include "mesh/mesh.hpp"
+#include "run_ranks.hpp"
 #include "support/errors.hpp"
 
 using namespace meshrun;
@@ -248,15 +250,17 @@ void expect_mismatch_everywhere(int n, std::size_t switch_bytes, Kind kind, std:
   o.timeout = std::chrono::seconds(60);
   InProcessGroup g(n, "data", o);
   const int odd = n - 1;
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
-  std::vector<int> untouched(static_cast<std::size_t>(n));
-  {
-    std::vector<std::jthread> threads;
-    for (int r = 0; r < n; ++r) {
-      threads.emplace_back([&, r] {
-        auto& c = g.member(r);
+  std::vector<int> untouched(static_cast<std::size_t>(n), 1);
+  // The members run on their own threads (no abort from the test: each must detect the mismatch).
+  const auto errors = meshrun::testing::run_ranks_collect(
+      g,
+      [&](Communicator& c, int r) {
         std::vector<float> out;
         const float sentinel = -12345.0f;
+        // Whether or not the call throws, none of out may have been written.
+        auto note_untouched = [&] {
+          untouched[r] = std::all_of(out.begin(), out.end(), [&](float v) { return v == sentinel; });
+        };
         try {
           std::vector<float> warm(4, 1.0f);
           c.all_reduce_sum(warm, warm);
@@ -278,14 +282,12 @@ void expect_mismatch_everywhere(int n, std::size_t switch_bytes, Kind kind, std:
             c.all_reduce_sum(in, out);
           }
         } catch (...) {
-          errors[static_cast<std::size_t>(r)] = std::current_exception();
+          note_untouched();
+          throw;
         }
-        bool same = true;
-        for (float v : out) same = same && v == sentinel;
-        untouched[r] = same;
-      });
-    }
-  }
+        note_untouched();
+      },
+      /*abort_on_error=*/false);
   for (int r = 0; r < n; ++r) {
     BOOST_REQUIRE_MESSAGE(errors[r], "member " << r << " of " << n << " did not fail");
     try {

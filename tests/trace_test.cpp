@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "mesh/mesh.hpp"
+#include "programs/program.hpp"
 #include "trace/structure.hpp"
 #include "trace/trace.hpp"
 

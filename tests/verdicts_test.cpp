@@ -223,7 +223,7 @@ BOOST_AUTO_TEST_CASE(a_bug_in_meshrun_is_exit_4_never_a_graded_failure) {
   const Result r = run({"check", "--inject", "internal:2@1", "cases/dp-step"});
   BOOST_TEST(r.code == 4, r.out << r.err);
   BOOST_TEST(r.out.empty(), r.out);  // the first case never got an ERROR line
-  BOOST_TEST(r.err == "meshrun: internal error: injected at device 2's pmean #1 (--inject internal:2@1)\n");
+  BOOST_TEST(r.err == "meshrun: internal error: injected at device 2's pmean #1 on 'data' (--inject internal:2@1)\n");
   BOOST_TEST(run({"dp-step", kExample, "--inject", "internal:0@1"}).code == 4);
 }
 

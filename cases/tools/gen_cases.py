@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the case files under cases/dp-step and cases/tp-mlp.
+"""Writes the case files under cases/dp-step, cases/tp-mlp and cases/mlp-train.
 
 The expected values are computed here, independently of meshrun, with numpy in float32 following
 the JAX reference (each of the 8 shards computes its own loss/gradients, then the mean; tp-mlp
@@ -9,6 +9,11 @@ rank order d0+d1+...+d7 (XLA's in-process all-reduce). Printed as the float32's 
 rounded half away from zero to 6 places, this model reproduces the six documented outputs digit
 for digit (checked below). Run from anywhere: /usr/bin/python3 cases/tools/gen_cases.py
 meshrun itself never needs Python; the JSON files are committed.
+
+mlp-train is simulated device by device on its ('data', 'model') mesh the same way (psum over
+'model' in rank order, pmean over 'data' in rank order), and every result is checked against an
+unsharded float64 computation of the same SGD step, and against PyTorch autograd (float64) when
+`import torch` works (Debian's python3-torch).
 """
 import decimal
 import json
@@ -71,6 +76,71 @@ def tp_mlp(x, w1, b1, w2, b2):
     return {"out": out, "hidden": np.concatenate(hidden, axis=1)}
 
 
+def mlp_train(x, y, w1, b1, w2, b2, lr, mesh=(2, 4)):
+    """One SGD step of relu-MLP on a (data, model) mesh, each device's float32 arithmetic."""
+    x, y, w1, b1, w2, b2, lr = (np.asarray(a, dtype=f32) for a in (x, y, w1, b1, w2, b2, lr))
+    data, model = mesh
+    rb, hb = x.shape[0] // data, w1.shape[1] // model
+    losses, dw1, db1, dw2, db2 = [], [[] for _ in range(model)], [[] for _ in range(model)], \
+        [[] for _ in range(model)], []
+    for i in range(data):
+        xs, ys = x[i * rb:(i + 1) * rb], y[i * rb:(i + 1) * rb]
+        cols = [slice(j * hb, (j + 1) * hb) for j in range(model)]
+        zs = [(matmul_fma(xs, w1[:, c]) + b1[c]).astype(f32) for c in cols]
+        hs = [np.maximum(z, f32(0)) for z in zs]
+        out = (fold_sum([matmul_fma(h, w2[c]) for h, c in zip(hs, cols)]) + b2).astype(f32)
+        err = (out - ys).astype(f32)
+        losses.append(f32(np.sum(err * err, dtype=f32) / f32(rb)))
+        g = (f32(2) * err / f32(rb)).astype(f32)
+        db2.append(np.sum(g, axis=0, dtype=f32))
+        for j, c in enumerate(cols):
+            dw2[j].append(matmul_fma(hs[j].T, g))
+            dz = np.where(zs[j] > 0, matmul_fma(g, w2[c].T), f32(0)).astype(f32)
+            dw1[j].append(matmul_fma(xs.T, dz))
+            db1[j].append(np.sum(dz, axis=0, dtype=f32))
+    step = lambda p, grad: (p - lr * grad).astype(f32)
+    return {"w1": np.concatenate([step(w1[:, c], fold_mean(dw1[j]))
+                                  for j, c in enumerate(slice(j * hb, (j + 1) * hb) for j in range(model))], axis=1),
+            "b1": np.concatenate([step(b1[j * hb:(j + 1) * hb], fold_mean(db1[j])) for j in range(model)]),
+            "w2": np.concatenate([step(w2[j * hb:(j + 1) * hb], fold_mean(dw2[j])) for j in range(model)]),
+            "b2": step(b2, fold_mean(db2)),
+            "loss": fold_mean(losses)}
+
+
+def mlp_train_f64(x, y, w1, b1, w2, b2, lr):
+    """The same step unsharded in float64, gradients by hand: the reference's own check."""
+    x, y, w1, b1, w2, b2, lr = (np.asarray(a, dtype=np.float64) for a in (x, y, w1, b1, w2, b2, lr))
+    z = x @ w1 + b1
+    h = np.maximum(z, 0)
+    err = h @ w2 + b2 - y
+    g = 2 * err / x.shape[0]
+    dz = (g @ w2.T) * (z > 0)
+    return {"w1": w1 - lr * (x.T @ dz), "b1": b1 - lr * dz.sum(0), "w2": w2 - lr * (h.T @ g),
+            "b2": b2 - lr * g.sum(0), "loss": (err * err).sum(1).mean()}
+
+
+def mlp_train_torch(x, y, w1, b1, w2, b2, lr):
+    """The same step by PyTorch autograd (float64), or None without torch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    t = {k: torch.tensor(np.asarray(v, dtype=np.float64), requires_grad=k in ("w1", "b1", "w2", "b2"))
+         for k, v in dict(x=x, y=y, w1=w1, b1=b1, w2=w2, b2=b2).items()}
+    out = torch.relu(t["x"] @ t["w1"] + t["b1"]) @ t["w2"] + t["b2"]
+    loss = ((out - t["y"]) ** 2).sum(1).mean()
+    loss.backward()
+    result = {k: (t[k] - float(lr) * t[k].grad).detach().numpy() for k in ("w1", "b1", "w2", "b2")}
+    result["loss"] = loss.detach().numpy()
+    return result
+
+
+def check_close(name, got, reference, what):
+    for k, v in reference.items():
+        a, b = np.asarray(got[k], dtype=np.float64), np.asarray(v, dtype=np.float64)
+        assert a.shape == b.shape and np.allclose(a, b, rtol=1e-5, atol=1e-5), (name, what, k, a, b)
+
+
 def shortest(v):
     """The float32's shortest round-trip decimal, as a JSON number."""
     return float(str(f32(v)))
@@ -83,10 +153,12 @@ def tolist(a):
     return [tolist(row) for row in a]
 
 
-def write(problem, name, description, inputs, expected, raw_input_json=None):
+def write(problem, name, description, inputs, expected, raw_input_json=None, mesh=None):
     case = {"problem": problem, "name": name, "description": description,
             "input": {k: tolist(v) for k, v in inputs.items()},
             "expected": {k: tolist(v) for k, v in expected.items()}}
+    if mesh is not None:
+        case["mesh"] = {"data": mesh[0], "model": mesh[1]}
     text = json.dumps(case, separators=(",", ":"))
     if raw_input_json is not None:  # keep the input's own spelling (integers, exponents)
         text = text.replace(json.dumps(case["input"], separators=(",", ":")), raw_input_json)
@@ -242,6 +314,59 @@ def write_relu_zero_case():
           tp_mlp(**inputs))
 
 
+def mlp_case(name, desc, inputs, mesh, raw_input_json=None):
+    """Writes an mlp-train case; its expected values checked against float64 (and torch) first."""
+    got = mlp_train(**inputs, mesh=mesh)
+    for other in [(1, 1), (1, 8), (8, 1), (2, 4), (4, 2)]:  # the mesh does not change the step
+        if inputs_fit(inputs, other):
+            check_close(name, mlp_train(**inputs, mesh=other), got, "mesh %dx%d" % other)
+    check_close(name, got, mlp_train_f64(**inputs), "float64")
+    torch_result = mlp_train_torch(**inputs)
+    if torch_result is not None:
+        check_close(name, got, torch_result, "torch")
+    write("mlp-train", name, desc, inputs, got, raw_input_json, mesh)
+
+
+def inputs_fit(inputs, mesh):
+    return len(inputs["x"]) % mesh[0] == 0 and len(inputs["b1"]) % mesh[1] == 0
+
+
+def write_mlp_cases(rng):
+    """B and H divisible by 8: every case runs on the meshes 1x8, 2x4, 4x2, 8x1 and 1x1."""
+    os.makedirs(os.path.join(ROOT, "mlp-train"), exist_ok=True)
+    r1 = lambda *s: rnd(rng, *s, decimals=1)
+    for name, desc, (b, d, h, o), mesh, lr in [
+            ("example1", "B=8, D=2, H=8, O=1 on data=2, model=4", (8, 2, 8, 1), (2, 4), 0.1),
+            ("example2", "B=8, D=3, H=8, O=2 on data=1, model=8 (tensor parallel only)", (8, 3, 8, 2), (1, 8), 0.05),
+            ("example3", "B=8, D=2, H=8, O=2 on data=8, model=1 (data parallel only)", (8, 2, 8, 2), (8, 1), 0.1),
+            ("example4", "B=8, D=3, H=8, O=3 on data=4, model=2", (8, 3, 8, 3), (4, 2), 0.2),
+            ("b16-d4-h32-o3", "larger: B=16, D=4, H=32, O=3 on data=2, model=4", (16, 4, 32, 3), (2, 4), 0.05)]:
+        while True:  # no pre-activation within rounding of 0, where relu' would tell float32 from float64
+            inputs = dict(x=r1(b, d), y=r1(b, o), w1=r1(d, h), b1=r1(h), w2=r1(h, o), b2=r1(o), lr=f32(lr))
+            z = inputs["x"].astype(np.float64) @ inputs["w1"] + inputs["b1"]
+            if np.min(np.abs(z)) > 0.01:
+                break
+        mlp_case(name, desc, inputs, mesh)
+    mlp_case("all-relu-zero", "every pre-activation negative: w1 and b1 unchanged (relu' = 0)",
+             dict(x=[[0.5, 1.0], [1.0, 0.5]] * 4, y=[[1.0], [-1.0]] * 4, w1=[[-1.0] * 8, [-0.5] * 8],
+                  b1=[-0.1] * 8, w2=[[0.3]] * 8, b2=[0.25], lr=f32(0.1)), (2, 4))
+    mlp_case("preactivation-zero", "pre-activations exactly 0.0 in columns 0-3: relu'(0) = 0 leaves them",
+             dict(x=[[1.0, 0.0]] * 8, y=[[0.5], [0.2], [0.1], [0.0], [-0.1], [-0.2], [0.3], [0.4]],
+                  w1=[[0.5, 0.5, 0.5, 0.5, 0.3, 0.2, 0.1, 0.4], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]],
+                  b1=[-0.5, -0.5, -0.5, -0.5, 0.1, 0.1, 0.1, 0.1], w2=[[0.1]] * 8, b2=[0.0], lr=f32(0.1)),
+             (2, 4))
+    mlp_case("zero-x", "x all zero: only the biases and w2 move",
+             dict(x=[[0.0, 0.0]] * 8, y=r1(8, 1), w1=r1(2, 8), b1=r1(8),
+                  w2=r1(8, 1), b2=[0.1], lr=f32(0.1)), (2, 4))
+    ints = lambda *s: rng.integers(-2, 3, size=s).astype(f32)
+    inputs = dict(x=ints(8, 2), y=ints(8, 1), w1=ints(2, 8), b1=ints(8), w2=ints(8, 1), b2=ints(1),
+                  lr=f32(0.01))
+    raw = ('{"x":%s,"y":%s,"w1":%s,"b1":%s,"w2":%s,"b2":%s,"lr":1e-2}'
+           % tuple(spell(inputs[k]) for k in ("x", "y", "w1", "b1", "w2", "b2")))
+    mlp_case("integers-exponent-lr", "JSON integers everywhere, lr in exponent notation (1e-2)",
+             inputs, (2, 4), raw)
+
+
 def main():
     rng = np.random.default_rng(20240601)
     write_examples()
@@ -257,6 +382,7 @@ def main():
     tp_case(rng, "b2-d4-h64-o4", "H=64, O=4", 2, 4, 64, 4)
     tp_case(rng, "b16-d8-h128-o8", "larger: B=16, D=8, H=128, O=8", 16, 8, 128, 8)
     write_relu_zero_case()
+    write_mlp_cases(rng)
 
 
 if __name__ == "__main__":

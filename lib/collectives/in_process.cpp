@@ -54,13 +54,17 @@ const char* in_process_path(std::size_t bytes_per_member, bool reduction, const 
 
 // ---------------------------------------------------------------- group
 
-InProcessGroup::InProcessGroup(int size, std::string axis, GroupOptions options)
+InProcessGroup::InProcessGroup(int size, std::string axis, GroupOptions options,
+                               std::vector<int> devices)
     : size_(size),
       axis_(std::move(axis)),
+      devices_(std::move(devices)),
       options_(options),
       oversubscribed_(static_cast<unsigned>(size) > usable_cpus()),
       slots_(new Slot[static_cast<std::size_t>(size)]) {
   MESHRUN_CHECK(size >= 1, "a group needs at least one member");
+  MESHRUN_CHECK(devices_.empty() || devices_.size() == static_cast<std::size_t>(size),
+                "one device number per member");
   for (int r = 0; r < size; ++r) members_.push_back(std::make_unique<InProcessCommunicator>(*this, r));
 }
 
@@ -154,7 +158,7 @@ std::vector<int> InProcessCommunicator::missing_members() const {
   const InProcessGroup& g = group_;
   std::vector<int> missing;
   for (int r = 0; r < g.size_; ++r) {
-    if (g.slots_[r].arrived.load(std::memory_order_relaxed) < syncs_) missing.push_back(r);
+    if (g.slots_[r].arrived.load(std::memory_order_relaxed) < syncs_) missing.push_back(g.device_of(r));
   }
   return missing;
 }
@@ -184,8 +188,9 @@ void InProcessCommunicator::check_descs(const Desc& mine) {
     const Desc& dlo = lo == rank_ ? mine : d;
     const Desc& dhi = hi == rank_ ? mine : d;
     throw CollectiveError("mismatched collectives on '" + group_.axis_ + "': device " +
-                          std::to_string(lo) + " called " + show(dlo) + ", device " +
-                          std::to_string(hi) + " called " + show(dhi));
+                          std::to_string(group_.device_of(lo)) + " called " + show(dlo) +
+                          ", device " + std::to_string(group_.device_of(hi)) + " called " +
+                          show(dhi));
   }
 }
 

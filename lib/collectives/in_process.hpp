@@ -1,4 +1,5 @@
-// The in-process collective engine: the members of one mesh axis are threads of one process and
+// The in-process collective engine: the members of one group (a mesh axis, or a tuple of axes, at
+// one coordinate of the others; see GROUPS) are threads of one process and
 // exchange data through shared memory, synchronised with atomics only (no mutex, no condition
 // variable on the collective path).
 //
@@ -51,6 +52,19 @@
 //
 // Epochs (arrivals_, arrived_, pieces_, sequence numbers) are 64-bit and only increase: never a
 // few rotating states that a slow member could confuse (DeepSpeed #4048).
+//
+// GROUPS (meshes of several axes). A mesh {data: 2, model: 4} runs one independent instance of
+// this protocol per group -- per ordered tuple of axes and per coordinate of the other axes
+// (XLA's replica groups: 'model' is {0,1,2,3} and {4,5,6,7}, 'data' is {0,4}, {1,5}, ...,
+// ('data', 'model') is all eight, ranked row-major over the tuple). Nothing is shared between
+// groups: each has its own counters, frames and futex word, so a collective in one group never
+// waits for or touches another, and a device is in at most one group's collective at a time.
+// Reductions fold the group's members in rank order, i.e. row-major over the tuple's axes.
+// What is shared is the failure: the mesh aborts every group when any device fails (a throw, a
+// mismatch, a timeout -- the member that detects one aborts its own group and throws; the mesh
+// then aborts all the others), so a device waiting in any group is released. A timed-out member
+// names the late ones by their device numbers on the mesh (InProcessGroup's `devices`).
+
 #pragma once
 
 #include <atomic>
@@ -84,11 +98,13 @@ class InProcessCommunicator;
 const char* in_process_path(std::size_t bytes_per_member, bool reduction,
                             const GroupOptions& options = {});
 
-// The state shared by the n members of one axis. Create one per run; after an abort it refuses
+// The state shared by the n members of one group. Create one per run; after an abort it refuses
 // every further collective (the mesh makes a new one for the next run).
 class InProcessGroup {
  public:
-  InProcessGroup(int size, std::string axis, GroupOptions options = {});
+  // `axis` names the group in messages; `devices`, when given, holds each member's number on the
+  // whole mesh, which messages then use instead of the rank ("device(s) 5, 7 never arrived").
+  InProcessGroup(int size, std::string axis, GroupOptions options = {}, std::vector<int> devices = {});
   ~InProcessGroup();
   InProcessGroup(const InProcessGroup&) = delete;
   InProcessGroup& operator=(const InProcessGroup&) = delete;
@@ -144,8 +160,12 @@ class InProcessGroup {
   // aborted_: set once by abort(); every wait checks it.
   alignas(64) std::atomic<std::uint32_t> aborted_{0};
 
+  // Member `rank`'s number in messages.
+  int device_of(int rank) const { return devices_.empty() ? rank : devices_[static_cast<std::size_t>(rank)]; }
+
   int size_;
   std::string axis_;
+  std::vector<int> devices_;
   GroupOptions options_;
   bool oversubscribed_;
   std::unique_ptr<Slot[]> slots_;

@@ -106,8 +106,10 @@ void check_case_keys(const Members& doc) {
   }
 }
 
-// The optional "mesh": an object of axis names to sizes, kept in file order.
-std::vector<std::pair<std::string, int>> read_mesh(Members& doc) {
+// The optional "mesh": an object of axis names to sizes. A JSON object has no order (tools that
+// rewrite JSON may reorder keys), so the axes are put in the program's default mesh order, others
+// after them in file order.
+std::vector<std::pair<std::string, int>> read_mesh(Members& doc, const ProgramDef& program) {
   std::vector<std::pair<std::string, int>> mesh;
   JsonSummary* object = find(doc, "mesh");
   if (object == nullptr) return mesh;
@@ -126,6 +128,13 @@ std::vector<std::pair<std::string, int>> read_mesh(Members& doc) {
     }
     mesh.emplace_back(axis, static_cast<int>(size.number));
   }
+  auto position = [&](const std::string& axis) {
+    const int p = mesh_axis_position(program.mesh, axis);
+    return p < 0 ? static_cast<int>(program.mesh.size()) : p;
+  };
+  std::stable_sort(mesh.begin(), mesh.end(),
+                   [&](const auto& a, const auto& b) { return position(a.first) < position(b.first); });
+  check_mesh("mesh", mesh);
   return mesh;
 }
 
@@ -185,7 +194,7 @@ std::vector<Tensor> read_tensors(JsonSummary& object, const std::vector<ArgDef>&
 }
 
 void read_document(JsonSummary& doc, const std::string& path, const ProgramDef* asked,
-                   int devices, Case& c) {
+                   int devices, const MeshShape& flag_mesh, Case& c) {
   if (doc.kind != JsonKind::object) {
     throw InputError("", "the top level must be a JSON object, got " + kind_name(doc.kind));
   }
@@ -195,13 +204,14 @@ void read_document(JsonSummary& doc, const std::string& path, const ProgramDef* 
     c.problem = string_field(doc.members, "problem", true);
     c.name = string_field(doc.members, "name", true);
     c.description = string_field(doc.members, "description", false);
-    c.mesh = read_mesh(doc.members);
     if (find(doc.members, "input") == nullptr) throw InputError("", "missing key \"input\"");
   } else if (asked == nullptr) {
     throw InputError("", "missing key \"problem\"");
   }
   const ProgramDef& program = *resolve_program(c.problem, asked);
   c.problem = program.name;
+  if (full_case) c.mesh = read_mesh(doc.members, program);
+  const MeshShape mesh = run_mesh(program, flag_mesh, c.mesh, devices);
 
   JsonSummary& input = full_case ? *find(doc.members, "input") : doc;
   check_keys(input, program.inputs, "input");
@@ -209,7 +219,8 @@ void read_document(JsonSummary& doc, const std::string& path, const ProgramDef* 
   c.inputs = read_tensors(input, program.inputs, "input", binder, &path);
   for (std::size_t i = 0; i < program.inputs.size(); ++i) {
     const ArgDef& a = program.inputs[i];
-    check_divisible("input." + a.name, c.inputs[i].shape, a.spec, program.axis, devices);
+    check_spec_axes("input." + a.name, a.spec, mesh);
+    check_divisible("input." + a.name, c.inputs[i].shape, a.spec, mesh);
   }
   if (program.check_values) program.check_values(c.inputs);
 
@@ -222,8 +233,8 @@ void read_document(JsonSummary& doc, const std::string& path, const ProgramDef* 
 }  // namespace
 
 Case read_case(const std::string& path, const ProgramDef* program, int devices,
-               std::uint64_t max_input_bytes) {
-  MESHRUN_CHECK(devices >= 1, "the device count is validated by the caller");
+               const MeshShape& mesh, std::uint64_t max_input_bytes) {
+  MESHRUN_CHECK(devices >= 0, "the device count is validated by the caller");
   Case c;
   c.file = display_name(path);
   try {
@@ -233,7 +244,7 @@ Case read_case(const std::string& path, const ProgramDef* program, int devices,
       // Before anything else is read: with two values for one key, the rest could mean anything.
       throw InputError(doc.duplicate->path, "duplicate key " + in_quotes(doc.duplicate->key));
     }
-    read_document(doc.root, path, program, devices, c);
+    read_document(doc.root, path, program, devices, mesh, c);
   } catch (const InputError& e) {
     // Every message starts with the file; the inner code only knows fields.
     throw InputError(c.file, e.what());

@@ -24,19 +24,22 @@ struct Case {
   std::string problem;      // the program's name
   std::string name;         // "" for a bare input object
   std::string description;  // optional
-  // The optional "mesh": axis names and sizes in file order, e.g. {{"data", 2}, {"model", 4}};
-  // empty when the case has none.
+  // The optional "mesh" key, {"data": 2, "model": 4}; empty when absent. JSON objects are
+  // unordered, so the axes come in the program's default mesh order (others after, in file order).
   std::vector<std::pair<std::string, int>> mesh;
   std::vector<Tensor> inputs;                   // in ProgramDef::inputs order
   std::optional<std::vector<Tensor>> expected;  // in ProgramDef::outputs order
 };
 
 // Reads `path` ("-" = stdin) for `program` (nullptr: the case's "problem" names it; a bare input
-// object then cannot be read) on `devices` devices. Throws InputError whose what() is one line:
-// the file, the JSON field (input fields are always "input.<name>", also in a bare input object),
-// and what is wrong, e.g. "case.json: input.x: 12 rows are not divisible by 8 devices". An input
-// larger than `max_input_bytes` is refused before it is read whole.
+// object then cannot be read) and checks it against the mesh it will run on: run_mesh(program,
+// `mesh` (--mesh, empty if not given), the case's "mesh", `devices` (--devices, 0 if not given)).
+// Throws InputError whose what() is one line: the file, the JSON field (input fields are always
+// "input.<name>", also in a bare input object), and what is wrong, e.g.
+// "case.json: input.x: 12 rows are not divisible by 8 devices". An input larger than
+// `max_input_bytes` is refused before it is read whole.
 Case read_case(const std::string& path, const ProgramDef* program, int devices,
+               const std::vector<std::pair<std::string, int>>& mesh = {},
                std::uint64_t max_input_bytes = kDefaultMaxInputBytes);
 
 }  // namespace meshrun

@@ -1,106 +1,125 @@
 #include "mesh/device.hpp"
 
+#include <algorithm>
+
 #include "support/errors.hpp"
 
 namespace meshrun {
 
-void Device::check_axis(const std::string& axis, const char* op) const {
-  if (axis != axis_) {
-    throw InputError("", std::string(op) + ": unknown axis name '" + axis + "' (the mesh axis is '" +
-                             axis_ + "')");
+AxisNames::AxisNames(std::initializer_list<std::string_view> tuple) {
+  if (tuple.size() == 0 || tuple.size() > names_.size()) {
+    throw InputError("", "an axis tuple names 1 to " + std::to_string(names_.size()) + " axes, got " +
+                             std::to_string(tuple.size()));
   }
+  for (std::string_view n : tuple) names_[count_++] = n;
 }
 
-int Device::axis_index(const std::string& axis) const {
-  check_axis(axis, "axis_index");
-  return index_;
+bool AxisNames::operator==(std::span<const std::string> axes) const {
+  return axes.size() == count_ && std::equal(axes.begin(), axes.end(), names_.begin());
 }
 
-int Device::axis_size(const std::string& axis) const {
-  check_axis(axis, "axis_size");
-  return comm_.size();
+std::string AxisNames::str() const {
+  if (count_ == 1) return std::string(names_[0]);
+  std::string s = "(";
+  for (std::size_t i = 0; i < count_; ++i) (s += i ? "," : "") += names_[i];
+  return s + ")";
 }
+
+const GroupMembership& Device::group(AxisNames axes, const char* op) const {
+  for (const GroupMembership& g : groups_)
+    if (axes == std::span<const std::string>(g.axes)) return g;
+  for (std::string_view a : axes.names()) {
+    if (mesh_axis_position(mesh_, std::string(a)) < 0) {
+      throw InputError("", std::string(op) + ": unknown axis name '" + std::string(a) +
+                               "' (the mesh's axes are " + mesh_axis_names(mesh_) + ")");
+    }
+  }
+  throw InputError("", std::string(op) + ": axis tuple " + axes.str() + " names an axis twice");
+}
+
+int Device::axis_index(AxisNames axes) const { return group(axes, "axis_index").comm->rank(); }
+
+int Device::axis_size(AxisNames axes) const { return group(axes, "axis_size").comm->size(); }
 
 std::string Device::where() const {
-  if (last_seq_ == 0) return "before its first collective";
-  return std::string(op_name(last_op_)) + " #" + std::to_string(last_seq_) +
-         " on '" + axis_ + "'";
+  if (last_group_ == nullptr) return "before its first collective";
+  return std::string(op_name(last_op_)) + " #" + std::to_string(last_seq_) + " on '" +
+         last_group_->label + "'";
 }
 
-void Device::before_flat(CollectiveOp op, const std::string& axis, std::size_t elems) {
+Communicator& Device::before_flat(CollectiveOp op, AxisNames axes, std::size_t elems) {
   static const Shape kUntraced;
   if (log_) {
     const Shape flat{elems};
-    before(op, axis, flat, flat);
-  } else {
-    before(op, axis, kUntraced, kUntraced);
+    return before(op, axes, flat, flat);
   }
+  return before(op, axes, kUntraced, kUntraced);
 }
 
-void Device::before(CollectiveOp op, const std::string& axis, const Shape& in, const Shape& out) {
-  check_axis(axis, op_name(op));
+Communicator& Device::before(CollectiveOp op, AxisNames axes, const Shape& in, const Shape& out) {
+  const GroupMembership& g = group(axes, op_name(op));
   last_op_ = op;
-  last_seq_ = comm_.seq() + 1;
+  last_seq_ = g.comm->seq() + 1;
+  last_group_ = &g;
   if (log_) {
     const bool varying = op == CollectiveOp::kReduceScatter || op == CollectiveOp::kPermute;
-    log_->push_back({op_name(op), axis, in, out, varying, last_seq_});
+    log_->push_back({op_name(op), g.label, in, out, varying, last_seq_});
   }
-  if (hook_) hook_(index_, op, last_seq_);
+  if (hook_) hook_(index_, op, ++calls_, g.label, last_seq_);
+  return *g.comm;
 }
 
-void Device::psum_inplace(std::span<float> buf, const std::string& axis) {
-  before_flat(CollectiveOp::kAllReduce, axis, buf.size());
-  comm_.all_reduce_sum(buf, buf);
+void Device::psum_inplace(std::span<float> buf, AxisNames axes) {
+  before_flat(CollectiveOp::kAllReduce, axes, buf.size()).all_reduce_sum(buf, buf);
 }
 
-void Device::pmean_inplace(std::span<float> buf, const std::string& axis) {
-  before_flat(CollectiveOp::kAllReduceMean, axis, buf.size());
-  comm_.all_reduce_mean(buf, buf);
+void Device::pmean_inplace(std::span<float> buf, AxisNames axes) {
+  before_flat(CollectiveOp::kAllReduceMean, axes, buf.size()).all_reduce_mean(buf, buf);
 }
 
-Tensor Device::psum(const Tensor& x, const std::string& axis) {
-  before(CollectiveOp::kAllReduce, axis, x.shape, x.shape);
+Tensor Device::psum(const Tensor& x, AxisNames axes) {
+  Communicator& c = before(CollectiveOp::kAllReduce, axes, x.shape, x.shape);
   Tensor y(x.shape);
-  comm_.all_reduce_sum(x.span(), y.span());
+  c.all_reduce_sum(x.span(), y.span());
   return y;
 }
 
-Tensor Device::pmean(const Tensor& x, const std::string& axis) {
-  before(CollectiveOp::kAllReduceMean, axis, x.shape, x.shape);
+Tensor Device::pmean(const Tensor& x, AxisNames axes) {
+  Communicator& c = before(CollectiveOp::kAllReduceMean, axes, x.shape, x.shape);
   Tensor y(x.shape);
-  comm_.all_reduce_mean(x.span(), y.span());
+  c.all_reduce_mean(x.span(), y.span());
   return y;
 }
 
-Tensor Device::all_gather(const Tensor& x, const std::string& axis) {
+Tensor Device::all_gather(const Tensor& x, AxisNames axes) {
   MESHRUN_CHECK(x.rank() >= 1, "all_gather needs an array of rank >= 1");
   Shape shape = x.shape;
-  shape[0] *= static_cast<std::size_t>(comm_.size());
-  before(CollectiveOp::kAllGather, axis, x.shape, shape);
+  shape[0] *= static_cast<std::size_t>(axis_size(axes));
+  Communicator& c = before(CollectiveOp::kAllGather, axes, x.shape, shape);
   Tensor y(shape);
-  comm_.all_gather(x.span(), y.span());
+  c.all_gather(x.span(), y.span());
   return y;
 }
 
-Tensor Device::psum_scatter(const Tensor& x, const std::string& axis) {
-  const auto n = static_cast<std::size_t>(comm_.size());
+Tensor Device::psum_scatter(const Tensor& x, AxisNames axes) {
+  const auto n = static_cast<std::size_t>(axis_size(axes));
   if (x.rank() < 1 || x.shape[0] % n != 0) {
     throw InputError("", "psum_scatter: dimension 0 of " + shape_str(x.shape) +
                              " is not divisible by the axis size " + std::to_string(n));
   }
   Shape shape = x.shape;
   shape[0] /= n;
-  before(CollectiveOp::kReduceScatter, axis, x.shape, shape);
+  Communicator& c = before(CollectiveOp::kReduceScatter, axes, x.shape, shape);
   Tensor y(shape);
-  comm_.reduce_scatter_sum(x.span(), y.span());
+  c.reduce_scatter_sum(x.span(), y.span());
   return y;
 }
 
-Tensor Device::ppermute(const Tensor& x, const std::string& axis,
+Tensor Device::ppermute(const Tensor& x, AxisNames axes,
                         const std::vector<std::pair<int, int>>& perm) {
   // Validated before anything is recorded or injected, as psum_scatter is: a refused call never
   // appears in the trace as a collective that was entered.
-  const int n = comm_.size();
+  const int n = axis_size(axes);
   std::vector<int> source_of(static_cast<std::size_t>(n), -1);
   std::vector<bool> sends(static_cast<std::size_t>(n), false);
   for (auto [src, dst] : perm) {
@@ -112,9 +131,9 @@ Tensor Device::ppermute(const Tensor& x, const std::string& axis,
     sends[src] = true;
     source_of[dst] = src;
   }
-  before(CollectiveOp::kPermute, axis, x.shape, x.shape);
+  Communicator& c = before(CollectiveOp::kPermute, axes, x.shape, x.shape);
   Tensor y(x.shape);
-  comm_.permute(x.span(), y.span(), source_of);
+  c.permute(x.span(), y.span(), source_of);
   return y;
 }
 

@@ -1,71 +1,113 @@
-// Device: what a per-device body sees -- its index on the mesh axis and JAX's collectives on
-// tensors. It holds no data of its own beyond what the body passes it; the body's blocks are the
-// only arrays it can reach.
+// Device: what a per-device body sees -- its index and coordinates on the mesh and JAX's
+// collectives on tensors, each over one mesh axis or a tuple of them. It holds no data of its own
+// beyond what the body passes it; the body's blocks are the only arrays it can reach.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "collectives/communicator.hpp"
-#include "trace/trace.hpp"
+#include "shard/mesh_shape.hpp"
 #include "tensor/tensor.hpp"
+#include "trace/trace.hpp"
 
 namespace meshrun {
 
-// Called before each collective with (device index, op, sequence number); the mesh uses it for
-// --inject. May throw (the collective is then never entered).
-using CollectiveHook = std::function<void(int, CollectiveOp, std::uint64_t)>;
+// Called before each collective with (device index, op, the device's collective count from 1 over
+// all its groups, the group's label, the collective's sequence number in that group); the mesh
+// uses it for --inject. May throw (the collective is then never entered).
+using CollectiveHook =
+    std::function<void(int, CollectiveOp, std::uint64_t, const std::string&, std::uint64_t)>;
+
+// JAX's axis_name argument: one axis ("model") or a tuple of axes ({"data", "model"}). A view:
+// it refers to the caller's strings for the duration of the call (no allocation per collective).
+class AxisNames {
+ public:
+  AxisNames(const char* axis) : names_{axis}, count_(1) {}
+  AxisNames(const std::string& axis) : names_{axis}, count_(1) {}
+  AxisNames(std::initializer_list<std::string_view> tuple);
+  std::span<const std::string_view> names() const { return {names_.data(), count_}; }
+  bool operator==(std::span<const std::string> axes) const;
+  // "model", or "(data,model)" for a tuple -- how traces and messages name it.
+  std::string str() const;
+
+ private:
+  std::array<std::string_view, kMaxMeshAxes> names_{};
+  std::size_t count_ = 0;
+};
+
+// One group this device belongs to: the devices that share its coordinates on every axis not in
+// `axes`; comm's ranks are row-major over `axes` (the group's name in traces is `label`).
+struct GroupMembership {
+  std::vector<std::string> axes;
+  std::string label;  // "model", "(data,model)"
+  Communicator* comm;
+};
 
 class Device {
  public:
-  // `log`, when given, receives a record of every collective this device enters (the trace).
-  Device(int index, std::string axis, Communicator& comm, CollectiveHook hook = {},
-         std::vector<CollectiveRecord>* log = nullptr)
-      : index_(index), axis_(std::move(axis)), comm_(comm), hook_(std::move(hook)), log_(log) {}
+  // `groups` holds one membership per ordered tuple of distinct mesh axes, the first being all the
+  // mesh's axes in mesh order. `log`, when given,
+  // receives a record of every collective this device enters (the trace).
+  Device(int index, const MeshShape& mesh, std::vector<GroupMembership> groups,
+         CollectiveHook hook = {}, std::vector<CollectiveRecord>* log = nullptr)
+      : index_(index), mesh_(mesh), groups_(std::move(groups)), hook_(std::move(hook)), log_(log) {}
 
+  // The device's number on the whole mesh (row-major over the axes).
   int index() const { return index_; }
-  const std::string& axis() const { return axis_; }
-  // jax.lax.axis_index / axis_size; the axis must be the mesh's.
-  int axis_index(const std::string& axis) const;
-  int axis_size(const std::string& axis) const;
+  // Collectives entered so far, over all groups (what --inject counts).
+  std::uint64_t collectives_entered() const { return calls_; }
+  const MeshShape& mesh() const { return mesh_; }
+  // jax.lax.axis_index / axis_size: this device's rank in (the size of) its group over `axes`
+  // (row-major over a tuple).
+  int axis_index(AxisNames axes) const;
+  int axis_size(AxisNames axes) const;
 
-  // jax.lax.psum / pmean: the element-wise sum (mean) over the axis, same shape.
-  Tensor psum(const Tensor& x, const std::string& axis);
-  Tensor pmean(const Tensor& x, const std::string& axis);
+  // jax.lax.psum / pmean: the element-wise sum (mean) over the axes, same shape. The sum folds
+  // the group's members in rank order (for a tuple: row-major over its axes).
+  Tensor psum(const Tensor& x, AxisNames axes);
+  Tensor pmean(const Tensor& x, AxisNames axes);
   // In place on a packed buffer (several small reductions packed into one call).
-  void psum_inplace(std::span<float> buf, const std::string& axis);
-  void pmean_inplace(std::span<float> buf, const std::string& axis);
-  // jax.lax.all_gather(x, axis, tiled=True): blocks concatenated along dimension 0.
-  Tensor all_gather(const Tensor& x, const std::string& axis);
-  // jax.lax.psum_scatter(x, axis, tiled=True): this device's block (along dimension 0) of the sum.
-  Tensor psum_scatter(const Tensor& x, const std::string& axis);
-  // jax.lax.ppermute(x, axis, perm): perm holds (source, destination) pairs; a device that no
-  // pair sends to receives zeros.
-  Tensor ppermute(const Tensor& x, const std::string& axis,
-                  const std::vector<std::pair<int, int>>& perm);
+  void psum_inplace(std::span<float> buf, AxisNames axes);
+  void pmean_inplace(std::span<float> buf, AxisNames axes);
+  // jax.lax.all_gather(x, axes, tiled=True): blocks concatenated along dimension 0.
+  Tensor all_gather(const Tensor& x, AxisNames axes);
+  // jax.lax.psum_scatter(x, axes, tiled=True): this device's block (along dimension 0) of the sum.
+  Tensor psum_scatter(const Tensor& x, AxisNames axes);
+  // jax.lax.ppermute(x, axes, perm): perm holds (source, destination) pairs of group ranks; a
+  // device that no pair sends to receives zeros.
+  Tensor ppermute(const Tensor& x, AxisNames axes, const std::vector<std::pair<int, int>>& perm);
 
-  Communicator& comm() { return comm_; }
-  // "psum #3 on 'data'": the collective this device is in or last entered ("no collective yet").
+  // The communicator over all the mesh's axes in mesh order (on a one-axis mesh, its axis).
+  Communicator& comm() { return *groups_.front().comm; }
+  // "psum #3 on 'data'": the collective this device is in or last entered ("before its first
+  // collective").
   std::string where() const;
 
  private:
-  void check_axis(const std::string& axis, const char* op) const;
-  void before(CollectiveOp op, const std::string& axis, const Shape& in, const Shape& out);
+  // The membership for `axes`; InputError (naming `op`) for an axis the mesh does not have.
+  const GroupMembership& group(AxisNames axes, const char* op = "collective") const;
+  Communicator& before(CollectiveOp op, AxisNames axes, const Shape& in, const Shape& out);
   // For the in-place calls on a flat buffer: builds the shape only when tracing (no allocation
   // per call otherwise).
-  void before_flat(CollectiveOp op, const std::string& axis, std::size_t elems);
+  Communicator& before_flat(CollectiveOp op, AxisNames axes, std::size_t elems);
 
   int index_;
-  std::string axis_;
-  Communicator& comm_;
+  const MeshShape& mesh_;
+  std::vector<GroupMembership> groups_;
   CollectiveHook hook_;
   std::vector<CollectiveRecord>* log_;
+  std::uint64_t calls_ = 0;  // collectives entered, over all groups (what --inject counts)
   CollectiveOp last_op_ = CollectiveOp::kAllReduce;
   std::uint64_t last_seq_ = 0;
+  const GroupMembership* last_group_ = nullptr;
 };
 
 }  // namespace meshrun

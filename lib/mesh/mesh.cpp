@@ -22,17 +22,90 @@
 namespace meshrun {
 
 namespace {
+
 constexpr auto kIdleSlice = std::chrono::milliseconds(100);
 // A stalled device sleeps on `failures` in slices of at most this (a safety net: every abort
 // it waits for bumps the word).
 constexpr auto kStallSlice = std::chrono::milliseconds(50);
 // How much longer than the timeout a stalled device waits while a peer may still be waiting for it.
 constexpr auto kStallGrace = std::chrono::milliseconds(1000);
+
+// Every ordered tuple of distinct axes of `mesh`, the full tuple in mesh order first (Device
+// expects it there), then the rest in a fixed order.
+std::vector<std::vector<std::string>> axis_tuples(const MeshShape& mesh) {
+  std::vector<std::vector<std::string>> tuples;
+  std::vector<std::string> current;
+  std::vector<bool> used(mesh.size(), false);
+  auto extend = [&](auto& self) -> void {
+    if (!current.empty()) tuples.push_back(current);
+    for (std::size_t i = 0; i < mesh.size(); ++i) {
+      if (used[i]) continue;
+      used[i] = true;
+      current.push_back(mesh[i].first);
+      self(self);
+      current.pop_back();
+      used[i] = false;
+    }
+  };
+  extend(extend);
+  auto full = std::find_if(tuples.begin(), tuples.end(),
+                           [&](const auto& t) { return t.size() == mesh.size(); });
+  std::rotate(tuples.begin(), full, full + 1);  // the first full tuple found is in mesh order
+  return tuples;
+}
+
+// "model", or "(data,model)" for a tuple: a group's name in traces and messages.
+std::string tuple_label(const std::vector<std::string>& axes) {
+  if (axes.size() == 1) return axes[0];
+  std::string s = "(";
+  for (std::size_t i = 0; i < axes.size(); ++i) s += (i ? "," : "") + axes[i];
+  return s + ")";
+}
+
+// The groups over one tuple of axes: groups[g] holds the devices whose coordinates on the other
+// axes, row-major in mesh order, number g; rank_of[device] and group_of[device] place each device.
+struct GroupSet {
+  std::vector<std::string> axes;
+  std::string label;
+  std::vector<std::unique_ptr<InProcessGroup>> groups;
+  std::vector<int> group_of, rank_of;
+
+  GroupSet(const MeshShape& mesh, std::vector<std::string> tuple, const GroupOptions& options)
+      : axes(std::move(tuple)), label(tuple_label(axes)) {
+    const int n = mesh_devices(mesh);
+    std::vector<std::vector<int>> members;
+    for (int d = 0; d < n; ++d) {
+      const std::vector<int> c = mesh_coords(mesh, d);
+      int rank = 0, group = 0;
+      for (const std::string& a : axes) {  // row-major over the tuple
+        const auto p = static_cast<std::size_t>(mesh_axis_position(mesh, a));
+        rank = rank * mesh[p].second + c[p];
+      }
+      for (std::size_t p = 0; p < mesh.size(); ++p) {  // row-major over the other axes
+        if (std::find(axes.begin(), axes.end(), mesh[p].first) != axes.end()) continue;
+        group = group * mesh[p].second + c[p];
+      }
+      if (members.size() <= static_cast<std::size_t>(group)) members.resize(static_cast<std::size_t>(group) + 1);
+      auto& m = members[static_cast<std::size_t>(group)];
+      if (m.size() <= static_cast<std::size_t>(rank)) m.resize(static_cast<std::size_t>(rank) + 1);
+      m[static_cast<std::size_t>(rank)] = d;
+      group_of.push_back(group);
+      rank_of.push_back(rank);
+    }
+    for (auto& m : members) {
+      const int size = static_cast<int>(m.size());
+      groups.push_back(std::make_unique<InProcessGroup>(size, label, options, std::move(m)));
+    }
+  }
+};
+
 }  // namespace
 
 struct Mesh::Impl {
+  MeshShape shape;
   int size;
-  std::string axis;
+  std::string axis;  // the first axis' name
+  std::string label;  // "'data'" or "('data', 'model')", for messages about the whole mesh
   MeshOptions options;
 
   // job_: bumped by run() (release, after body_ and group_ are set); device threads sleep on it.
@@ -60,7 +133,12 @@ struct Mesh::Impl {
   // device woken with body == nullptr is being told to exit (see ~Mesh).
   std::atomic<const std::function<void(Device&)>*> body{nullptr};
   Trace* trace = nullptr;  // set with body by run()
-  std::unique_ptr<InProcessGroup> group;
+  // One set per ordered tuple of axes, made afresh for every run (an aborted group refuses every
+  // further collective). Aborting the mesh aborts every group of every set.
+  std::vector<GroupSet> group_sets;
+  // aborted: set (release) by record() and ~Mesh before they bump `failures`; injected stalls
+  // watch it, since the group a stalled device was about to enter may not be the one that failed.
+  std::atomic<bool> aborted{false};
   std::vector<std::exception_ptr> errors;
   // Per device, written by its own thread during a run and read by run() after it: the collective
   // at which it began an injected stall ("" if it did not), and how many collectives it entered.
@@ -75,10 +153,19 @@ struct Mesh::Impl {
 
   void device_loop(int index, std::stop_token stop);
   void run_job(int index, const std::stop_token& stop);
-  void inject(int index, CollectiveOp op, std::uint64_t seq, const std::stop_token& stop);
+  // --inject at the device's `count`-th collective, which is `op` #seq in `group`.
+  void inject(int index, CollectiveOp op, std::uint64_t count, const std::string& group,
+              std::uint64_t seq, const std::stop_token& stop);
   void record(int index, std::exception_ptr error, bool consequence = false);
+  void abort_all();
   std::exception_ptr explain(int first) const;
 };
+
+void Mesh::Impl::abort_all() {
+  aborted.store(true, std::memory_order_release);
+  for (GroupSet& set : group_sets)
+    for (auto& g : set.groups) g->abort();
+}
 
 // MeshOptions::pin_devices: device `index` of `size` onto one of the CPUs this process may use,
 // round robin, when the devices outnumber them. Best effort: a refusal leaves the thread unpinned.
@@ -120,12 +207,19 @@ void Mesh::Impl::device_loop(int index, std::stop_token stop) {
 }
 
 void Mesh::Impl::run_job(int index, const std::stop_token& stop) {
-  Device device(index, axis, group->member(index),
-                [this, &stop](int d, CollectiveOp op, std::uint64_t seq) { inject(d, op, seq, stop); },
+  std::vector<GroupMembership> memberships;
+  for (GroupSet& set : group_sets) {
+    const auto d = static_cast<std::size_t>(index);
+    memberships.push_back({set.axes, set.label,
+                           &set.groups[static_cast<std::size_t>(set.group_of[d])]->member(set.rank_of[d])});
+  }
+  Device device(index, shape, std::move(memberships),
+                [this, &stop](int d, CollectiveOp op, std::uint64_t count, const std::string& group,
+                       std::uint64_t seq) { inject(d, op, count, group, seq, stop); },
                 trace ? &trace->collectives[static_cast<std::size_t>(index)] : nullptr);
   try {
     (*body.load(std::memory_order_acquire))(device);
-    entered[static_cast<std::size_t>(index)] = device.comm().seq();
+    entered[static_cast<std::size_t>(index)] = device.collectives_entered();
   } catch (const AbortedError&) {
     record(index, std::current_exception(), /*consequence=*/true);
   } catch (const CollectiveError&) {
@@ -149,35 +243,36 @@ void Mesh::Impl::record(int index, std::exception_ptr error, bool consequence) {
   int none = -1;
   (consequence ? first_consequence : first_error)
       .compare_exchange_strong(none, index, std::memory_order_acq_rel);
-  group->abort();  // release every device waiting in a collective
+  abort_all();  // release every device waiting in a collective, in every group
   failures.fetch_add(1, std::memory_order_release);
   futex_wake_all(failures);  // and end an injected stall
 }
 
-void Mesh::Impl::inject(int index, CollectiveOp op, std::uint64_t seq, const std::stop_token& stop) {
+void Mesh::Impl::inject(int index, CollectiveOp op, std::uint64_t count, const std::string& group,
+                        std::uint64_t seq, const std::stop_token& stop) {
   for (std::size_t i = 0; i < options.injections.size(); ++i) {
     const Injection& inj = options.injections[i];
-    if (inj.device != index || inj.at != seq) continue;
+    if (inj.device != index || inj.at != count) continue;
     fired[i] = 1;
-    const std::string spec = std::to_string(index) + "@" + std::to_string(seq);
+    const std::string spec = std::to_string(index) + "@" + std::to_string(count);
+    const std::string at = std::string(op_name(op)) + " #" + std::to_string(seq) + " on '" + group + "'";
     if (inj.kind == Injection::Kind::kFail) {
       throw std::runtime_error("injected failure (--inject fail:" + spec + ")");
     }
     if (inj.kind == Injection::Kind::kInternal) {
-      throw InternalError("internal error: injected at device " + std::to_string(index) + "'s " +
-                          op_name(op) + " #" + std::to_string(seq) + " (--inject internal:" + spec + ")");
+      throw InternalError("internal error: injected at device " + std::to_string(index) + "'s " + at +
+                          " (--inject internal:" + spec + ")");
     }
     // Stall: never arrive. Sleep in short slices until the mesh aborts (a peer timed out and
     // reported us) or is destroyed. Bounded: by the timeout plus a second while some device may
     // still wait for us (its own timeout report, naming us, should win), by the timeout alone
     // once every other device has stalled too or finished -- nobody else will report then.
-    const std::string at = std::string(op_name(op)) + " #" + std::to_string(seq) + " on '" + axis +
-                           "' (--inject stall:" + spec + ")";
-    stalled_at[static_cast<std::size_t>(index)] = at;
+    stalled_at[static_cast<std::size_t>(index)] = at + " (--inject stall:" + spec + ")";
     stalling.fetch_add(1, std::memory_order_acq_rel);
     const auto start = std::chrono::steady_clock::now();
     auto released = [&] {
-      return group->aborted() || stop.stop_requested() || stopping.load(std::memory_order_acquire);
+      return aborted.load(std::memory_order_acquire) || stop.stop_requested() ||
+             stopping.load(std::memory_order_acquire);
     };
     for (;;) {
       const std::uint32_t seen = failures.load(std::memory_order_acquire);  // before the checks
@@ -191,10 +286,11 @@ void Mesh::Impl::inject(int index, CollectiveOp op, std::uint64_t seq, const std
       futex_wait_for(failures, seen, std::min<std::chrono::nanoseconds>(limit - now, kStallSlice));
     }
     stalling.fetch_sub(1, std::memory_order_acq_rel);
-    const std::string device_what = "device " + std::to_string(index) + " stalled at " + at;
-    if (released()) throw AbortedError(device_what);  // the peers' report (or ~Mesh) is the cause
+    const std::string what =
+        "device " + std::to_string(index) + " stalled at " + stalled_at[static_cast<std::size_t>(index)];
+    if (released()) throw AbortedError(what);  // the peers' report (or ~Mesh) is the cause
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(options.timeout).count();
-    throw CollectiveError(device_what + " and never arrived; gave up after " + std::to_string(ms) + " ms");
+    throw CollectiveError(what + " and never arrived; gave up after " + std::to_string(ms) + " ms");
   }
 }
 
@@ -218,7 +314,8 @@ std::exception_ptr Mesh::Impl::explain(int first) const {
     if (!stalled.empty()) why = list(stalled) + " stalled by --inject";
     if (!late.empty()) {
       why += (why.empty() ? "" : "; ") + list(late) +
-             " late: still running the body, a longer --timeout may help";
+             (shape.size() == 1 ? " late: still running the body, a longer --timeout may help"
+                                : " late: running the body or waiting in another group");
     }
     return std::make_exception_ptr(TimeoutError(e.what() + std::string(" (") + why + ")", e.missing()));
   } catch (const CollectiveError&) {
@@ -252,10 +349,18 @@ std::uint64_t Mesh::collectives_entered(int device) const {
   return impl_->entered.at(static_cast<std::size_t>(device));
 }
 
-Mesh::Mesh(int size, std::string axis, MeshOptions options) : impl_(std::make_unique<Impl>()) {
-  if (size < 1) throw InputError("--devices", "must be at least 1, got " + std::to_string(size));
+Mesh::Mesh(int size, std::string axis, MeshOptions options)
+    : Mesh(size < 1 ? throw InputError("--devices", "must be at least 1, got " + std::to_string(size))
+                    : MeshShape{{std::move(axis), size}},
+           std::move(options)) {}
+
+Mesh::Mesh(MeshShape shape, MeshOptions options) : impl_(std::make_unique<Impl>()) {
+  check_mesh("--mesh", shape);
+  const int size = mesh_devices(shape);
   impl_->size = size;
-  impl_->axis = std::move(axis);
+  impl_->axis = shape[0].first;
+  impl_->label = shape.size() == 1 ? "'" + shape[0].first + "'" : mesh_axis_names(shape);
+  impl_->shape = std::move(shape);
   impl_->options = std::move(options);
   for (const Injection& inj : impl_->options.injections) {
     if (inj.device >= size) {
@@ -289,7 +394,7 @@ Mesh::~Mesh() {
   {
     std::unique_lock lock(m.state_mu);
     m.stopping.store(true, std::memory_order_release);
-    if (m.running) m.group->abort();  // release every device waiting in a collective
+    if (m.running) m.abort_all();  // release every device waiting in a collective
     m.failures.fetch_add(1, std::memory_order_release);
     futex_wake_all(m.failures);  // end injected stalls
     m.state_cv.wait(lock, [&] { return !m.running; });
@@ -303,6 +408,7 @@ Mesh::~Mesh() {
 }
 
 int Mesh::size() const { return impl_->size; }
+const MeshShape& Mesh::shape() const { return impl_->shape; }
 const std::string& Mesh::axis() const { return impl_->axis; }
 
 void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
@@ -310,16 +416,18 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
   {
     std::lock_guard lock(m.state_mu);
     if (m.stopping.load(std::memory_order_relaxed)) {
-      throw AbortedError("mesh on '" + m.axis + "': it is being destroyed and runs nothing more");
+      throw AbortedError("mesh on " + m.label + ": it is being destroyed and runs nothing more");
     }
     if (m.running) {
       // From a device body it would wait for itself; from another thread it would mix two runs.
-      throw InternalError("mesh on '" + m.axis +
-                          "': Mesh::run called while a run is in progress (nested or concurrent)");
+      throw InternalError("mesh on " + m.label +
+                          ": Mesh::run called while a run is in progress (nested or concurrent)");
     }
     GroupOptions go;
     go.timeout = m.options.timeout;
-    m.group = std::make_unique<InProcessGroup>(m.size, m.axis, go);  // a fresh one per run
+    m.group_sets.clear();  // fresh groups per run
+    for (auto& tuple : axis_tuples(m.shape)) m.group_sets.emplace_back(m.shape, std::move(tuple), go);
+    m.aborted.store(false, std::memory_order_relaxed);
     if (trace) trace->collectives.assign(static_cast<std::size_t>(m.size), {});
     m.errors.assign(static_cast<std::size_t>(m.size), nullptr);
     m.stalled_at.assign(static_cast<std::size_t>(m.size), "");
@@ -348,7 +456,7 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
   std::exception_ptr error = first >= 0 ? m.explain(first) : nullptr;
   const bool cancelled = m.stopping.load(std::memory_order_acquire) &&
                          m.first_error.load(std::memory_order_relaxed) < 0 && error;
-  const std::string axis = m.axis;
+  const std::string label = m.label;
   {
     std::lock_guard lock(m.state_mu);
     m.running = false;
@@ -356,7 +464,7 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
   }
   // m must not be touched from here on: a destructor on another thread may be freeing it.
   if (cancelled) {
-    throw AbortedError("mesh on '" + axis + "': the run was cancelled because the mesh was destroyed");
+    throw AbortedError("mesh on " + label + ": the run was cancelled because the mesh was destroyed");
   }
   if (error) std::rethrow_exception(error);
 }

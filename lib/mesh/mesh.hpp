@@ -1,7 +1,11 @@
-// Mesh: a named axis of `size` devices, each a std::jthread that lives as long as the mesh.
+// Mesh: named axes with sizes ({data: 2, model: 4}), devices numbered row-major over them as
+// jax.make_mesh numbers them, each a std::jthread that lives as long as the mesh.
 // Mesh::run hands every device the same body, waits for all of them and rethrows the first
-// error; a device that throws raises the abort flag every collective wait observes, so the others
-// are released instead of hanging. Destroying the mesh (even mid-run, from another thread)
+// error; a device that throws aborts every collective group of the mesh (each wait observes its
+// group's abort flag), so the others are released instead of hanging, whichever group they wait in.
+// Collectives run in groups: for every ordered tuple of distinct axes (("model"), ("data"),
+// ("data", "model"), ("model", "data")) one InProcessGroup per coordinate of the other axes --
+// XLA's replica groups, {{0,1,2,3},{4,5,6,7}} for 'model' on data=2, model=4. Destroying the mesh (even mid-run, from another thread)
 // cancels any run in progress, waits for it, then requests stop and joins the threads.
 #pragma once
 
@@ -13,7 +17,6 @@
 
 #include "mesh/device.hpp"
 #include "mesh/injection.hpp"
-#include "programs/program.hpp"
 
 namespace meshrun {
 
@@ -32,12 +35,17 @@ struct MeshOptions {
 
 class Mesh {
  public:
+  // Throws InputError for a malformed shape (check_mesh) or an injection naming no device.
+  explicit Mesh(MeshShape shape, MeshOptions options = {});
+  // A one-axis mesh {axis: size}.
   Mesh(int size, std::string axis, MeshOptions options = {});
   ~Mesh();
   Mesh(const Mesh&) = delete;
   Mesh& operator=(const Mesh&) = delete;
 
-  int size() const;
+  int size() const;  // devices in all
+  const MeshShape& shape() const;
+  // The first axis' name (on a one-axis mesh, its axis).
   const std::string& axis() const;
 
   // Runs body(device) once on every device thread and waits for all of them. Throws DeviceError
@@ -60,13 +68,5 @@ class Mesh {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// jax.shard_map: splits each global input by the program's in-specs (each device gets a copy of
-// its own block only), runs the body on every device, assembles the outputs by the out-specs.
-// For a replicated output it checks that every device holds the same bits.
-// With `trace`, records the run: mesh, the blocks handed to and returned by each device, and
-// every collective.
-std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
-                              const std::vector<Tensor>& inputs, Trace* trace = nullptr);
 
 }  // namespace meshrun

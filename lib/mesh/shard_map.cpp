@@ -1,24 +1,36 @@
 // shard_map: global arrays in, device blocks to the devices, device blocks out, global arrays back.
 #include <cstring>
 
-#include "mesh/mesh.hpp"
+#include "mesh/shard_map.hpp"
+
 #include "support/errors.hpp"
 
 namespace meshrun {
 
 namespace {
 
-void check_inputs(const Mesh& mesh, const ProgramDef& program, const std::vector<Tensor>& inputs) {
-  if (mesh.axis() != program.axis) {
-    throw InputError("", program.name + " runs on axis '" + program.axis + "', the mesh's axis is '" +
-                             mesh.axis() + "'");
-  }
-  MESHRUN_CHECK(inputs.size() == program.inputs.size(), program.name + ": wrong number of inputs");
+void check_inputs(const Mesh& mesh, const std::vector<ArgDef>& in_specs,
+                  const std::vector<ArgDef>& out_specs, const std::vector<Tensor>& inputs) {
+  MESHRUN_CHECK(inputs.size() == in_specs.size(), "shard_map: wrong number of inputs");
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const ArgDef& arg = program.inputs[i];
+    const ArgDef& arg = in_specs[i];
     MESHRUN_CHECK(inputs[i].rank() == arg.dims.size(), "input." + arg.name + " has the wrong rank");
-    check_divisible("input." + arg.name, inputs[i].shape, arg.spec, program.axis, mesh.size());
+    check_spec_axes("input." + arg.name, arg.spec, mesh.shape());
+    check_divisible("input." + arg.name, inputs[i].shape, arg.spec, mesh.shape());
   }
+  for (const ArgDef& arg : out_specs) check_spec_axes("output." + arg.name, arg.spec, mesh.shape());
+}
+
+// The lowest-numbered device holding the same block of an array under `spec` as device `d`
+// (d itself when no lower one does): devices that differ only on axes the spec does not name.
+int first_holder(const PartitionSpec& spec, std::size_t rank, const MeshShape& mesh, int d) {
+  for (int e = 0; e < d; ++e) {
+    bool same = true;
+    for (std::size_t dim = 0; same && dim < rank; ++dim)
+      same = shard_index(spec, dim, mesh, e) == shard_index(spec, dim, mesh, d);
+    if (same) return e;
+  }
+  return d;
 }
 
 bool same_bits(const Tensor& a, const Tensor& b) {
@@ -28,24 +40,25 @@ bool same_bits(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program, const std::vector<Tensor>& inputs,
+std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<ArgDef>& in_specs,
+                              const std::vector<ArgDef>& out_specs, const std::vector<Tensor>& inputs,
                               Trace* trace) {
-  check_inputs(mesh, program, inputs);
+  check_inputs(mesh, in_specs, out_specs, inputs);
   const int n = mesh.size();
   // Each device's own blocks, made before the run: a device body can reach nothing else.
   std::vector<std::vector<Tensor>> blocks(static_cast<std::size_t>(n));
   for (int d = 0; d < n; ++d)
     for (std::size_t i = 0; i < inputs.size(); ++i)
-      blocks[d].push_back(block_of(inputs[i], program.inputs[i].spec, program.axis, d, n));
+      blocks[d].push_back(block_of(inputs[i], in_specs[i].spec, mesh.shape(), d));
 
   if (trace) {
-    trace->program = program.name;
-    trace->axis = program.axis;
+    trace->mesh = mesh.shape();
+    trace->axis = mesh.axis();
     trace->devices = n;
     trace->inputs.clear();
     trace->outputs.clear();
     for (std::size_t i = 0; i < inputs.size(); ++i) {
-      ArrayRecord rec{program.inputs[i].name, inputs[i].shape, program.inputs[i].spec, {}};
+      ArrayRecord rec{in_specs[i].name, inputs[i].shape, in_specs[i].spec, {}};
       for (int d = 0; d < n; ++d) rec.blocks.push_back(blocks[d][i].shape);
       trace->inputs.push_back(std::move(rec));
     }
@@ -55,34 +68,34 @@ std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program, const std::
   mesh.run(
       [&](Device& dev) {
         const auto d = static_cast<std::size_t>(dev.index());
-        outs[d] = program.body(dev, blocks[d]);
+        outs[d] = body(dev, blocks[d]);
         blocks[d].clear();
       },
       trace);
 
   std::vector<Tensor> result;
-  for (std::size_t o = 0; o < program.outputs.size(); ++o) {
-    const ArgDef& arg = program.outputs[o];
+  for (std::size_t o = 0; o < out_specs.size(); ++o) {
+    const ArgDef& arg = out_specs[o];
     std::vector<Tensor> parts;
     for (int d = 0; d < n; ++d) {
-      MESHRUN_CHECK(outs[d].size() == program.outputs.size(),
-                    program.name + ": a device returned the wrong number of outputs");
+      MESHRUN_CHECK(outs[d].size() == out_specs.size(),
+                    "shard_map: a device returned the wrong number of outputs");
       parts.push_back(std::move(outs[d][o]));
     }
-    if (arg.spec.split_dim(program.axis) < 0) {
-      // Replicated over the axis: every device must hold the same bits (JAX's check_rep).
-      for (int d = 1; d < n; ++d) {
-        MESHRUN_CHECK(same_bits(parts[0], parts[d]),
-                      "output " + arg.name + " is declared " + arg.spec.str() + " but devices 0 and " +
-                          std::to_string(d) + " hold different values");
-      }
+    // Replicated over the axes its spec does not name: every device holding a copy of a block
+    // must hold the same bits (JAX's check_rep).
+    for (int d = 1; d < n; ++d) {
+      const int e = first_holder(arg.spec, parts[0].rank(), mesh.shape(), d);
+      MESHRUN_CHECK(e == d || same_bits(parts[e], parts[d]),
+                    "output " + arg.name + " is declared " + arg.spec.str() + " but devices " +
+                        std::to_string(e) + " and " + std::to_string(d) + " hold different values");
     }
     if (trace) {
       ArrayRecord rec{arg.name, {}, arg.spec, {}};
       for (const Tensor& p : parts) rec.blocks.push_back(p.shape);
       trace->outputs.push_back(std::move(rec));
     }
-    result.push_back(assemble(parts, arg.spec, program.axis));
+    result.push_back(assemble(parts, arg.spec, mesh.shape()));
     if (trace) trace->outputs.back().global = result.back().shape;
   }
   return result;

@@ -3,8 +3,6 @@
 // x and y are split by rows over 'data'; each device differentiates the loss of its own N/n rows
 // (the same formula, so the mean of the shard losses and gradients is L and its gradient), and one
 // pmean over 'data' averages [loss, dL/dW, dL/db] packed in one buffer.
-#include <cmath>
-
 #include "mesh/device.hpp"
 #include "programs/program.hpp"
 #include "support/errors.hpp"
@@ -42,12 +40,7 @@ std::vector<Tensor> dp_step_body(Device& dev, const std::vector<Tensor>& in) {
   return {std::move(w_new), std::move(b_new), Tensor::scalar(packed[0])};
 }
 
-void dp_step_check(const std::vector<Tensor>& in) {
-  const float lr = in[4].data[0];
-  if (!std::isfinite(lr) || !(lr > 0.0f)) {
-    throw InputError("input.lr", "must be a finite number > 0");
-  }
-}
+void dp_step_check(const std::vector<Tensor>& in) { check_learning_rate(in[4]); }
 
 }  // namespace
 
@@ -65,6 +58,7 @@ const ProgramDef& dp_step_program() {
       dp_step_body,
       dp_step_check,
       {input_split("x", 0), input_split("y", 0), reduced_over(kAxis, {"loss", "w", "b"})},
+      {{kAxis, 8}},
   };
   return def;
 }

@@ -1,5 +1,5 @@
 // A program: what a user would pass to jax.shard_map -- a per-device body, the in/out partition
-// specs over one named mesh axis -- plus the names and symbolic shapes of its inputs and outputs,
+// specs over named mesh axes -- plus the names and symbolic shapes of its inputs and outputs,
 // so the case reader can validate a case and the writer can print the result dict in order.
 // Adding a program is one new file that defines a ProgramDef and registers it in registry.cpp.
 #pragma once
@@ -8,29 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "shard/partition_spec.hpp"
-#include "tensor/tensor.hpp"
+#include "mesh/shard_map.hpp"
+#include "shard/mesh_shape.hpp"
 #include "trace/structure.hpp"
 
 namespace meshrun {
 
-class Device;
-
-// One input or output: its JSON key, its dimensions by symbolic name ({} for a scalar,
-// {"N", "D"} for a matrix), and its partition spec over the program's axis.
-struct ArgDef {
-  std::string name;
-  std::vector<std::string> dims;
-  PartitionSpec spec;
-};
-
-// Runs once per device on that device's blocks (in the order of ProgramDef::inputs) and returns
-// its blocks of the outputs (in the order of ProgramDef::outputs).
-using Body = std::function<std::vector<Tensor>(Device&, const std::vector<Tensor>& blocks)>;
-
 struct ProgramDef {
   std::string name;  // the subcommand, e.g. "dp-step"
-  std::string axis;  // the mesh axis name, e.g. "data"
+  std::string axis;  // a one-axis program's axis, e.g. "data" (what --devices sizes); "" otherwise
   std::string summary;
   std::vector<ArgDef> inputs;
   std::vector<ArgDef> outputs;
@@ -40,7 +26,24 @@ struct ProgramDef {
   std::function<void(const std::vector<Tensor>& inputs)> check_values;
   // What the exercise's grader checks about the program's structure, checked against the trace.
   std::vector<StructuralRule> structure;
+  // The mesh it runs on unless told otherwise (the case's "mesh", --mesh, --devices).
+  MeshShape mesh;
 };
+
+// The mesh a run uses: the flags override the case, the case the program's default. `flag_mesh`
+// (--mesh) if given, else {axis: flag_devices} when flag_devices > 0 (--devices, one-axis
+// programs only), else `case_mesh` (the case's "mesh" key) if given, else the program's default.
+// Throws InputError ("--devices") for --devices on a multi-axis program or beside --mesh.
+MeshShape run_mesh(const ProgramDef& program, const MeshShape& flag_mesh, const MeshShape& case_mesh,
+                   int flag_devices);
+
+// shard_map of the program's body and specs (mesh/shard_map.hpp), recording its name in `trace`.
+std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program, const std::vector<Tensor>& inputs,
+                              Trace* trace = nullptr);
+
+// For check_values: the learning rate `lr` (a scalar input) must be finite and > 0; throws
+// InputError naming "input.lr".
+void check_learning_rate(const Tensor& lr);
 
 // All programs, in the order `meshrun --help` lists them.
 const std::vector<const ProgramDef*>& all_programs();

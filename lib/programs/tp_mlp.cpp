@@ -43,6 +43,7 @@ const ProgramDef& tp_mlp_program() {
       {},
       {input_split("w1", 1), input_split("b1", 0), input_split("w2", 0), reduced_over(kAxis, {"out"}),
        output_split("hidden", 1)},
+      {{kAxis, 8}},
   };
   return def;
 }

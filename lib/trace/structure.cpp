@@ -11,18 +11,21 @@ const ArrayRecord* find(const std::vector<ArrayRecord>& list, const std::string&
   return it == list.end() ? nullptr : &*it;
 }
 
-// The block each of n devices must hold when `global` is split n ways along `dim`.
-Shape split_shape(Shape global, int dim, int n) {
+// The block each device must hold when `global` is split along `dim` over `axis` of the mesh
+// ("": over all its devices) -- from the rule, never from the spec the program declared.
+Shape split_shape(Shape global, int dim, const std::string& axis, const Trace& t) {
+  const int pos = mesh_axis_position(t.mesh, axis);
+  const int n = axis.empty() || pos < 0 ? t.devices : t.mesh[static_cast<std::size_t>(pos)].second;
   auto& len = global.at(static_cast<std::size_t>(dim));
   len /= static_cast<std::size_t>(n);
   return global;
 }
 
 std::optional<std::string> check_blocks(const ArrayRecord* a, const std::string& name, int dim,
-                                        const Trace& t) {
+                                        const std::string& axis, const Trace& t) {
   if (!a) return name + " was not recorded";
   if (dim >= static_cast<int>(a->global.size())) return name + " has no dimension " + std::to_string(dim);
-  const Shape want = split_shape(a->global, dim, t.devices);
+  const Shape want = split_shape(a->global, dim, axis, t);
   for (int d = 0; d < t.devices; ++d) {
     const Shape& got = a->blocks.at(static_cast<std::size_t>(d));
     if (got != want) {
@@ -33,40 +36,85 @@ std::optional<std::string> check_blocks(const ArrayRecord* a, const std::string&
   return std::nullopt;
 }
 
-std::string dims_text(const std::string& name, int dim) {
-  return name + " split along dimension " + std::to_string(dim);
+bool is_reduction(const CollectiveRecord& c) { return c.op == "psum" || c.op == "pmean"; }
+
+// Elements device d reduced over `axis` alone.
+std::size_t reduced_elements(const Trace& t, int d, const std::string& axis) {
+  std::size_t reduced = 0;
+  for (const CollectiveRecord& c : t.collectives.at(static_cast<std::size_t>(d)))
+    if (is_reduction(c) && c.axis == axis) reduced += shape_size(c.in_shape);
+  return reduced;
+}
+
+std::string dims_text(const std::string& name, int dim, const std::string& axis) {
+  return name + " split along dimension " + std::to_string(dim) + (axis.empty() ? "" : " over '" + axis + "'");
 }
 
 }  // namespace
 
-StructuralRule input_split(const std::string& input, int dim) {
-  return {"every device received only its block of " + dims_text(input, dim) + ", never the full " + input,
-          [input, dim](const Trace& t) { return check_blocks(find(t.inputs, input), input, dim, t); }};
+StructuralRule input_split(const std::string& input, int dim, const std::string& axis) {
+  return {"every device received only its block of " + dims_text(input, dim, axis) + ", never the full " + input,
+          [input, dim, axis](const Trace& t) { return check_blocks(find(t.inputs, input), input, dim, axis, t); }};
 }
 
-StructuralRule output_split(const std::string& output, int dim) {
-  return {output + " left split: each device returned only its block (" + dims_text(output, dim) + ")",
-          [output, dim](const Trace& t) { return check_blocks(find(t.outputs, output), output, dim, t); }};
+StructuralRule output_split(const std::string& output, int dim, const std::string& axis) {
+  return {output + " left split: each device returned only its block (" + dims_text(output, dim, axis) + ")",
+          [output, dim, axis](const Trace& t) { return check_blocks(find(t.outputs, output), output, dim, axis, t); }};
 }
+
+ElementCount output_blocks(std::vector<std::string> arrays) {
+  return [arrays](const Trace& t, int d) {
+    std::size_t n = 0;
+    for (const auto& name : arrays)
+      if (const ArrayRecord* a = find(t.outputs, name)) n += shape_size(a->blocks.at(static_cast<std::size_t>(d)));
+    return n;
+  };
+}
+
+namespace {
+// reduced_over and reduced_exactly_over: device d's elements over `axis` against `need`.
+StructuralRule reduction_rule(const std::string& axis, std::vector<std::string> outputs,
+                              const std::string& what, ElementCount need, bool exact) {
+  std::string description = exact ? "every device reduced (psum/pmean) exactly " + what + " over '" + axis + "', and nothing else over it"
+                                  : "every device reduced (psum/pmean) " + what + " over '" + axis + "'";
+  return {std::move(description),
+          [axis, outputs, what, need, exact](const Trace& t) -> std::optional<std::string> {
+            for (const auto& o : outputs)
+              if (!find(t.outputs, o)) return o + " was not recorded";
+            for (int d = 0; d < t.devices; ++d) {
+              const std::size_t reduced = reduced_elements(t, d, axis), want = need(t, d);
+              if (exact ? reduced != want : reduced < want) {
+                return "device " + std::to_string(d) + " reduced " + std::to_string(reduced) +
+                       " elements over '" + axis + "', " + (reduced < want ? "fewer" : "more") +
+                       " than the " + std::to_string(want) + " of " + what;
+              }
+            }
+            return std::nullopt;
+          }};
+}
+}  // namespace
 
 StructuralRule reduced_over(const std::string& axis, std::vector<std::string> outputs) {
   std::string names;
   for (const auto& o : outputs) names += (names.empty() ? "" : ", ") + o;
-  return {"every device reduced (psum/pmean) " + names + " over '" + axis + "'",
-          [axis, outputs, names](const Trace& t) -> std::optional<std::string> {
-            std::size_t need = 0;
-            for (const auto& o : outputs) {
-              const ArrayRecord* a = find(t.outputs, o);
-              if (!a) return o + " was not recorded";
-              need += shape_size(a->global);
-            }
+  ElementCount need = output_blocks(outputs);
+  return reduction_rule(axis, std::move(outputs), names, std::move(need), false);
+}
+
+StructuralRule reduced_exactly_over(const std::string& axis, const std::string& what, ElementCount need) {
+  return reduction_rule(axis, {}, what, std::move(need), true);
+}
+
+StructuralRule only_reductions_over(std::vector<std::string> axes, const std::string& why) {
+  std::string names;
+  for (const auto& a : axes) names += (names.empty() ? "'" : " or '") + a + "'";
+  return {why + ": every collective was a psum or pmean over " + names + " alone",
+          [axes](const Trace& t) -> std::optional<std::string> {
             for (int d = 0; d < t.devices; ++d) {
-              std::size_t reduced = 0;
-              for (const CollectiveRecord& c : t.collectives.at(static_cast<std::size_t>(d)))
-                if ((c.op == "psum" || c.op == "pmean") && c.axis == axis) reduced += shape_size(c.in_shape);
-              if (reduced < need) {
-                return "device " + std::to_string(d) + " reduced " + std::to_string(reduced) +
-                       " elements over '" + axis + "', fewer than the " + std::to_string(need) + " of " + names;
+              for (const CollectiveRecord& c : t.collectives.at(static_cast<std::size_t>(d))) {
+                if (is_reduction(c) && std::find(axes.begin(), axes.end(), c.axis) != axes.end()) continue;
+                return "device " + std::to_string(d) + " called " + c.op + " #" + std::to_string(c.seq) +
+                       " over '" + c.axis + "'";
               }
             }
             return std::nullopt;

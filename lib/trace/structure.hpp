@@ -2,8 +2,13 @@
 // here against the Trace of what actually ran (never against what the program claims):
 //   input_split   -- every device received the block of its split, never the whole array;
 //   reduced_over  -- every device reduced (psum/pmean) over the axis, at least as many elements
-//                    as the named outputs hold (the gradients, the partial outputs);
+//                    as its blocks of the named outputs hold (the gradients, the partial outputs);
+//   reduced_exactly_over -- exactly so many elements, over that axis alone ("over 'data' only");
+//   only_reductions_over -- every collective was a psum/pmean over one of the axes alone (nothing
+//                    gathered, nothing reduced over a tuple or another axis);
 //   output_split  -- an output stayed split: each device returned only its block.
+// The blocks expected come from the rule (dimension, axis) and the recorded mesh -- never from the
+// spec the program declared, which a wrong program may have changed.
 #pragma once
 
 #include <functional>
@@ -21,9 +26,18 @@ struct StructuralRule {
   std::function<std::optional<std::string>(const Trace&)> check;
 };
 
-StructuralRule input_split(const std::string& input, int dim);
+// How many elements device `device` must reduce, read from the trace.
+using ElementCount = std::function<std::size_t(const Trace&, int device)>;
+
+// Split along `dim` over mesh axis `axis` ("": over all the mesh's devices, for one-axis programs).
+StructuralRule input_split(const std::string& input, int dim, const std::string& axis = "");
 StructuralRule reduced_over(const std::string& axis, std::vector<std::string> outputs);
-StructuralRule output_split(const std::string& output, int dim);
+// `what` names the elements in the description, e.g. "the partial outputs".
+StructuralRule reduced_exactly_over(const std::string& axis, const std::string& what, ElementCount need);
+StructuralRule only_reductions_over(std::vector<std::string> axes, const std::string& why);
+StructuralRule output_split(const std::string& output, int dim, const std::string& axis = "");
+// The elements of device `device`'s blocks of `arrays` (outputs) -- a need for the rules above.
+ElementCount output_blocks(std::vector<std::string> arrays);
 
 struct StructuralVerdict {
   std::vector<std::string> passed;    // descriptions of the rules that held

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collectives/communicator.hpp"
+#include "shard/mesh_shape.hpp"
 #include "shard/partition_spec.hpp"
 #include "tensor/tensor.hpp"
 
@@ -16,7 +17,7 @@ namespace meshrun {
 
 struct CollectiveRecord {
   std::string op;  // JAX's name: psum, pmean, all_gather, psum_scatter, ppermute
-  std::string axis;
+  std::string axis;  // "data", or "(data,model)" for a tuple of axes
   Shape in_shape;     // the operand this device passed
   Shape out_shape;    // what it got back
   bool out_varying;   // the result differs from device to device (psum_scatter, ppermute)
@@ -33,8 +34,9 @@ struct ArrayRecord {
 
 struct Trace {
   std::string program;
-  std::string axis;
-  int devices = 0;
+  MeshShape mesh;
+  std::string axis;  // the first axis of the mesh (on a one-axis mesh, its axis)
+  int devices = 0;   // on the whole mesh
   std::vector<ArrayRecord> inputs;
   std::vector<ArrayRecord> outputs;
   // [device]: its collectives in order. Each device appends only to its own vector.

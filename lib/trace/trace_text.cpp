@@ -7,21 +7,36 @@ namespace meshrun {
 
 namespace {
 
-// "f32[2,2]{V:data}" for a block that differs from device to device, as JAX types them.
-std::string block_type(const ArrayRecord& a, const std::string& axis, int device) {
-  std::string s = shape_str(a.blocks.at(static_cast<std::size_t>(device)));
-  return a.spec.split_dim(axis) >= 0 ? s + "{V:" + axis + "}" : s;
+// The mesh axes `spec` names, in mesh order: what a block varies over.
+std::vector<std::string> varying_axes(const PartitionSpec& spec, const MeshShape& mesh) {
+  std::vector<std::string> axes;
+  for (const auto& [axis, size] : mesh)
+    if (spec.split_dim(axis) >= 0) axes.push_back(axis);
+  return axes;
 }
 
-// "rows [2:4)" / "columns [2:4)" / "all" for device d's block.
-std::string block_range(const ArrayRecord& a, const std::string& axis, int device) {
-  const int dim = a.spec.split_dim(axis);
-  if (dim < 0) return "whole array";
-  const std::size_t len = a.blocks.at(static_cast<std::size_t>(device)).at(static_cast<std::size_t>(dim));
-  const std::size_t lo = len * static_cast<std::size_t>(device);
-  const char* what = a.global.size() == 1 ? "entries" : dim == 0 ? "rows" : "columns";
-  return std::string(what) + " [" + std::to_string(lo) + ":" +
+// "{V:data}", "{V:(data,model)}" as JAX types a block that differs from device to device.
+std::string varying_str(const std::vector<std::string>& axes) {
+  if (axes.empty()) return "";
+  if (axes.size() == 1) return "{V:" + axes[0] + "}";
+  std::string s = "{V:(";
+  for (std::size_t i = 0; i < axes.size(); ++i) s += (i ? "," : "") + axes[i];
+  return s + ")}";
+}
+
+// "rows [2:4)" / "columns [2:4)" / "entries [2:4)" (and "rows [0:2), columns [4:8)" for a block
+// split both ways) for device d's block.
+std::string block_range(const ArrayRecord& a, const Trace& t, int device) {
+  std::string s;
+  for (std::size_t dim = 0; dim < a.global.size(); ++dim) {
+    if (dim >= a.spec.dims().size() || a.spec.dims()[dim].empty()) continue;
+    const std::size_t len = a.blocks.at(static_cast<std::size_t>(device)).at(dim);
+    const std::size_t lo = len * static_cast<std::size_t>(shard_index(a.spec, dim, t.mesh, device));
+    const char* what = a.global.size() == 1 ? "entries" : dim == 0 ? "rows" : "columns";
+    s += (s.empty() ? "" : ", ") + std::string(what) + " [" + std::to_string(lo) + ":" +
          std::to_string(lo + len) + ")";
+  }
+  return s;
 }
 
 void arrays(std::ostringstream& out, const char* title, const std::vector<ArrayRecord>& list,
@@ -29,17 +44,27 @@ void arrays(std::ostringstream& out, const char* title, const std::vector<ArrayR
   out << title << ":\n";
   for (const ArrayRecord& a : list) {
     out << "  " << a.name << ": " << shape_str(a.global) << " " << a.spec.str() << "\n";
+    const std::vector<std::string> varying = varying_axes(a.spec, t.mesh);
     const bool same = std::all_of(a.blocks.begin(), a.blocks.end(), [&](const Shape& s) { return s == a.global; });
-    if (same && a.spec.split_dim(t.axis) < 0) {  // replicated: one line for all devices
+    if (same && varying.empty()) {  // replicated: one line for all devices
       out << (t.devices == 1 ? "    device 0: " : "    devices 0-" + std::to_string(t.devices - 1) + ": ")
           << shape_str(a.global) << "  whole array\n";
       continue;
     }
     for (int d = 0; d < t.devices; ++d) {
-      out << "    device " << d << ": " << block_type(a, t.axis, d) << "  "
-          << block_range(a, t.axis, d) << "\n";
+      out << "    device " << d << ": " << shape_str(a.blocks.at(static_cast<std::size_t>(d)))
+          << varying_str(varying) << "  " << block_range(a, t, d) << "\n";
     }
   }
+}
+
+// A collective's axes: "'model'" or "('data', 'model')" as jaxpr prints axis_name; the group
+// label is "model" or "(data,model)".
+std::string axis_name(const std::string& label) {
+  if (label.empty() || label[0] != '(') return "'" + label + "'";
+  std::string s = "('";
+  for (char ch : label.substr(1, label.size() - 2)) s += ch == ',' ? std::string("', '") : std::string(1, ch);
+  return s + "')";
 }
 
 }  // namespace
@@ -47,7 +72,7 @@ void arrays(std::ostringstream& out, const char* title, const std::vector<ArrayR
 std::string format_trace(const Trace& t) {
   std::ostringstream out;
   out << "trace of " << t.program << "\n";
-  out << "mesh: Mesh('" << t.axis << "': " << t.devices << ")\n";
+  out << "mesh: " << mesh_str(t.mesh) << "\n";
   arrays(out, "inputs", t.inputs, t);
   out << "collectives:\n";
   for (int d = 0; d < t.devices; ++d) {
@@ -57,8 +82,8 @@ std::string format_trace(const Trace& t) {
     const auto& list = i < t.collectives.size() ? t.collectives[i] : kNone;
     if (list.empty()) out << "  device " << d << ": none\n";
     for (const CollectiveRecord& c : list) {
-      out << "  device " << d << ": #" << c.seq << " " << c.op << "[axis_name='" << c.axis << "'] "
-          << shape_str(c.in_shape) << "{V:" << c.axis << "} -> " << shape_str(c.out_shape)
+      out << "  device " << d << ": #" << c.seq << " " << c.op << "[axis_name=" << axis_name(c.axis)
+          << "] " << shape_str(c.in_shape) << "{V:" << c.axis << "} -> " << shape_str(c.out_shape)
           << (c.out_varying ? "{V:" + c.axis + "}" : "") << "  " << c.bytes() << " bytes\n";
     }
   }

@@ -1,0 +1,40 @@
+// jax.shard_map: the signature types a program is made of -- each argument's name, symbolic
+// dims and partition spec, and the per-device body -- and shard_map itself, which splits global
+// arrays into device blocks, runs the body on every device of a Mesh and assembles the outputs.
+// Below the programs: a program is a body plus its specs, and nothing here knows any program.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mesh/mesh.hpp"
+#include "shard/partition_spec.hpp"
+#include "tensor/tensor.hpp"
+#include "trace/trace.hpp"
+
+namespace meshrun {
+
+// One input or output: its JSON key, its dimensions by symbolic name ({} for a scalar,
+// {"N", "D"} for a matrix), and its partition spec over the program's mesh axes.
+struct ArgDef {
+  std::string name;
+  std::vector<std::string> dims;
+  PartitionSpec spec;
+};
+
+// Runs once per device on that device's blocks (in the order of the in-specs) and returns
+// its blocks of the outputs (in the order of the out-specs).
+using Body = std::function<std::vector<Tensor>(Device&, const std::vector<Tensor>& blocks)>;
+
+// Splits each global input by its in-spec (each device gets a copy of its own block only), runs
+// `body` on every device, assembles the outputs by their out-specs. Devices holding copies of one
+// output block (replicated over an axis the spec does not name) must hold the same bits.
+// Throws InputError when a spec names an axis the mesh lacks or a split does not divide.
+// With `trace`, records the run: mesh, the blocks handed to and returned by each device, and
+// every collective (trace->program is left to the caller).
+std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<ArgDef>& in_specs,
+                              const std::vector<ArgDef>& out_specs, const std::vector<Tensor>& inputs,
+                              Trace* trace = nullptr);
+
+}  // namespace meshrun

@@ -1,0 +1,379 @@
+// Meshes of two axes. Collectives over one axis, a tuple, and both orders of a tuple on a
+// {data: 2, model: 4} mesh (and 4x2, 3x2), each result computed here as a serial left fold over
+// the group's members in the documented order (rank order; a tuple: row-major over its axes);
+// device numbering and block placement as jax.make_mesh; mlp-train's cases on meshes 1x8, 2x4, 4x2,
+// 8x1 and 1x1 against their independently computed `expected` and against each other; --exact
+// output bit-identical across runs; its structural rules against deliberately wrong programs.
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "io/case_reader.hpp"
+#include "mesh/device.hpp"
+#include "mesh/mesh.hpp"
+#include "programs/program.hpp"
+#include "run_meshrun.hpp"
+#include "support/errors.hpp"
+#include "trace/structure.hpp"
+#include "trace/trace.hpp"
+
+using namespace meshrun;
+using meshrun::testing::kSource;
+
+namespace {
+
+// A value unique to (device, element), exact in float32, so a wrong member or order shows.
+float value(int device, std::size_t i) {
+  return static_cast<float>(device) * 0.375f + static_cast<float>(i) * 1.0e-3f + 0.1f;
+}
+
+// The serial left fold of value(m, i) over `members` in the given order.
+float fold(const std::vector<int>& members, std::size_t i) {
+  float s = 0.0f;
+  bool first = true;
+  for (int m : members) {
+    s = first ? value(m, i) : s + value(m, i);
+    first = false;
+  }
+  return s;
+}
+
+// The devices of `device`'s group over axes `tuple` (positions into {data, model}), in rank
+// order -- row-major over the tuple -- written out from the numbering rule d = i * M + j.
+std::vector<int> group_of(int device, int data, int model, const std::vector<int>& tuple) {
+  const int i = device / model, j = device % model;
+  std::vector<int> members;
+  if (tuple == std::vector<int>{1}) {
+    for (int jj = 0; jj < model; ++jj) members.push_back(i * model + jj);
+  } else if (tuple == std::vector<int>{0}) {
+    for (int ii = 0; ii < data; ++ii) members.push_back(ii * model + j);
+  } else if (tuple == std::vector<int>{0, 1}) {
+    for (int ii = 0; ii < data; ++ii)
+      for (int jj = 0; jj < model; ++jj) members.push_back(ii * model + jj);
+  } else {  // (model, data)
+    for (int jj = 0; jj < model; ++jj)
+      for (int ii = 0; ii < data; ++ii) members.push_back(ii * model + jj);
+  }
+  return members;
+}
+
+const std::vector<std::pair<std::vector<int>, AxisNames>> kTuples = {
+    {{1}, AxisNames("model")},
+    {{0}, AxisNames("data")},
+    {{0, 1}, AxisNames{"data", "model"}},
+    {{1, 0}, AxisNames{"model", "data"}},
+};
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.shape == b.shape &&
+         (a.data.empty() || std::memcmp(a.data.data(), b.data.data(), a.size() * sizeof(float)) == 0);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(collectives_on_groups)
+
+BOOST_AUTO_TEST_CASE(psum_pmean_all_gather_per_group_in_documented_order) {
+  for (auto [data, model] : {std::pair{2, 4}, std::pair{4, 2}, std::pair{3, 2}, std::pair{1, 8}}) {
+    Mesh mesh(MeshShape{{"data", data}, {"model", model}});
+    const int n = data * model;
+    std::vector<std::string> errors(static_cast<std::size_t>(n));
+    mesh.run([&](Device& dev) {
+      const int d = dev.index();
+      std::string& err = errors[static_cast<std::size_t>(d)];
+      constexpr std::size_t kElems = 7;
+      Tensor x({kElems});
+      for (std::size_t i = 0; i < kElems; ++i) x.data[i] = value(d, i);
+      if (dev.axis_index("data") != d / model || dev.axis_index("model") != d % model)
+        err += "coordinates; ";
+      for (const auto& [tuple, axes] : kTuples) {
+        const std::vector<int> members = group_of(d, data, model, tuple);
+        const auto size = static_cast<int>(members.size());
+        if (dev.axis_size(axes) != size) err += "axis_size " + axes.str() + "; ";
+        const int rank = static_cast<int>(std::find(members.begin(), members.end(), d) - members.begin());
+        if (dev.axis_index(axes) != rank) err += "axis_index " + axes.str() + "; ";
+        const Tensor s = dev.psum(x, axes), m = dev.pmean(x, axes), g = dev.all_gather(x, axes);
+        for (std::size_t i = 0; i < kElems; ++i) {
+          const float want = fold(members, i);
+          if (s.data[i] != want) err += "psum " + axes.str() + "; ";
+          if (m.data[i] != want / static_cast<float>(size)) err += "pmean " + axes.str() + "; ";
+          for (int r = 0; r < size; ++r)
+            if (g.data[static_cast<std::size_t>(r) * kElems + i] != value(members[static_cast<std::size_t>(r)], i))
+              err += "all_gather " + axes.str() + "; ";
+        }
+        // ppermute: a shift by one rank within the group.
+        std::vector<std::pair<int, int>> shift;
+        for (int r = 0; r < size; ++r) shift.emplace_back(r, (r + 1) % size);
+        const Tensor p = dev.ppermute(x, axes, shift);
+        const int from = members[static_cast<std::size_t>((rank + size - 1) % size)];
+        if (p.data[0] != value(from, 0)) err += "ppermute " + axes.str() + "; ";
+      }
+    });
+    for (int d = 0; d < n; ++d)
+      BOOST_TEST(errors[static_cast<std::size_t>(d)].empty(),
+                 data << "x" << model << " device " << d << ": " << errors[static_cast<std::size_t>(d)]);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(unknown_axis_is_an_input_error_naming_the_mesh_axes) {
+  Mesh mesh(MeshShape{{"data", 2}, {"model", 2}});
+  try {
+    mesh.run([](Device& dev) { dev.psum(Tensor({1}), AxisNames{"data", "pipe"}); });
+    BOOST_TEST(false, "accepted an unknown axis");
+  } catch (const DeviceError& e) {
+    BOOST_TEST(std::string(e.what()).find("unknown axis name 'pipe' (the mesh's axes are ('data', 'model'))") !=
+                   std::string::npos,
+               e.what());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(blocks_follow_jax_numbering) {
+  // x (4, 8) under P('data', 'model') on data=2, model=4: device 5 = (1, 1) holds rows [2:4),
+  // columns [2:4); under P(('data', 'model'),) on a vector of 8, device d holds entry d.
+  const MeshShape mesh{{"data", 2}, {"model", 4}};
+  Tensor g({4, 8});
+  for (std::size_t i = 0; i < g.size(); ++i) g.data[i] = static_cast<float>(i);
+  const Tensor b = block_of(g, P{"data", "model"}, mesh, 5);
+  BOOST_TEST((b.shape == Shape{2, 2}));
+  BOOST_TEST((b.data == std::vector<float>{18, 19, 26, 27}));
+  Tensor v({8});
+  for (std::size_t i = 0; i < 8; ++i) v.data[i] = static_cast<float>(i);
+  for (int d = 0; d < 8; ++d) BOOST_TEST((block_of(v, P{{"data", "model"}}, mesh, d).data[0] == static_cast<float>(d)));
+  BOOST_TEST((block_of(v, P{{"model", "data"}}, mesh, 5).data[0] == 3.0f));  // model 1 * 2 + data 1
+  BOOST_TEST((P{{"data", "model"}}.str() == "P(('data', 'model'),)"));
+  std::vector<Tensor> blocks;
+  for (int d = 0; d < 8; ++d) blocks.push_back(block_of(g, P{"data", "model"}, mesh, d));
+  BOOST_TEST(same_bits(assemble(blocks, P{"data", "model"}, mesh), g));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ------------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(mlp_train)
+
+namespace {
+
+const std::vector<MeshShape> kMeshes = {{{"data", 1}, {"model", 8}}, {{"data", 2}, {"model", 4}},
+                                        {{"data", 4}, {"model", 2}}, {{"data", 8}, {"model", 1}},
+                                        {{"data", 1}, {"model", 1}}};
+
+std::vector<std::string> mlp_cases() {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(kSource + "/cases/mlp-train"))
+    if (e.path().extension() == ".json") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<Tensor> run_on(const ProgramDef& p, const std::vector<Tensor>& inputs, const MeshShape& shape,
+                           Trace* trace = nullptr) {
+  Mesh mesh(shape);
+  return shard_map(mesh, p, inputs, trace);
+}
+
+// Every element within |a - b| <= 1e-5 + 1e-5 |b|, as the grader allows.
+bool close(const std::vector<Tensor>& a, const std::vector<Tensor>& b, std::string& where) {
+  for (std::size_t o = 0; o < a.size(); ++o) {
+    if (a[o].shape != b[o].shape) return where = "output " + std::to_string(o) + " shape", false;
+    for (std::size_t i = 0; i < a[o].size(); ++i) {
+      const double x = a[o].data[i], y = b[o].data[i];
+      if (std::fabs(x - y) > 1e-5 + 1e-5 * std::fabs(y))
+        return where = "output " + std::to_string(o) + "[" + std::to_string(i) + "]", false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(every_case_on_every_mesh_matches_expected_and_each_other) {
+  const ProgramDef& p = *find_program("mlp-train");
+  const auto files = mlp_cases();
+  BOOST_TEST(files.size() >= 8u);
+  for (const std::string& file : files) {
+    const Case c = read_case(file, &p, 0);
+    BOOST_REQUIRE(c.expected.has_value());
+    std::vector<Tensor> first;
+    for (const MeshShape& shape : kMeshes) {
+      Trace trace;
+      const std::vector<Tensor> got = run_on(p, c.inputs, shape, &trace);
+      std::string where;
+      BOOST_TEST(close(got, *c.expected, where), file << " on " << mesh_str(shape) << ": " << where);
+      if (first.empty()) first = got;
+      BOOST_TEST(close(got, first, where), file << " on " << mesh_str(shape) << " vs 1x8: " << where);
+      const StructuralVerdict v = check_structure(p.structure, trace);
+      BOOST_TEST(v.ok(), file << " on " << mesh_str(shape) << ": " << (v.ok() ? "" : v.failures[0]));
+      BOOST_TEST(v.passed.size() == 8u);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(repeated_runs_are_bit_identical) {
+  const ProgramDef& p = *find_program("mlp-train");
+  const Case c = read_case(kSource + "/cases/mlp-train/b16-d4-h32-o3.json", &p, 0);
+  for (const MeshShape& shape : kMeshes) {
+    const std::vector<Tensor> first = run_on(p, c.inputs, shape);
+    for (int rep = 0; rep < 5; ++rep) {
+      const std::vector<Tensor> again = run_on(p, c.inputs, shape);
+      for (std::size_t o = 0; o < first.size(); ++o)
+        BOOST_TEST(same_bits(first[o], again[o]), mesh_str(shape) << " output " << o);
+    }
+  }
+  // And through the binary: --exact prints the same bytes every time.
+  const auto once = meshrun::testing::run({"mlp-train", "--exact", "cases/mlp-train/example1.json"});
+  BOOST_TEST(once.code == 0, once.err);
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto again = meshrun::testing::run({"mlp-train", "--exact", "cases/mlp-train/example1.json"});
+    BOOST_TEST(again.out == once.out);
+  }
+}
+
+// ------------------------------------------------------------------- deliberately wrong programs
+
+namespace {
+
+const ProgramDef& mlp() { return *find_program("mlp-train"); }
+
+StructuralVerdict verdict_of(const ProgramDef& p) {
+  const Case c = read_case(kSource + "/cases/mlp-train/example1.json", &mlp(), 0);
+  Trace trace;
+  run_on(p, c.inputs, {{"data", 2}, {"model", 4}}, &trace);
+  return check_structure(p.structure, trace);
+}
+
+bool mentions(const StructuralVerdict& v, const std::string& text) {
+  for (const auto& f : v.failures)
+    if (f.find(text) != std::string::npos) return true;
+  return false;
+}
+
+// The real body with its collectives' axes replaced.
+Body body_reducing_over(AxisNames model_axes, AxisNames data_axes) {
+  const std::string m0(model_axes.names()[0]), d0(data_axes.names()[0]);
+  const bool m_tuple = model_axes.names().size() > 1, d_tuple = data_axes.names().size() > 1;
+  return [=](Device& dev, const std::vector<Tensor>& in) {
+    const Tensor& x = in[0];
+    Tensor z = matmul(x, in[2]);
+    add_row_vector(z, in[3]);
+    relu_inplace(z);
+    const Tensor part = matmul(z, in[4]);
+    Tensor out = m_tuple ? dev.psum(part, {"data", "model"}) : dev.psum(part, m0);
+    add_row_vector(out, in[5]);
+    std::vector<float> packed(1 + in[2].size() + in[3].size() + in[4].size() + in[5].size(), 0.0f);
+    if (d_tuple) dev.pmean_inplace(packed, {"data", "model"}); else dev.pmean_inplace(packed, d0);
+    return std::vector<Tensor>{in[2], in[3], in[4], in[5], Tensor::scalar(packed[0])};
+  };
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(real_program_passes_and_full_inputs_fail) {
+  BOOST_TEST(verdict_of(mlp()).ok());
+  ProgramDef wrong = mlp();
+  for (auto& a : wrong.inputs) a.spec = P();  // every device gets everything
+  for (auto& a : wrong.outputs) a.spec = P();
+  wrong.body = [](Device&, const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{in[2], in[3], in[4], in[5], Tensor::scalar(0)};
+  };
+  const auto v = verdict_of(wrong);
+  BOOST_TEST(mentions(v, "device 0 held f32[8,2] (the full x), expected f32[4,2]"));
+  BOOST_TEST(mentions(v, "(the full y)"));
+  BOOST_TEST(mentions(v, "device 0 held f32[2,8] (the full w1), expected f32[2,2]"));
+  BOOST_TEST(mentions(v, "(the full b1)"));
+  BOOST_TEST(mentions(v, "(the full w2)"));
+  BOOST_TEST(mentions(v, "reduced 0 elements over 'model', fewer than the 4 of its partial outputs"));
+}
+
+BOOST_AUTO_TEST_CASE(reductions_over_the_wrong_axes_fail) {
+  ProgramDef wrong = mlp();
+  // Partial outputs summed over the whole mesh (mixing the data rows).
+  wrong.body = body_reducing_over(AxisNames{"data", "model"}, "data");
+  auto v = verdict_of(wrong);
+  BOOST_TEST(mentions(v, "reduced 0 elements over 'model'"));
+  BOOST_TEST(mentions(v, "called psum #1 over '(data,model)'"));
+  // Axes swapped: outputs over 'data', gradients over 'model'.
+  wrong.body = body_reducing_over("data", "model");
+  v = verdict_of(wrong);
+  BOOST_TEST(mentions(v, "over 'model', more than the 4 of its partial outputs"));
+  BOOST_TEST(mentions(v, "over 'data', fewer than the"));
+  // Gradients averaged over the whole mesh.
+  wrong.body = body_reducing_over("model", AxisNames{"data", "model"});
+  v = verdict_of(wrong);
+  BOOST_TEST(mentions(v, "reduced 0 elements over 'data'"));
+  BOOST_TEST(v.failures.size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(gathering_hidden_fails) {
+  ProgramDef wrong = mlp();
+  const Body real = mlp().body;
+  wrong.body = [real](Device& dev, const std::vector<Tensor>& in) {
+    dev.all_gather(matmul(in[0], in[2]), "model");  // the full hidden activations on every device
+    return real(dev, in);
+  };
+  const auto v = verdict_of(wrong);
+  BOOST_TEST(v.failures.size() == 1u);
+  BOOST_TEST(mentions(v, "hidden stayed split"));
+  BOOST_TEST(mentions(v, "called all_gather #1 over 'model'"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ------------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(trace_and_cli)
+
+using meshrun::testing::run;
+
+BOOST_AUTO_TEST_CASE(trace_and_sharding_show_the_2d_mesh) {
+  const auto r = run({"mlp-train", "--trace", "--show-sharding", "cases/mlp-train/example1.json"});
+  BOOST_TEST(r.code == 0, r.err);
+  for (const char* line :
+       {"mesh: Mesh('data': 2, 'model': 4)\n", "    device 5: f32[4,2]{V:data}  rows [4:8)\n",
+        "    device 5: f32[2,2]{V:model}  columns [2:4)\n",
+        "  device 5: #1 psum[axis_name='model'] f32[4,1]{V:model} -> f32[4,1]  16 bytes\n",
+        "  device 5: #1 pmean[axis_name='data'] f32[10]{V:data} -> f32[10]  40 bytes\n",
+        "sharding of mlp-train on Mesh('data': 2, 'model': 4)\n", "│  dev 4,5,6,7  │ rows [4:8)\n",
+        "│ dev 0,4 │ dev 1,5 │ dev 2,6 │ dev 3,7 │\n"})
+    BOOST_TEST(r.err.find(line) != std::string::npos, "missing: " << line);
+}
+
+// An array split over both axes: a 2-D grid of boxes, its blocks typed {V:(data,model)}.
+BOOST_AUTO_TEST_CASE(a_block_split_both_ways_is_a_grid) {
+  ProgramDef p{"copy", "", "", {{"a", {"R", "C"}, P{"data", "model"}}}, {{"a", {"R", "C"}, P{"data", "model"}}},
+               [](Device&, const std::vector<Tensor>& in) { return in; }, {}, {}, {}};
+  Mesh mesh(MeshShape{{"data", 2}, {"model", 2}});
+  Trace trace;
+  const Tensor a({4, 4}, std::vector<float>(16, 1.0f));
+  shard_map(mesh, p, {a}, &trace);
+  const std::string text = format_trace(trace), grid = format_sharding(trace);
+  BOOST_TEST(text.find("    device 3: f32[2,2]{V:(data,model)}  rows [2:4), columns [2:4)\n") != std::string::npos, text);
+  BOOST_TEST(grid.find("┌───────┬───────┐\n│ dev 0 │ dev 1 │ rows [0:2)\n├───────┼───────┤\n"
+                       "│ dev 2 │ dev 3 │ rows [2:4)\n└───────┴───────┘\n  [0:2)   [2:4)  columns\n") !=
+                 std::string::npos,
+             grid);
+}
+
+BOOST_AUTO_TEST_CASE(every_case_passes_through_the_binary_and_check) {
+  const auto r = run({"check", "cases/mlp-train"});
+  BOOST_TEST(r.code == 0, r.out << r.err);
+  BOOST_TEST(r.out.find("PASS cases/mlp-train/example1.json: numbers ok; structure ok (8 rules)") != std::string::npos, r.out);
+  for (const char* mesh : {"data=1,model=8", "data=4,model=2", "data=8,model=1", "data=1,model=1"}) {
+    const auto m = run({"check", "--mesh", mesh, "cases/mlp-train"});
+    BOOST_TEST(m.code == 0, mesh << ": " << m.out << m.err);
+  }
+  // The mesh key and the flags: --mesh overrides the case, an unknown axis is exit 2.
+  const auto bad = run({"mlp-train", "--mesh", "rows=2,model=4", "cases/mlp-train/example1.json"});
+  BOOST_TEST(bad.code == 2);
+  BOOST_TEST(bad.out == "");
+  BOOST_TEST(bad.err ==
+             "meshrun: cases/mlp-train/example1.json: input.x: P('data', None) refers to mesh axis 'data', "
+             "which is not in the mesh's axis names ('rows', 'model')\n");
+  // The one-axis programs run on a 2-D mesh too: the axis their specs do not name replicates.
+  const auto dp = run({"dp-step", "--mesh", "data=4,model=2", "cases/dp-step/example1.json"});
+  BOOST_TEST(dp.out == "{\"w\":[[1.11]],\"b\":[0.2],\"loss\":121.0}\n", dp.err);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
