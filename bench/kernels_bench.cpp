@@ -12,8 +12,6 @@
 // Prints one line: what ran, the target, seconds of the best round, GFLOP/s (and per CPU second,
 // which is per core while it ran). Results are not
 // checked here (kernels_test does that bit for bit); inputs are random.
-#include <hwy/highway.h>
-#include <hwy/targets.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -127,16 +125,9 @@ Round best_round(std::vector<Work>& works, bool portable, int reps) {
   return best;
 }
 
-// Makes gemm dispatch to the Highway target called `name`; false if this CPU or build has none.
-bool force_target(const std::string& name) {
-  for (const std::int64_t t : hwy::SupportedAndGeneratedTargets()) {
-    if (name != hwy::TargetName(t)) continue;
-    hwy::SetSupportedTargetsForTest(t);
-    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-    return true;
-  }
-  return false;
-}
+// Makes gemm dispatch to the kernel called `name` (AVX3, AVX2, portable); false if this CPU has
+// none.
+bool force_target(const std::string& name) { return meshrun::gemm_use_target(name); }
 
 int usage() {
   std::fprintf(

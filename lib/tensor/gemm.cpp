@@ -1,15 +1,27 @@
 // gemm: a GotoBLAS-style blocked product whose every output element is still one FMA chain over
 // k in order (see gemm.hpp). Highway compiles the per-target part once per x86 target
 // (foreach_target.h re-includes this file); HWY_ONCE marks the part compiled once.
+//
+// Only Highway's headers are used, not libhwy.so: its load-time timer calibration cost every meshrun
+// process ~5 ms before main (callgrind: 4.3 of 8.3 M instructions of `meshrun --version`), and
+// Debian ships no static libhwy. So the per-target code is compiled for the two x86 targets with a
+// real FMA only, and gemm() picks one from the CPU's own feature bits (see HWY_ONCE below).
+#ifndef HWY_TARGETS
+#define HWY_TARGETS (HWY_AVX3 | HWY_AVX2)
+#endif
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tensor/gemm.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 // (foreach_target.h must come first: it re-includes this file, and everything below, per target.)
-#include <hwy/aligned_allocator.h>
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "tensor/gemm.hpp"
 
@@ -124,15 +136,28 @@ void PackA(const Gemm& g, std::size_t ic, std::size_t mr, std::size_t pc, std::s
   }
 }
 
+struct FreeAligned {
+  void operator()(float* p) const { std::free(p); }
+};
+using AlignedFloats = std::unique_ptr<float[], FreeAligned>;
+
+// `n` floats aligned for whole-vector loads (std::aligned_alloc wants a multiple of the alignment).
+AlignedFloats AllocateAligned(std::size_t n) {
+  const std::size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+  auto* p = static_cast<float*>(std::aligned_alloc(64, bytes == 0 ? 64 : bytes));
+  if (p == nullptr) throw std::bad_alloc();
+  return AlignedFloats(p);
+}
+
 void GemmFma(const Gemm& g) {
   const std::size_t nc_max = std::min(kNC, (g.n + kNR - 1) / kNR * kNR);
-  auto bpack = hwy::AllocateAligned<float>(kKC * nc_max);
-  auto apack = hwy::AllocateAligned<float>(kKC * kMR);
+  auto bpack = AllocateAligned(kKC * nc_max);
+  auto apack = AllocateAligned(kKC * kMR);
   // The bias, padded to whole tiles so the epilogue never reads past it.
-  hwy::AlignedFreeUniquePtr<float[]> bias;
+  AlignedFloats bias;
   if (g.bias) {
     const std::size_t padded = (g.n + kNR - 1) / kNR * kNR;
-    bias = hwy::AllocateAligned<float>(padded);
+    bias = AllocateAligned(padded);
     std::copy(g.bias, g.bias + g.n, bias.get());
     std::fill(bias.get() + g.n, bias.get() + padded, 0.0f);
   }
@@ -189,7 +214,6 @@ void GemmTarget(const Gemm& g) {
   gemm_portable(g);
 }
 
-const char* GemmTargetName() { return MESHRUN_GEMM_FMA ? hwy::TargetName(HWY_TARGET) : "portable"; }
 
 }  // namespace HWY_NAMESPACE
 }  // namespace meshrun
@@ -198,12 +222,70 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace meshrun {
 
-HWY_EXPORT(GemmTarget);
-HWY_EXPORT(GemmTargetName);
+namespace {
 
-void gemm(const Gemm& g) { HWY_DYNAMIC_DISPATCH(GemmTarget)(g); }
+struct Kernel {
+  const char* name;
+  void (*run)(const Gemm&);
+  bool (*supported)();
+};
 
-const char* gemm_target() { return HWY_DYNAMIC_DISPATCH(GemmTargetName)(); }
+// What Highway's AVX3 and AVX2 targets require of the CPU (hwy/targets.cc), read with GCC's
+// cpuid-backed builtins.
+bool has_avx3() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+}
+bool has_avx2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+         __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("f16c");
+}
+bool always() { return true; }
+
+// Best first.
+constexpr Kernel kKernels[] = {
+    {"AVX3", &N_AVX3::GemmTarget, &has_avx3},
+    {"AVX2", &N_AVX2::GemmTarget, &has_avx2},
+    {"portable", &gemm_portable, &always},
+};
+
+const Kernel* best_kernel() {
+  for (const Kernel& k : kKernels)
+    if (k.supported()) return &k;
+  return &kKernels[std::size(kKernels) - 1];
+}
+
+// The kernel gemm() runs: the best this CPU supports, unless gemm_use_target chose another.
+std::atomic<const Kernel*> chosen{best_kernel()};
+
+}  // namespace
+
+void gemm(const Gemm& g) { chosen.load(std::memory_order_relaxed)->run(g); }
+
+const char* gemm_target() { return chosen.load(std::memory_order_relaxed)->name; }
+
+std::vector<std::string> gemm_targets() {
+  std::vector<std::string> names;
+  for (const Kernel& k : kKernels)
+    if (k.supported()) names.push_back(k.name);
+  return names;
+}
+
+bool gemm_use_target(const std::string& name) {
+  if (name.empty()) {
+    chosen.store(best_kernel(), std::memory_order_relaxed);
+    return true;
+  }
+  for (const Kernel& k : kKernels) {
+    if (name == k.name && k.supported()) {
+      chosen.store(&k, std::memory_order_relaxed);
+      return true;
+    }
+  }
+  return false;
+}
 
 void gemm_portable(const Gemm& g) {
   for (std::size_t i = 0; i < g.m; ++i) {

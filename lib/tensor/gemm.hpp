@@ -5,11 +5,13 @@
 // How the speed comes without changing a bit: C is cut into MR x NR tiles held in vector registers
 // and vectorised across columns, so every lane is one element's own chain; K is cut into blocks,
 // and each block continues the chain from the tile it loads back. Nothing is summed in another
-// order, nothing is reduced horizontally. Dispatch is at run time (Google Highway) to AVX-512 or
+// order, nothing is reduced horizontally. Dispatch is at run time (Highway kernels, our own CPU check) to AVX-512 or
 // AVX2 (both with a real FMA); CPUs without one run gemm_portable, the plain loop on std::fma.
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <vector>
 
 namespace meshrun {
 
@@ -46,8 +48,13 @@ void gemm(const Gemm& g);
 // The plain i-p-j loop on std::fma: the fallback for CPUs without vector FMA, and the definition
 // the fast paths must match bit for bit.
 void gemm_portable(const Gemm& g);
-// The Highway target gemm() dispatches to now ("AVX3", "AVX2", ...; "portable" when it falls back
-// to gemm_portable), for tests and benchmark headers.
+// The kernel gemm() dispatches to now: "AVX3", "AVX2" (Highway's names) or "portable"
+// (gemm_portable), for tests and benchmark headers.
 const char* gemm_target();
+// The kernels this CPU can run, best first; the last is always "portable".
+std::vector<std::string> gemm_targets();
+// Makes gemm() run the kernel `name` (one of gemm_targets()) from now on, or the best again for
+// ""; false if this CPU cannot run it. For tests and benchmarks: not to be called during a run.
+bool gemm_use_target(const std::string& name);
 
 }  // namespace meshrun
