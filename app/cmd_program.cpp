@@ -242,17 +242,18 @@ void run_program_mpi(const ProgramDef& program, const ProgramFlags& flags) {
       code = kExitInternal;
       message = std::string("internal error: ") + e.what();
     }
+    // Said before the code goes out: mpirun ends the job as soon as one rank exits non-zero.
+    if (rank == 0 && !message.empty()) report_error(message);
     try {
       Wire w;
       w.put(static_cast<std::uint64_t>(code));
       code = static_cast<int>(Wire(job.from_root(w.bytes())).u64());
     } catch (const Error& e) {
-      abort_job(message.empty() ? e.what() : message, code == kExitOk ? kExitMesh : code);
+      abort_job(e.what(), code == kExitOk ? kExitMesh : code);
     }
-    if (job.broken()) abort_job(message, code);
+    if (job.broken()) abort_job(rank == 0 ? "ending the job: a rank stopped answering" : message, code);
   }
   MPI_Finalize();
-  if (rank == 0 && !message.empty()) report_error(message);
   if (code != kExitOk) throw CLI::RuntimeError(code);
 }
 #endif
