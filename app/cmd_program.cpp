@@ -223,8 +223,8 @@ void run_program_mpi(const ProgramDef& program, const ProgramFlags& flags) {
   init_mpi_threads(nullptr, nullptr);
   // Waits on rank 0's own work (reading the case, grading, printing) get a minute beyond the
   // collectives' timeout.
-  const auto bound = std::chrono::milliseconds(static_cast<long>(std::ceil(flags.run.timeout_s * 1000))) +
-                     std::chrono::seconds(60);
+  const auto timeout = std::chrono::milliseconds(static_cast<long>(std::ceil(flags.run.timeout_s * 1000)));
+  const auto bound = timeout + std::chrono::seconds(60);
   int code = kExitOk;
   std::string message;
   int rank = 0;
@@ -242,16 +242,20 @@ void run_program_mpi(const ProgramDef& program, const ProgramFlags& flags) {
       code = kExitInternal;
       message = std::string("internal error: ") + e.what();
     }
+    // A wait that timed out: a peer may be dead and the code could not reach it. MPI_Abort
+    // ends every rank (with mpirun's exit code, not ours).
+    if (job.broken()) abort_job(message, code == kExitOk ? kExitMesh : code);
     // Said before the code goes out: mpirun ends the job as soon as one rank exits non-zero.
     if (rank == 0 && !message.empty()) report_error(message);
     try {
       Wire w;
       w.put(static_cast<std::uint64_t>(code));
-      code = static_cast<int>(Wire(job.from_root(w.bytes())).u64());
+      // After a failure here rank 0 only gathers outcomes (bounded by the timeout) and answers.
+      const auto wait = code == kExitOk ? MpiJob::ms{0} : 2 * timeout + std::chrono::seconds(1);
+      code = static_cast<int>(Wire(job.from_root(w.bytes(), wait)).u64());
     } catch (const Error& e) {
       abort_job(e.what(), code == kExitOk ? kExitMesh : code);
     }
-    if (job.broken()) abort_job(rank == 0 ? "ending the job: a rank stopped answering" : message, code);
   }
   MPI_Finalize();
   if (code != kExitOk) throw CLI::RuntimeError(code);

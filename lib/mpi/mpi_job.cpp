@@ -17,7 +17,7 @@ MpiJob::MpiJob(std::chrono::milliseconds bound) : bound_(bound) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Request req;
   MPI_Comm_idup(MPI_COMM_WORLD, &comm_, &req);  // non-blocking: a missing rank is a timeout
-  wait(req, "every rank to start", -1);
+  wait(req, "every rank to start", -1, bound_);
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
 }
 
@@ -26,8 +26,15 @@ MpiJob::~MpiJob() {
   if (!broken_ && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-void MpiJob::wait(MPI_Request& req, const char* what, int peer) {
-  const auto deadline = std::chrono::steady_clock::now() + bound_;
+void MpiJob::timed_out(const std::string& what, int peer, ms bound) {
+  broken_ = true;
+  throw TimeoutError("timed out after " + std::to_string(bound.count()) + " ms waiting for " + what +
+                         (peer >= 0 ? " from rank " + std::to_string(peer) : ""),
+                     peer >= 0 ? std::vector<int>{peer} : std::vector<int>{});
+}
+
+void MpiJob::wait(MPI_Request& req, const char* what, int peer, ms bound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
   for (int tries = 0;; ++tries) {
     int done = 0;
     if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
@@ -35,13 +42,7 @@ void MpiJob::wait(MPI_Request& req, const char* what, int peer) {
       throw CollectiveError("rank " + std::to_string(rank_) + ": MPI failed waiting for " + what);
     }
     if (done) return;
-    if (std::chrono::steady_clock::now() >= deadline) {
-      broken_ = true;
-      throw TimeoutError("rank " + std::to_string(rank_) + ": timed out after " +
-                             std::to_string(bound_.count()) + " ms waiting for " + what +
-                             (peer >= 0 ? " from rank " + std::to_string(peer) : ""),
-                         peer >= 0 ? std::vector<int>{peer} : std::vector<int>{});
-    }
+    if (std::chrono::steady_clock::now() >= deadline) timed_out(what, peer, bound);
     if (tries < 100) {
       std::this_thread::yield();
     } else {
@@ -50,29 +51,25 @@ void MpiJob::wait(MPI_Request& req, const char* what, int peer) {
   }
 }
 
-void MpiJob::send(int to, const std::string& bytes) {
+void MpiJob::send(int to, const std::string& bytes, ms bound) {
+  if (bound == ms{0}) bound = bound_;
   MESHRUN_CHECK(bytes.size() <= INT_MAX, "a message of more than 2 GiB");
   MPI_Request req;
   MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, kTag, comm_, &req);
-  wait(req, "a message to be taken", to);
+  wait(req, "a message to be taken", to, bound);
 }
 
-std::string MpiJob::recv(int from) {
+std::string MpiJob::recv(int from, ms bound) {
+  if (bound == ms{0}) bound = bound_;
   // The size first (a probe), then the bytes; both bounded.
-  const auto deadline = std::chrono::steady_clock::now() + bound_;
+  const auto deadline = std::chrono::steady_clock::now() + bound;
   MPI_Message msg;
   MPI_Status status;
   for (int tries = 0;; ++tries) {
     int found = 0;
     MPI_Improbe(from, kTag, comm_, &found, &msg, &status);
     if (found) break;
-    if (std::chrono::steady_clock::now() >= deadline) {
-      broken_ = true;
-      throw TimeoutError("rank " + std::to_string(rank_) + ": timed out after " +
-                             std::to_string(bound_.count()) + " ms waiting for rank " +
-                             std::to_string(from),
-                         {from});
-    }
+    if (std::chrono::steady_clock::now() >= deadline) timed_out("a message", from, bound);
     if (tries < 100) {
       std::this_thread::yield();
     } else {
@@ -84,23 +81,23 @@ std::string MpiJob::recv(int from) {
   std::string bytes(static_cast<std::size_t>(count), '\0');
   MPI_Request req;
   MPI_Imrecv(bytes.data(), count, MPI_BYTE, &msg, &req);
-  wait(req, "a message", from);
+  wait(req, "a message", from, bound);
   return bytes;
 }
 
-std::string MpiJob::from_root(const std::string& bytes) {
-  if (rank_ != 0) return recv(0);
-  for (int r = 1; r < ranks_; ++r) send(r, bytes);
+std::string MpiJob::from_root(const std::string& bytes, ms bound) {
+  if (rank_ != 0) return recv(0, bound);
+  for (int r = 1; r < ranks_; ++r) send(r, bytes, bound);
   return bytes;
 }
 
-std::vector<std::string> MpiJob::to_root(const std::string& bytes) {
+std::vector<std::string> MpiJob::to_root(const std::string& bytes, ms bound) {
   if (rank_ != 0) {
-    send(0, bytes);
+    send(0, bytes, bound);
     return {};
   }
   std::vector<std::string> all{bytes};
-  for (int r = 1; r < ranks_; ++r) all.push_back(recv(r));
+  for (int r = 1; r < ranks_; ++r) all.push_back(recv(r, bound));
   return all;
 }
 

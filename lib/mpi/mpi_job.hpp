@@ -31,15 +31,18 @@ class MpiJob {
   // True once a wait timed out: a peer may be dead, so MPI_Finalize could wait for it forever.
   bool broken() const { return broken_; }
 
-  void send(int to, const std::string& bytes);
-  std::string recv(int from);
+  // Each wait is bounded by `bound` (0: the job's).
+  using ms = std::chrono::milliseconds;
+  void send(int to, const std::string& bytes, ms bound = ms{0});
+  std::string recv(int from, ms bound = ms{0});
   // Rank 0's `bytes` to every rank; returns them on every rank (the others' argument is unused).
-  std::string from_root(const std::string& bytes);
+  std::string from_root(const std::string& bytes, ms bound = ms{0});
   // Every rank's `bytes` to rank 0: on rank 0 all of them in rank order, elsewhere {}.
-  std::vector<std::string> to_root(const std::string& bytes);
+  std::vector<std::string> to_root(const std::string& bytes, ms bound = ms{0});
 
  private:
-  void wait(MPI_Request& req, const char* what, int peer);
+  void wait(MPI_Request& req, const char* what, int peer, ms bound);
+  [[noreturn]] void timed_out(const std::string& what, int peer, ms bound);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, ranks_ = 1;

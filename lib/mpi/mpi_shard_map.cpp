@@ -208,7 +208,14 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
   }
 
   local.run(body);
-  std::vector<std::string> outcomes = job.to_root(local.outcome());
+  // After a failure a rank may be dead: waiting for its outcome is bounded by the timeout then.
+  std::vector<std::string> outcomes;
+  try {
+    outcomes = job.to_root(local.outcome(), group.aborted() ? options.timeout : MpiJob::ms{0});
+  } catch (const TimeoutError& e) {
+    if (!group.aborted()) throw;
+    throw CollectiveError(group.reason() + "; then " + e.what() + " (that rank may have died)");
+  }
   MpiShardMapResult result;
   if (job.rank() != 0) {
     if (group.aborted()) throw CollectiveError(group.reason());
