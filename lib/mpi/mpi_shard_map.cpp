@@ -186,6 +186,11 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
                                 Trace* trace) {
   check_mpi_mesh(mesh, job.ranks());
   const int n = mesh_devices(mesh);
+  for (const Injection& inj : options.injections) {  // as Mesh refuses it: on every rank alike
+    if (inj.device >= n)
+      throw InputError("--inject", "device " + std::to_string(inj.device) +
+                                       " does not exist on a mesh of " + std::to_string(n) + " devices");
+  }
   const int k = n / job.ranks();
   MpiGroup group(MPI_COMM_WORLD, k, mesh[0].first, MpiOptions{.timeout = options.timeout});
   LocalRun local(group, mesh, options);

@@ -116,3 +116,10 @@ BOOST_AUTO_TEST_CASE(mlp_train_runs_on_one_rank_and_says_not_yet_on_several) {
   BOOST_REQUIRE(lines.size() == 1u);
   BOOST_TEST(lines[0].find("is not supported yet") != std::string::npos, lines[0]);
 }
+
+BOOST_AUTO_TEST_CASE(input_errors_are_the_same_one_line_and_exit_code) {
+  same_as_one_process({"dp-step", "cases/invalid/not-divisible.json"});
+  same_as_one_process({"dp-step", "cases/dp-step/example1.json", "--inject", "fail:9@1"});
+  same_as_one_process({"dp-step", "cases/dp-step/example1.json", "--inject", "fail:3@2"});
+  same_as_one_process({"dp-step", "cases/dp-step/example1.json", "--atol", "0", "--rtol", "0"});
+}
