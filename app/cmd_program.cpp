@@ -3,7 +3,9 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
@@ -17,6 +19,11 @@
 #include "support/errors.hpp"
 #include "trace/structure.hpp"
 #include "trace/trace.hpp"
+
+#ifdef MESHRUN_HAVE_MPI
+#include "mpi/mpi_runner.hpp"
+#include "mpi/mpi_shard_map.hpp"
+#endif
 
 namespace meshrun {
 namespace {
@@ -38,6 +45,7 @@ struct ProgramFlags {
   std::string trace;  // "" off, "-" stderr, else a file
   bool show_sharding = false;
   std::string save_npy;  // "" off, else a directory
+  std::string backend = "auto";  // auto, inprocess, mpi
   RunFlags run;
 };
 
@@ -88,26 +96,15 @@ void report_mismatches(const std::vector<Mismatch>& mismatches, std::size_t tota
                " output elements differ from expected");
 }
 
-void run_program(const ProgramDef& program, const ProgramFlags& flags) {
-  MeshOptions options = mesh_options(flags.run);  // flag errors before input errors
-  TraceSink trace_out(flags.trace, flags.case_path);
-  const MeshShape asked = flag_mesh(flags.run);
-  const Case c = read_case(flags.case_path, &program, flags.run.devices, asked,
-                           flags.run.max_input_bytes);
-  Mesh mesh(run_mesh(program, asked, c.mesh, flags.run.devices), std::move(options));
-  Trace trace;
-  std::vector<Tensor> outputs;
-  try {
-    outputs = shard_map(mesh, program, c.inputs, &trace);
-  } catch (const Error& e) {
-    // The trace matters most now: it shows which device entered which collective.
-    trace_out.write(trace_text(trace, nullptr, e.what()));
-    throw;
-  }
-  for (const Injection& inj : mesh.unfired_injections()) {  // it tested nothing: say so
+// After the run: the --inject check, the trace, the grading, stdout. `entered` is each device's
+// count of collectives entered (for the --inject message).
+void finish_run(const ProgramDef& program, const ProgramFlags& flags, const Case& c,
+                const std::vector<Tensor>& outputs, const Trace& trace, TraceSink& trace_out,
+                const std::vector<Injection>& unfired, const std::vector<std::uint64_t>& entered) {
+  for (const Injection& inj : unfired) {  // it tested nothing: say so
     throw InputError("--inject", injection_str(inj) + " never fired: device " +
                                      std::to_string(inj.device) + " entered only " +
-                                     std::to_string(mesh.collectives_entered(inj.device)) +
+                                     std::to_string(entered.at(static_cast<std::size_t>(inj.device))) +
                                      " collective(s)");
   }
   const StructuralVerdict verdict = check_structure(program.structure, trace);
@@ -136,7 +133,151 @@ void run_program(const ProgramDef& program, const ProgramFlags& flags) {
   throw CLI::RuntimeError(kExitDiffers);
 }
 
+// Everything before the run, in the order a user's mistakes are reported: flags, the --trace
+// file, the case and the mesh it runs on.
+struct Prepared {
+  MeshOptions options;
+  TraceSink trace_out;
+  Case c;
+  MeshShape mesh;
+};
+
+Prepared prepare(const ProgramDef& program, const ProgramFlags& flags) {
+  MeshOptions options = mesh_options(flags.run);  // flag errors before input errors
+  TraceSink trace_out(flags.trace, flags.case_path);
+  const MeshShape asked = flag_mesh(flags.run);
+  Case c = read_case(flags.case_path, &program, flags.run.devices, asked, flags.run.max_input_bytes);
+  MeshShape mesh = run_mesh(program, asked, c.mesh, flags.run.devices);
+  return {std::move(options), std::move(trace_out), std::move(c), std::move(mesh)};
+}
+
+void run_in_process(const ProgramDef& program, const ProgramFlags& flags, Prepared& p) {
+  Mesh mesh(p.mesh, p.options);
+  Trace trace;
+  std::vector<Tensor> outputs;
+  try {
+    outputs = shard_map(mesh, program, p.c.inputs, &trace);
+  } catch (const Error& e) {
+    // The trace matters most now: it shows which device entered which collective.
+    p.trace_out.write(trace_text(trace, nullptr, e.what()));
+    throw;
+  }
+  std::vector<std::uint64_t> entered;
+  for (int d = 0; d < mesh.size(); ++d) entered.push_back(mesh.collectives_entered(d));
+  finish_run(program, flags, p.c, outputs, trace, p.trace_out, mesh.unfired_injections(), entered);
+}
+
+
+#ifdef MESHRUN_HAVE_MPI
+// One mesh over the job's ranks (mpi/mpi_shard_map.hpp). Rank 0 reads the case and tells every
+// rank the mesh, or the error that stops the run before it starts; only rank 0 prints.
+void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& flags) {
+  std::optional<Prepared> p;
+  MeshShape mesh;
+  if (job.rank() == 0) {
+    Wire setup;
+    try {
+      p.emplace(prepare(program, flags));
+      check_mpi_mesh(p->mesh, job.ranks());
+    } catch (const Error& e) {
+      setup.put(static_cast<std::uint64_t>(exit_code_of(e)));
+      job.from_root(setup.bytes());
+      throw;
+    }
+    setup.put(std::uint64_t{0});
+    setup.put(p->mesh);
+    job.from_root(setup.bytes());
+    mesh = p->mesh;
+  } else {
+    Wire setup(job.from_root({}));
+    if (const auto code = static_cast<int>(setup.u64())) throw CLI::RuntimeError(code);
+    mesh = setup.mesh();
+  }
+  if (mesh.size() > 1) {  // one rank (check_mpi_mesh): the in-process mesh
+    run_in_process(program, flags, *p);
+    return;
+  }
+  const MeshOptions options = p ? p->options : mesh_options(flags.run);
+  Trace trace;
+  MpiShardMapResult r;
+  try {
+    r = mpi_shard_map(job, mesh, program.body, program.inputs, program.outputs,
+                      p ? p->c.inputs : std::vector<Tensor>{}, options, p ? &trace : nullptr);
+  } catch (const Error& e) {
+    if (p) p->trace_out.write(trace_text(trace, nullptr, e.what()));
+    throw;
+  }
+  if (!p) return;
+  trace.program = program.name;
+  finish_run(program, flags, p->c, r.outputs, trace, p->trace_out, r.unfired, r.entered);
+}
+
+// Every rank ends with rank 0's exit code; rank 0 alone says why. A wait that timed out means a
+// peer may be dead (MPI_Finalize could wait for it forever): MPI_Abort ends the job instead.
+void run_program_mpi(const ProgramDef& program, const ProgramFlags& flags) {
+  init_mpi_threads(nullptr, nullptr);
+  // Waits on rank 0's own work (reading the case, grading, printing) get a minute beyond the
+  // collectives' timeout.
+  const auto timeout = std::chrono::milliseconds(static_cast<long>(std::ceil(flags.run.timeout_s * 1000)));
+  const auto bound = timeout + std::chrono::seconds(60);
+  int code = kExitOk;
+  std::string message;
+  int rank = 0;
+  {
+    MpiJob job(bound);
+    rank = job.rank();
+    try {
+      run_on_ranks(job, program, flags);
+    } catch (const CLI::RuntimeError& e) {
+      code = e.get_exit_code();
+    } catch (const Error& e) {
+      code = exit_code_of(e);
+      message = e.what();
+    } catch (const std::exception& e) {
+      code = kExitInternal;
+      message = std::string("internal error: ") + e.what();
+    }
+    // A wait that timed out: a peer may be dead and the code could not reach it. MPI_Abort
+    // ends every rank (with mpirun's exit code, not ours).
+    if (job.broken()) abort_job(message, code == kExitOk ? kExitMesh : code);
+    // Said before the code goes out: mpirun ends the job as soon as one rank exits non-zero.
+    if (rank == 0 && !message.empty()) report_error(message);
+    try {
+      Wire w;
+      w.put(static_cast<std::uint64_t>(code));
+      // After a failure here rank 0 only gathers outcomes (bounded by the timeout) and answers.
+      const auto wait = code == kExitOk ? MpiJob::ms{0} : 2 * timeout + std::chrono::seconds(1);
+      code = static_cast<int>(Wire(job.from_root(w.bytes(), wait)).u64());
+    } catch (const Error& e) {
+      abort_job(e.what(), code == kExitOk ? kExitMesh : code);
+    }
+  }
+  MPI_Finalize();
+  if (code != kExitOk) throw CLI::RuntimeError(code);
+}
+#endif
+
+void run_program(const ProgramDef& program, const ProgramFlags& flags) {
+  if (use_mpi(flags.backend)) {
+#ifdef MESHRUN_HAVE_MPI
+    run_program_mpi(program, flags);
+    return;
+#else
+    throw InputError("--backend", std::string(flags.backend == "mpi" ? "" : "started by mpirun, but ") +
+                                      "this meshrun was built without MPI (apt-get install "
+                                      "libopenmpi-dev and rebuild); --backend inprocess runs one process");
+#endif
+  }
+  Prepared p = prepare(program, flags);
+  run_in_process(program, flags, p);
+}
+
 }  // namespace
+
+bool use_mpi(const std::string& backend) {
+  if (backend == "auto") return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
+  return backend == "mpi";
+}
 
 void add_run_flags(CLI::App& command, RunFlags& flags, bool with_inject) {
   command.add_option("--devices", flags.devices,
@@ -195,6 +336,11 @@ void add_program_command(CLI::App& app, const ProgramDef& program) {
                     "Draw which device holds which block of each input and output (stderr)");
   command->add_option("--save-npy", flags->save_npy,
                       "Also write each output as DIR/NAME.npy (float32), creating DIR");
+  command->add_option("--backend", flags->backend,
+                      "inprocess (one process), mpi (one mesh over the ranks of mpirun), or auto: "
+                      "mpi when started by mpirun")
+      ->check(CLI::IsMember({"auto", "inprocess", "mpi"}))
+      ->capture_default_str();
   add_run_flags(*command, flags->run, true);
   command->callback([&program, flags] { run_program(program, *flags); });
 }

@@ -19,6 +19,9 @@ namespace meshrun {
 void add_program_command(CLI::App& app, const ProgramDef& program);
 // `meshrun check PATH...` (cmd_check.cpp).
 void add_check_command(CLI::App& app);
+// --backend: auto is mpi when started by OpenMPI's mpirun (it sets OMPI_COMM_WORLD_SIZE).
+bool use_mpi(const std::string& backend);
+
 // `meshrun bench` (cmd_bench.cpp).
 void add_bench_command(CLI::App& app);
 

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -114,6 +115,26 @@ int finish(int code) {
   return code;
 }
 
+#ifndef MESHRUN_HAVE_MPI
+// A program run that asks for MPI (--backend mpi, or started by mpirun) is handed to meshrun-mpi,
+// built beside this binary when MPI was found: the same code linked with OpenMPI, whose shared
+// libraries would otherwise be loaded at every start. Without it the run reports MPI as absent.
+void exec_mpi_build_if_asked(int argc, char** argv) {
+  if (argc < 2 || find_program(argv[1]) == nullptr) return;
+  std::string backend = "auto";
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--backend" && i + 1 < argc) backend = argv[i + 1];
+    if (a.starts_with("--backend=")) backend = a.substr(10);
+  }
+  if (!use_mpi(backend)) return;
+  std::error_code ec;
+  const auto sibling = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "meshrun-mpi";
+  if (ec || ::access(sibling.c_str(), X_OK) != 0) return;
+  ::execv(sibling.c_str(), argv);  // returns only on failure: then the run reports MPI as absent
+}
+#endif
+
 }  // namespace
 }  // namespace meshrun
 
@@ -123,6 +144,9 @@ int main(int argc, char** argv) {
   // with SIGXFSZ before it can say anything. SIGPIPE keeps its default: a reader that left ends us
   // at once, as it does every filter; with SIGPIPE ignored, EPIPE is reported as exit 6.
   std::signal(SIGXFSZ, SIG_IGN);
+#ifndef MESHRUN_HAVE_MPI
+  exec_mpi_build_if_asked(argc, argv);
+#endif
   if (!reserve_standard_fds()) {
     report_error("stdout: " + std::string(std::strerror(EBADF)));
     return kExitOutput;

@@ -68,6 +68,8 @@ struct RunOptions {
   bool stdout_reader_gone = false;   // a pipe whose read end is already closed
   bool ignore_sigpipe = false;       // as `trap '' PIPE` does
   long file_size_limit = -1;         // RLIMIT_FSIZE in bytes, as `ulimit -f` does
+  // What runs, with `args` after it: meshrun itself, or a launcher (mpirun) that starts it.
+  std::vector<std::string> command{kBinary};
 };
 
 inline Result run_with(const std::vector<std::string>& args, const RunOptions& o) {
@@ -99,10 +101,11 @@ inline Result run_with(const std::vector<std::string>& args, const RunOptions& o
       const rlimit limit{static_cast<rlim_t>(o.file_size_limit), static_cast<rlim_t>(o.file_size_limit)};
       setrlimit(RLIMIT_FSIZE, &limit);
     }
-    std::vector<char*> argv{const_cast<char*>(kBinary.c_str())};
+    std::vector<char*> argv;
+    for (const std::string& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    execv(kBinary.c_str(), argv.data());
+    execv(argv[0], argv.data());
     _exit(127);
   }
   if (o.stdout_reader_gone) {

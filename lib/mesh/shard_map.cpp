@@ -9,17 +9,21 @@ namespace meshrun {
 
 namespace {
 
-void check_inputs(const Mesh& mesh, const std::vector<ArgDef>& in_specs,
-                  const std::vector<ArgDef>& out_specs, const std::vector<Tensor>& inputs) {
+}  // namespace
+
+void check_shard_map_inputs(const MeshShape& mesh, const std::vector<ArgDef>& in_specs,
+                            const std::vector<ArgDef>& out_specs, const std::vector<Tensor>& inputs) {
   MESHRUN_CHECK(inputs.size() == in_specs.size(), "shard_map: wrong number of inputs");
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const ArgDef& arg = in_specs[i];
     MESHRUN_CHECK(inputs[i].rank() == arg.dims.size(), "input." + arg.name + " has the wrong rank");
-    check_spec_axes("input." + arg.name, arg.spec, mesh.shape());
-    check_divisible("input." + arg.name, inputs[i].shape, arg.spec, mesh.shape());
+    check_spec_axes("input." + arg.name, arg.spec, mesh);
+    check_divisible("input." + arg.name, inputs[i].shape, arg.spec, mesh);
   }
-  for (const ArgDef& arg : out_specs) check_spec_axes("output." + arg.name, arg.spec, mesh.shape());
+  for (const ArgDef& arg : out_specs) check_spec_axes("output." + arg.name, arg.spec, mesh);
 }
+
+namespace {
 
 // The lowest-numbered device holding the same block of an array under `spec` as device `d`
 // (d itself when no lower one does): devices that differ only on axes the spec does not name.
@@ -40,39 +44,32 @@ bool same_bits(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<ArgDef>& in_specs,
-                              const std::vector<ArgDef>& out_specs, const std::vector<Tensor>& inputs,
-                              Trace* trace) {
-  check_inputs(mesh, in_specs, out_specs, inputs);
-  const int n = mesh.size();
-  // Each device's own blocks, made before the run: a device body can reach nothing else.
-  std::vector<std::vector<Tensor>> blocks(static_cast<std::size_t>(n));
-  for (int d = 0; d < n; ++d)
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-      blocks[d].push_back(block_of(inputs[i], in_specs[i].spec, mesh.shape(), d));
+std::vector<Tensor> device_blocks(const MeshShape& mesh, const std::vector<ArgDef>& in_specs,
+                                  const std::vector<Tensor>& inputs, int device) {
+  std::vector<Tensor> blocks;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    blocks.push_back(block_of(inputs[i], in_specs[i].spec, mesh, device));
+  return blocks;
+}
 
-  if (trace) {
-    trace->mesh = mesh.shape();
-    trace->axis = mesh.axis();
-    trace->devices = n;
-    trace->inputs.clear();
-    trace->outputs.clear();
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      ArrayRecord rec{in_specs[i].name, inputs[i].shape, in_specs[i].spec, {}};
-      for (int d = 0; d < n; ++d) rec.blocks.push_back(blocks[d][i].shape);
-      trace->inputs.push_back(std::move(rec));
-    }
+void record_inputs(Trace& trace, const MeshShape& mesh, const std::vector<ArgDef>& in_specs,
+                   const std::vector<Tensor>& inputs) {
+  trace.mesh = mesh;
+  trace.axis = mesh[0].first;
+  trace.devices = mesh_devices(mesh);
+  trace.inputs.clear();
+  trace.outputs.clear();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    ArrayRecord rec{in_specs[i].name, inputs[i].shape, in_specs[i].spec, {}};
+    for (int d = 0; d < trace.devices; ++d)
+      rec.blocks.push_back(block_shape(inputs[i].shape, in_specs[i].spec, mesh));
+    trace.inputs.push_back(std::move(rec));
   }
+}
 
-  std::vector<std::vector<Tensor>> outs(static_cast<std::size_t>(n));
-  mesh.run(
-      [&](Device& dev) {
-        const auto d = static_cast<std::size_t>(dev.index());
-        outs[d] = body(dev, blocks[d]);
-        blocks[d].clear();
-      },
-      trace);
-
+std::vector<Tensor> assemble_outputs(const MeshShape& mesh, const std::vector<ArgDef>& out_specs,
+                                     std::vector<std::vector<Tensor>> outs, Trace* trace) {
+  const int n = mesh_devices(mesh);
   std::vector<Tensor> result;
   for (std::size_t o = 0; o < out_specs.size(); ++o) {
     const ArgDef& arg = out_specs[o];
@@ -85,7 +82,7 @@ std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<Ar
     // Replicated over the axes its spec does not name: every device holding a copy of a block
     // must hold the same bits (JAX's check_rep).
     for (int d = 1; d < n; ++d) {
-      const int e = first_holder(arg.spec, parts[0].rank(), mesh.shape(), d);
+      const int e = first_holder(arg.spec, parts[0].rank(), mesh, d);
       MESHRUN_CHECK(e == d || same_bits(parts[e], parts[d]),
                     "output " + arg.name + " is declared " + arg.spec.str() + " but devices " +
                         std::to_string(e) + " and " + std::to_string(d) + " hold different values");
@@ -95,10 +92,31 @@ std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<Ar
       for (const Tensor& p : parts) rec.blocks.push_back(p.shape);
       trace->outputs.push_back(std::move(rec));
     }
-    result.push_back(assemble(parts, arg.spec, mesh.shape()));
+    result.push_back(assemble(parts, arg.spec, mesh));
     if (trace) trace->outputs.back().global = result.back().shape;
   }
   return result;
+}
+
+std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<ArgDef>& in_specs,
+                              const std::vector<ArgDef>& out_specs, const std::vector<Tensor>& inputs,
+                              Trace* trace) {
+  check_shard_map_inputs(mesh.shape(), in_specs, out_specs, inputs);
+  const int n = mesh.size();
+  // Each device's own blocks, made before the run: a device body can reach nothing else.
+  std::vector<std::vector<Tensor>> blocks(static_cast<std::size_t>(n));
+  for (int d = 0; d < n; ++d) blocks[d] = device_blocks(mesh.shape(), in_specs, inputs, d);
+  if (trace) record_inputs(*trace, mesh.shape(), in_specs, inputs);
+
+  std::vector<std::vector<Tensor>> outs(static_cast<std::size_t>(n));
+  mesh.run(
+      [&](Device& dev) {
+        const auto d = static_cast<std::size_t>(dev.index());
+        outs[d] = body(dev, blocks[d]);
+        blocks[d].clear();
+      },
+      trace);
+  return assemble_outputs(mesh.shape(), out_specs, std::move(outs), trace);
 }
 
 }  // namespace meshrun

@@ -1,6 +1,6 @@
 // Running one rank's share of an MPI mesh: its k device threads, and what a program does when a
-// collective failed. The mesh (lib/mesh) will take this role once the MPI backend is wired into
-// the CLI; until then the MPI tests and meshrun_mpi_bench use it.
+// collective failed. The MPI tests and meshrun_mpi_bench run their bodies with it; the programs
+// run through mpi_shard_map.hpp (which builds a Device per thread) and use the rest.
 #pragma once
 
 #include <exception>

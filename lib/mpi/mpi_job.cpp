@@ -1,0 +1,161 @@
+#include "mpi/mpi_job.hpp"
+
+#include <climits>
+#include <cstring>
+#include <thread>
+
+#include "support/errors.hpp"
+
+namespace meshrun {
+
+namespace {
+constexpr int kTag = 1;
+}
+
+MpiJob::MpiJob(std::chrono::milliseconds bound) : bound_(bound) {
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks_);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Request req;
+  MPI_Comm_idup(MPI_COMM_WORLD, &comm_, &req);  // non-blocking: a missing rank is a timeout
+  wait(req, "every rank to start", -1, bound_);
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+}
+
+MpiJob::~MpiJob() {
+  // A broken job may have requests pending on comm_: leave it to MPI_Abort.
+  if (!broken_ && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void MpiJob::timed_out(const std::string& what, int peer, ms bound) {
+  broken_ = true;
+  throw TimeoutError("timed out after " + std::to_string(bound.count()) + " ms waiting for " + what +
+                         (peer >= 0 ? " from rank " + std::to_string(peer) : ""),
+                     peer >= 0 ? std::vector<int>{peer} : std::vector<int>{});
+}
+
+void MpiJob::wait(MPI_Request& req, const char* what, int peer, ms bound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  for (int tries = 0;; ++tries) {
+    int done = 0;
+    if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      broken_ = true;
+      throw CollectiveError("rank " + std::to_string(rank_) + ": MPI failed waiting for " + what);
+    }
+    if (done) return;
+    if (std::chrono::steady_clock::now() >= deadline) timed_out(what, peer, bound);
+    if (tries < 100) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+}
+
+void MpiJob::send(int to, const std::string& bytes, ms bound) {
+  if (bound == ms{0}) bound = bound_;
+  MESHRUN_CHECK(bytes.size() <= INT_MAX, "a message of more than 2 GiB");
+  MPI_Request req;
+  MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, kTag, comm_, &req);
+  wait(req, "a message to be taken", to, bound);
+}
+
+std::string MpiJob::recv(int from, ms bound) {
+  if (bound == ms{0}) bound = bound_;
+  // The size first (a probe), then the bytes; both bounded.
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  MPI_Message msg;
+  MPI_Status status;
+  for (int tries = 0;; ++tries) {
+    int found = 0;
+    MPI_Improbe(from, kTag, comm_, &found, &msg, &status);
+    if (found) break;
+    if (std::chrono::steady_clock::now() >= deadline) timed_out("a message", from, bound);
+    if (tries < 100) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  std::string bytes(static_cast<std::size_t>(count), '\0');
+  MPI_Request req;
+  MPI_Imrecv(bytes.data(), count, MPI_BYTE, &msg, &req);
+  wait(req, "a message", from, bound);
+  return bytes;
+}
+
+std::string MpiJob::from_root(const std::string& bytes, ms bound) {
+  if (rank_ != 0) return recv(0, bound);
+  for (int r = 1; r < ranks_; ++r) send(r, bytes, bound);
+  return bytes;
+}
+
+std::vector<std::string> MpiJob::to_root(const std::string& bytes, ms bound) {
+  if (rank_ != 0) {
+    send(0, bytes, bound);
+    return {};
+  }
+  std::vector<std::string> all{bytes};
+  for (int r = 1; r < ranks_; ++r) all.push_back(recv(r, bound));
+  return all;
+}
+
+void Wire::put(std::uint64_t v) { raw(&v, sizeof v); }
+void Wire::put(const std::string& s) {
+  put(static_cast<std::uint64_t>(s.size()));
+  raw(s.data(), s.size());
+}
+void Wire::put(const Shape& s) {
+  put(static_cast<std::uint64_t>(s.size()));
+  for (std::size_t d : s) put(static_cast<std::uint64_t>(d));
+}
+void Wire::put(const Tensor& t) {
+  put(t.shape);
+  raw(t.data.data(), t.data.size() * sizeof(float));
+}
+void Wire::put(const MeshShape& m) {
+  put(static_cast<std::uint64_t>(m.size()));
+  for (const auto& [axis, size] : m) {
+    put(axis);
+    put(static_cast<std::uint64_t>(size));
+  }
+}
+
+void Wire::take(void* p, std::size_t n) {
+  MESHRUN_CHECK(n <= bytes_.size() - at_, "a message shorter than its contents");
+  std::memcpy(p, bytes_.data() + at_, n);
+  at_ += n;
+}
+std::uint64_t Wire::u64() {
+  std::uint64_t v = 0;
+  take(&v, sizeof v);
+  return v;
+}
+std::string Wire::str() {
+  std::string s(u64(), '\0');
+  take(s.data(), s.size());
+  return s;
+}
+Shape Wire::shape() {
+  Shape s(u64());
+  for (std::size_t& d : s) d = u64();
+  return s;
+}
+Tensor Wire::tensor() {
+  Tensor t;
+  t.shape = shape();
+  t.data.resize(shape_size(t.shape));
+  take(t.data.data(), t.data.size() * sizeof(float));
+  return t;
+}
+MeshShape Wire::mesh() {
+  MeshShape m(u64());
+  for (auto& [axis, size] : m) {
+    axis = str();
+    size = static_cast<int>(u64());
+  }
+  return m;
+}
+
+}  // namespace meshrun

@@ -1,0 +1,270 @@
+#include "mpi/mpi_shard_map.hpp"
+
+#include <thread>
+
+#include "mpi/mpi_group.hpp"
+#include "mpi/mpi_runner.hpp"
+#include "support/errors.hpp"
+
+namespace meshrun {
+
+namespace {
+
+// A stalled device waits this much past the timeout for the peer that waits for it to report it.
+constexpr auto kStallGrace = std::chrono::milliseconds(1000);
+
+void put(Wire& w, const CollectiveRecord& r) {
+  w.put(r.op);
+  w.put(r.axis);
+  w.put(r.in_shape);
+  w.put(r.out_shape);
+  w.put(static_cast<std::uint64_t>(r.out_varying));
+  w.put(r.seq);
+}
+
+CollectiveRecord record(Wire& w) {
+  CollectiveRecord r;
+  r.op = w.str();
+  r.axis = w.str();
+  r.in_shape = w.shape();
+  r.out_shape = w.shape();
+  r.out_varying = w.u64() != 0;
+  r.seq = w.u64();
+  return r;
+}
+
+// This rank's devices: their blocks in, their outputs, collectives and errors out.
+class LocalRun {
+ public:
+  LocalRun(MpiGroup& group, const MeshShape& mesh, const MeshOptions& options)
+      : group_(group), mesh_(mesh), options_(options), k_(group.local_devices()),
+        blocks_(k_), outs_(k_), logs_(k_), entered_(k_, 0), stalled_(k_), errors_(k_),
+        fired_(options.injections.size(), 0) {}
+
+  std::vector<std::vector<Tensor>>& blocks() { return blocks_; }
+
+  void run(const Body& body) {
+    std::vector<std::jthread> threads;
+    for (std::size_t j = 0; j < k_; ++j) threads.emplace_back([&, j] { run_device(body, j); });
+  }
+
+  // [code, message, stall notes, fired flags, entered per device, (outputs and collectives per
+  // device when code is 0)]: code 0 ok, 3 mesh failure, 4 internal error.
+  std::string outcome() const {
+    Wire w;
+    std::uint64_t code = 0;
+    std::string message;
+    if (const std::exception_ptr e = first_cause(errors_)) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const InternalError& x) {
+        code = 4;
+        message = x.what();
+      } catch (const std::exception& x) {
+        code = 3;
+        message = group_.aborted() ? group_.reason() : x.what();
+      }
+    }
+    w.put(code);
+    w.put(message);
+    std::vector<std::string> notes;
+    for (const std::string& s : stalled_)
+      if (!s.empty()) notes.push_back(s);
+    w.put(static_cast<std::uint64_t>(notes.size()));
+    for (const std::string& s : notes) w.put(s);
+    for (char f : fired_) w.put(static_cast<std::uint64_t>(f));
+    for (std::uint64_t n : entered_) w.put(n);
+    if (code != 0) return w.bytes();
+    for (std::size_t j = 0; j < k_; ++j) {
+      w.put(static_cast<std::uint64_t>(outs_[j].size()));
+      for (const Tensor& t : outs_[j]) w.put(t);
+      w.put(static_cast<std::uint64_t>(logs_[j].size()));
+      for (const CollectiveRecord& r : logs_[j]) put(w, r);
+    }
+    return w.bytes();
+  }
+
+ private:
+  void run_device(const Body& body, std::size_t j) {
+    const int index = group_.first_device() + static_cast<int>(j);
+    Device device(index, mesh_, {GroupMembership{{mesh_[0].first}, mesh_[0].first,
+                                                 &group_.member(static_cast<int>(j))}},
+                  [this, j](int d, CollectiveOp op, std::uint64_t count, const std::string& label,
+                            std::uint64_t seq) { inject(j, d, op, count, label, seq); },
+                  &logs_[j]);
+    try {
+      outs_[j] = body(device, blocks_[j]);
+      blocks_[j].clear();
+    } catch (const AbortedError&) {
+      errors_[j] = std::current_exception();  // a consequence: the group already has the cause
+    } catch (const CollectiveError& e) {
+      errors_[j] = std::current_exception();
+      group_.abort(e.what());
+    } catch (const InternalError& e) {
+      errors_[j] = std::current_exception();
+      group_.abort(e.what());
+    } catch (const std::exception& e) {
+      // As the in-process mesh says it, with the rank: every rank reports this one line.
+      const std::string where = device.where();
+      const std::string what = "device " + std::to_string(index) + " (rank " +
+                               std::to_string(group_.rank()) + ") failed " +
+                               (where.starts_with("before") ? "" : "at ") + where + ": " + e.what();
+      errors_[j] = std::make_exception_ptr(DeviceError(index, what));
+      group_.abort(what);
+    }
+    entered_[j] = device.collectives_entered();
+  }
+
+  // --inject, as the in-process mesh does it (mesh.cpp), for this rank's devices.
+  void inject(std::size_t j, int index, CollectiveOp op, std::uint64_t count, const std::string& label,
+              std::uint64_t seq) {
+    for (std::size_t i = 0; i < options_.injections.size(); ++i) {
+      const Injection& inj = options_.injections[i];
+      if (inj.device != index || inj.at != count) continue;
+      fired_[i] = 1;
+      const std::string at = std::string(op_name(op)) + " #" + std::to_string(seq) + " on '" + label + "'";
+      if (inj.kind == Injection::Kind::kFail)
+        throw std::runtime_error("injected failure (--inject " + injection_str(inj) + ")");
+      if (inj.kind == Injection::Kind::kInternal)
+        throw InternalError("internal error: injected at device " + std::to_string(index) + "'s " +
+                            at + " (--inject " + injection_str(inj) + ")");
+      // Stall: never arrive. The peers time out and abort the group, which ends the stall; the
+      // grace bounds it if nobody is left to wait for this device.
+      stalled_[j] = "device " + std::to_string(index) + " (rank " + std::to_string(group_.rank()) +
+                    ") at " + at + " (--inject " + injection_str(inj) + ")";
+      const auto limit = std::chrono::steady_clock::now() + options_.timeout + kStallGrace;
+      while (!group_.aborted() && std::chrono::steady_clock::now() < limit)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (group_.aborted()) throw AbortedError("device " + std::to_string(index) + " stalled at " + at);
+      throw CollectiveError("device " + std::to_string(index) + " stalled at " + at +
+                            " and never arrived; gave up after " +
+                            std::to_string(options_.timeout.count()) + " ms");
+    }
+  }
+
+  MpiGroup& group_;
+  const MeshShape& mesh_;
+  const MeshOptions& options_;
+  std::size_t k_;
+  std::vector<std::vector<Tensor>> blocks_, outs_;
+  std::vector<std::vector<CollectiveRecord>> logs_;
+  std::vector<std::uint64_t> entered_;
+  std::vector<std::string> stalled_;
+  std::vector<std::exception_ptr> errors_;
+  std::vector<char> fired_;  // per injection; each written only by its device's thread
+};
+
+// "data=2,model=4", as --mesh spells it.
+std::string mesh_flag(const MeshShape& mesh) {
+  std::string s;
+  for (const auto& [axis, size] : mesh) s += (s.empty() ? "" : ",") + axis + "=" + std::to_string(size);
+  return s;
+}
+
+}  // namespace
+
+void check_mpi_mesh(const MeshShape& mesh, int ranks) {
+  const int n = mesh_devices(mesh);
+  if (n % ranks != 0) {
+    throw InputError("--backend mpi", std::to_string(ranks) + " ranks do not divide the mesh's " +
+                                          std::to_string(n) + " devices (" + mesh_flag(mesh) +
+                                          "); run with a number of ranks that divides " +
+                                          std::to_string(n));
+  }
+  if (mesh.size() > 1 && ranks > 1) {
+    throw InputError("--backend mpi", "a mesh of several axes (" + mesh_flag(mesh) +
+                                          ") across " + std::to_string(ranks) +
+                                          " ranks is not supported yet; run it with one rank or "
+                                          "--backend inprocess");
+  }
+}
+
+MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& body,
+                                const std::vector<ArgDef>& in_specs,
+                                const std::vector<ArgDef>& out_specs,
+                                const std::vector<Tensor>& inputs, const MeshOptions& options,
+                                Trace* trace) {
+  check_mpi_mesh(mesh, job.ranks());
+  const int n = mesh_devices(mesh);
+  for (const Injection& inj : options.injections) {  // as Mesh refuses it: on every rank alike
+    if (inj.device >= n)
+      throw InputError("--inject", "device " + std::to_string(inj.device) +
+                                       " does not exist on a mesh of " + std::to_string(n) + " devices");
+  }
+  const int k = n / job.ranks();
+  MpiGroup group(MPI_COMM_WORLD, k, mesh[0].first, MpiOptions{.timeout = options.timeout});
+  LocalRun local(group, mesh, options);
+
+  // Placement: rank 0 cuts every rank's blocks and sends each only its own.
+  if (job.rank() == 0) {
+    check_shard_map_inputs(mesh, in_specs, out_specs, inputs);
+    if (trace) record_inputs(*trace, mesh, in_specs, inputs);
+    for (int r = 1; r < job.ranks(); ++r) {
+      Wire w;
+      for (int d = r * k; d < (r + 1) * k; ++d)
+        for (const Tensor& t : device_blocks(mesh, in_specs, inputs, d)) w.put(t);
+      job.send(r, w.bytes());
+    }
+    for (int d = 0; d < k; ++d) local.blocks()[static_cast<std::size_t>(d)] = device_blocks(mesh, in_specs, inputs, d);
+  } else {
+    Wire w(job.recv(0));
+    for (auto& blocks : local.blocks())
+      for (std::size_t i = 0; i < in_specs.size(); ++i) blocks.push_back(w.tensor());
+  }
+
+  local.run(body);
+  // After a failure a rank may be dead: waiting for its outcome is bounded by the timeout then.
+  std::vector<std::string> outcomes;
+  try {
+    outcomes = job.to_root(local.outcome(), group.aborted() ? options.timeout : MpiJob::ms{0});
+  } catch (const TimeoutError& e) {
+    if (!group.aborted()) throw;
+    throw CollectiveError(group.reason() + "; then " + e.what() + " (that rank may have died)");
+  }
+  MpiShardMapResult result;
+  if (job.rank() != 0) {
+    if (group.aborted()) throw CollectiveError(group.reason());
+    return result;
+  }
+
+  // Rank 0: the first failure (its own, else the lowest rank's), or the outputs.
+  std::vector<Wire> wires;
+  for (std::string& o : outcomes) wires.emplace_back(std::move(o));
+  std::string stalls;
+  std::uint64_t code = 0;
+  std::string message;
+  std::vector<char> fired(options.injections.size(), 0);
+  for (Wire& w : wires) {
+    const std::uint64_t c = w.u64();
+    std::string m = w.str();
+    if (code == 0 && c != 0) {
+      code = c;
+      message = std::move(m);
+    }
+    for (std::uint64_t s = w.u64(); s > 0; --s) stalls += (stalls.empty() ? "" : "; ") + w.str();
+    for (char& f : fired) f = static_cast<char>(f | (w.u64() != 0));
+    for (int j = 0; j < k; ++j) result.entered.push_back(w.u64());
+  }
+  if (code == 4) throw InternalError(message);
+  if (code != 0) {
+    if (!stalls.empty() && message.find("stalled") == std::string::npos)
+      message += " (stalled by --inject: " + stalls + ")";
+    throw CollectiveError(message);
+  }
+  for (std::size_t i = 0; i < fired.size(); ++i)
+    if (!fired[i]) result.unfired.push_back(options.injections[i]);
+  std::vector<std::vector<Tensor>> outs(static_cast<std::size_t>(n));
+  if (trace) trace->collectives.assign(static_cast<std::size_t>(n), {});
+  for (int d = 0; d < n; ++d) {
+    Wire& w = wires[static_cast<std::size_t>(d / k)];
+    for (std::uint64_t o = w.u64(); o > 0; --o) outs[static_cast<std::size_t>(d)].push_back(w.tensor());
+    for (std::uint64_t c = w.u64(); c > 0; --c) {
+      CollectiveRecord r = record(w);
+      if (trace) trace->collectives[static_cast<std::size_t>(d)].push_back(std::move(r));
+    }
+  }
+  result.outputs = assemble_outputs(mesh, out_specs, std::move(outs), trace);
+  return result;
+}
+
+}  // namespace meshrun

@@ -1,0 +1,125 @@
+// `mpirun -np R meshrun ...` against the single-process run, at the CLI: R comes from
+// MESHRUN_RANKS (one ctest entry per R, see CMakeLists.txt). Every case of cases/dp-step and
+// cases/tp-mlp prints byte-identical `--exact` stdout with the same exit code; failures on the
+// last device (on the last rank) end every rank with one message; ranks that do not divide the
+// devices are exit 2 with one message.
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "../run_meshrun.hpp"
+
+using namespace meshrun::testing;
+
+namespace {
+
+int ranks() {
+  const char* r = std::getenv("MESHRUN_RANKS");
+  return r ? std::atoi(r) : 2;
+}
+
+Result mpirun(const std::vector<std::string>& args) {
+  RunOptions o;
+  o.command = {MESHRUN_MPIEXEC, "--oversubscribe", "--mca", "btl", "self,vader", "--mca",
+               "oob_tcp_if_include", "lo", "-np", std::to_string(ranks()), kBinary};
+  return run_with(args, o);
+}
+
+// The lines meshrun printed on stderr (mpirun adds its own report of the exit code).
+std::vector<std::string> meshrun_lines(const std::string& err) {
+  std::vector<std::string> lines;
+  std::size_t at = 0;
+  while (at < err.size()) {
+    const std::size_t end = std::min(err.find('\n', at), err.size());
+    if (err.compare(at, 9, "meshrun: ") == 0) lines.push_back(err.substr(at, end - at));
+    at = end + 1;
+  }
+  return lines;
+}
+
+std::vector<std::string> cases_in(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(kSource + "/" + dir))
+    if (e.path().extension() == ".json") files.push_back(dir + "/" + e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void same_as_one_process(const std::vector<std::string>& args) {
+  const Result one = run(args);
+  const Result many = mpirun(args);
+  BOOST_TEST_CONTEXT(args.at(1) << " at R=" << ranks() << ", stderr: " << many.err) {
+    BOOST_TEST(!many.killed);
+    BOOST_TEST(many.code == one.code);
+    BOOST_TEST(many.out == one.out);  // byte for byte
+    BOOST_TEST(meshrun_lines(many.err) == meshrun_lines(one.err));
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(every_dp_step_and_tp_mlp_case_prints_the_same_bytes) {
+  for (const char* dir : {"cases/dp-step", "cases/tp-mlp"}) {
+    for (const std::string& file : cases_in(dir)) {
+      const std::string program = std::string(dir).substr(6);
+      same_as_one_process({program, file, "--exact"});
+      if (file.ends_with("example1.json")) same_as_one_process({program, file});  // graded, 6 decimals
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_failing_device_on_the_last_rank_ends_every_rank_with_one_message) {
+  const Result r = mpirun({"dp-step", "cases/dp-step/example2.json", "--inject", "fail:7@1"});
+  const auto lines = meshrun_lines(r.err);
+  BOOST_TEST(r.code == 3);
+  BOOST_TEST(r.out.empty());
+  BOOST_REQUIRE(lines.size() == 1u);
+  const std::string want = "meshrun: device 7 (rank " + std::to_string(ranks() - 1) +
+                           ") failed at pmean #1 on 'data': injected failure (--inject fail:7@1)";
+  BOOST_TEST(lines[0] == want);
+}
+
+BOOST_AUTO_TEST_CASE(a_stalled_device_on_the_last_rank_is_reported_at_the_timeout) {
+  const Result r = mpirun({"dp-step", "cases/dp-step/example2.json", "--inject", "stall:7@1",
+                           "--timeout", "1"});
+  const auto lines = meshrun_lines(r.err);
+  BOOST_TEST(r.code == 3);
+  BOOST_TEST(r.out.empty());
+  BOOST_REQUIRE(lines.size() == 1u);
+  BOOST_TEST(lines[0].find("timed out after 1000 ms") != std::string::npos, lines[0]);
+  BOOST_TEST(lines[0].find("stall:7@1") != std::string::npos, lines[0]);
+}
+
+BOOST_AUTO_TEST_CASE(ranks_that_do_not_divide_the_devices_are_exit_2_with_one_message) {
+  if (ranks() == 1) return;  // one rank divides every mesh
+  const Result r = mpirun({"dp-step", "cases/dp-step/example1.json", "--devices", "1"});
+  const auto lines = meshrun_lines(r.err);
+  BOOST_TEST(r.code == 2);
+  BOOST_TEST(r.out.empty());
+  BOOST_REQUIRE(lines.size() == 1u);
+  BOOST_TEST(lines[0] == "meshrun: --backend mpi: " + std::to_string(ranks()) +
+                             " ranks do not divide the mesh's 1 devices (data=1); run with a "
+                             "number of ranks that divides 1");
+}
+
+BOOST_AUTO_TEST_CASE(mlp_train_runs_on_one_rank_and_says_not_yet_on_several) {
+  const std::string file = "cases/mlp-train/" + cases_in("cases/mlp-train").front().substr(16);
+  if (ranks() == 1) {
+    same_as_one_process({"mlp-train", file, "--exact"});
+    return;
+  }
+  const Result r = mpirun({"mlp-train", file});
+  const auto lines = meshrun_lines(r.err);
+  BOOST_TEST(r.code == 2);
+  BOOST_REQUIRE(lines.size() == 1u);
+  BOOST_TEST(lines[0].find("is not supported yet") != std::string::npos, lines[0]);
+}
+
+BOOST_AUTO_TEST_CASE(input_errors_are_the_same_one_line_and_exit_code) {
+  same_as_one_process({"dp-step", "cases/invalid/not-divisible.json"});
+  same_as_one_process({"dp-step", "cases/dp-step/example1.json", "--inject", "fail:9@1"});
+  same_as_one_process({"dp-step", "cases/dp-step/example1.json", "--inject", "fail:3@2"});
+  same_as_one_process({"dp-step", "cases/dp-step/example1.json", "--atol", "0", "--rtol", "0"});
+}
