@@ -14,6 +14,7 @@
 #include "io/output.hpp"
 #include "io/result_writer.hpp"
 #include "mesh/injection.hpp"
+#include "run_profile.hpp"
 #include "support/errors.hpp"
 #include "trace/structure.hpp"
 #include "trace/trace.hpp"
@@ -38,6 +39,8 @@ struct ProgramFlags {
   std::string trace;  // "" off, "-" stderr, else a file
   bool show_sharding = false;
   std::string save_npy;  // "" off, else a directory
+  std::string profile;   // --profile FILE: the run's timeline; "" off
+  bool timings = false;  // --timings: the phases' times on stderr
   RunFlags run;
 };
 
@@ -57,9 +60,7 @@ class TraceSink {
  public:
   TraceSink(const std::string& where, const std::string& case_path) : where_(where) {
     if (where.empty() || where == "-") return;
-    if (where == case_path || same_file(where, case_path)) {
-      throw InputError("--trace", where + " is the case file being read; refusing to overwrite it");
-    }
+    refuse_case_file("--trace", where, case_path);
     file_ = std::make_unique<OutputFile>(where, "--trace");
   }
   void write(const std::string& text) {
@@ -91,17 +92,22 @@ void report_mismatches(const std::vector<Mismatch>& mismatches, std::size_t tota
 void run_program(const ProgramDef& program, const ProgramFlags& flags) {
   MeshOptions options = mesh_options(flags.run);  // flag errors before input errors
   TraceSink trace_out(flags.trace, flags.case_path);
+  RunProfile profile(flags.profile, flags.timings, flags.case_path);
   const MeshShape asked = flag_mesh(flags.run);
-  const Case c = read_case(flags.case_path, &program, flags.run.devices, asked,
-                           flags.run.max_input_bytes);
-  Mesh mesh(run_mesh(program, asked, c.mesh, flags.run.devices), std::move(options));
   Trace trace;
+  Profile* const timeline = profile.attach(trace);
+  const Case c = [&] {
+    const ProfilePhase phase(timeline, "read");
+    return read_case(flags.case_path, &program, flags.run.devices, asked, flags.run.max_input_bytes);
+  }();
+  Mesh mesh(run_mesh(program, asked, c.mesh, flags.run.devices), std::move(options));
   std::vector<Tensor> outputs;
   try {
     outputs = shard_map(mesh, program, c.inputs, &trace);
   } catch (const Error& e) {
     // The trace matters most now: it shows which device entered which collective.
     trace_out.write(trace_text(trace, nullptr, e.what()));
+    profile.save(e.what());  // so does the timeline: who waited for whom
     throw;
   }
   for (const Injection& inj : mesh.unfired_injections()) {  // it tested nothing: say so
@@ -124,12 +130,17 @@ void run_program(const ProgramDef& program, const ProgramFlags& flags) {
     if (!mismatches.empty()) report_mismatches(mismatches, expected_size(*c.expected));
     throw NonFiniteError(bad);
   }
-  write_stdout(write_result(program, outputs, {flags.precision, flags.exact}) + "\n");
-  if (!flags.save_npy.empty()) {
-    std::vector<std::string> names;
-    for (const ArgDef& out : program.outputs) names.push_back(out.name);
-    save_npy(flags.save_npy, names, outputs);
+  {
+    const ProfilePhase phase(timeline, "write");
+    write_stdout(write_result(program, outputs, {flags.precision, flags.exact}) + "\n");
+    if (!flags.save_npy.empty()) {
+      std::vector<std::string> names;
+      for (const ArgDef& out : program.outputs) names.push_back(out.name);
+      save_npy(flags.save_npy, names, outputs);
+    }
   }
+  profile.save("");
+  profile.print_timings(program.flops ? program.flops(c.inputs) : 0, c.bytes);
   if (!c.expected || (mismatches.empty() && verdict.ok())) return;
   if (!mismatches.empty()) report_mismatches(mismatches, expected_size(*c.expected));
   for (const std::string& failure : verdict.failures) report_error("structure: " + failure);
@@ -195,6 +206,10 @@ void add_program_command(CLI::App& app, const ProgramDef& program) {
                     "Draw which device holds which block of each input and output (stderr)");
   command->add_option("--save-npy", flags->save_npy,
                       "Also write each output as DIR/NAME.npy (float32), creating DIR");
+  command->add_option("--profile", flags->profile,
+                      "Write the run's timeline to FILE (Trace Event JSON for ui.perfetto.dev)");
+  command->add_flag("--timings", flags->timings,
+                    "Print the phases' times, flops and GFLOP/s as one JSON line on stderr");
   add_run_flags(*command, flags->run, true);
   command->callback([&program, flags] { run_program(program, *flags); });
 }

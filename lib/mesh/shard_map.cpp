@@ -1,5 +1,6 @@
 // shard_map: global arrays in, device blocks to the devices, device blocks out, global arrays back.
 #include <cstring>
+#include <optional>
 
 #include "mesh/shard_map.hpp"
 
@@ -45,11 +46,15 @@ std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<Ar
                               Trace* trace) {
   check_inputs(mesh, in_specs, out_specs, inputs);
   const int n = mesh.size();
+  Profile* profile = trace ? trace->profile : nullptr;
   // Each device's own blocks, made before the run: a device body can reach nothing else.
   std::vector<std::vector<Tensor>> blocks(static_cast<std::size_t>(n));
-  for (int d = 0; d < n; ++d)
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-      blocks[d].push_back(block_of(inputs[i], in_specs[i].spec, mesh.shape(), d));
+  {
+    const ProfilePhase phase(profile, "split");
+    for (int d = 0; d < n; ++d)
+      for (std::size_t i = 0; i < inputs.size(); ++i)
+        blocks[d].push_back(block_of(inputs[i], in_specs[i].spec, mesh.shape(), d));
+  }
 
   if (trace) {
     trace->mesh = mesh.shape();
@@ -65,6 +70,7 @@ std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<Ar
   }
 
   std::vector<std::vector<Tensor>> outs(static_cast<std::size_t>(n));
+  std::optional<ProfilePhase> running(std::in_place, profile, "run");
   mesh.run(
       [&](Device& dev) {
         const auto d = static_cast<std::size_t>(dev.index());
@@ -72,7 +78,9 @@ std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<Ar
         blocks[d].clear();
       },
       trace);
+  running.reset();
 
+  const ProfilePhase phase(profile, "assemble");
   std::vector<Tensor> result;
   for (std::size_t o = 0; o < out_specs.size(); ++o) {
     const ArgDef& arg = out_specs[o];
