@@ -98,7 +98,7 @@ Timeline check_timeline(const std::string& text) {
         const std::uint64_t seq = a["seq"];
         BOOST_TEST(e["name"] == op + " #" + std::to_string(seq) + " '" + group + "'");
         BOOST_TEST(a.contains("bytes"));
-        t.collectives[tid - 1].push_back({op, group, seq, a["arrived"], a.value("failed", false), false, false});
+        t.collectives[tid - 1].push_back({op, group, seq, a.value("arrived", false), a.value("failed", false), false, false});
       }
       stack.push_back(&e);
     }

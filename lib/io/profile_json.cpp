@@ -51,7 +51,8 @@ void device_track(Events& ev, int tid, const DeviceProfile& d) {
     json args = {{"op", c.op}, {"group", c.group}, {"seq", c.seq}, {"bytes", c.bytes}};
     const bool arrived = c.marks.arrived != TimePoint{};
     const bool all_arrived = c.marks.complete != TimePoint{};
-    args["arrived"] = arrived;
+    // Known when the engine marked the arrival; a failed call it never marked never arrived.
+    if (arrived || c.failed) args["arrived"] = arrived;
     if (c.failed) args["failed"] = true;
     ev.span(tid, c.op + " #" + std::to_string(c.seq) + " '" + c.group + "'", "collective", c.start,
             c.end, std::move(args));

@@ -47,7 +47,7 @@ Device::Device(int index, const MeshShape& mesh, std::vector<GroupMembership> gr
 }
 
 Device::~Device() {
-  if (profile_)  // the communicators outlive this device within the run
+  if (profile_)  // the communicators live on until the next run: no pointer into a gone Device
     for (GroupMembership& g : groups_) g.comm->mark_syncs(nullptr);
 }
 
