@@ -16,6 +16,7 @@
 #include "io/output.hpp"
 #include "io/result_writer.hpp"
 #include "mesh/injection.hpp"
+#include "run_profile.hpp"
 #include "support/errors.hpp"
 #include "trace/structure.hpp"
 #include "trace/trace.hpp"
@@ -46,6 +47,8 @@ struct ProgramFlags {
   bool show_sharding = false;
   std::string save_npy;  // "" off, else a directory
   std::string backend = "auto";  // auto, inprocess, mpi
+  std::string profile;   // --profile FILE: the run's timeline; "" off
+  bool timings = false;  // --timings: the phases' times on stderr
   RunFlags run;
 };
 
@@ -65,9 +68,7 @@ class TraceSink {
  public:
   TraceSink(const std::string& where, const std::string& case_path) : where_(where) {
     if (where.empty() || where == "-") return;
-    if (where == case_path || same_file(where, case_path)) {
-      throw InputError("--trace", where + " is the case file being read; refusing to overwrite it");
-    }
+    refuse_case_file("--trace", where, case_path);
     file_ = std::make_unique<OutputFile>(where, "--trace");
   }
   void write(const std::string& text) {
@@ -100,7 +101,8 @@ void report_mismatches(const std::vector<Mismatch>& mismatches, std::size_t tota
 // count of collectives entered (for the --inject message).
 void finish_run(const ProgramDef& program, const ProgramFlags& flags, const Case& c,
                 const std::vector<Tensor>& outputs, const Trace& trace, TraceSink& trace_out,
-                const std::vector<Injection>& unfired, const std::vector<std::uint64_t>& entered) {
+                const std::vector<Injection>& unfired, const std::vector<std::uint64_t>& entered,
+                RunProfile& profile) {
   for (const Injection& inj : unfired) {  // it tested nothing: say so
     throw InputError("--inject", injection_str(inj) + " never fired: device " +
                                      std::to_string(inj.device) + " entered only " +
@@ -121,12 +123,17 @@ void finish_run(const ProgramDef& program, const ProgramFlags& flags, const Case
     if (!mismatches.empty()) report_mismatches(mismatches, expected_size(*c.expected));
     throw NonFiniteError(bad);
   }
-  write_stdout(write_result(program, outputs, {flags.precision, flags.exact}) + "\n");
-  if (!flags.save_npy.empty()) {
-    std::vector<std::string> names;
-    for (const ArgDef& out : program.outputs) names.push_back(out.name);
-    save_npy(flags.save_npy, names, outputs);
+  {
+    const ProfilePhase phase(trace.profile, "write");
+    write_stdout(write_result(program, outputs, {flags.precision, flags.exact}) + "\n");
+    if (!flags.save_npy.empty()) {
+      std::vector<std::string> names;
+      for (const ArgDef& out : program.outputs) names.push_back(out.name);
+      save_npy(flags.save_npy, names, outputs);
+    }
   }
+  profile.save("");
+  profile.print_timings(program.flops ? program.flops(c.inputs) : 0, c.bytes);
   if (!c.expected || (mismatches.empty() && verdict.ok())) return;
   if (!mismatches.empty()) report_mismatches(mismatches, expected_size(*c.expected));
   for (const std::string& failure : verdict.failures) report_error("structure: " + failure);
@@ -142,29 +149,35 @@ struct Prepared {
   MeshShape mesh;
 };
 
-Prepared prepare(const ProgramDef& program, const ProgramFlags& flags) {
+Prepared prepare(const ProgramDef& program, const ProgramFlags& flags, Profile* timeline) {
   MeshOptions options = mesh_options(flags.run);  // flag errors before input errors
   TraceSink trace_out(flags.trace, flags.case_path);
   const MeshShape asked = flag_mesh(flags.run);
-  Case c = read_case(flags.case_path, &program, flags.run.devices, asked, flags.run.max_input_bytes);
+  Case c = [&] {
+    const ProfilePhase phase(timeline, "read");
+    return read_case(flags.case_path, &program, flags.run.devices, asked, flags.run.max_input_bytes);
+  }();
   MeshShape mesh = run_mesh(program, asked, c.mesh, flags.run.devices);
   return {std::move(options), std::move(trace_out), std::move(c), std::move(mesh)};
 }
 
-void run_in_process(const ProgramDef& program, const ProgramFlags& flags, Prepared& p) {
+// `trace` carries the run's Profile (when --timings or --profile asked for one).
+void run_in_process(const ProgramDef& program, const ProgramFlags& flags, Prepared& p, Trace& trace,
+                    RunProfile& profile) {
   Mesh mesh(p.mesh, p.options);
-  Trace trace;
   std::vector<Tensor> outputs;
   try {
     outputs = shard_map(mesh, program, p.c.inputs, &trace);
   } catch (const Error& e) {
     // The trace matters most now: it shows which device entered which collective.
     p.trace_out.write(trace_text(trace, nullptr, e.what()));
+    profile.save(e.what());  // so does the timeline: who waited for whom
     throw;
   }
   std::vector<std::uint64_t> entered;
   for (int d = 0; d < mesh.size(); ++d) entered.push_back(mesh.collectives_entered(d));
-  finish_run(program, flags, p.c, outputs, trace, p.trace_out, mesh.unfired_injections(), entered);
+  finish_run(program, flags, p.c, outputs, trace, p.trace_out, mesh.unfired_injections(), entered,
+             profile);
 }
 
 
@@ -172,12 +185,16 @@ void run_in_process(const ProgramDef& program, const ProgramFlags& flags, Prepar
 // One mesh over the job's ranks (mpi/mpi_shard_map.hpp). Rank 0 reads the case and tells every
 // rank the mesh, or the error that stops the run before it starts; only rank 0 prints.
 void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& flags) {
+  // --timings and --profile time the threads of one process: not across ranks yet.
+  if (flags.timings) throw InputError("--timings", "is not available with the MPI backend yet");
+  if (!flags.profile.empty()) throw InputError("--profile", "is not available with the MPI backend yet");
+  RunProfile off("", false, flags.case_path);
   std::optional<Prepared> p;
   MeshShape mesh;
   if (job.rank() == 0) {
     Wire setup;
     try {
-      p.emplace(prepare(program, flags));
+      p.emplace(prepare(program, flags, nullptr));
       check_mpi_mesh(p->mesh, job.ranks());
     } catch (const Error& e) {
       setup.put(static_cast<std::uint64_t>(exit_code_of(e)));
@@ -194,7 +211,8 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
     mesh = setup.mesh();
   }
   if (mesh.size() > 1) {  // one rank (check_mpi_mesh): the in-process mesh
-    run_in_process(program, flags, *p);
+    Trace trace;
+    run_in_process(program, flags, *p, trace, off);
     return;
   }
   const MeshOptions options = p ? p->options : mesh_options(flags.run);
@@ -209,7 +227,7 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
   }
   if (!p) return;
   trace.program = program.name;
-  finish_run(program, flags, p->c, r.outputs, trace, p->trace_out, r.unfired, r.entered);
+  finish_run(program, flags, p->c, r.outputs, trace, p->trace_out, r.unfired, r.entered, off);
 }
 
 // Every rank ends with rank 0's exit code; rank 0 alone says why. A wait that timed out means a
@@ -268,8 +286,10 @@ void run_program(const ProgramDef& program, const ProgramFlags& flags) {
                                       "libopenmpi-dev and rebuild); --backend inprocess runs one process");
 #endif
   }
-  Prepared p = prepare(program, flags);
-  run_in_process(program, flags, p);
+  RunProfile profile(flags.profile, flags.timings, flags.case_path);
+  Trace trace;
+  Prepared p = prepare(program, flags, profile.attach(trace));
+  run_in_process(program, flags, p, trace, profile);
 }
 
 }  // namespace
@@ -341,6 +361,10 @@ void add_program_command(CLI::App& app, const ProgramDef& program) {
                       "mpi when started by mpirun")
       ->check(CLI::IsMember({"auto", "inprocess", "mpi"}))
       ->capture_default_str();
+  command->add_option("--profile", flags->profile,
+                      "Write the run's timeline to FILE (Trace Event JSON for ui.perfetto.dev)");
+  command->add_flag("--timings", flags->timings,
+                    "Print the phases' times, flops and GFLOP/s as one JSON line on stderr");
   add_run_flags(*command, flags->run, true);
   command->callback([&program, flags] { run_program(program, *flags); });
 }

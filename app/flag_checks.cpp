@@ -4,6 +4,9 @@
 #include <cmath>
 #include <sstream>
 
+#include "io/output.hpp"
+#include "support/errors.hpp"
+
 namespace meshrun {
 namespace {
 
@@ -53,6 +56,12 @@ CLI::Validator finite_real(double min, double max, const std::string& unit) {
         return "";
       },
       "NUMBER " + range);
+}
+
+void refuse_case_file(const std::string& flag, const std::string& path, const std::string& case_path) {
+  if (path == case_path || same_file(path, case_path)) {
+    throw InputError(flag, path + " is the case file being read; refusing to overwrite it");
+  }
 }
 
 }  // namespace meshrun

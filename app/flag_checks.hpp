@@ -14,4 +14,8 @@ CLI::Validator decimal_integer(long min, long max);
 // A finite real in [min, max]; `unit` (e.g. " seconds") follows the bounds in the message.
 CLI::Validator finite_real(double min, double max, const std::string& unit = "");
 
+// For a flag naming a file meshrun writes (--trace=FILE, --profile FILE): InputError(flag) when
+// `path` is the case file being read -- never overwrite the input.
+void refuse_case_file(const std::string& flag, const std::string& path, const std::string& case_path);
+
 }  // namespace meshrun

@@ -343,7 +343,7 @@ BOOST_AUTO_TEST_CASE(trace_and_sharding_show_the_2d_mesh) {
 // An array split over both axes: a 2-D grid of boxes, its blocks typed {V:(data,model)}.
 BOOST_AUTO_TEST_CASE(a_block_split_both_ways_is_a_grid) {
   ProgramDef p{"copy", "", "", {{"a", {"R", "C"}, P{"data", "model"}}}, {{"a", {"R", "C"}, P{"data", "model"}}},
-               [](Device&, const std::vector<Tensor>& in) { return in; }, {}, {}, {}};
+               [](Device&, const std::vector<Tensor>& in) { return in; }, {}, {}, {}, {}};
   Mesh mesh(MeshShape{{"data", 2}, {"model", 2}});
   Trace trace;
   const Tensor a({4, 4}, std::vector<float>(16, 1.0f));

@@ -9,6 +9,7 @@
 // repeated run, whatever the timing or the message size.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <span>
 
@@ -17,9 +18,19 @@ namespace meshrun {
 enum class CollectiveOp : std::uint8_t { kAllReduce, kAllReduceMean, kAllGather, kReduceScatter, kPermute };
 const char* op_name(CollectiveOp op);  // JAX's words: "psum", "all_gather", ...
 
+// A collective's first sync point as one member saw it: when it arrived, and when the last member
+// of the group had arrived (what it waited for). Left untouched by an engine that cannot tell, or
+// when the wait ended in an error (`complete` then stays as it was).
+struct SyncMarks {
+  std::chrono::steady_clock::time_point arrived{}, complete{};
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
+  // --profile: where the next collectives record their SyncMarks; nullptr (the default) records
+  // nothing, and then costs the collective one pointer check.
+  void mark_syncs(SyncMarks* marks) { marks_ = marks; }
   virtual int rank() const = 0;
   virtual int size() const = 0;
   // Number of collectives this member has started (the next one gets sequence number seq()+1).
@@ -38,6 +49,9 @@ class Communicator {
   // is the same table on every member. in and out have the same size and must not alias.
   virtual void permute(std::span<const float> in, std::span<float> out,
                        std::span<const int> source_of) = 0;
+
+ protected:
+  SyncMarks* marks_ = nullptr;
 };
 
 }  // namespace meshrun

@@ -194,14 +194,20 @@ void InProcessCommunicator::check_descs(const Desc& mine) {
   }
 }
 
+void InProcessCommunicator::first_sync(const Desc& desc) {
+  if (marks_) marks_->arrived = std::chrono::steady_clock::now();
+  arrive_and_wait();
+  if (marks_) marks_->complete = std::chrono::steady_clock::now();
+  check_descs(desc);
+}
+
 void InProcessCommunicator::publish_staged(const Desc& desc, std::span<const float> in) {
   current_ = desc;
   Frame& f = frame_of(rank_);
   f.desc = desc;
   if (f.staging.size() < in.size()) f.staging.resize(in.size());
   if (!in.empty()) std::memcpy(f.staging.data(), in.data(), in.size_bytes());
-  arrive_and_wait();
-  check_descs(desc);
+  first_sync(desc);
   srcs_.resize(static_cast<std::size_t>(group_.size_));
   for (int r = 0; r < group_.size_; ++r) srcs_[r] = frame_of(r).staging.data();
 }
@@ -212,8 +218,7 @@ void InProcessCommunicator::publish_direct(const Desc& desc, const float* in, fl
   f.desc = desc;
   f.in = in;
   f.out = out;
-  arrive_and_wait();
-  check_descs(desc);
+  first_sync(desc);
   srcs_.resize(static_cast<std::size_t>(group_.size_));
   dsts_.resize(static_cast<std::size_t>(group_.size_));
   for (int r = 0; r < group_.size_; ++r) {

@@ -197,6 +197,8 @@ class InProcessCommunicator final : public Communicator {
   void publish_direct(const Desc& desc, const float* in, float* out);
   // The trailing sync point of the direct path.
   void finish_direct();
+  // Steps 2-4 of a call's first sync point: arrive, wait, check (and the SyncMarks, when asked).
+  void first_sync(const Desc& desc);
   // Steps 2-3. A cancellable wait ends early on the abort flag or the deadline (see LEAVING).
   void arrive_and_wait(bool cancellable = true);
   Desc begin(CollectiveOp op, std::size_t in_count, std::size_t out_count, std::uint64_t perm_hash);

@@ -178,7 +178,7 @@ std::optional<std::string> npy_reference(JsonSummary& value, const std::vector<s
 // Arrays may come from .npy files when `case_path` is given (input, not expected).
 std::vector<Tensor> read_tensors(JsonSummary& object, const std::vector<ArgDef>& args,
                                  const std::string& prefix, DimBinder& binder,
-                                 const std::string* case_path) {
+                                 const std::string* case_path, std::uint64_t* npy_bytes = nullptr) {
   std::vector<Tensor> tensors;
   tensors.reserve(args.size());
   for (const ArgDef& a : args) {
@@ -187,6 +187,8 @@ std::vector<Tensor> read_tensors(JsonSummary& object, const std::vector<ArgDef>&
     const std::optional<std::string> npy =
         case_path != nullptr ? npy_reference(value, a.dims, field, *case_path) : std::nullopt;
     Tensor t = npy ? read_npy(*npy, a.dims, field) : tensor_from_json(value, a.dims, field);
+    std::error_code size_error;  // the file was just read; a size it will not tell counts 0
+    if (npy && npy_bytes) *npy_bytes += std::filesystem::file_size(*npy, size_error) * !size_error;
     binder.bind(field, a.dims, t.shape);
     tensors.push_back(std::move(t));
   }
@@ -216,7 +218,7 @@ void read_document(JsonSummary& doc, const std::string& path, const ProgramDef* 
   JsonSummary& input = full_case ? *find(doc.members, "input") : doc;
   check_keys(input, program.inputs, "input");
   DimBinder binder;
-  c.inputs = read_tensors(input, program.inputs, "input", binder, &path);
+  c.inputs = read_tensors(input, program.inputs, "input", binder, &path, &c.bytes);
   for (std::size_t i = 0; i < program.inputs.size(); ++i) {
     const ArgDef& a = program.inputs[i];
     check_spec_axes("input." + a.name, a.spec, mesh);
@@ -245,6 +247,7 @@ Case read_case(const std::string& path, const ProgramDef* program, int devices,
       throw InputError(doc.duplicate->path, "duplicate key " + in_quotes(doc.duplicate->key));
     }
     read_document(doc.root, path, program, devices, mesh, c);
+    c.bytes += source.bytes_read();
   } catch (const InputError& e) {
     // Every message starts with the file; the inner code only knows fields.
     throw InputError(c.file, e.what());

@@ -29,6 +29,7 @@ struct Case {
   std::vector<std::pair<std::string, int>> mesh;
   std::vector<Tensor> inputs;                   // in ProgramDef::inputs order
   std::optional<std::vector<Tensor>> expected;  // in ProgramDef::outputs order
+  std::uint64_t bytes = 0;  // read: the case file and the .npy files it names (--timings)
 };
 
 // Reads `path` ("-" = stdin) for `program` (nullptr: the case's "problem" names it; a bare input

@@ -69,6 +69,8 @@ class JsonSource {
   Iterator begin() { return Iterator(this); }
   Iterator end() { return Iterator(); }
 
+  // Bytes read from the file so far.
+  std::uint64_t bytes_read() const { return read_; }
   // True when everything delivered so far is JSON whitespace (an empty file, or "  \n").
   bool only_whitespace() const { return only_whitespace_; }
   // The 1-based offset of the first NUL byte delivered, 0 if none. nlohmann's lexer takes NUL

@@ -1,6 +1,7 @@
 #include "mesh/device.hpp"
 
 #include <algorithm>
+#include <exception>
 
 #include "support/errors.hpp"
 
@@ -37,6 +38,28 @@ const GroupMembership& Device::group(AxisNames axes, const char* op) const {
   throw InputError("", std::string(op) + ": axis tuple " + axes.str() + " names an axis twice");
 }
 
+Device::Device(int index, const MeshShape& mesh, std::vector<GroupMembership> groups,
+               CollectiveHook hook, std::vector<CollectiveRecord>* log, DeviceProfile* profile)
+    : index_(index), mesh_(mesh), groups_(std::move(groups)), hook_(std::move(hook)), log_(log),
+      profile_(profile) {
+  if (profile_)
+    for (GroupMembership& g : groups_) g.comm->mark_syncs(&marks_);
+}
+
+Device::~Device() {
+  if (profile_)  // the communicators live on until the next run: no pointer into a gone Device
+    for (GroupMembership& g : groups_) g.comm->mark_syncs(nullptr);
+}
+
+void Device::end_span() {
+  if (!span_open_) return;  // before() threw before opening it
+  span_open_ = false;
+  CollectiveSpan& span = profile_->collectives.back();
+  span.end = ProfileClock::now();
+  span.marks = marks_;
+  span.failed = std::uncaught_exceptions() > 0;
+}
+
 int Device::axis_index(AxisNames axes) const { return group(axes, "axis_index").comm->rank(); }
 
 int Device::axis_size(AxisNames axes) const { return group(axes, "axis_size").comm->size(); }
@@ -49,7 +72,7 @@ std::string Device::where() const {
 
 Communicator& Device::before_flat(CollectiveOp op, AxisNames axes, std::size_t elems) {
   static const Shape kUntraced;
-  if (log_) {
+  if (log_ || profile_) {
     const Shape flat{elems};
     return before(op, axes, flat, flat);
   }
@@ -61,6 +84,16 @@ Communicator& Device::before(CollectiveOp op, AxisNames axes, const Shape& in, c
   last_op_ = op;
   last_seq_ = g.comm->seq() + 1;
   last_group_ = &g;
+  if (profile_) {
+    marks_ = {};
+    CollectiveSpan& span = profile_->collectives.emplace_back();
+    span.op = op_name(op);
+    span.group = g.label;
+    span.seq = last_seq_;
+    span.bytes = shape_size(in) * sizeof(float);
+    span.start = ProfileClock::now();
+    span_open_ = true;
+  }
   if (log_) {
     const bool varying = op == CollectiveOp::kReduceScatter || op == CollectiveOp::kPermute;
     log_->push_back({op_name(op), g.label, in, out, varying, last_seq_});
@@ -70,14 +103,17 @@ Communicator& Device::before(CollectiveOp op, AxisNames axes, const Shape& in, c
 }
 
 void Device::psum_inplace(std::span<float> buf, AxisNames axes) {
+  const SpanEnd end{*this};
   before_flat(CollectiveOp::kAllReduce, axes, buf.size()).all_reduce_sum(buf, buf);
 }
 
 void Device::pmean_inplace(std::span<float> buf, AxisNames axes) {
+  const SpanEnd end{*this};
   before_flat(CollectiveOp::kAllReduceMean, axes, buf.size()).all_reduce_mean(buf, buf);
 }
 
 Tensor Device::psum(const Tensor& x, AxisNames axes) {
+  const SpanEnd end{*this};
   Communicator& c = before(CollectiveOp::kAllReduce, axes, x.shape, x.shape);
   Tensor y(x.shape);
   c.all_reduce_sum(x.span(), y.span());
@@ -85,6 +121,7 @@ Tensor Device::psum(const Tensor& x, AxisNames axes) {
 }
 
 Tensor Device::pmean(const Tensor& x, AxisNames axes) {
+  const SpanEnd end{*this};
   Communicator& c = before(CollectiveOp::kAllReduceMean, axes, x.shape, x.shape);
   Tensor y(x.shape);
   c.all_reduce_mean(x.span(), y.span());
@@ -95,6 +132,7 @@ Tensor Device::all_gather(const Tensor& x, AxisNames axes) {
   MESHRUN_CHECK(x.rank() >= 1, "all_gather needs an array of rank >= 1");
   Shape shape = x.shape;
   shape[0] *= static_cast<std::size_t>(axis_size(axes));
+  const SpanEnd end{*this};
   Communicator& c = before(CollectiveOp::kAllGather, axes, x.shape, shape);
   Tensor y(shape);
   c.all_gather(x.span(), y.span());
@@ -109,6 +147,7 @@ Tensor Device::psum_scatter(const Tensor& x, AxisNames axes) {
   }
   Shape shape = x.shape;
   shape[0] /= n;
+  const SpanEnd end{*this};
   Communicator& c = before(CollectiveOp::kReduceScatter, axes, x.shape, shape);
   Tensor y(shape);
   c.reduce_scatter_sum(x.span(), y.span());
@@ -131,6 +170,7 @@ Tensor Device::ppermute(const Tensor& x, AxisNames axes,
     sends[src] = true;
     source_of[dst] = src;
   }
+  const SpanEnd end{*this};
   Communicator& c = before(CollectiveOp::kPermute, axes, x.shape, x.shape);
   Tensor y(x.shape);
   c.permute(x.span(), y.span(), source_of);

@@ -55,10 +55,14 @@ class Device {
  public:
   // `groups` holds one membership per ordered tuple of distinct mesh axes, the first being all the
   // mesh's axes in mesh order. `log`, when given,
-  // receives a record of every collective this device enters (the trace).
+  // receives a record of every collective this device enters (the trace); `profile`, when given,
+  // a span per collective (profile.hpp).
   Device(int index, const MeshShape& mesh, std::vector<GroupMembership> groups,
-         CollectiveHook hook = {}, std::vector<CollectiveRecord>* log = nullptr)
-      : index_(index), mesh_(mesh), groups_(std::move(groups)), hook_(std::move(hook)), log_(log) {}
+         CollectiveHook hook = {}, std::vector<CollectiveRecord>* log = nullptr,
+         DeviceProfile* profile = nullptr);
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
 
   // The device's number on the whole mesh (row-major over the axes).
   int index() const { return index_; }
@@ -98,6 +102,14 @@ class Device {
   // For the in-place calls on a flat buffer: builds the shape only when tracing (no allocation
   // per call otherwise).
   Communicator& before_flat(CollectiveOp op, AxisNames axes, std::size_t elems);
+  // Closes the collective span before() opened, when profiling -- also when the call throws.
+  struct SpanEnd {
+    Device& dev;
+    ~SpanEnd() {
+      if (dev.profile_) dev.end_span();
+    }
+  };
+  void end_span();
 
   int index_;
   const MeshShape& mesh_;
@@ -108,6 +120,9 @@ class Device {
   CollectiveOp last_op_ = CollectiveOp::kAllReduce;
   std::uint64_t last_seq_ = 0;
   const GroupMembership* last_group_ = nullptr;
+  DeviceProfile* profile_;
+  SyncMarks marks_;          // where the communicators mark the collective in progress
+  bool span_open_ = false;   // profile_->collectives.back() is still in progress
 };
 
 }  // namespace meshrun

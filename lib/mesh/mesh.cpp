@@ -213,10 +213,14 @@ void Mesh::Impl::run_job(int index, const std::stop_token& stop) {
     memberships.push_back({set.axes, set.label,
                            &set.groups[static_cast<std::size_t>(set.group_of[d])]->member(set.rank_of[d])});
   }
+  DeviceProfile* profile = trace && trace->profile
+                               ? &trace->profile->devices[static_cast<std::size_t>(index)]
+                               : nullptr;
   Device device(index, shape, std::move(memberships),
                 [this, &stop](int d, CollectiveOp op, std::uint64_t count, const std::string& group,
                        std::uint64_t seq) { inject(d, op, count, group, seq, stop); },
-                trace ? &trace->collectives[static_cast<std::size_t>(index)] : nullptr);
+                trace ? &trace->collectives[static_cast<std::size_t>(index)] : nullptr, profile);
+  if (profile) profile->body_start = ProfileClock::now();
   try {
     (*body.load(std::memory_order_acquire))(device);
     entered[static_cast<std::size_t>(index)] = device.collectives_entered();
@@ -236,6 +240,8 @@ void Mesh::Impl::run_job(int index, const std::stop_token& stop) {
                       index, "device " + std::to_string(index) + " failed at " + device.where() +
                                  ": unknown exception")));
   }
+  // However the body ended: the timeline of a failed run is the one most looked at.
+  if (profile) profile->body_end = ProfileClock::now();
 }
 
 void Mesh::Impl::record(int index, std::exception_ptr error, bool consequence) {
@@ -429,6 +435,7 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
     for (auto& tuple : axis_tuples(m.shape)) m.group_sets.emplace_back(m.shape, std::move(tuple), go);
     m.aborted.store(false, std::memory_order_relaxed);
     if (trace) trace->collectives.assign(static_cast<std::size_t>(m.size), {});
+    if (trace && trace->profile) trace->profile->devices.assign(static_cast<std::size_t>(m.size), {});
     m.errors.assign(static_cast<std::size_t>(m.size), nullptr);
     m.stalled_at.assign(static_cast<std::size_t>(m.size), "");
     m.entered.assign(static_cast<std::size_t>(m.size), 0);

@@ -103,19 +103,27 @@ std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<Ar
                               Trace* trace) {
   check_shard_map_inputs(mesh.shape(), in_specs, out_specs, inputs);
   const int n = mesh.size();
+  Profile* profile = trace ? trace->profile : nullptr;
   // Each device's own blocks, made before the run: a device body can reach nothing else.
   std::vector<std::vector<Tensor>> blocks(static_cast<std::size_t>(n));
-  for (int d = 0; d < n; ++d) blocks[d] = device_blocks(mesh.shape(), in_specs, inputs, d);
+  {
+    const ProfilePhase phase(profile, "split");
+    for (int d = 0; d < n; ++d) blocks[d] = device_blocks(mesh.shape(), in_specs, inputs, d);
+  }
   if (trace) record_inputs(*trace, mesh.shape(), in_specs, inputs);
 
   std::vector<std::vector<Tensor>> outs(static_cast<std::size_t>(n));
-  mesh.run(
-      [&](Device& dev) {
-        const auto d = static_cast<std::size_t>(dev.index());
-        outs[d] = body(dev, blocks[d]);
-        blocks[d].clear();
-      },
-      trace);
+  {
+    const ProfilePhase phase(profile, "run");
+    mesh.run(
+        [&](Device& dev) {
+          const auto d = static_cast<std::size_t>(dev.index());
+          outs[d] = body(dev, blocks[d]);
+          blocks[d].clear();
+        },
+        trace);
+  }
+  const ProfilePhase phase(profile, "assemble");
   return assemble_outputs(mesh.shape(), out_specs, std::move(outs), trace);
 }
 

@@ -4,6 +4,7 @@
 // Adding a program is one new file that defines a ProgramDef and registers it in registry.cpp.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ struct ProgramDef {
   std::vector<StructuralRule> structure;
   // The mesh it runs on unless told otherwise (the case's "mesh", --mesh, --devices).
   MeshShape mesh;
+  // Floating-point operations of one run on these (global) inputs: its multiply-adds x 2, as
+  // ../shared/peers/programs_numpy.py counts them, so --timings' gflops compare with numpy's.
+  std::function<std::uint64_t(const std::vector<Tensor>& inputs)> flops;
 };
 
 // The mesh a run uses: the flags override the case, the case the program's default. `flag_mesh`

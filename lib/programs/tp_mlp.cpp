@@ -44,6 +44,11 @@ const ProgramDef& tp_mlp_program() {
       {input_split("w1", 1), input_split("b1", 0), input_split("w2", 0), reduced_over(kAxis, {"out"}),
        output_split("hidden", 1)},
       {{kAxis, 8}},
+      // x w1 (B x D x H) and h w2 (B x H x O).
+      [](const std::vector<Tensor>& in) {
+        const std::size_t b = in[0].rows(), d = in[0].cols(), h = in[1].cols(), o = in[3].cols();
+        return 2 * b * d * h + 2 * b * h * o;
+      },
   };
   return def;
 }

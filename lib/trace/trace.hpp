@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collectives/communicator.hpp"
+#include "trace/profile.hpp"
 #include "shard/mesh_shape.hpp"
 #include "shard/partition_spec.hpp"
 #include "tensor/tensor.hpp"
@@ -41,6 +42,8 @@ struct Trace {
   std::vector<ArrayRecord> outputs;
   // [device]: its collectives in order. Each device appends only to its own vector.
   std::vector<std::vector<CollectiveRecord>> collectives;
+  // When given (--timings, --profile): the run's timeline, recorded alongside (profile.hpp).
+  Profile* profile = nullptr;
 };
 
 // The --trace text: mesh, inputs (global shape, spec, block per device), each device's

@@ -1,0 +1,45 @@
+#include "run_profile.hpp"
+
+#include <exception>
+#include <iostream>
+
+#include "flag_checks.hpp"
+#include "io/profile_json.hpp"
+
+namespace meshrun {
+
+RunProfile::RunProfile(const std::string& file, bool timings, const std::string& case_path)
+    : timings_(timings) {
+  if (!file.empty()) {
+    refuse_case_file("--profile", file, case_path);
+    file_ = std::make_unique<AtomicFile>(file, "--profile");
+  }
+  if (file_ || timings_) profile_ = std::make_unique<Profile>();
+}
+
+RunProfile::~RunProfile() {
+  if (!file_ || std::uncaught_exceptions() == 0) return;
+  try {
+    save("the run ended with an error after the devices finished (see stderr)");
+  } catch (...) {  // the error already on its way out is the one to report
+  }
+}
+
+Profile* RunProfile::attach(Trace& trace) {
+  trace_ = &trace;
+  trace.profile = profile_.get();
+  return profile_.get();
+}
+
+void RunProfile::save(const std::string& failure) {
+  if (!file_ || trace_ == nullptr) return;
+  const std::unique_ptr<AtomicFile> file = std::move(file_);  // once, even if the commit throws
+  file->commit(trace_event_json(*trace_, *profile_, failure));
+}
+
+void RunProfile::print_timings(std::uint64_t flops, std::uint64_t input_bytes) const {
+  if (!timings_) return;
+  std::cerr << timings_json(sum_timings(*profile_), flops, input_bytes) << "\n" << std::flush;
+}
+
+}  // namespace meshrun

@@ -1,0 +1,42 @@
+// --timings and --profile FILE for a program run: one Profile, recorded alongside the trace
+// (Trace::profile), summed into the --timings line and drawn into the --profile timeline.
+// Neither flag: no Profile, and the run times nothing.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "io/atomic_file.hpp"
+#include "trace/profile.hpp"
+#include "trace/trace.hpp"
+
+namespace meshrun {
+
+class RunProfile {
+ public:
+  // Opens --profile's file up front, as --trace does (a bad directory, or the case file itself, is
+  // exit 2 before any work). `file` "" and `timings` false: off.
+  RunProfile(const std::string& file, bool timings, const std::string& case_path);
+  // A run that ended by an error save() did not see (after the mesh ran: an --inject that never
+  // fired, a NaN in the result) still leaves its timeline, best effort.
+  ~RunProfile();
+  RunProfile(const RunProfile&) = delete;
+  RunProfile& operator=(const RunProfile&) = delete;
+
+  // Where the run records: `trace` gets the Profile (when on); null when off.
+  Profile* attach(Trace& trace);
+  // Writes the --profile file, whole or not at all (exit 6 when it cannot); `failure` is the error
+  // that ended the run, "" for none. At most once; nothing without --profile.
+  void save(const std::string& failure);
+  // The --timings line on stderr, when asked for.
+  void print_timings(std::uint64_t flops, std::uint64_t input_bytes) const;
+
+ private:
+  bool timings_;
+  std::unique_ptr<AtomicFile> file_;
+  std::unique_ptr<Profile> profile_;
+  const Trace* trace_ = nullptr;
+};
+
+}  // namespace meshrun
