@@ -13,6 +13,7 @@ void add_bench_command(CLI::App& app) {
   CLI::App* bench =
       app.add_subcommand("bench", "Benchmarks (tables in the format of shared/peers)");
   bench->require_subcommand(1);
+  add_bench_programs_command(*bench);
 
   struct Flags {
     bench::AllReduceBenchOptions options;

@@ -22,8 +22,9 @@ void add_check_command(CLI::App& app);
 // --backend: auto is mpi when started by OpenMPI's mpirun (it sets OMPI_COMM_WORLD_SIZE).
 bool use_mpi(const std::string& backend);
 
-// `meshrun bench` (cmd_bench.cpp).
+// `meshrun bench` (cmd_bench.cpp), whose `bench programs` is in bench_programs.cpp.
 void add_bench_command(CLI::App& app);
+void add_bench_programs_command(CLI::App& bench);
 
 constexpr long kMaxDevices = 1024;
 // The smallest --timeout: a healthy run on this 2-core machine never trips it (measured: every

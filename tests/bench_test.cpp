@@ -4,6 +4,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <nlohmann/json.hpp>
+#include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "run_meshrun.hpp"
@@ -62,4 +64,24 @@ BOOST_AUTO_TEST_CASE(bad_flags_exit_2) {
   const Result devices = run({"bench", "allreduce", "--devices", "0"});
   BOOST_TEST(devices.code == 2);
   BOOST_TEST(devices.out.empty());
+}
+
+// `meshrun bench programs --quick`: one row per program and input form, each the --timings line of
+// a real run of a case it wrote (kept with --keep, so the rows can be checked against the files).
+BOOST_AUTO_TEST_CASE(programs_sweep_runs_every_program_on_json_and_npy) {
+  meshrun::testing::TempDir dir;
+  const Result r = run({"bench", "programs", "--quick", "--rounds", "1", "--json", "--keep", dir.path});
+  BOOST_REQUIRE_MESSAGE(r.code == 0, r.err);
+  const nlohmann::json rows = nlohmann::json::parse(r.out);
+  BOOST_REQUIRE(rows.is_array());
+  BOOST_TEST(rows.size() == 6u);  // dp-step, tp-mlp, mlp-train x json, npy
+  std::set<std::string> seen;
+  for (const auto& row : rows) {
+    seen.insert(row.at("program").get<std::string>() + "/" + row.at("input").get<std::string>());
+    BOOST_TEST(std::filesystem::exists(row.at("case").get<std::string>()));
+    BOOST_TEST(row.at("flops").get<double>() > 0);
+    for (const char* phase : {"read_s", "shard_s", "compute_s", "write_s"})
+      BOOST_TEST(row.at(phase).get<double>() <= row.at("total_s").get<double>(), phase);
+  }
+  BOOST_TEST(seen.size() == 6u);
 }

@@ -1,0 +1,243 @@
+// `meshrun bench programs`: a size sweep of every program, each case written twice -- inline JSON
+// and with its arrays in .npy files -- and run as a whole meshrun process with --timings, the way a
+// user runs it. One row per (program, size, input form) with the --timings fields of the best of
+// --rounds runs (the machine is shared: the best is the least disturbed). bench/programs.sh runs
+// numpy (../shared/peers/programs_numpy.py) on the same files beside it.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "io/npy.hpp"
+#include "io/output.hpp"
+#include "programs/program.hpp"
+#include "support/errors.hpp"
+
+extern char** environ;
+
+namespace meshrun {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Size {
+  std::string program;
+  std::map<std::string, std::size_t> dims;  // symbolic dimension -> extent
+  bool large;                               // skipped by --quick
+};
+
+// Multiples of 8 everywhere, so each program's default mesh divides them.
+const std::vector<Size> kSizes = {
+    {"dp-step", {{"N", 8192}, {"D", 64}, {"K", 16}}, false},
+    {"dp-step", {{"N", 65536}, {"D", 64}, {"K", 16}}, true},
+    {"tp-mlp", {{"B", 64}, {"D", 256}, {"H", 1024}, {"O", 64}}, false},
+    {"tp-mlp", {{"B", 256}, {"D", 1024}, {"H", 4096}, {"O", 256}}, true},
+    {"mlp-train", {{"B", 64}, {"D", 256}, {"H", 512}, {"O", 64}}, false},
+    {"mlp-train", {{"B", 256}, {"D", 512}, {"H", 2048}, {"O", 128}}, true},
+};
+
+const std::vector<std::string> kFields = {"read_s",  "shard_s", "compute_s", "collectives_s",
+                                          "write_s", "total_s", "gflops",    "read_MBps"};
+
+std::string size_label(const Size& s) {
+  std::string label;
+  for (const auto& [dim, n] : s.dims) label += (label.empty() ? "" : ",") + dim + "=" + std::to_string(n);
+  return label;
+}
+
+// The program's inputs with values as gen_big_case.py makes them: uniform in [-1, 1) with 4
+// significant digits, weights (inputs named w*) scaled by 1/sqrt(fan-in), lr 0.01.
+std::vector<Tensor> make_inputs(const ProgramDef& program, const Size& size) {
+  std::mt19937 rng(20261130);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<Tensor> inputs;
+  for (const ArgDef& a : program.inputs) {
+    Shape shape;
+    for (const std::string& d : a.dims) shape.push_back(size.dims.at(d));
+    if (shape.empty()) {
+      inputs.push_back(Tensor::scalar(0.01f));
+      continue;
+    }
+    Tensor t(shape);
+    const float scale = a.name[0] == 'w' ? 1.0f / std::sqrt(static_cast<float>(shape[0])) : 1.0f;
+    char text[32];
+    for (float& v : t.data) {
+      std::snprintf(text, sizeof text, "%.4g", static_cast<double>(uniform(rng) * scale));
+      v = std::strtof(text, nullptr);
+    }
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+void append_json(std::string& out, const Tensor& t) {
+  char text[32];
+  auto number = [&](float v) {
+    std::snprintf(text, sizeof text, "%.4g", static_cast<double>(v));
+    out += text;
+  };
+  if (t.rank() == 0) return number(t.data[0]);
+  const std::size_t cols = t.rank() == 1 ? t.size() : t.cols();
+  const std::size_t rows = t.rank() == 1 ? 1 : t.rows();
+  if (t.rank() == 2) out += '[';
+  for (std::size_t i = 0; i < rows; ++i) {
+    out += i ? ",[" : "[";
+    for (std::size_t j = 0; j < cols; ++j) {
+      if (j) out += ',';
+      number(t.data[i * cols + j]);
+    }
+    out += ']';
+  }
+  if (t.rank() == 2) out += ']';
+}
+
+// Writes the case twice under `dir`: inline.json, and npy/case.json with its arrays in npy/*.npy.
+// Returns the two case paths.
+std::pair<std::string, std::string> write_cases(const ProgramDef& program,
+                                                const std::vector<Tensor>& inputs,
+                                                const fs::path& dir) {
+  fs::create_directories(dir / "npy");
+  std::string inline_text = R"({"problem":")" + program.name + R"(","name":"bench","input":{)";
+  std::string npy_text = inline_text;
+  std::vector<std::string> array_names;
+  std::vector<Tensor> arrays;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::string& name = program.inputs[i].name;
+    const std::string key = (i ? "," : "") + std::string("\"") + name + "\":";
+    inline_text += key;
+    append_json(inline_text, inputs[i]);
+    npy_text += key;
+    if (inputs[i].rank() == 0) {
+      append_json(npy_text, inputs[i]);
+    } else {
+      npy_text += R"({"npy":")" + name + R"(.npy"})";
+      array_names.push_back(name);
+      arrays.push_back(inputs[i]);
+    }
+  }
+  inline_text += "}}\n";
+  npy_text += "}}\n";
+  save_npy((dir / "npy").string(), array_names, arrays);
+  const std::string inline_path = (dir / "inline.json").string();
+  const std::string npy_path = (dir / "npy" / "case.json").string();
+  for (const auto& [path, text] : {std::pair{&inline_path, &inline_text}, {&npy_path, &npy_text}}) {
+    OutputFile file(*path, "bench programs");
+    file.write(*text);
+    file.close();
+  }
+  return {inline_path, npy_path};
+}
+
+// Runs `meshrun PROGRAM CASE --timings` (this very binary) with stdout to /dev/null; returns the
+// --timings line it printed on stderr, parsed.
+nlohmann::json run_timed(const std::string& program, const std::string& case_path,
+                         const fs::path& scratch) {
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  const std::string err = (scratch / "stderr").string();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::vector<std::string> args = {self, program, case_path, "--timings"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) throw InternalError("bench programs: cannot start " + self);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::ifstream in(err);
+  std::string line, last;
+  while (std::getline(in, line)) last = line;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw InternalError("bench programs: meshrun " + program + " " + case_path + " failed: " + last);
+  }
+  return nlohmann::json::parse(last);
+}
+
+struct Flags {
+  int rounds = 3;
+  bool quick = false;
+  bool json = false;
+  std::string keep;  // "" : a temp directory, removed at the end
+};
+
+void run_bench_programs(const Flags& flags) {
+  const fs::path root = flags.keep.empty()
+                            ? fs::temp_directory_path() / ("meshrun-bench-programs." + std::to_string(getpid()))
+                            : fs::path(flags.keep);
+  fs::create_directories(root);
+  nlohmann::json rows = nlohmann::json::array();
+  if (!flags.json) {
+    std::string head = "# meshrun bench programs: whole process, best of " +
+                       std::to_string(flags.rounds) + " runs by total_s\n#  program    input  size" +
+                       std::string(36, ' ');
+    for (const std::string& f : kFields) head += f + "  ";
+    write_stdout(head + "\n");
+  }
+  for (const Size& size : kSizes) {
+    if (flags.quick && size.large) continue;
+    const ProgramDef* program = find_program(size.program);
+    MESHRUN_CHECK(program != nullptr, "bench programs names a registered program");
+    const fs::path dir = root / (size.program + "-" + size_label(size));
+    const auto [inline_path, npy_path] = write_cases(*program, make_inputs(*program, size), dir);
+    for (const auto& [form, path] : {std::pair{"json", inline_path}, {"npy", npy_path}}) {
+      nlohmann::json best;
+      for (int r = 0; r < flags.rounds; ++r) {
+        nlohmann::json t = run_timed(size.program, path, root);
+        if (best.is_null() || t.at("total_s").get<double>() < best.at("total_s").get<double>()) best = t;
+      }
+      best["program"] = size.program;
+      best["input"] = form;
+      best["size"] = size_label(size);
+      best["case"] = path;
+      if (!flags.json) {
+        char line[512];
+        int n = std::snprintf(line, sizeof line, "  %-10s %-5s  %-40s", size.program.c_str(), form,
+                              size_label(size).c_str());
+        for (const std::string& f : kFields) {
+          n += std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n), " %*.4g", static_cast<int>(f.size() + 1),
+                             best.at(f).get<double>());
+        }
+        write_stdout(std::string(line) + "\n");
+      }
+      rows.push_back(std::move(best));
+    }
+  }
+  if (flags.json) write_stdout(rows.dump(1) + "\n");
+  if (flags.keep.empty()) fs::remove_all(root);
+}
+
+}  // namespace
+
+void add_bench_programs_command(CLI::App& bench) {
+  auto flags = std::make_shared<Flags>();
+  CLI::App* cmd = bench.add_subcommand(
+      "programs",
+      "Run every program at several sizes, inline JSON and .npy inputs, as whole processes with "
+      "--timings; one row per case (bench/programs.sh adds numpy beside it)");
+  cmd->add_option("--rounds", flags->rounds, "Runs per case; the best is shown")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  cmd->add_flag("--quick", flags->quick, "Only the small sizes");
+  cmd->add_flag("--json", flags->json, "One JSON array instead of the table");
+  cmd->add_option("--keep", flags->keep, "Write the cases under this directory and keep them");
+  cmd->callback([flags] { run_bench_programs(*flags); });
+}
+
+}  // namespace meshrun
