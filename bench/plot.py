@@ -12,7 +12,12 @@ Each FILE is one of
     bandwidth ceiling (busbw_max), drawn as dashed black lines;
   * a directory: every *.txt and *.json in it (summary.txt and machine.txt hold no table and are
     skipped).
-Each series is labelled by its file name. Only this optional step needs Python (Debian's
+Each series is labelled by its file name.
+
+    /usr/bin/python3 bench/plot.py --programs ROWS.json -o OUT.png
+
+draws `bench/programs.py --json ROWS.json` instead: per case, meshrun's time per phase (read,
+shard, compute, collectives, write) stacked beside numpy's (read, compute, write), in seconds. Only this optional step needs Python (Debian's
 python3-matplotlib); meshrun itself never does.
 """
 import argparse
@@ -176,13 +181,48 @@ def plot(series, limits, out, title):
     fig.savefig(out, dpi=110)
 
 
+PHASES = [("read_s", "read"), ("shard_s", "shard"), ("compute_s", "compute"),
+          ("collectives_s", "collectives"), ("write_s", "write")]
+
+
+def plot_programs(path, out):
+    with open(path) as f:
+        rows = json.load(f)
+    if not isinstance(rows, list) or not rows or "program" not in rows[0]:
+        raise PlotError(f"{path}: not the JSON of bench/programs.py --json")
+    fig, ax = plt.subplots(figsize=(11, 5))
+    labels, x = [], 0
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for r in rows:
+        peer = min(r["numpy"].values(), key=lambda t: t["total_s"])
+        for who, t, dx in (("meshrun", r, 0.0), ("numpy", peer, 0.4)):
+            bottom = 0.0
+            for i, (key, name) in enumerate(PHASES):
+                v = t.get(key, 0.0)
+                ax.bar(x + dx, v, 0.38, bottom=bottom, color=colors[i], hatch="" if who == "meshrun" else "//",
+                       label=name if x == 0 and who == "meshrun" else None, edgecolor="black", linewidth=0.3)
+                bottom += v
+        labels.append(f"{r['program']}\n{r['size']}\n{r['input']}")
+        x += 1
+    ax.set_xticks([i + 0.2 for i in range(len(rows))], labels, fontsize=7)
+    ax.set_ylabel("seconds (left bar meshrun, hatched bar numpy)")
+    ax.set_title("programs: time per phase, meshrun beside numpy + OpenBLAS on the same files")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("files", nargs="+", metavar="FILE")
+    ap.add_argument("--programs", metavar="ROWS.json", help="draw bench/programs.py --json instead")
+    ap.add_argument("files", nargs="*", metavar="FILE")
     ap.add_argument("-o", "--output", required=True, metavar="OUT.png")
     ap.add_argument("--title", default="all-reduce, 8 participants")
     args = ap.parse_args(argv)
     try:
+        if args.programs:
+            plot_programs(args.programs, args.output)
+            return 0
         series, limits = load(args.files)
         plot(series, limits, args.output, args.title)
     except (PlotError, OSError) as e:
