@@ -150,7 +150,8 @@ nlohmann::json run_timed(const std::string& program, const std::string& case_pat
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::vector<std::string> args = {self, program, case_path, "--timings"};
+  // In process even when the bench itself runs under mpirun: --timings times one process.
+  std::vector<std::string> args = {self, program, case_path, "--timings", "--backend", "inprocess"};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -159,8 +160,10 @@ nlohmann::json run_timed(const std::string& program, const std::string& case_pat
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) throw InternalError("bench programs: cannot start " + self);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t waited = 0;
+  while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
+  if (waited != pid) throw InternalError("bench programs: lost track of meshrun " + program);
   std::ifstream in(err);
   std::string line, last;
   while (std::getline(in, line)) last = line;

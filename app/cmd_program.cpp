@@ -149,9 +149,17 @@ struct Prepared {
   MeshShape mesh;
 };
 
-Prepared prepare(const ProgramDef& program, const ProgramFlags& flags, Profile* timeline) {
+// With `profile`, opens it (--timings, --profile FILE: the file is checked after the flags and
+// the --trace file) and attaches it to `trace`, which must outlive it.
+Prepared prepare(const ProgramDef& program, const ProgramFlags& flags, Trace* trace,
+                 std::optional<RunProfile>* profile) {
   MeshOptions options = mesh_options(flags.run);  // flag errors before input errors
   TraceSink trace_out(flags.trace, flags.case_path);
+  Profile* timeline = nullptr;
+  if (profile != nullptr) {
+    profile->emplace(flags.profile, flags.timings, flags.case_path);
+    timeline = (*profile)->attach(*trace);
+  }
   const MeshShape asked = flag_mesh(flags.run);
   Case c = [&] {
     const ProfilePhase phase(timeline, "read");
@@ -194,7 +202,7 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
   if (job.rank() == 0) {
     Wire setup;
     try {
-      p.emplace(prepare(program, flags, nullptr));
+      p.emplace(prepare(program, flags, nullptr, nullptr));
       check_mpi_mesh(p->mesh, job.ranks());
     } catch (const Error& e) {
       setup.put(static_cast<std::uint64_t>(exit_code_of(e)));
@@ -286,10 +294,10 @@ void run_program(const ProgramDef& program, const ProgramFlags& flags) {
                                       "libopenmpi-dev and rebuild); --backend inprocess runs one process");
 #endif
   }
-  RunProfile profile(flags.profile, flags.timings, flags.case_path);
-  Trace trace;
-  Prepared p = prepare(program, flags, profile.attach(trace));
-  run_in_process(program, flags, p, trace, profile);
+  Trace trace;  // declared first: the profile's destructor may still read it
+  std::optional<RunProfile> profile;
+  Prepared p = prepare(program, flags, &trace, &profile);
+  run_in_process(program, flags, p, trace, *profile);
 }
 
 }  // namespace

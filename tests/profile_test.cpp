@@ -231,6 +231,18 @@ BOOST_AUTO_TEST_CASE(stalled_run_writes_the_timeline) {
   }
 }
 
+// A run that ends by an error after the mesh ran (an --inject that never fired) still leaves its
+// timeline, written while the trace it draws from is alive (under ASan a dangling read fails here).
+BOOST_AUTO_TEST_CASE(error_after_the_run_writes_the_timeline) {
+  TempDir dir;
+  const auto res = run({"dp-step", "cases/dp-step/example1.json", "--inject", "stall:1@9",
+                        "--profile", dir / "p.json"});
+  BOOST_TEST(res.code == 2, res.err);
+  BOOST_TEST(has(res.err, "never fired"));
+  const Timeline t = check_timeline(slurp(dir / "p.json"));
+  BOOST_TEST(t.collectives.at(0).size() == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(failed_device_and_bad_paths) {
   TempDir dir;
   const auto failed = run({"tp-mlp", "cases/tp-mlp/example1.json", "--inject", "fail:2@1", "--profile", dir / "p.json"});
