@@ -156,10 +156,17 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "meshrun 0.1.0");
   try {
-    for (const ProgramDef* program : all_programs()) add_program_command(app, *program);
-    add_check_command(app);
-    // ---- `meshrun bench`: registered here, implemented in app/cmd_bench.cpp ----
-    add_bench_command(app);
+    // A program run registers its own subcommand only: CLI11 builds every option's parser and
+    // help text up front, and that was half of a small run's instructions (issue 9 item 6). The
+    // words after a program name are parsed as they would be with every command registered.
+    if (const ProgramDef* asked = argc >= 2 ? find_program(argv[1]) : nullptr) {
+      add_program_command(app, *asked);
+    } else {
+      for (const ProgramDef* program : all_programs()) add_program_command(app, *program);
+      add_check_command(app);
+      // ---- `meshrun bench`: registered here, implemented in app/cmd_bench.cpp ----
+      add_bench_command(app);
+    }
   } catch (const std::exception& e) {
     report_error(std::string("internal error: ") + e.what());
     return kExitInternal;
