@@ -2,17 +2,22 @@
 // hostile input (deep nesting, a ~50 MB case), and the comparison rule.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <random>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "io/case_reader.hpp"
+#include "io/json_summary.hpp"
+#include "io/json_text.hpp"
 #include "io/compare.hpp"
 #include "io/npy.hpp"
 #include "io/number_format.hpp"
@@ -201,6 +206,95 @@ BOOST_AUTO_TEST_CASE(exact_is_shortest_float32) {
   BOOST_TEST(exact(16777216.0f) == "16777216.0");
   BOOST_TEST(exact(-3.5340006f) == "-3.5340006");
   BOOST_TEST(fmt(-3.5340006f) == "-3.534001");
+}
+
+// The rule written out once more, independently: printf finds the shortest decimal (the fewest
+// significant digits that read back as the float), the decimal string is rounded half away from
+// zero, and Python's repr lays it out. append_number has a shortcut that skips the shortest
+// decimal when no tie is near; this checks it on random floats and on the floats next to every
+// kind of tie, for several precisions.
+std::string reference_format(float v, int precision) {
+  if (v == 0) return "0.0";
+  const float m = std::fabs(v);
+  char buf[64];
+  int sig = 1;
+  for (; sig < 9; ++sig) {
+    std::snprintf(buf, sizeof buf, "%.*e", sig - 1, static_cast<double>(m));
+    if (std::strtof(buf, nullptr) == m) break;
+  }
+  std::snprintf(buf, sizeof buf, "%.*e", sig - 1, static_cast<double>(m));
+  std::string digits;
+  const char* p = buf;
+  for (; *p != 'e'; ++p) {
+    if (*p != '.') digits += *p;
+  }
+  int exponent = std::atoi(p + 1);
+  const long keep = exponent + 1L + precision;
+  if (keep < static_cast<long>(digits.size())) {
+    if (keep < 0) return "0.0";
+    const bool up = digits[static_cast<std::size_t>(keep)] >= '5';
+    digits.resize(static_cast<std::size_t>(keep));
+    if (up) {
+      std::size_t i = digits.size();
+      while (i > 0 && digits[i - 1] == '9') digits[--i] = '0';
+      if (i == 0) {
+        digits.insert(digits.begin(), '1');
+        ++exponent;
+      } else {
+        ++digits[i - 1];
+      }
+    }
+  }
+  while (!digits.empty() && digits.back() == '0') digits.pop_back();
+  if (digits.empty()) return "0.0";
+  std::string out = v < 0 ? "-" : "";
+  const int n = static_cast<int>(digits.size());
+  if (exponent < -4 || exponent >= 16) {
+    out += digits.substr(0, 1);
+    if (n > 1) out += "." + digits.substr(1);
+    std::snprintf(buf, sizeof buf, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
+    return out + buf;
+  }
+  if (exponent < 0) return out + "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
+  if (n <= exponent + 1) return out + digits + std::string(static_cast<std::size_t>(exponent + 1 - n), '0') + ".0";
+  return out + digits.substr(0, static_cast<std::size_t>(exponent + 1)) + "." +
+         digits.substr(static_cast<std::size_t>(exponent + 1));
+}
+
+BOOST_AUTO_TEST_CASE(rounding_matches_an_independent_reference) {
+  std::mt19937 rng(7);
+  int checked = 0;
+  auto check = [&](float v, int precision) {
+    if (!std::isfinite(v)) return;
+    ++checked;
+    const std::string got = fmt(v, precision);
+    const std::string want = reference_format(v, precision);
+    if (got != want) BOOST_ERROR(std::hexfloat << v << " precision " << precision << ": " << got << " != " << want);
+  };
+  for (int i = 0; i < 40000; ++i) {
+    const std::uint32_t bits = rng();
+    float v = 0;
+    std::memcpy(&v, &bits, sizeof v);
+    for (int precision : {0, 2, 6, 9, 13}) check(v, precision);
+    check(std::ldexp(static_cast<float>(rng() % 100000) / 1000.0f, static_cast<int>(rng() % 40) - 20), 6);
+  }
+  // The floats around (k + 0.5) * 10^-p, the ties of the decimal rounding.
+  for (int precision : {0, 1, 3, 6, 7, 12}) {
+    for (int k = 0; k < 3000; ++k) {
+      const double tie = (k * 7919 % 1000003 + 0.5) / std::pow(10.0, precision);
+      std::uint32_t bits = 0;
+      const float near = static_cast<float>(tie);
+      std::memcpy(&bits, &near, sizeof bits);
+      for (std::uint32_t d = 0; d < 5; ++d) {
+        const std::uint32_t b = bits + d - 2;
+        float v = 0;
+        std::memcpy(&v, &b, sizeof v);
+        check(v, precision);
+        check(-v, precision);
+      }
+    }
+  }
+  BOOST_TEST(checked > 300000);
 }
 
 // Only in messages: a result holding one is refused before it is written (verdicts_test).
@@ -585,6 +679,156 @@ BOOST_AUTO_TEST_CASE(a_50_mb_case_is_read_and_rejected) {
   }
   expect_rejected(big_case(rows, true),
                   "input.x[" + std::to_string(rows - 1) + "]: has 3 columns but input.x[0] has 4");
+}
+
+// ---- The fast path for numbers (json_summary.cpp) against nlohmann's lexer alone ----
+
+namespace {
+
+bool is_case_key_for_test(const std::string& key) { return key == "problem" || key == "input"; }
+
+// What parse_json_summary made of `text`: the summary printed with every float's bits, or the
+// one-line error. Two ways of reading numbers agree when these strings do.
+std::string outcome(const std::string& text, JsonNumbers numbers) {
+  TempFile f(text);
+  std::string out;
+  std::function<void(const JsonSummary&)> show = [&](const JsonSummary& s) {
+    out += "<" + s.key + " " + kind_name(s.kind) + " " + std::to_string(s.number) + " " + s.text +
+           " size=" + std::to_string(s.size) + " rank=" + std::to_string(s.leading_rank) +
+           " cols=" + std::to_string(s.cols) + " data=";
+    for (float v : s.data) {
+      std::uint32_t bits = 0;
+      std::memcpy(&bits, &v, sizeof bits);
+      out += std::to_string(bits) + ",";
+    }
+    if (s.flaw) {
+      const ArrayFlaw& w = *s.flaw;
+      out += " flaw=" + std::to_string(w.what) + "/" + std::to_string(w.row) + "/" +
+             (w.col ? std::to_string(*w.col) : "-") + "/" + kind_name(w.kind) + "/" +
+             std::to_string(w.value) + "/" + std::to_string(w.length);
+    }
+    for (const JsonSummary& m : s.members) show(m);
+    out += ">";
+  };
+  try {
+    JsonSource source(f.path, kDefaultMaxInputBytes);
+    const JsonDocument doc = parse_json_summary(source, is_case_key_for_test, numbers);
+    show(doc.root);
+    if (doc.duplicate) out += " duplicate " + doc.duplicate->path + "." + doc.duplicate->key;
+  } catch (const InputError& e) {
+    out = std::string("error: ") + e.what();
+  }
+  return out;
+}
+
+void expect_same_either_way(const std::string& text) {
+  const std::string fast = outcome(text, JsonNumbers::fast);
+  const std::string parser = outcome(text, JsonNumbers::parser);
+  BOOST_TEST(fast == parser, "for input of " << text.size() << " bytes starting "
+                                             << text.substr(0, 80));
+}
+
+// A random number token: integers of any length, "-0", fractions, exponents that overflow or
+// underflow double, long mantissas -- and now and then something that is not a JSON number.
+std::string random_token(std::mt19937_64& rng, bool allow_bad) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
+  auto digits = [&](int n, bool lead_nonzero) {
+    std::string d;
+    for (int i = 0; i < n; ++i) d += static_cast<char>('0' + (i == 0 && lead_nonzero ? 1 + pick(9) : pick(10)));
+    return d;
+  };
+  if (allow_bad && pick(40) == 0) {
+    static const char* const bad[] = {"01", "1.", ".5", "+1", "1e", "1e+", "-", "NaN", "Infinity",
+                                      "true", "null", "\"1\"", "[1]", "{}", "", "1.e5", "0x10",
+                                      "- 1", "1..2", "1e5.5", "--1", "[", "]"};
+    return bad[pick(static_cast<int>(std::size(bad)))];
+  }
+  std::string t = pick(3) == 0 ? "-" : "";
+  switch (pick(7)) {
+    case 0: return t + "0";
+    case 1: return t + digits(1 + pick(25), true);  // beyond uint64 too
+    case 2: return t + (pick(2) ? "0" : digits(1 + pick(4), true)) + "." + digits(1 + pick(8), false);
+    case 3: return t + digits(1 + pick(3), true) + (pick(2) ? "e" : "E") +
+                   (pick(3) == 0 ? "" : pick(2) ? "+" : "-") + std::to_string(pick(420));
+    case 4: return t + "0." + digits(30 + pick(30), false) + "e-" + std::to_string(pick(330));
+    case 5: return t + "3.4028235" + digits(pick(4), false) + "e38";  // float32's edge
+    default: return t + digits(1, true) + "." + digits(1 + pick(4), false);
+  }
+}
+
+std::string random_ws(std::mt19937_64& rng) {
+  static const char ws[] = {' ', '\n', '\t', '\r'};
+  std::string s;
+  while (rng() % 3 == 0) s += ws[rng() % 4];
+  return s;
+}
+
+// A case whose input.x is a rows x cols array of random tokens and separators; with `hostile`,
+// now and then a separator is dropped, doubled or trailing, a row is ragged or nested deeper.
+std::string random_case(std::mt19937_64& rng, std::size_t rows, std::size_t cols, bool hostile) {
+  auto rare = [&] { return hostile && rng() % 60 == 0; };
+  std::string s = "{\"problem\":\"dp-step\",\"input\":{\"x\":[" + random_ws(rng);
+  for (std::size_t i = 0; i < rows; ++i) {
+    if (i > 0) s += rare() ? "" : ",";
+    s += random_ws(rng) + (rare() ? "[[" : "[") + random_ws(rng);
+    const std::size_t n = rare() ? cols + 1 : cols;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j > 0) s += rare() ? ",," : rare() ? "" : ",";
+      s += random_ws(rng) + random_token(rng, hostile) + random_ws(rng);
+    }
+    s += rare() ? ",]" : "]";
+  }
+  s += "],\"lr\":" + random_token(rng, false) + "}}";
+  return s;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(fast_numbers_read_what_the_parser_reads) {
+  std::mt19937_64 rng(20261130);
+  // Small documents: every kind of token and flaw near the start of an array.
+  for (int i = 0; i < 1500; ++i) {
+    expect_same_either_way(random_case(rng, 1 + rng() % 4, 1 + rng() % 5, i % 2 == 1));
+  }
+  // Large ones: the source's 64 KiB buffer refills under the fast path, tokens and whitespace
+  // runs cut at its edge, errors far into the file (offsets and line numbers must still agree).
+  for (int i = 0; i < 12; ++i) {
+    expect_same_either_way(random_case(rng, 3000 + rng() % 3000, 1 + rng() % 40, i % 3 == 2));
+  }
+  // One error at the very end of a 1 MB file of numbers on many lines.
+  std::string big = random_case(rng, 20000, 8, false);
+  big.insert(big.size() - 12, "x");
+  expect_same_either_way(big);
+}
+
+BOOST_AUTO_TEST_CASE(fast_numbers_values_and_positions) {
+  // Independent of both readers: the values strtod gives (rounded to float32), "-0" as the
+  // integer 0, and an error's line and column counted in the text itself.
+  std::string text = "{\"problem\":\"dp-step\",\"input\":{\"x\":[[-0, -0.0, 1e-400, 16777217,\n"
+                     "  0.1, 3.4028235e38, 123456789012345678901234567890]]}}";
+  TempFile f(text);
+  JsonSource source(f.path, kDefaultMaxInputBytes);
+  const JsonDocument doc = parse_json_summary(source, is_case_key_for_test);
+  const std::vector<float>& x = doc.root.members.at(1).members.at(0).data;
+  BOOST_REQUIRE(x.size() == 7u);
+  BOOST_TEST(!std::signbit(x[0]));
+  BOOST_TEST(std::signbit(x[1]));
+  BOOST_TEST(x[2] == 0.0f);
+  BOOST_TEST(x[3] == 16777216.0f);
+  BOOST_TEST(x[4] == static_cast<float>(std::strtod("0.1", nullptr)));
+  BOOST_TEST(x[5] == std::numeric_limits<float>::max());
+  BOOST_TEST(x[6] == static_cast<float>(1.2345678901234568e29));
+
+  std::string rows;
+  for (int i = 0; i < 5000; ++i) rows += "[1.5, 2.25],\n";
+  const std::string bad = "{\"problem\":\"dp-step\",\"input\":{\"x\":[" + rows + "[1.5, 2.25 3]]}}";
+  const std::size_t byte = bad.rfind('3') + 1;  // 1-based
+  const std::size_t line = 1 + static_cast<std::size_t>(std::count(bad.begin(), bad.end(), '\n'));
+  const std::size_t column = byte - bad.rfind('\n') - 1;
+  expect_rejected(bad, "invalid JSON at line " + std::to_string(line) + ", column " +
+                           std::to_string(column) + " (byte " + std::to_string(byte) +
+                           "): syntax error while parsing array - unexpected number literal; "
+                           "expected ']'");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,8 +1,10 @@
 #include "io/json_summary.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <set>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -31,9 +33,9 @@ struct Frame {
 // never holds another (its elements are at depth 3 or more).
 class SummaryHandler {
  public:
-  SummaryHandler(JsonDocument& doc, const JsonSource& source,
-                 bool (*is_case_key)(const std::string&))
-      : doc_(doc), source_(source), is_case_key_(is_case_key) {}
+  SummaryHandler(JsonDocument& doc, JsonSource& source, bool (*is_case_key)(const std::string&),
+                 bool fast_numbers)
+      : doc_(doc), source_(source), is_case_key_(is_case_key), fast_numbers_(fast_numbers) {}
 
   bool null() { return scalar(JsonKind::null); }
   bool boolean(bool) { return scalar(JsonKind::boolean); }
@@ -64,6 +66,7 @@ class SummaryHandler {
   bool end_object() { return close(); }
   bool start_array(std::size_t) {
     open(JsonKind::array);
+    if (fast_numbers_ && tensor_ != nullptr && !tensor_->flaw) scan_numbers();
     return true;
   }
   bool end_array() {
@@ -212,6 +215,104 @@ class SummaryHandler {
     tensor_->data = {};  // no use for the numbers any more
   }
 
+  // ---- the fast path: a tensor's runs of plain numbers ----
+  //
+  // nlohmann's lexer copies each number into a std::string and converts it with strtod: that
+  // was most of the time a large case took to read. Right after the parser reported a '[' inside
+  // a tensor (it has read nothing past it yet), this reads ahead in the source's buffer: a run of
+  // `number , number , ... number` whose every token follows JSON's number grammar and converts
+  // with std::from_chars is handed to number() -- the same handler the parser would call, in the
+  // same order -- and skipped, so the parser resumes either at the ']' that ends the array or at
+  // the start of a number that comes after a ','. Both are places where the parser, thinking the
+  // array has just begun, accepts exactly what it would have accepted where it really is, and so
+  // reports every error (bad token, missing ',', nesting, overflow: anything the fast path does
+  // not take) with the same words; json_text corrects its byte offsets by what was skipped.
+  //
+  // The number's value is the parser's: a float token is correctly rounded to double (strtod and
+  // from_chars agree), an integer token too (nlohmann's int64/uint64 then cast is also correctly
+  // rounded) except "-0", which nlohmann reads as the integer 0, i.e. +0.0.
+  enum class Token { ok, bad, cut };  // cut: the window ended inside it; more bytes may finish it
+
+  static bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+  static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+  static const char* skip_ws(const char* p, const char* end) {
+    while (p < end && is_ws(*p)) ++p;
+    return p;
+  }
+
+  // A number token at `p`: its value and its end in `after`.
+  static Token number_at(const char* p, const char* end, double& value, const char*& after) {
+    const char* s = p;
+    auto digits = [&] {
+      const char* first = s;
+      while (s < end && is_digit(*s)) ++s;
+      return s > first;
+    };
+    if (s < end && *s == '-') ++s;
+    if (s == end) return Token::cut;
+    if (*s == '0') {
+      ++s;
+    } else if (!digits()) {
+      return Token::bad;
+    }
+    bool integer = true;
+    if (s < end && *s == '.') {
+      integer = false;
+      ++s;
+      if (!digits()) return s == end ? Token::cut : Token::bad;
+    }
+    if (s < end && (*s == 'e' || *s == 'E')) {
+      integer = false;
+      ++s;
+      if (s < end && (*s == '+' || *s == '-')) ++s;
+      if (!digits()) return s == end ? Token::cut : Token::bad;
+    }
+    if (s == end) return Token::cut;  // the token may go on past the window
+    const auto [ptr, ec] = std::from_chars(p, s, value);
+    if (ec != std::errc() || ptr != s) return Token::bad;  // out of range: the parser's to report
+    if (integer && value == 0) value = 0;                  // "-0" is the integer 0
+    after = s;
+    return Token::ok;
+  }
+
+  void scan_numbers() {
+    constexpr std::size_t kAhead = 4096;  // refill the window below this (numbers are short)
+    for (;;) {
+      const std::string_view w = source_.window(kAhead);
+      const char* const end = w.data() + w.size();
+      const char* resume = skip_ws(w.data(), end);  // the parser takes over here
+      double v = 0;
+      const char* after = nullptr;
+      Token t = number_at(resume, end, v, after);
+      bool closed = false;
+      while (t == Token::ok) {  // v: a number at `resume`, not handed on yet
+        const char* q = skip_ws(after, end);
+        if (q < end && *q == ']') {
+          number(v);
+          resume = q;
+          closed = true;
+          break;
+        }
+        if (q == end || *q != ',') {
+          t = q == end ? Token::cut : Token::bad;
+          break;
+        }
+        const char* next = skip_ws(q + 1, end);
+        double nv = 0;
+        t = number_at(next, end, nv, after);
+        if (t != Token::ok) break;
+        number(v);
+        resume = next;
+        v = nv;
+      }
+      const auto n = static_cast<std::size_t>(resume - w.data());
+      source_.skip(n);
+      // Done at the ']', at a token the parser must see, or when the window made no progress
+      // (a token longer than the window, or the end of the input).
+      if (closed || t == Token::bad || n == 0) return;
+    }
+  }
+
   // "input.x[3]": the first `n` frames' members or elements being parsed.
   std::string path(std::size_t n) const {
     std::string p;
@@ -237,8 +338,9 @@ class SummaryHandler {
   }
 
   JsonDocument& doc_;
-  const JsonSource& source_;
+  JsonSource& source_;
   bool (*is_case_key_)(const std::string&);
+  bool fast_numbers_;
   std::vector<Frame> frames_;
   bool saw_case_key_ = false;
 
@@ -264,9 +366,10 @@ std::string kind_name(JsonKind kind) {
   return "a value";
 }
 
-JsonDocument parse_json_summary(JsonSource& source, bool (*is_case_key)(const std::string& key)) {
+JsonDocument parse_json_summary(JsonSource& source, bool (*is_case_key)(const std::string& key),
+                                JsonNumbers numbers) {
   JsonDocument doc;
-  SummaryHandler handler(doc, source, is_case_key);
+  SummaryHandler handler(doc, source, is_case_key, numbers == JsonNumbers::fast);
   json::sax_parse(source.begin(), source.end(), &handler);
   check_nothing_after(source);
   // The duplicate's path as the case reader names fields (a bare input's are "input.*").

@@ -64,6 +64,11 @@ struct JsonDocument {
 // anything after the value, a NUL byte included), too deep nesting, or a number beyond double's
 // range. `is_case_key(key)` tells whether a top-level key makes the document a case (then the
 // field of an overflowing number is its path) or not (a bare input: "input." + its path).
-JsonDocument parse_json_summary(JsonSource& source, bool (*is_case_key)(const std::string& key));
+// `numbers`: how a tensor's numbers are read -- fast (the handler's own scanner, see
+// json_summary.cpp) or by nlohmann's lexer alone; both give the same document and the same errors
+// (tests/io_test.cpp compares them), `parser` exists for that comparison.
+enum class JsonNumbers { fast, parser };
+JsonDocument parse_json_summary(JsonSource& source, bool (*is_case_key)(const std::string& key),
+                                JsonNumbers numbers = JsonNumbers::fast);
 
 }  // namespace meshrun

@@ -74,16 +74,49 @@ JsonSource::JsonSource(const std::string& path, std::uint64_t max_bytes)
   }
 }
 
+std::size_t JsonSource::fill(std::size_t from) {
+  errno = 0;
+  const std::size_t got = std::fread(buf_.data() + from, 1, buf_.size() - from, file_.get());
+  if (got == 0 && std::ferror(file_.get())) throw_read_error(errno != 0 ? errno : EIO);
+  read_ += got;
+  if (read_ > max_bytes_) throw_too_large(max_bytes_);
+  return got;
+}
+
 bool JsonSource::at_end() {
   if (pos_ < len_) return false;
   if (std::feof(file_.get())) return true;
-  errno = 0;
-  len_ = std::fread(buf_.data(), 1, buf_.size(), file_.get());
+  len_ = fill(0);
   pos_ = 0;
-  if (len_ == 0 && std::ferror(file_.get())) throw_read_error(errno != 0 ? errno : EIO);
-  read_ += len_;
-  if (read_ > max_bytes_) throw_too_large(max_bytes_);
   return len_ == 0;
+}
+
+std::string_view JsonSource::window(std::size_t want) {
+  if (len_ - pos_ < want && !std::feof(file_.get())) {
+    // Nobody holds a pointer into buf_ (the parser reads it a byte at a time through Iterator),
+    // so the unread bytes can move to the front.
+    std::memmove(buf_.data(), buf_.data() + pos_, len_ - pos_);
+    len_ -= pos_;
+    pos_ = 0;
+    len_ += fill(len_);
+  }
+  return {buf_.data() + pos_, len_ - pos_};
+}
+
+void JsonSource::skip(std::size_t n) {
+  // The line bookkeeping of advance(), in bulk: only newlines move it. The last few bytes go
+  // through advance() itself so that position() finds their lines in recent_.
+  const std::size_t tail = std::min<std::size_t>(n, recent_.size());
+  const char* p = buf_.data() + pos_;
+  const char* const bulk_end = p + (n - tail);
+  while (const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(bulk_end - p))) {
+    p = static_cast<const char*>(nl) + 1;
+    line_ = {line_.line + 1, delivered_ + static_cast<std::uint64_t>(p - (buf_.data() + pos_))};
+  }
+  delivered_ += n - tail;
+  pos_ += n - tail;
+  for (std::size_t i = 0; i < tail; ++i) advance();
+  skipped_ += n;
 }
 
 void JsonSource::advance() {
@@ -109,6 +142,7 @@ std::string JsonSource::position(std::uint64_t byte) const {
 
 void throw_parse_error(const JsonSource& source, std::uint64_t byte, const std::string& what) {
   if (source.only_whitespace()) throw InputError("", "the file is empty");
+  byte += source.skipped();  // the parser did not count what the fast path read for it
   std::string reason = parse_error_reason(what);
   // A NUL byte reads as the end of the input to nlohmann; say what it is.
   if (byte == source.first_nul() && reason.find("unexpected end of input") != std::string::npos) {

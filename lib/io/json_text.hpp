@@ -69,6 +69,16 @@ class JsonSource {
   Iterator begin() { return Iterator(this); }
   Iterator end() { return Iterator(); }
 
+  // Direct access for a scanner that reads ahead of the parser (json_summary's fast path for
+  // arrays of numbers): window() is the buffered bytes the parser has not been handed yet,
+  // refilled first (the unread bytes moved to the front) when fewer than `want` are left and the
+  // file has more; skip(n) hands the window's first n bytes to nobody, counting them as
+  // delivered (offsets, lines) -- the parser never sees them, so its byte offsets fall behind by
+  // skipped().
+  std::string_view window(std::size_t want);
+  void skip(std::size_t n);
+  std::uint64_t skipped() const { return skipped_; }
+
   // Bytes read from the file so far.
   std::uint64_t bytes_read() const { return read_; }
   // True when everything delivered so far is JSON whitespace (an empty file, or "  \n").
@@ -83,6 +93,7 @@ class JsonSource {
  private:
   bool at_end();  // refills the buffer when it is used up
   void advance();
+  std::size_t fill(std::size_t from);  // reads into buf_[from, size), returns the bytes read
 
   struct LineState {
     std::uint64_t line = 1;
@@ -95,7 +106,8 @@ class JsonSource {
   std::size_t pos_ = 0;
   std::size_t len_ = 0;
   std::uint64_t read_ = 0;       // bytes read from the file
-  std::uint64_t delivered_ = 0;  // bytes the parser has passed
+  std::uint64_t delivered_ = 0;  // bytes the parser has passed (or skip() passed for it)
+  std::uint64_t skipped_ = 0;    // bytes skip() passed
   LineState line_;               // after the delivered bytes
   std::array<LineState, 4> recent_{};  // before each of the last 4 delivered bytes
   bool only_whitespace_ = true;
