@@ -125,7 +125,9 @@ void finish_run(const ProgramDef& program, const ProgramFlags& flags, const Case
   }
   {
     const ProfilePhase phase(trace.profile, "write");
-    write_stdout(write_result(program, outputs, {flags.precision, flags.exact}) + "\n");
+    std::string text = write_result(program, outputs, {flags.precision, flags.exact});
+    text += '\n';  // appended in place: `+ "\n"` copied the whole result once more
+    write_stdout(text);
     if (!flags.save_npy.empty()) {
       std::vector<std::string> names;
       for (const ArgDef& out : program.outputs) names.push_back(out.name);

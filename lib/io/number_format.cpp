@@ -2,7 +2,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <system_error>
 
@@ -34,65 +36,99 @@ Digits shortest_digits(float v) {
     if (*p != '.') out.d[out.n++] = *p;
   }
   MESHRUN_CHECK(p != end, "to_chars scientific has an exponent");
-  const char* e = p + 1;
-  if (*e == '+') ++e;  // from_chars takes a '-' but not a '+'
-  std::from_chars(e, end, out.exponent);
+  // "e+05", "e-38": a sign and at least two digits.
+  const bool negative = p[1] == '-';
+  int exponent = 0;
+  for (const char* e = p + 2; e != end; ++e) exponent = exponent * 10 + (*e - '0');
+  out.exponent = negative ? -exponent : exponent;
   return out;
 }
 
-void append_zeros(std::string& out, long count) {
-  if (count > 0) out.append(static_cast<std::size_t>(count), '0');
+// The characters of one number go to a buffer on the stack, then to the string in one append:
+// a result may hold millions of numbers. The longest is "-1.2345679e-38" (fixed notation has at
+// most 16 integer digits and ".0", or "-0.000" and 9 digits).
+constexpr std::size_t kMaxNumberChars = 32;
+
+char* put(char* o, const char* s, std::size_t n) {
+  std::memcpy(o, s, n);
+  return o + n;
+}
+
+char* put_zeros(char* o, long count) {
+  for (long i = 0; i < count; ++i) *o++ = '0';
+  return o;
 }
 
 // Python repr's layout of digits d1 d2 ... dn times 10^exponent (value d1.d2...dn e exponent).
-void layout(std::string& out, bool negative, const char* digits, int n, int exponent) {
-  if (negative) out += '-';
+char* layout(char* o, bool negative, const char* digits, int n, int exponent) {
+  if (negative) *o++ = '-';
   if (exponent < kMinFixedExponent || exponent >= kMaxFixedExponent) {
-    out += digits[0];
+    *o++ = digits[0];
     if (n > 1) {
-      out += '.';
-      out.append(digits + 1, static_cast<std::size_t>(n - 1));
+      *o++ = '.';
+      o = put(o, digits + 1, static_cast<std::size_t>(n - 1));
     }
     const int magnitude = exponent < 0 ? -exponent : exponent;
-    out += exponent < 0 ? "e-" : "e+";
-    if (magnitude < 10) out += '0';  // at least 2 digits
-    char buf[8];
-    out.append(buf, std::to_chars(buf, buf + sizeof buf, magnitude).ptr);
-    return;
+    *o++ = 'e';
+    *o++ = exponent < 0 ? '-' : '+';
+    if (magnitude < 10) *o++ = '0';  // at least 2 digits
+    return std::to_chars(o, o + 4, magnitude).ptr;
   }
   if (exponent < 0) {
-    out += "0.";
-    append_zeros(out, -exponent - 1);
-    out.append(digits, static_cast<std::size_t>(n));
-    return;
+    o = put(o, "0.", 2);
+    o = put_zeros(o, -exponent - 1);
+    return put(o, digits, static_cast<std::size_t>(n));
   }
   const int int_digits = exponent + 1;
   if (n <= int_digits) {
-    out.append(digits, static_cast<std::size_t>(n));
-    append_zeros(out, int_digits - n);
-    out += ".0";
-    return;
+    o = put(o, digits, static_cast<std::size_t>(n));
+    o = put_zeros(o, int_digits - n);
+    return put(o, ".0", 2);
   }
-  out.append(digits, static_cast<std::size_t>(int_digits));
-  out += '.';
-  out.append(digits + int_digits, static_cast<std::size_t>(n - int_digits));
+  o = put(o, digits, static_cast<std::size_t>(int_digits));
+  *o++ = '.';
+  return put(o, digits + int_digits, static_cast<std::size_t>(n - int_digits));
+}
+
+// put_rounded's answer without finding the shortest decimal first, when it is certain to be the
+// same; nullptr when it is not. a = |v| * 10^precision is exact in double (a float32's 24-bit
+// significand times 5^precision <= 5^12 < 2^28, below 2^53). The shortest decimal S of v lies
+// within half an ulp of v, so S * 10^precision lies within h = ulp(v)/2 * 10^precision of a;
+// when no half-integer is that close to a, rounding S half away from zero gives round(a) (ties
+// cannot occur), and its digits are those of the integer round(a) times 10^-precision.
+char* put_rounded_fast(char* o, float v, int precision) {
+  static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4,  1e5,  1e6,
+                                      1e7, 1e8, 1e9, 1e10, 1e11, 1e12};
+  const float m = std::fabs(v);
+  if (precision > 12 || !std::isnormal(m)) return nullptr;
+  const double scale = kPow10[precision];
+  const double a = static_cast<double>(m) * scale;
+  if (a >= 0x1p52) return nullptr;
+  int e2 = 0;
+  std::frexp(m, &e2);                                 // m in [2^(e2-1), 2^e2): ulp = 2^(e2-24)
+  const double h = std::ldexp(scale, e2 - 25);        // half an ulp, scaled
+  const double whole = std::floor(a);
+  const double off_tie = std::fabs(a - whole - 0.5);  // distance to the half-integer between
+  if (!(off_tie > h)) return nullptr;
+  const auto r = static_cast<std::uint64_t>(a - whole > 0.5 ? whole + 1 : whole);
+  if (r == 0) return put(o, "0.0", 3);  // rounds to zero: no sign
+  char digits[24];
+  char* end = std::to_chars(digits, digits + sizeof digits, r).ptr;
+  const int length = static_cast<int>(end - digits);
+  while (end[-1] == '0') --end;  // r > 0: a nonzero digit stops it
+  return layout(o, v < 0, digits, static_cast<int>(end - digits), length - 1 - precision);
 }
 
 // `v` rounded to `precision` decimals: its shortest round-trip decimal (the digits a person sees
 // for the float32) rounded half away from zero, in decimal, so no binary rounding creeps in. The
 // documented outputs follow this rule: 0.0722875f and 0.3039125f (shortest forms; their exact
 // binary values lie just below the ties) print as 0.072288 and 0.303913.
-void append_rounded(std::string& out, float v, int precision) {
+char* put_rounded(char* o, float v, int precision) {
+  if (char* done = put_rounded_fast(o, v, precision)) return done;
   Digits g = shortest_digits(std::fabs(v));
   const long keep = static_cast<long>(g.exponent) + 1 + precision;  // digits left of 10^-precision
-  if (keep >= g.n) {
-    layout(out, v < 0, g.d, g.n, g.exponent);
-    return;
-  }
-  if (keep < 0) {
-    out += "0.0";
-    return;
-  }
+  if (keep >= g.n) return layout(o, v < 0, g.d, g.n, g.exponent);
+  if (keep < 0) return put(o, "0.0", 3);
   int kept = static_cast<int>(keep);
   const bool round_up = g.d[kept] >= '5';
   if (round_up) {  // carry: 0.0999995 -> 0.1
@@ -107,29 +143,29 @@ void append_rounded(std::string& out, float v, int precision) {
     }
   }
   while (kept > 0 && g.d[kept - 1] == '0') --kept;
-  if (kept == 0) {
-    out += "0.0";  // a value that rounds to zero prints without a sign
-    return;
-  }
-  layout(out, v < 0, g.d, kept, g.exponent);
+  if (kept == 0) return put(o, "0.0", 3);  // a value that rounds to zero prints without a sign
+  return layout(o, v < 0, g.d, kept, g.exponent);
 }
 
 }  // namespace
 
 void append_number(std::string& out, float v, const NumberFormat& format) {
+  char buf[kMaxNumberChars];
+  char* o = buf;
   if (std::isnan(v)) {
-    out += "nan";
+    o = put(o, "nan", 3);
   } else if (std::isinf(v)) {
-    out += v > 0 ? "+inf" : "-inf";
+    o = put(o, v > 0 ? "+inf" : "-inf", 4);
   } else if (v == 0) {
-    out += "0.0";  // also -0.0: a sign on zero only confuses a reader of results
+    o = put(o, "0.0", 3);  // also -0.0: a sign on zero only confuses a reader of results
   } else if (format.exact) {
     const Digits g = shortest_digits(std::fabs(v));
-    layout(out, v < 0, g.d, g.n, g.exponent);
+    o = layout(o, v < 0, g.d, g.n, g.exponent);
   } else {
     MESHRUN_CHECK(format.precision >= 0, "precision is validated by the caller");
-    append_rounded(out, v, format.precision);
+    o = put_rounded(o, v, format.precision);
   }
+  out.append(buf, static_cast<std::size_t>(o - buf));
 }
 
 std::string format_number(float v, const NumberFormat& format) {

@@ -60,7 +60,8 @@ std::string write_result(const ProgramDef& program, const std::vector<Tensor>& o
     out += nlohmann::json(arg.name).dump() + ":";
     append_tensor(out, outputs[i], format);
   }
-  return out + "}";
+  out += '}';
+  return out;  // moved, not copied: a result can be many megabytes
 }
 
 }  // namespace meshrun
