@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #if defined(__linux__)
@@ -158,6 +159,7 @@ struct Mesh::Impl {
               std::uint64_t seq, const std::stop_token& stop);
   void record(int index, std::exception_ptr error, bool consequence = false);
   void abort_all();
+  void start_missing_threads();
   std::exception_ptr explain(int first) const;
 };
 
@@ -377,8 +379,26 @@ Mesh::Mesh(MeshShape shape, MeshOptions options) : impl_(std::make_unique<Impl>(
   impl_->fired.assign(impl_->options.injections.size(), 0);
   impl_->entered.assign(static_cast<std::size_t>(size), 0);
   impl_->threads.reserve(static_cast<std::size_t>(size));
-  for (int i = 0; i < size; ++i) {
-    impl_->threads.emplace_back([impl = impl_.get(), i](std::stop_token st) { impl->device_loop(i, st); });
+  // The device threads start with the first run, after its job is posted: they find it at once
+  // instead of going to sleep and being woken for it (start-up of a one-run process, issue 9).
+}
+
+// Starts the device threads run() still lacks (all of them on the first run). They find the job
+// just posted. A thread that cannot be created fails its device, as if its body had thrown: the
+// others are released by the abort, and the device counts as done.
+void Mesh::Impl::start_missing_threads() {
+  for (int i = static_cast<int>(threads.size()); i < size; ++i) {
+    try {
+      threads.emplace_back([this, i](std::stop_token st) { device_loop(i, st); });
+    } catch (const std::system_error& e) {
+      for (int d = i; d < size; ++d) {
+        record(d, std::make_exception_ptr(InternalError(
+                      "internal error: cannot start the thread of device " + std::to_string(d) +
+                      ": " + e.what())));
+        done.fetch_add(1, std::memory_order_acq_rel);
+      }
+      return;
+    }
   }
 }
 
@@ -448,7 +468,11 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
   m.done.store(0, std::memory_order_relaxed);
   m.body.store(&body, std::memory_order_relaxed);
   m.job.fetch_add(1, std::memory_order_release);  // publishes everything above to the devices
-  futex_wake_all(m.job);
+  if (static_cast<int>(m.threads.size()) < m.size) {
+    m.start_missing_threads();
+  } else {
+    futex_wake_all(m.job);
+  }
   // Bounded as long as every body returns: each collective wait ends by its deadline or the
   // abort, an injected stall by the abort or its own limit.
   for (;;) {
