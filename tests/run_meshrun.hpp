@@ -68,6 +68,7 @@ struct RunOptions {
   bool stdout_reader_gone = false;   // a pipe whose read end is already closed
   bool ignore_sigpipe = false;       // as `trap '' PIPE` does
   long file_size_limit = -1;         // RLIMIT_FSIZE in bytes, as `ulimit -f` does
+  long address_space_limit = -1;     // RLIMIT_AS in bytes, as `ulimit -v` does
   // What runs, with `args` after it: meshrun itself, or a launcher (mpirun) that starts it.
   std::vector<std::string> command{kBinary};
 };
@@ -100,6 +101,10 @@ inline Result run_with(const std::vector<std::string>& args, const RunOptions& o
     if (o.file_size_limit >= 0) {
       const rlimit limit{static_cast<rlim_t>(o.file_size_limit), static_cast<rlim_t>(o.file_size_limit)};
       setrlimit(RLIMIT_FSIZE, &limit);
+    }
+    if (o.address_space_limit >= 0) {
+      const rlimit limit{static_cast<rlim_t>(o.address_space_limit), static_cast<rlim_t>(o.address_space_limit)};
+      setrlimit(RLIMIT_AS, &limit);
     }
     std::vector<char*> argv;
     for (const std::string& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));

@@ -75,6 +75,22 @@ BOOST_AUTO_TEST_CASE(result_cut_short_by_the_file_size_limit_is_exit_6) {
   BOOST_TEST(fs::file_size(o.stdout_path) <= 40u);
 }
 
+// The device threads start with the run; one that cannot be created (here: no address space
+// left for its stack) fails the run with one line, releasing the devices already started.
+// Sanitizers reserve terabytes of address space, so a limit would stop them instead.
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+BOOST_AUTO_TEST_CASE(a_device_thread_that_cannot_start_is_exit_4) {
+  RunOptions o;
+  o.address_space_limit = 40L << 20;  // the static binary runs in a few MB; 8 stacks need 64
+  const Result r = run_with({"dp-step", kExample}, o);
+  BOOST_TEST(!r.killed);
+  BOOST_TEST(r.code == 4);
+  BOOST_TEST(r.out.empty());
+  BOOST_TEST(has(r.err, "internal error: cannot start the thread of device "), r.err);
+  BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, r.err);
+}
+#endif
+
 BOOST_AUTO_TEST_CASE(check_stops_at_the_first_write_to_a_reader_that_left) {
   RunOptions o;
   o.stdout_reader_gone = true;
