@@ -13,7 +13,6 @@
 
 #include "check_cases.hpp"
 #include "exit_codes.hpp"
-#include "io/atomic_file.hpp"
 #include "io/compare.hpp"
 #include "io/expected_patch.hpp"
 #include "io/json_text.hpp"
@@ -78,7 +77,7 @@ void rewrite(const std::string& path, const RanCase& ran) {
   const std::string value =
       write_result(*ran.program, ran.outputs, NumberFormat{.precision = 6, .exact = true});
   const std::string patched = with_expected(text, value);
-  AtomicFile file(path, path);
+  OutputFile file(path, "--update", OutputFile::Mode::kAtomic);
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) file.set_mode(st.st_mode & 07777);
   file.commit(patched);

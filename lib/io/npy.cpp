@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "io/json_text.hpp"
+#include "io/output.hpp"
 #include "io/tensor_json.hpp"
 #include "support/errors.hpp"
 
@@ -251,20 +252,15 @@ void save_npy(const std::string& dir, const std::vector<std::string>& names,
   if (ec) throw OutputError("--save-npy: cannot create " + dir + ": " + ec.message());
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const std::string path = (std::filesystem::path(dir) / (names[i] + ".npy")).string();
-    const std::string bytes = npy_bytes(tensors[i]);
-    errno = 0;
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    // Every step checked: a full disk shows only at fflush or fclose.
-    bool ok = f != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() &&
-              std::fflush(f) == 0;
-    int err = errno;
-    if (f != nullptr && std::fclose(f) != 0 && ok) {
-      ok = false;
-      err = errno;
+    // Opened after the run: a file that cannot be created is output not written (exit 6), as is
+    // one that cannot be written whole.
+    std::optional<OutputFile> file;
+    try {
+      file.emplace(path, "--save-npy", OutputFile::Mode::kAtomic);
+    } catch (const InputError& e) {
+      throw OutputError(e.what());
     }
-    if (!ok) {
-      throw OutputError("--save-npy: cannot write " + path + ": " + std::strerror(err != 0 ? err : EIO));
-    }
+    file->commit(npy_bytes(tensors[i]));
   }
 }
 

@@ -21,8 +21,9 @@ Tensor read_npy(const std::string& path, const std::vector<std::string>& dims,
 // `tensor` as a .npy file (format 1.0, '<f4', C order), as np.save would write it.
 std::string npy_bytes(const Tensor& tensor);
 
-// Writes each of `tensors` as DIR/NAME.npy (`names` in the same order), creating `dir` if needed.
-// Throws Error "--save-npy: cannot write PATH: reason" when a file cannot be written whole.
+// Writes each of `tensors` as DIR/NAME.npy (`names` in the same order), creating `dir` if needed;
+// each file whole or not at all (OutputFile's kAtomic). Throws OutputError "--save-npy: cannot
+// write PATH: reason" (or "cannot create DIR") when one cannot be.
 void save_npy(const std::string& dir, const std::vector<std::string>& names,
               const std::vector<Tensor>& tensors);
 
