@@ -87,9 +87,8 @@ Outcome bless(const Found& found, const RunFlags& flags) {
   if (!found.problem.empty()) return {"REFUSED", found.problem};
   try {
     const RanCase ran = run_case(found.path, flags);
-    if (!ran.structure.ok()) return {"REFUSED", "structure: " + ran.structure.failures.front()};
-    if (const std::string bad = find_non_finite(*ran.program, ran.outputs); !bad.empty()) {
-      return {"REFUSED", bad};
+    if (const std::string why = bless_refusal(*ran.program, ran.outputs, ran.structure); !why.empty()) {
+      return {"REFUSED", why};
     }
     std::size_t beyond = 0;
     if (ran.c.expected) {
