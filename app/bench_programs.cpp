@@ -133,9 +133,7 @@ std::pair<std::string, std::string> write_cases(const ProgramDef& program,
   const std::string inline_path = (dir / "inline.json").string();
   const std::string npy_path = (dir / "npy" / "case.json").string();
   for (const auto& [path, text] : {std::pair{&inline_path, &inline_text}, {&npy_path, &npy_text}}) {
-    OutputFile file(*path, "bench programs");
-    file.write(*text);
-    file.close();
+    OutputFile(*path, "bench programs").commit(*text);
   }
   return {inline_path, npy_path};
 }

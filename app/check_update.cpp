@@ -13,7 +13,6 @@
 
 #include "check_cases.hpp"
 #include "exit_codes.hpp"
-#include "io/atomic_file.hpp"
 #include "io/compare.hpp"
 #include "io/expected_patch.hpp"
 #include "io/json_text.hpp"
@@ -78,7 +77,7 @@ void rewrite(const std::string& path, const RanCase& ran) {
   const std::string value =
       write_result(*ran.program, ran.outputs, NumberFormat{.precision = 6, .exact = true});
   const std::string patched = with_expected(text, value);
-  AtomicFile file(path, path);
+  OutputFile file(path, "--update", OutputFile::Mode::kAtomic);
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) file.set_mode(st.st_mode & 07777);
   file.commit(patched);
@@ -88,9 +87,8 @@ Outcome bless(const Found& found, const RunFlags& flags) {
   if (!found.problem.empty()) return {"REFUSED", found.problem};
   try {
     const RanCase ran = run_case(found.path, flags);
-    if (!ran.structure.ok()) return {"REFUSED", "structure: " + ran.structure.failures.front()};
-    if (const std::string bad = find_non_finite(*ran.program, ran.outputs); !bad.empty()) {
-      return {"REFUSED", bad};
+    if (const std::string why = bless_refusal(*ran.program, ran.outputs, ran.structure); !why.empty()) {
+      return {"REFUSED", why};
     }
     std::size_t beyond = 0;
     if (ran.c.expected) {

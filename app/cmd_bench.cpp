@@ -1,10 +1,9 @@
 // `meshrun bench allreduce`: flags only; the benchmark itself (sizes, timing, verification, the
 // table and JSON) lives in lib/bench.
-#include <iostream>
-
 #include "bench/allreduce_bench.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "io/output.hpp"
 #include "progress.hpp"
 
 namespace meshrun {
@@ -54,9 +53,13 @@ void add_bench_command(CLI::App& app) {
       progress.update(done, std::to_string(wrong_so_far) + " wrong, last " +
                                 std::to_string(row.bytes) + " B");
     };
-    ProgressAwareBuf table_buf(std::cout.rdbuf(), progress);
-    std::ostream table(&table_buf);
-    const bench::BenchResult result = bench::run_allreduce_bench(o, &table);
+    // The table goes to the checked stdout, as a program's result does (a full disk or a closed
+    // stdout is exit 6), with the progress line erased before each row and drawn again after.
+    const bench::BenchResult result = bench::run_allreduce_bench(o, [&](const std::string& lines) {
+      progress.clear();
+      write_stdout(lines);
+      progress.redraw();
+    });
     progress.clear();
     if (const std::uint64_t wrong = result.wrong(); wrong != 0) {
       report_error("bench allreduce: " + std::to_string(wrong) +

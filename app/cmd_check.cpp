@@ -11,7 +11,6 @@
 #include "check_report.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
-#include "io/atomic_file.hpp"
 #include "io/output.hpp"
 #include "progress.hpp"
 #include "support/errors.hpp"
@@ -89,8 +88,8 @@ class Reports {
         }
       }
     }
-    if (!flags.junit.empty()) junit_.emplace(flags.junit, "--junit");
-    if (!flags.json.empty()) json_.emplace(flags.json, "--json");
+    if (!flags.junit.empty()) junit_.emplace(flags.junit, "--junit", OutputFile::Mode::kAtomic);
+    if (!flags.json.empty()) json_.emplace(flags.json, "--json", OutputFile::Mode::kAtomic);
   }
   const CaseReport& add(CaseReport r) { return cases_.emplace_back(std::move(r)); }
   void write(const std::string& incomplete) {
@@ -102,7 +101,7 @@ class Reports {
  private:
   CheckSummary summary_;
   std::vector<CaseReport> cases_;
-  std::optional<AtomicFile> junit_, json_;
+  std::optional<OutputFile> junit_, json_;
 };
 
 void run_check(const CheckFlags& flags) {

@@ -77,8 +77,7 @@ class TraceSink {
       std::cerr << text << std::flush;
       return;
     }
-    file_->write(text);
-    file_->close();
+    file_->commit(text);
   }
 
  private:

@@ -48,20 +48,4 @@ void Progress::clear() {
   drawn_ = false;
 }
 
-ProgressAwareBuf::int_type ProgressAwareBuf::overflow(int_type c) {
-  progress_.clear();
-  return traits_type::eq_int_type(c, traits_type::eof()) ? traits_type::not_eof(c) : target_->sputc(traits_type::to_char_type(c));
-}
-
-std::streamsize ProgressAwareBuf::xsputn(const char* s, std::streamsize n) {
-  progress_.clear();
-  return target_->sputn(s, n);
-}
-
-int ProgressAwareBuf::sync() {
-  const int result = target_->pubsync();
-  progress_.redraw();
-  return result;
-}
-
 }  // namespace meshrun

@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cstddef>
-#include <streambuf>
 #include <string>
 
 namespace meshrun {
@@ -35,22 +34,6 @@ class Progress {
   std::string line_;  // the last update's text
   std::size_t total_;
   std::chrono::steady_clock::time_point start_;
-};
-
-// A stream buffer for output written by code that knows nothing of the progress line (the bench
-// table): it erases the line before each write to `target` and draws it again after each flush.
-class ProgressAwareBuf : public std::streambuf {
- public:
-  ProgressAwareBuf(std::streambuf* target, Progress& progress) : target_(target), progress_(progress) {}
-
- protected:
-  int_type overflow(int_type c) override;
-  std::streamsize xsputn(const char* s, std::streamsize n) override;
-  int sync() override;
-
- private:
-  std::streambuf* target_;
-  Progress& progress_;
 };
 
 }  // namespace meshrun

@@ -12,7 +12,7 @@ RunProfile::RunProfile(const std::string& file, bool timings, const std::string&
     : timings_(timings) {
   if (!file.empty()) {
     refuse_case_file("--profile", file, case_path);
-    file_ = std::make_unique<AtomicFile>(file, "--profile");
+    file_ = std::make_unique<OutputFile>(file, "--profile", OutputFile::Mode::kAtomic);
   }
   if (file_ || timings_) profile_ = std::make_unique<Profile>();
 }
@@ -33,7 +33,7 @@ Profile* RunProfile::attach(Trace& trace) {
 
 void RunProfile::save(const std::string& failure) {
   if (!file_ || trace_ == nullptr) return;
-  const std::unique_ptr<AtomicFile> file = std::move(file_);  // once, even if the commit throws
+  const std::unique_ptr<OutputFile> file = std::move(file_);  // once, even if the commit throws
   file->commit(trace_event_json(*trace_, *profile_, failure));
 }
 

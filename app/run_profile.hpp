@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "io/atomic_file.hpp"
+#include "io/output.hpp"
 #include "trace/profile.hpp"
 #include "trace/trace.hpp"
 
@@ -34,7 +34,7 @@ class RunProfile {
 
  private:
   bool timings_;
-  std::unique_ptr<AtomicFile> file_;
+  std::unique_ptr<OutputFile> file_;
   std::unique_ptr<Profile> profile_;
   const Trace* trace_ = nullptr;
 };

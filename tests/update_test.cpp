@@ -1,14 +1,21 @@
 // `meshrun check --update` (issue #12): blessing expected values. The scanner that finds the
 // `expected` bytes is tested directly; the command through the binary: a corrupted or missing
 // `expected` is rewritten so that a zero-tolerance check passes, every byte outside `expected`
-// stays, and what must be refused is refused with the file untouched.
+// stays, and what must be refused is refused with the file untouched. A run that breaks a
+// structural rule cannot be made from a case file (the programs are built in and keep their
+// rules on every mesh a case can ask for), so that refusal is tested on bless_refusal, the one
+// place --update asks, with a deliberately wrong program.
 #include <sys/stat.h>
 
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
+#include <limits>
 #include <string>
 
+#include "io/compare.hpp"
 #include "io/expected_patch.hpp"
+#include "mesh/mesh.hpp"
+#include "programs/program.hpp"
 #include "run_meshrun.hpp"
 #include "support/errors.hpp"
 
@@ -148,6 +155,44 @@ BOOST_AUTO_TEST_CASE(update_refuses_errors_non_finite_results_and_unreadable_cas
   BOOST_TEST(slurp(failing) != stale);
   // --update grades nothing, so it takes no report files.
   BOOST_TEST(run({"check", "--update", "--junit", dir / "r.xml", failing}).code == 2);
+}
+
+// dp-step with x and y replicated: every device takes the full batch, and the mean of equal
+// full-batch gradients is the right one -- the right numbers from a wrong program, which breaks
+// input_split. Such a result is never blessed, whatever its numbers.
+BOOST_AUTO_TEST_CASE(update_refuses_a_result_that_broke_a_structural_rule) {
+  using namespace meshrun;
+  const ProgramDef& right = *find_program("dp-step");
+  ProgramDef wrong = right;
+  wrong.inputs[2].spec = P();
+  wrong.inputs[3].spec = P();
+  std::vector<float> x, y;
+  for (int i = 1; i <= 8; ++i) {
+    x.push_back(static_cast<float>(i));
+    y.push_back(static_cast<float>(2 * i + 1));
+  }
+  const std::vector<Tensor> in = {Tensor({1, 1}, {0.0f}), Tensor({1}, {0.0f}), Tensor({8, 1}, x),
+                                  Tensor({8, 1}, y), Tensor::scalar(0.01f)};
+  const auto run_on = [&](const ProgramDef& p, StructuralVerdict& verdict) {
+    Mesh mesh(8, p.axis);
+    Trace trace;
+    std::vector<Tensor> out = shard_map(mesh, p, in, &trace);
+    verdict = check_structure(p.structure, trace);
+    return out;
+  };
+  StructuralVerdict kept, broken;
+  const std::vector<Tensor> good = run_on(right, kept);
+  const std::vector<Tensor> bad = run_on(wrong, broken);
+  BOOST_TEST(compare_outputs(right, bad, good, 1e-6, 1e-6).empty());  // numbers alone pass it
+  BOOST_TEST(bless_refusal(right, good, kept) == "");
+  const std::string why = bless_refusal(wrong, bad, broken);
+  BOOST_TEST(why.starts_with("structure: every device received only its block of x split along dimension 0"), why);
+  BOOST_TEST(has(why, "device 0 held f32[8,1] (the full x), expected f32[1,1]"), why);
+  // A non-finite number is refused too; a broken rule is named first.
+  std::vector<Tensor> inf = bad;
+  inf[2].data[0] = std::numeric_limits<float>::infinity();
+  BOOST_TEST(bless_refusal(right, inf, kept).starts_with("output loss is "), bless_refusal(right, inf, kept));
+  BOOST_TEST(bless_refusal(wrong, inf, broken) == why);
 }
 
 BOOST_AUTO_TEST_CASE(without_update_nothing_is_written) {

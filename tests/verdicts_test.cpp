@@ -201,7 +201,7 @@ BOOST_AUTO_TEST_CASE(a_timeout_tells_stalled_devices_from_late_ones) {
 
 BOOST_AUTO_TEST_CASE(trace_file_is_checked_before_the_run_and_written_on_failure) {
   expect_error(run({"dp-step", kExample, "--trace=/nonexistent/dir/trace.txt"}), 2,
-               "--trace: cannot open /nonexistent/dir/trace.txt: No such file or directory");
+               "--trace: cannot write /nonexistent/dir/trace.txt: No such file or directory");
   const std::string before = slurp(kSource + "/" + kExample);
   expect_error(run({"dp-step", kExample, "--trace=" + kExample}), 2,
                "--trace: " + kExample + " is the case file being read; refusing to overwrite it");

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <ostream>
+#include <exception>
 #include <thread>
 
 #include "collectives/in_process.hpp"
@@ -71,7 +71,8 @@ std::vector<Shape> planned_shapes(const AllReduceBenchOptions& o) {
 struct Shared {
   const AllReduceBenchOptions* options;
   int n;
-  std::ostream* out;
+  const BenchPrint* print;  // null: quiet
+  std::exception_ptr print_error;  // device 0's failed print, rethrown after the run
   BenchResult* result;
   std::vector<std::vector<double>> call_us;  // [device][call]
   std::vector<double> loop_s;                // [device]
@@ -101,9 +102,12 @@ class DeviceBench {
       for (int i = 0; i < warm; ++i) call();
       // Every device must plan the same loop: agree on the numbers through a psum (its result
       // has the same bits on every device).
-      float plan[2] = {static_cast<float>(seconds_since(w0) / warm),
-                       r_ == 0 ? static_cast<float>(seconds_since(start)) : 0.0f};
+      // The third: device 0 could not print the last row, so the table ends here.
+      float plan[3] = {static_cast<float>(seconds_since(w0) / warm),
+                       r_ == 0 ? static_cast<float>(seconds_since(start)) : 0.0f,
+                       r_ == 0 && sh_.print_error ? 1.0f : 0.0f};
       dev_.psum_inplace(plan, kAxis);
+      if (plan[2] != 0.0f) return;
       const double per_call = plan[0] / static_cast<float>(n_);
       const int iters = plan_iters(per_call, bytes, o, o.total_budget_s - plan[1]);
       if (iters == 0) {
@@ -191,7 +195,7 @@ class DeviceBench {
 
   void stop(std::size_t bytes, const char* why) {
     sh_.result->stopped = "stopped before " + std::to_string(bytes) + " bytes: " + why;
-    if (sh_.out && !sh_.options->json) *sh_.out << "  # " << sh_.result->stopped << std::endl;
+    if (!sh_.options->json) print("  # " + sh_.result->stopped + "\n");
   }
 
   void row(const Shape& s, std::size_t bytes, int iters) {
@@ -218,8 +222,19 @@ class DeviceBench {
     row.path =
         in_process_path(s.in * sizeof(float), o.op == CollectiveOp::kAllReduce || o.op == CollectiveOp::kAllReduceMean);
     sh_.result->rows.push_back(row);
-    if (sh_.out && !o.json) *sh_.out << table_row(row) << std::endl;
+    if (!o.json) print(table_row(row) + "\n");
     if (o.on_row) o.on_row(sh_.result->rows.size(), planned_sizes(o), row);
+  }
+
+  // On device 0. A print that throws (stdout full or closed) must not read as a failure of the
+  // device: it is kept, the table ends at the next size, and the error is rethrown after the run.
+  void print(const std::string& lines) {
+    if (!sh_.print || sh_.print_error) return;
+    try {
+      (*sh_.print)(lines);
+    } catch (...) {
+      sh_.print_error = std::current_exception();
+    }
   }
 
   Device& dev_;
@@ -249,7 +264,7 @@ std::size_t planned_sizes(const AllReduceBenchOptions& options) {
   return planned_shapes(options).size();
 }
 
-BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, std::ostream* out) {
+BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, const BenchPrint& print) {
   if (options.devices < 1) throw InputError("--devices", "must be at least 1");
   if (options.min_bytes > options.max_bytes)
     throw InputError("--min-bytes", "is larger than --max-bytes");
@@ -263,16 +278,15 @@ BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, std::ostre
   Shared sh;
   sh.options = &options;
   sh.n = options.devices;
-  sh.out = out;
+  sh.print = print ? &print : nullptr;
   sh.result = &result;
   sh.call_us.resize(static_cast<std::size_t>(options.devices));
   sh.loop_s.assign(static_cast<std::size_t>(options.devices), 0.0);
   sh.wrong.assign(static_cast<std::size_t>(options.devices), 0);
-  if (out && !options.json) {
-    *out << "# peer=meshrun variant=" << result.variant << " participants=" << options.devices
-         << "\n"
-         << machine_line() << " pinned=" << (options.pin_devices ? "auto" : "no") << "\n";
-    *out << table_header() << std::endl;
+  if (print && !options.json) {
+    print("# peer=meshrun variant=" + result.variant + " participants=" + std::to_string(options.devices) +
+          "\n" + machine_line() + " pinned=" + (options.pin_devices ? "auto" : "no") + "\n" + table_header() +
+          "\n");
   }
 
   MeshOptions mo;
@@ -280,8 +294,9 @@ BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, std::ostre
   mo.pin_devices = options.pin_devices;
   Mesh mesh(options.devices, kAxis, mo);
   mesh.run([&sh](Device& dev) { DeviceBench(dev, sh).run(); });
+  if (sh.print_error) std::rethrow_exception(sh.print_error);
 
-  if (out && options.json) {
+  if (print && options.json) {
     nlohmann::ordered_json j;
     j["peer"] = "meshrun";
     j["variant"] = result.variant;
@@ -304,7 +319,7 @@ BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, std::ostre
     j["rows"] = rows;
     if (!result.stopped.empty()) j["stopped"] = result.stopped;
     j["wrong"] = result.wrong();
-    *out << j.dump(2) << std::endl;
+    print(j.dump(2) + "\n");
   }
   return result;
 }

@@ -22,7 +22,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -69,9 +68,15 @@ struct BenchResult {
 // How many sizes the table plans to time with these options (fewer when the budget runs out).
 std::size_t planned_sizes(const AllReduceBenchOptions& options);
 
-// Runs the benchmark. With `out` non-null the table is printed there row by row as sizes finish
-// (or, with options.json, one JSON document at the end). Throws InputError for bad options and
-// CollectiveError/DeviceError if the mesh fails; wrong results are counted, not thrown.
-BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, std::ostream* out);
+// Where the table goes: called with whole lines, each ending in '\n' (the app's checked stdout).
+// It may throw (an OutputError when stdout is full or closed): a throw while the mesh runs ends
+// the table at the next size, and run_allreduce_bench rethrows it once the devices are done.
+using BenchPrint = std::function<void(const std::string& lines)>;
+
+// Runs the benchmark. With `print` set the table is printed through it row by row as sizes finish
+// (or, with options.json, one JSON document at the end). Throws InputError for bad options,
+// CollectiveError/DeviceError if the mesh fails, and what `print` threw; wrong results are
+// counted, not thrown.
+BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, const BenchPrint& print);
 
 }  // namespace meshrun::bench

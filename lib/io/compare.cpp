@@ -66,6 +66,12 @@ std::string find_non_finite(const ProgramDef& program, const std::vector<Tensor>
          (bad == 1 ? " element is" : " elements are") + " not finite)";
 }
 
+std::string bless_refusal(const ProgramDef& program, const std::vector<Tensor>& outputs,
+                          const StructuralVerdict& structure) {
+  if (!structure.ok()) return "structure: " + structure.failures.front();
+  return find_non_finite(program, outputs);
+}
+
 std::string describe(const Mismatch& m) {
   if (!m.shape_note.empty()) return m.path + ": " + m.shape_note;
   const NumberFormat exact{.precision = 6, .exact = true};

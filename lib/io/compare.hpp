@@ -28,6 +28,12 @@ std::vector<Mismatch> compare_outputs(const ProgramDef& program, const std::vect
 // outputs, in output then row-major order; "" when every element is finite.
 std::string find_non_finite(const ProgramDef& program, const std::vector<Tensor>& outputs);
 
+// Why `meshrun check --update` must not bless `outputs` as a case's `expected`: "structure: <the
+// first broken rule>" when the run broke a structural rule (a wrong program can compute the right
+// numbers), else find_non_finite's line; "" when they may be blessed.
+std::string bless_refusal(const ProgramDef& program, const std::vector<Tensor>& outputs,
+                          const StructuralVerdict& structure);
+
 // One line: "w[1][0]: got 1.2345, expected 1.2346, allowed 1e-05" (numbers as exact float32).
 std::string describe(const Mismatch& m);
 

@@ -1,10 +1,10 @@
 #include "io/npy.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cmath>
@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "io/json_text.hpp"
+#include "io/output.hpp"
 #include "io/tensor_json.hpp"
 #include "support/errors.hpp"
 
@@ -24,52 +25,55 @@ namespace {
 
 constexpr std::string_view kMagic = "\x93NUMPY";
 
-// A read-only private mapping of a whole file, unmapped when it goes out of scope.
-class Mapping {
+// A regular file read with pread(2), never mapped: a file that shrinks while it is read (another
+// process truncating it after its header was checked) is a short read, reported as truncated --
+// under a mapping it would be SIGBUS. The data is read in chunks straight into the conversion, so
+// the tensor is still the only whole copy made.
+class InputFile {
  public:
   // Throws InputError(field, "cannot read PATH: reason").
-  Mapping(const std::string& path, const std::string& field) {
+  InputFile(const std::string& path, const std::string& field) : path_(path), field_(field) {
     // O_NONBLOCK: a FIFO named as a .npy must not hang the open; it is refused below.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) fail(path, field, errno);
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd_ < 0) fail(errno);
     struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      fail(path, field, err);
-    }
+    if (::fstat(fd_, &st) != 0) fail(errno);
     if (!S_ISREG(st.st_mode)) {
-      // Only a regular file has a size to map (a directory, a pipe, a device has not).
-      ::close(fd);
-      if (S_ISDIR(st.st_mode)) fail(path, field, EISDIR);
+      // Only a regular file has a size to read (a directory, a pipe, a device has not).
+      if (S_ISDIR(st.st_mode)) fail(EISDIR);
       throw InputError(field, "cannot read " + path + ": not a regular file");
     }
     size_ = static_cast<std::size_t>(st.st_size);
-    if (size_ > 0) {
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      const int err = errno;
-      ::close(fd);
-      if (p == MAP_FAILED) fail(path, field, err);
-      data_ = static_cast<const unsigned char*>(p);
-      ::madvise(p, size_, MADV_SEQUENTIAL);
-    } else {
-      ::close(fd);
-    }
   }
-  ~Mapping() {
-    if (data_ != nullptr) ::munmap(const_cast<unsigned char*>(data_), size_);
-  }
-  Mapping(const Mapping&) = delete;
-  Mapping& operator=(const Mapping&) = delete;
+  ~InputFile() { ::close(fd_); }
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
 
-  const unsigned char* data() const { return data_; }
+  // The size when opened.
   std::size_t size() const { return size_; }
+  // Reads bytes [offset, offset + n) into `out`; false when the file ends before (it shrank).
+  bool read(std::size_t offset, void* out, std::size_t n) const {
+    auto* p = static_cast<unsigned char*>(out);
+    while (n > 0) {
+      const ssize_t got = ::pread(fd_, p, n, static_cast<off_t>(offset));
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        fail(errno);
+      }
+      if (got == 0) return false;
+      p += got;
+      offset += static_cast<std::size_t>(got);
+      n -= static_cast<std::size_t>(got);
+    }
+    return true;
+  }
 
  private:
-  [[noreturn]] static void fail(const std::string& path, const std::string& field, int err) {
-    throw InputError(field, "cannot read " + path + ": " + std::strerror(err));
+  [[noreturn]] void fail(int err) const {
+    throw InputError(field_, "cannot read " + path_ + ": " + std::strerror(err));
   }
-  const unsigned char* data_ = nullptr;
+  std::string path_, field_;
+  int fd_ = -1;
   std::size_t size_ = 0;
 };
 
@@ -158,11 +162,12 @@ std::string element_path(const std::string& field, const Shape& shape, std::size
 
 Tensor read_npy(const std::string& path, const std::vector<std::string>& dims,
                 const std::string& field) {
-  const Mapping file(path, field);
+  const InputFile file(path, field);
   const auto bad = [&](const std::string& what) { return InputError(field, path + ": " + what); };
-  const unsigned char* bytes = file.data();
   const std::size_t size = file.size();
-  if (size < 10 || std::string_view(reinterpret_cast<const char*>(bytes), 6) != kMagic) {
+  unsigned char bytes[12] = {};  // the magic, the version and the header length
+  if (size < 10 || !file.read(0, bytes, std::min(size, sizeof bytes)) ||
+      std::string_view(reinterpret_cast<const char*>(bytes), 6) != kMagic) {
     throw bad("not a .npy file (no \\x93NUMPY magic)");
   }
   const int major = bytes[6];
@@ -177,8 +182,9 @@ Tensor read_npy(const std::string& path, const std::vector<std::string>& dims,
   const std::size_t header_len = major == 1 ? std::size_t{bytes[8]} | std::size_t{bytes[9]} << 8
                                             : std::size_t{le32(bytes + 8)};
   if (header_len > size - prefix) throw bad("truncated header");
-  const std::optional<Header> header = parse_header(
-      std::string_view(reinterpret_cast<const char*>(bytes + prefix), header_len));
+  std::string header_text(header_len, '\0');
+  if (!file.read(prefix, header_text.data(), header_len)) throw bad("truncated header");
+  const std::optional<Header> header = parse_header(header_text);
   if (!header) throw bad("the header is not a numpy header dict");
   if (header->descr != "<f4" && header->descr != "<f8") {
     throw bad("dtype '" + excerpt(header->descr) +
@@ -199,14 +205,26 @@ Tensor read_npy(const std::string& path, const std::vector<std::string>& dims,
     throw bad("truncated: " + std::to_string(available) + " bytes of data for shape " +
               shape_tuple(header->shape) + " of " + header->descr);
   }
-  const unsigned char* data = bytes + prefix + header_len;
   std::vector<float> values(count);
-  for (std::size_t i = 0; i < count; ++i) {
+  std::vector<unsigned char> chunk(std::min(std::size_t{1} << 16, count * itemsize));
+  std::size_t offset = prefix + header_len;
+  for (std::size_t i = 0, first = 0, end = 0; i < count; ++i) {
+    if (i == end) {  // the next chunk of whole elements: [first, end)
+      const std::size_t n = std::min(count - i, chunk.size() / itemsize);
+      if (!file.read(offset, chunk.data(), n * itemsize)) {
+        throw bad("truncated: the file shrank while it was read (before element " + std::to_string(i) +
+                  " of " + std::to_string(count) + ")");
+      }
+      offset += n * itemsize;
+      first = i;
+      end = i + n;
+    }
+    const unsigned char* at = chunk.data() + (i - first) * itemsize;
     double v = 0;
     if (itemsize == 4) {
-      v = std::bit_cast<float>(le32(data + 4 * i));
+      v = std::bit_cast<float>(le32(at));
     } else {
-      v = std::bit_cast<double>(le64(data + 8 * i));
+      v = std::bit_cast<double>(le64(at));
     }
     // Inline JSON cannot hold NaN or infinity; a .npy input is held to the same values.
     if (!std::isfinite(v)) {
@@ -251,20 +269,15 @@ void save_npy(const std::string& dir, const std::vector<std::string>& names,
   if (ec) throw OutputError("--save-npy: cannot create " + dir + ": " + ec.message());
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const std::string path = (std::filesystem::path(dir) / (names[i] + ".npy")).string();
-    const std::string bytes = npy_bytes(tensors[i]);
-    errno = 0;
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    // Every step checked: a full disk shows only at fflush or fclose.
-    bool ok = f != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() &&
-              std::fflush(f) == 0;
-    int err = errno;
-    if (f != nullptr && std::fclose(f) != 0 && ok) {
-      ok = false;
-      err = errno;
+    // Opened after the run: a file that cannot be created is output not written (exit 6), as is
+    // one that cannot be written whole.
+    std::optional<OutputFile> file;
+    try {
+      file.emplace(path, "--save-npy", OutputFile::Mode::kAtomic);
+    } catch (const InputError& e) {
+      throw OutputError(e.what());
     }
-    if (!ok) {
-      throw OutputError("--save-npy: cannot write " + path + ": " + std::strerror(err != 0 ? err : EIO));
-    }
+    file->commit(npy_bytes(tensors[i]));
   }
 }
 

@@ -1,12 +1,14 @@
 // Checked output. A result is the product, so every byte meshrun promises -- the result dict on
-// stdout, `check`'s report, a --trace file -- goes out through write(2) with partial writes and
-// EINTR retried, and is closed with its error checked. Any failure (ENOSPC on a full disk, EBADF
-// on a closed stdout, EPIPE when SIGPIPE is ignored and the reader left, EFBIG past RLIMIT_FSIZE)
-// is an OutputError "<stream>: <the OS's reason>" -- exit 6, never a silent success.
+// stdout, `check`'s report, every file of OutputFile below -- goes out through write(2) with
+// partial writes and EINTR retried, and is closed with its error checked. Any failure (ENOSPC on a
+// full disk, EBADF on a closed stdout, EPIPE when SIGPIPE is ignored and the reader left, EFBIG
+// past RLIMIT_FSIZE) is an OutputError naming the stream and the OS's reason -- exit 6, never a
+// silent success.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <sys/types.h>
 
 namespace meshrun {
 
@@ -18,22 +20,51 @@ void write_all(int fd, std::string_view data, const std::string& name);
 void write_stdout(std::string_view data);
 void close_stdout();
 
-// A file meshrun writes (--trace=FILE). Opened (created or truncated) up front, so a bad path
-// fails before any work; closed and checked by close(); the destructor closes quietly.
+// A file meshrun writes: --trace, --profile, --junit/--json, --save-npy, a case --update rewrites,
+// the files `bench programs` generates. One writer, two ways:
+//   kInPlace -- the file is created or truncated when opened and written as the run goes (--trace:
+//               what is written before a failure stays);
+//   kAtomic  -- whole or not at all (reports, blessed cases, profiles, arrays): the text goes to a
+//               temporary file beside the target -- so rename(2) never crosses a file system --
+//               which replaces the target at commit(), once every byte is written, synced and
+//               closed. A reader never sees half a file; a failure leaves the old file as it was,
+//               and the temporary file is removed. A target that is a symbolic link is resolved
+//               (the file it points to is replaced, the link kept); one that exists and is not a
+//               regular file (/dev/stdout, /dev/full, a FIFO) has nothing to replace and is written
+//               in place.
+// Opened up front, so a bad path fails before any work: InputError(field, "cannot write PATH:
+// <reason>"), exit 2. Every later failure (write, sync, close, rename) is OutputError("FIELD:
+// cannot write PATH: <reason>"), exit 6.
 class OutputFile {
  public:
-  // Throws InputError(field, "cannot open PATH: <reason>").
-  OutputFile(const std::string& path, const std::string& field);
+  enum class Mode { kInPlace, kAtomic };
+
+  OutputFile(const std::string& path, const std::string& field, Mode mode = Mode::kInPlace);
+  // Closes quietly; removes the temporary file when commit() never succeeded.
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
 
-  void write(std::string_view data) { write_all(fd_, data, path_); }
-  void close();
+  // The permission bits a file created by kAtomic gets (default: 0666 masked by the umask, as
+  // open(2) gives a new file).
+  void set_mode(mode_t mode) { mode_ = mode; }
+  void write(std::string_view data);
+  // Closes the file, checked; kAtomic: syncs it first and renames it over the target. At most once.
+  void commit();
+  void commit(std::string_view data) {
+    write(data);
+    commit();
+  }
 
  private:
-  int fd_;
-  std::string path_;
+  [[noreturn]] void fail(int err) const;
+
+  std::string path_;    // as given: what messages name
+  std::string field_;   // the flag, in messages
+  std::string target_;  // kAtomic: what the rename replaces (a link resolved)
+  std::string temp_;    // kAtomic: the temporary file until it is renamed; "" otherwise
+  int fd_ = -1;
+  mode_t mode_;
 };
 
 // True when `a` and `b` name the same existing file (same device and inode).

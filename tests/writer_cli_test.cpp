@@ -1,0 +1,226 @@
+// The one checked file writer (io/output.hpp, issue #12): OutputFile in place and atomic, directly
+// and through every flag that writes a file -- --trace, --profile, --junit/--json, --save-npy,
+// check --update -- and `bench allreduce`'s table on the checked stdout. Each failure is exit 6
+// (or 2 when the path is refused up front) with one line naming the flag and the file; an atomic
+// write that fails leaves the old file as it was and no temporary file behind.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <boost/test/unit_test.hpp>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "io/output.hpp"
+#include "run_meshrun.hpp"
+#include "support/errors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using meshrun::InputError;
+using meshrun::OutputError;
+using meshrun::OutputFile;
+using meshrun::testing::Result;
+using meshrun::testing::run;
+using meshrun::testing::run_with;
+using meshrun::testing::RunOptions;
+using meshrun::testing::slurp;
+using meshrun::testing::TempDir;
+
+constexpr auto kAtomic = OutputFile::Mode::kAtomic;
+const std::string kExample = "cases/dp-step/example1.json";
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// The names in `dir`, sorted: a temporary file left behind shows here.
+std::vector<std::string> names(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The message of what `f` throws as E; "" when it throws nothing.
+template <class E, class F>
+std::string thrown(F f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// /dev/full must still be the device after a test wrote to it (an atomic writer must never rename
+// a file over it).
+void expect_dev_full_intact() {
+  struct stat st {};
+  BOOST_TEST(stat("/dev/full", &st) == 0);
+  BOOST_TEST(S_ISCHR(st.st_mode));
+}
+
+}  // namespace
+
+// ---- OutputFile ----------------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(atomic_replaces_the_target_only_at_commit) {
+  TempDir dir;
+  const std::string target = dir.write("r.json", "old");
+  {
+    OutputFile f(target, "--json", kAtomic);
+    f.write("new ");
+    BOOST_TEST(slurp(target) == "old");  // nothing seen before the commit
+    f.commit("text");
+  }
+  BOOST_TEST(slurp(target) == "new text");
+  BOOST_TEST(names(dir.path) == std::vector<std::string>{"r.json"});
+  // Never committed (an error ended the run): the old file stays, the temporary file goes.
+  {
+    OutputFile f(target, "--json", kAtomic);
+    f.write("half");
+    BOOST_TEST(names(dir.path).size() == 2u);
+  }
+  BOOST_TEST(slurp(target) == "new text");
+  BOOST_TEST(names(dir.path) == std::vector<std::string>{"r.json"});
+}
+
+BOOST_AUTO_TEST_CASE(atomic_resolves_a_link_and_keeps_the_permission_bits_asked) {
+  TempDir dir;
+  const std::string real = dir.write("real.json", "old");
+  fs::create_symlink(real, dir / "link.json");
+  OutputFile f(dir / "link.json", "--json", kAtomic);
+  f.set_mode(0640);
+  f.commit("new");
+  BOOST_TEST(fs::is_symlink(dir / "link.json"));
+  BOOST_TEST(slurp(real) == "new");
+  struct stat st {};
+  BOOST_TEST(stat(real.c_str(), &st) == 0);
+  BOOST_TEST((st.st_mode & 0777) == 0640u);
+  BOOST_TEST(names(dir.path) == (std::vector<std::string>{"link.json", "real.json"}));
+}
+
+BOOST_AUTO_TEST_CASE(a_path_that_cannot_be_written_is_refused_when_opened) {
+  for (const auto mode : {OutputFile::Mode::kInPlace, kAtomic}) {
+    BOOST_TEST(thrown<InputError>([&] { OutputFile("/nonexistent-dir/r.xml", "--junit", mode); }) ==
+               "--junit: cannot write /nonexistent-dir/r.xml: No such file or directory");
+  }
+  TempDir dir;
+  BOOST_TEST(thrown<InputError>([&] { OutputFile(dir.path, "--json", kAtomic); }) ==
+             "--json: cannot write " + dir.path + ": Is a directory");
+}
+
+// A device is written in place in both modes -- there is no file to replace -- and its errors
+// are the writer's: flag, file, the OS's reason.
+BOOST_AUTO_TEST_CASE(a_full_device_is_written_in_place_and_fails_at_the_write) {
+  for (const auto mode : {OutputFile::Mode::kInPlace, kAtomic}) {
+    OutputFile f("/dev/full", "--profile", mode);
+    BOOST_TEST(thrown<OutputError>([&] { f.commit("x"); }) ==
+               "--profile: cannot write /dev/full: No space left on device");
+  }
+  expect_dev_full_intact();
+}
+
+// ---- through the binary ------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(every_file_flag_to_a_full_device_is_exit_6_with_one_line) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> runs = {
+      {{"dp-step", kExample, "--trace=/dev/full"}, "--trace"},
+      {{"dp-step", kExample, "--profile", "/dev/full"}, "--profile"},
+      {{"check", "--json", "/dev/full", kExample}, "--json"},
+      {{"check", "--junit", "/dev/full", kExample}, "--junit"},
+  };
+  for (const auto& [args, flag] : runs) {
+    const Result r = run(args);
+    BOOST_TEST(r.code == 6, flag << ": " << r.err);
+    BOOST_TEST(r.err == "meshrun: " + flag + ": cannot write /dev/full: No space left on device\n");
+  }
+  expect_dev_full_intact();
+}
+
+// RLIMIT_FSIZE (`ulimit -f`) cuts a report short: exit 6 naming --json and the file, the old
+// report kept whole, no temporary file left. The verdict lines on stdout are shorter than the
+// limit and get through.
+BOOST_AUTO_TEST_CASE(a_report_past_the_file_size_limit_keeps_the_old_one) {
+  TempDir dir, out;
+  const std::string report = dir.write("r.json", "old");
+  RunOptions o;
+  o.stdout_path = out / "stdout";
+  o.file_size_limit = 200;
+  const Result r = run_with({"check", "--json", report, kExample}, o);
+  BOOST_TEST(r.code == 6, r.err);
+  BOOST_TEST(r.err == "meshrun: --json: cannot write " + report + ": File too large\n");
+  BOOST_TEST(has(slurp(o.stdout_path), "1 passed, 0 failed\n"));
+  BOOST_TEST(slurp(report) == "old");
+  BOOST_TEST(names(dir.path) == std::vector<std::string>{"r.json"});
+}
+
+BOOST_AUTO_TEST_CASE(save_npy_and_profile_past_the_file_size_limit_leave_nothing_half_written) {
+  TempDir dir;
+  RunOptions o;
+  o.stdout_path = dir / "stdout";
+  o.file_size_limit = 120;  // the result dict fits; an .npy (128-byte header) does not
+  const Result npy = run_with({"dp-step", kExample, "--save-npy", dir / "arrays"}, o);
+  BOOST_TEST(npy.code == 6, npy.err);
+  BOOST_TEST(npy.err == "meshrun: --save-npy: cannot write " + dir / "arrays" + "/w.npy: File too large\n");
+  BOOST_TEST(names(dir / "arrays").empty());
+
+  const std::string profile = dir.write("p.json", "old");
+  const Result p = run_with({"dp-step", kExample, "--profile", profile}, o);
+  BOOST_TEST(p.code == 6, p.err);
+  BOOST_TEST(p.err == "meshrun: --profile: cannot write " + profile + ": File too large\n");
+  BOOST_TEST(slurp(profile) == "old");
+  BOOST_TEST(names(dir.path) == (std::vector<std::string>{"arrays", "p.json", "stdout"}));
+}
+
+BOOST_AUTO_TEST_CASE(update_past_the_file_size_limit_leaves_the_case_as_it_was) {
+  TempDir dir;
+  // dp-step's example 1 with a stale `expected`: --update must rewrite it, and cannot.
+  std::string text = slurp(meshrun::testing::kSource + "/" + kExample);
+  const auto at = text.find("1.11");
+  BOOST_REQUIRE(at != std::string::npos);
+  text.replace(at, 4, "9.25");
+  const std::string c = dir.write("c.json", text);
+  RunOptions o;
+  o.stdout_path = "/dev/null";
+  o.file_size_limit = static_cast<long>(text.size()) - 1;
+  const Result r = run_with({"check", "--update", c}, o);
+  BOOST_TEST(r.code == 6, r.err);
+  BOOST_TEST(r.err == "meshrun: --update: cannot write " + c + ": File too large\n");
+  BOOST_TEST(slurp(c) == text);
+  BOOST_TEST(names(dir.path) == std::vector<std::string>{"c.json"});
+}
+
+// `bench allreduce`'s table goes through the checked stdout, as a program's result does.
+BOOST_AUTO_TEST_CASE(bench_allreduce_to_a_full_stdout_is_exit_6) {
+  RunOptions o;
+  o.stdout_path = "/dev/full";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"bench", "allreduce", "--devices", "2", "--max-bytes", "32", "--size-budget", "0.01"},
+        {"bench", "allreduce", "--json", "--devices", "2", "--max-bytes", "32", "--size-budget", "0.01"}}) {
+    const Result r = run_with(args, o);
+    BOOST_TEST(r.code == 6, r.err);
+    BOOST_TEST(r.err == "meshrun: stdout: No space left on device\n");
+  }
+}
+
+// A row that cannot be written is printed on device 0's thread, inside the mesh: still exit 6 (not
+// a device failure, exit 3), one line, and the table ends there.
+BOOST_AUTO_TEST_CASE(bench_allreduce_row_past_the_file_size_limit_is_exit_6) {
+  const std::vector<std::string> args = {"bench", "allreduce", "--devices", "2", "--max-bytes", "256",
+                                         "--size-budget", "0.01"};
+  const Result whole = run(args);
+  BOOST_REQUIRE(whole.code == 0);
+  std::size_t header = 0;
+  for (int line = 0; line < 3; ++line) header = whole.out.find('\n', header) + 1;
+  BOOST_REQUIRE(header > 0 && header < whole.out.size());
+  TempDir dir;
+  RunOptions o;
+  o.stdout_path = dir / "stdout";
+  o.file_size_limit = static_cast<long>(header) + 10;  // the header, not the first row
+  const Result r = run_with(args, o);
+  BOOST_TEST(r.code == 6, r.err);
+  BOOST_TEST(r.err == "meshrun: stdout: File too large\n");
+  BOOST_TEST(slurp(o.stdout_path).size() <= header + 10);
+}
