@@ -11,9 +11,8 @@
 namespace meshrun {
 
 // The float32 tensor in the .npy file at `path`, whose shape must be `dims`' rank with no empty
-// dimension (checked like an inline array, with the same messages). The file is read in chunks
-// with pread(2), never mapped, so one that shrinks while it is read is "truncated" (exit 2), not
-// SIGBUS; the tensor is the only whole copy made. Throws InputError naming `field` and the file
+// dimension (checked like an inline array, with the same messages). The file is mapped, not read
+// into a buffer; the tensor is the only copy made. Throws InputError naming `field` and the file
 // for a file that cannot be read or is not such a .npy (wrong magic or version, another dtype,
 // Fortran order, truncated), and for a value that is not finite or overflows float32.
 Tensor read_npy(const std::string& path, const std::vector<std::string>& dims,
