@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -251,7 +252,10 @@ std::string reference_format(float v, int precision) {
   const int n = static_cast<int>(digits.size());
   if (exponent < -4 || exponent >= 16) {
     out += digits.substr(0, 1);
-    if (n > 1) out += "." + digits.substr(1);
+    if (n > 1) {
+      out += '.';
+      out += digits.substr(1);
+    }
     std::snprintf(buf, sizeof buf, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
     return out + buf;
   }
@@ -272,7 +276,7 @@ BOOST_AUTO_TEST_CASE(rounding_matches_an_independent_reference) {
     if (got != want) BOOST_ERROR(std::hexfloat << v << " precision " << precision << ": " << got << " != " << want);
   };
   for (int i = 0; i < 40000; ++i) {
-    const std::uint32_t bits = rng();
+    const auto bits = static_cast<std::uint32_t>(rng());
     float v = 0;
     std::memcpy(&v, &bits, sizeof v);
     for (int precision : {0, 2, 6, 9, 13}) check(v, precision);
@@ -329,6 +333,31 @@ BOOST_AUTO_TEST_CASE(ranks_and_key_order) {
                                        Tensor::scalar(7)};
   BOOST_TEST(write_result(dp(), outputs, {}) ==
              R"({"w":[[1.0,2.0],[3.0,4.0]],"b":[0.5,-0.25],"loss":7.0})");
+}
+
+// A large result is formatted by several threads, in runs of rows: the bytes must be those of
+// one pass, whatever the cut (wide rows, narrow rows, a long 1-D output, a scalar after them).
+BOOST_AUTO_TEST_CASE(a_large_result_is_written_as_one_pass_would) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> value(0.0f, 3.0f);
+  for (const auto& [rows, cols, bias] : {std::tuple{300, 301, 70001}, std::tuple{70000, 1, 3},
+                                         std::tuple{1, 90000, 1}, std::tuple{257, 255, 65536}}) {
+    Tensor w({static_cast<std::size_t>(rows), static_cast<std::size_t>(cols)});
+    for (float& v : w.data) v = value(rng);
+    Tensor b({static_cast<std::size_t>(bias)});
+    for (float& v : b.data) v = value(rng);
+    const std::vector<Tensor> outputs = {w, b, Tensor::scalar(value(rng))};
+    for (const NumberFormat format : {NumberFormat{}, NumberFormat{3, false}, NumberFormat{6, true}}) {
+      std::string one_pass = "{\"w\":";
+      one_pass += tensor_json(outputs[0], format);
+      one_pass += ",\"b\":";
+      one_pass += tensor_json(outputs[1], format);
+      one_pass += ",\"loss\":";
+      one_pass += tensor_json(outputs[2], format);
+      one_pass += '}';
+      BOOST_TEST((write_result(dp(), outputs, format) == one_pass), rows << "x" << cols << ", " << bias);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -797,7 +826,7 @@ BOOST_AUTO_TEST_CASE(fast_numbers_read_what_the_parser_reads) {
   }
   // One error at the very end of a 1 MB file of numbers on many lines.
   std::string big = random_case(rng, 20000, 8, false);
-  big.insert(big.size() - 12, "x");
+  big.insert(big.begin() + static_cast<std::ptrdiff_t>(big.rfind(']')), 'x');  // "...]x]," in x
   expect_same_either_way(big);
 }
 

@@ -1,9 +1,14 @@
 #include "io/result_writer.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <exception>
+#include <system_error>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "support/cpus.hpp"
 #include "support/errors.hpp"
 
 namespace meshrun {
@@ -38,6 +43,56 @@ void append_tensor(std::string& out, const Tensor& t, const NumberFormat& format
   out += ']';
 }
 
+// The result in document order as pieces: literal text, then optionally numbers -- one bare
+// number (a scalar) or a row in brackets.
+struct Piece {
+  std::string text;
+  const float* values = nullptr;
+  std::size_t n = 0;
+  bool row = false;
+};
+
+std::vector<Piece> result_pieces(const ProgramDef& program, const std::vector<Tensor>& outputs) {
+  std::vector<Piece> pieces;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const ArgDef& arg = program.outputs[i];
+    const Tensor& t = outputs[i];
+    MESHRUN_CHECK(t.rank() == arg.dims.size(), "output " + arg.name + " has the wrong rank");
+    MESHRUN_CHECK(t.rank() <= 2 && t.size() == shape_size(t.shape), "malformed output tensor");
+    std::string key(i == 0 ? "{" : ",");
+    key += nlohmann::json(arg.name).dump();
+    key += ':';
+    if (t.rank() == 0) {
+      MESHRUN_CHECK(std::isfinite(t.data.at(0)), "a non-finite result is refused before it is written");
+      pieces.push_back({std::move(key), t.data.data(), 1, false});
+    } else if (t.rank() == 1) {
+      pieces.push_back({std::move(key), t.data.data(), t.size(), true});
+    } else {
+      for (std::size_t r = 0; r < t.rows(); ++r) {
+        pieces.push_back({r == 0 ? key + '[' : std::string(","), t.data.data() + r * t.cols(), t.cols(), true});
+      }
+      pieces.push_back({"]"});
+    }
+  }
+  pieces.push_back({outputs.empty() ? "{}" : "}"});
+  return pieces;
+}
+
+void format_pieces(std::string& out, const Piece* first, const Piece* last, const NumberFormat& format) {
+  for (const Piece* p = first; p != last; ++p) {
+    out += p->text;
+    if (p->values == nullptr) continue;
+    if (p->row) {
+      append_row(out, p->values, p->n, format);
+    } else {
+      append_number(out, p->values[0], format);
+    }
+  }
+}
+
+// Below this many numbers one thread formats the result; above, the CPUs share it.
+constexpr std::size_t kParallelNumbers = std::size_t{1} << 16;
+
 }  // namespace
 
 std::string tensor_json(const Tensor& t, const NumberFormat& format) {
@@ -46,22 +101,66 @@ std::string tensor_json(const Tensor& t, const NumberFormat& format) {
   return out;
 }
 
+// A large result is formatted by every CPU the process may use (the mesh is done by now, so
+// they are idle): the pieces are cut into contiguous runs of about equal numbers of elements,
+// each run formatted into its own string on its own thread, and the strings joined in order --
+// the bytes one thread would have written.
 std::string write_result(const ProgramDef& program, const std::vector<Tensor>& outputs,
                          const NumberFormat& format) {
   MESHRUN_CHECK(outputs.size() == program.outputs.size(), "one tensor per declared output");
+  const std::vector<Piece> pieces = result_pieces(program, outputs);
   std::size_t elements = 0;
   for (const Tensor& t : outputs) elements += t.size();
-  std::string out = "{";
-  out.reserve(elements * 12 + 64);  // "-0.123456," is 10; one growth at most for longer forms
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    const ArgDef& arg = program.outputs[i];
-    MESHRUN_CHECK(outputs[i].rank() == arg.dims.size(), "output " + arg.name + " has the wrong rank");
-    if (i > 0) out += ',';
-    out += nlohmann::json(arg.name).dump() + ":";
-    append_tensor(out, outputs[i], format);
+  const std::size_t parts =
+      elements < kParallelNumbers ? 1 : std::min<std::size_t>(usable_cpus(), 8);
+  // Run k: the pieces from bounds[k] up to bounds[k + 1].
+  std::vector<std::size_t> bounds{0};
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    seen += pieces[i].n;
+    if (bounds.size() < parts && seen * parts >= elements * bounds.size()) bounds.push_back(i + 1);
   }
-  out += '}';
-  return out;  // moved, not copied: a result can be many megabytes
+  bounds.push_back(pieces.size());
+  std::vector<std::string> text(bounds.size() - 1);
+  auto format_run = [&](std::size_t k) {
+    std::size_t numbers = 0;
+    for (std::size_t i = bounds[k]; i < bounds[k + 1]; ++i) numbers += pieces[i].n;
+    text[k].reserve(numbers * 12 + 64);  // "-0.123456," is 10; one growth at most for longer forms
+    format_pieces(text[k], pieces.data() + bounds[k], pieces.data() + bounds[k + 1], format);
+  };
+  std::vector<std::exception_ptr> errors(text.size());
+  std::vector<char> on_helper(text.size(), 0);
+  {
+    std::vector<std::jthread> helpers;
+    for (std::size_t k = 1; k < text.size(); ++k) {
+      try {
+        helpers.emplace_back([&, k] {
+          try {
+            format_run(k);
+          } catch (...) {
+            errors[k] = std::current_exception();
+          }
+        });
+        on_helper[k] = 1;
+      } catch (const std::system_error&) {
+        // No thread for it: this one formats it below.
+      }
+    }
+    format_run(0);
+    for (std::size_t k = 1; k < text.size(); ++k) {
+      if (!on_helper[k]) format_run(k);
+    }
+  }  // joined
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  if (text.size() == 1) return std::move(text[0]);
+  std::size_t size = 0;
+  for (const std::string& t : text) size += t.size();
+  std::string out;
+  out.reserve(size);
+  for (const std::string& t : text) out += t;
+  return out;
 }
 
 }  // namespace meshrun
