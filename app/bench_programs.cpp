@@ -3,6 +3,7 @@
 // user runs it. One row per (program, size, input form) with the --timings fields of the best of
 // --rounds runs (the machine is shared: the best is the least disturbed). bench/programs.sh runs
 // numpy (../shared/peers/programs_numpy.py) on the same files beside it.
+#include <array>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -38,18 +39,22 @@ struct Size {
   bool large;                               // skipped by --quick
 };
 
-// Multiples of 8 everywhere, so each program's default mesh divides them.
-const std::vector<Size> kSizes = {
+// Multiples of 8 everywhere, so each program's default mesh divides them. (Built on first use,
+// not at start-up: every meshrun process would pay for it.)
+const std::vector<Size>& sizes() {
+  static const std::vector<Size> kSizes = {
     {"dp-step", {{"N", 8192}, {"D", 64}, {"K", 16}}, false},
     {"dp-step", {{"N", 65536}, {"D", 64}, {"K", 16}}, true},
     {"tp-mlp", {{"B", 64}, {"D", 256}, {"H", 1024}, {"O", 64}}, false},
     {"tp-mlp", {{"B", 256}, {"D", 1024}, {"H", 4096}, {"O", 256}}, true},
     {"mlp-train", {{"B", 64}, {"D", 256}, {"H", 512}, {"O", 64}}, false},
     {"mlp-train", {{"B", 256}, {"D", 512}, {"H", 2048}, {"O", 128}}, true},
-};
+  };
+  return kSizes;
+}
 
-const std::vector<std::string> kFields = {"read_s",  "shard_s", "compute_s", "collectives_s",
-                                          "write_s", "total_s", "gflops",    "read_MBps"};
+constexpr std::array<const char*, 8> kFields = {"read_s",  "shard_s", "compute_s", "collectives_s",
+                                                "write_s", "total_s", "gflops",    "read_MBps"};
 
 std::string size_label(const Size& s) {
   std::string label;
@@ -188,10 +193,10 @@ void run_bench_programs(const Flags& flags) {
     std::string head = "# meshrun bench programs: whole process, best of " +
                        std::to_string(flags.rounds) + " runs by total_s\n#  program    input  size" +
                        std::string(36, ' ');
-    for (const std::string& f : kFields) head += f + "  ";
+    for (const std::string f : kFields) head += f + "  ";
     write_stdout(head + "\n");
   }
-  for (const Size& size : kSizes) {
+  for (const Size& size : sizes()) {
     if (flags.quick && size.large) continue;
     const ProgramDef* program = find_program(size.program);
     MESHRUN_CHECK(program != nullptr, "bench programs names a registered program");
@@ -211,7 +216,7 @@ void run_bench_programs(const Flags& flags) {
         char line[512];
         int n = std::snprintf(line, sizeof line, "  %-10s %-5s  %-40s", size.program.c_str(), form,
                               size_label(size).c_str());
-        for (const std::string& f : kFields) {
+        for (const std::string f : kFields) {
           n += std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n), " %*.4g", static_cast<int>(f.size() + 1),
                              best.at(f).get<double>());
         }

@@ -71,6 +71,8 @@ class TraceSink {
     refuse_case_file("--trace", where, case_path);
     file_ = std::make_unique<OutputFile>(where, "--trace");
   }
+  // Whether --trace was given: the trace's text is made only then.
+  bool active() const { return !where_.empty(); }
   void write(const std::string& text) {
     if (where_.empty()) return;
     if (!file_) {
@@ -109,7 +111,7 @@ void finish_run(const ProgramDef& program, const ProgramFlags& flags, const Case
                                      " collective(s)");
   }
   const StructuralVerdict verdict = check_structure(program.structure, trace);
-  trace_out.write(trace_text(trace, &verdict, ""));
+  if (trace_out.active()) trace_out.write(trace_text(trace, &verdict, ""));
   if (flags.show_sharding) std::cerr << format_sharding(trace) << std::flush;
   // Graded: the numbers against `expected`, and the structure of what ran against the program's
   // rules. Silent when both hold; each failure is listed on stderr.
@@ -179,7 +181,7 @@ void run_in_process(const ProgramDef& program, const ProgramFlags& flags, Prepar
     outputs = shard_map(mesh, program, p.c.inputs, &trace);
   } catch (const Error& e) {
     // The trace matters most now: it shows which device entered which collective.
-    p.trace_out.write(trace_text(trace, nullptr, e.what()));
+    if (p.trace_out.active()) p.trace_out.write(trace_text(trace, nullptr, e.what()));
     profile.save(e.what());  // so does the timeline: who waited for whom
     throw;
   }

@@ -56,7 +56,10 @@ std::string number_text(double value) {
 }
 
 JsonSource::JsonSource(const std::string& path, std::uint64_t max_bytes)
-    : file_(nullptr, &std::fclose), max_bytes_(max_bytes), buf_(kChunkBytes) {
+    : file_(nullptr, &std::fclose),
+      max_bytes_(max_bytes),
+      buf_(new char[kChunkBytes]),
+      capacity_(kChunkBytes) {
   if (path == "-") {
     file_.reset(stdin);
     file_.get_deleter() = [](std::FILE*) { return 0; };  // stdin is not ours to close
@@ -76,7 +79,7 @@ JsonSource::JsonSource(const std::string& path, std::uint64_t max_bytes)
 
 std::size_t JsonSource::fill(std::size_t from) {
   errno = 0;
-  const std::size_t got = std::fread(buf_.data() + from, 1, buf_.size() - from, file_.get());
+  const std::size_t got = std::fread(buf_.get() + from, 1, capacity_ - from, file_.get());
   if (got == 0 && std::ferror(file_.get())) throw_read_error(errno != 0 ? errno : EIO);
   read_ += got;
   if (read_ > max_bytes_) throw_too_large(max_bytes_);
@@ -95,23 +98,23 @@ std::string_view JsonSource::window(std::size_t want) {
   if (len_ - pos_ < want && !std::feof(file_.get())) {
     // Nobody holds a pointer into buf_ (the parser reads it a byte at a time through Iterator),
     // so the unread bytes can move to the front.
-    std::memmove(buf_.data(), buf_.data() + pos_, len_ - pos_);
+    std::memmove(buf_.get(), buf_.get() + pos_, len_ - pos_);
     len_ -= pos_;
     pos_ = 0;
     len_ += fill(len_);
   }
-  return {buf_.data() + pos_, len_ - pos_};
+  return {buf_.get() + pos_, len_ - pos_};
 }
 
 void JsonSource::skip(std::size_t n) {
   // The line bookkeeping of advance(), in bulk: only newlines move it. The last few bytes go
   // through advance() itself so that position() finds their lines in recent_.
   const std::size_t tail = std::min<std::size_t>(n, recent_.size());
-  const char* p = buf_.data() + pos_;
+  const char* p = buf_.get() + pos_;
   const char* const bulk_end = p + (n - tail);
   while (const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(bulk_end - p))) {
     p = static_cast<const char*>(nl) + 1;
-    line_ = {line_.line + 1, delivered_ + static_cast<std::uint64_t>(p - (buf_.data() + pos_))};
+    line_ = {line_.line + 1, delivered_ + static_cast<std::uint64_t>(p - (buf_.get() + pos_))};
   }
   delivered_ += n - tail;
   pos_ += n - tail;

@@ -102,7 +102,8 @@ class JsonSource {
 
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
   std::uint64_t max_bytes_;
-  std::vector<char> buf_;
+  std::unique_ptr<char[]> buf_;  // kChunkBytes, not zeroed: only what fread wrote is read
+  std::size_t capacity_;
   std::size_t pos_ = 0;
   std::size_t len_ = 0;
   std::uint64_t read_ = 0;       // bytes read from the file
