@@ -218,11 +218,6 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
     if (const auto code = static_cast<int>(setup.u64())) throw CLI::RuntimeError(code);
     mesh = setup.mesh();
   }
-  if (mesh.size() > 1) {  // one rank (check_mpi_mesh): the in-process mesh
-    Trace trace;
-    run_in_process(program, flags, *p, trace, off);
-    return;
-  }
   const MeshOptions options = p ? p->options : mesh_options(flags.run);
   Trace trace;
   MpiShardMapResult r;

@@ -2,7 +2,7 @@
 
 #include <thread>
 
-#include "mpi/mpi_group.hpp"
+#include "mpi/mpi_mesh.hpp"
 #include "mpi/mpi_runner.hpp"
 #include "support/errors.hpp"
 
@@ -36,8 +36,8 @@ CollectiveRecord record(Wire& w) {
 // This rank's devices: their blocks in, their outputs, collectives and errors out.
 class LocalRun {
  public:
-  LocalRun(MpiGroup& group, const MeshShape& mesh, const MeshOptions& options)
-      : group_(group), mesh_(mesh), options_(options), k_(group.local_devices()),
+  LocalRun(MpiMesh& group, const MeshShape& mesh, const MeshOptions& options)
+      : group_(group), mesh_(mesh), options_(options), k_(static_cast<std::size_t>(group.local_devices())),
         blocks_(k_), outs_(k_), logs_(k_), entered_(k_, 0), stalled_(k_), errors_(k_),
         fired_(options.injections.size(), 0) {}
 
@@ -87,8 +87,7 @@ class LocalRun {
  private:
   void run_device(const Body& body, std::size_t j) {
     const int index = group_.first_device() + static_cast<int>(j);
-    Device device(index, mesh_, {GroupMembership{{mesh_[0].first}, mesh_[0].first,
-                                                 &group_.member(static_cast<int>(j))}},
+    Device device(index, mesh_, group_.memberships(static_cast<int>(j)),
                   [this, j](int d, CollectiveOp op, std::uint64_t count, const std::string& label,
                             std::uint64_t seq) { inject(j, d, op, count, label, seq); },
                   &logs_[j]);
@@ -142,7 +141,7 @@ class LocalRun {
     }
   }
 
-  MpiGroup& group_;
+  MpiMesh& group_;  // the mesh's groups; their abort is the mesh's
   const MeshShape& mesh_;
   const MeshOptions& options_;
   std::size_t k_;
@@ -171,12 +170,6 @@ void check_mpi_mesh(const MeshShape& mesh, int ranks) {
                                           "); run with a number of ranks that divides " +
                                           std::to_string(n));
   }
-  if (mesh.size() > 1 && ranks > 1) {
-    throw InputError("--backend mpi", "a mesh of several axes (" + mesh_flag(mesh) +
-                                          ") across " + std::to_string(ranks) +
-                                          " ranks is not supported yet; run it with one rank or "
-                                          "--backend inprocess");
-  }
 }
 
 MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& body,
@@ -192,7 +185,7 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
                                        " does not exist on a mesh of " + std::to_string(n) + " devices");
   }
   const int k = n / job.ranks();
-  MpiGroup group(MPI_COMM_WORLD, k, mesh[0].first, MpiOptions{.timeout = options.timeout});
+  MpiMesh group(mesh, MpiOptions{.timeout = options.timeout});
   LocalRun local(group, mesh, options);
 
   // Placement: rank 0 cuts every rank's blocks and sends each only its own.

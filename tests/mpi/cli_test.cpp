@@ -1,6 +1,7 @@
 // `mpirun -np R meshrun ...` against the single-process run, at the CLI: R comes from
 // MESHRUN_RANKS (one ctest entry per R, see CMakeLists.txt). Every case of cases/dp-step and
-// cases/tp-mlp prints byte-identical `--exact` stdout with the same exit code; failures on the
+// cases/tp-mlp and cases/mlp-train (2-D meshes, with the --mesh variants) prints byte-identical
+// `--exact` stdout with the same exit code; failures on the
 // last device (on the last rank) end every rank with one message; ranks that do not divide the
 // devices are exit 2 with one message.
 #include <algorithm>
@@ -104,17 +105,44 @@ BOOST_AUTO_TEST_CASE(ranks_that_do_not_divide_the_devices_are_exit_2_with_one_me
                              "number of ranks that divides 1");
 }
 
-BOOST_AUTO_TEST_CASE(mlp_train_runs_on_one_rank_and_says_not_yet_on_several) {
-  const std::string file = "cases/mlp-train/" + cases_in("cases/mlp-train").front().substr(16);
-  if (ranks() == 1) {
+// 2-D meshes across ranks: every mlp-train case on its own mesh (data=2,model=4) and on the
+// meshes tests/mesh2d_test.cpp checks in process; the one-axis programs on 2-D meshes.
+BOOST_AUTO_TEST_CASE(every_mlp_train_case_prints_the_same_bytes_on_2d_meshes) {
+  for (const std::string& file : cases_in("cases/mlp-train")) {
     same_as_one_process({"mlp-train", file, "--exact"});
-    return;
+    for (const char* mesh : {"data=1,model=8", "data=4,model=2", "data=8,model=1"})
+      same_as_one_process({"mlp-train", file, "--exact", "--mesh", mesh});
   }
-  const Result r = mpirun({"mlp-train", file});
+  same_as_one_process({"mlp-train", "cases/mlp-train/example1.json"});  // graded, 6 decimals
+  for (const char* mesh : {"data=4,model=2", "data=2,model=4"}) {
+    same_as_one_process({"dp-step", "cases/dp-step/example1.json", "--exact", "--mesh", mesh});
+    same_as_one_process({"tp-mlp", "cases/tp-mlp/example1.json", "--exact", "--mesh", mesh});
+  }
+}
+
+// A failure on a 2-D mesh: device 7 (the last rank) fails in its first psum over 'model'; the
+// devices of the other 'model' group (on rank 0 when R > 1) go on to the pmean over 'data' and
+// are released there. One message, exit 3, as in one process.
+BOOST_AUTO_TEST_CASE(a_failure_on_a_2d_mesh_ends_every_rank_with_one_message) {
+  const Result r = mpirun({"mlp-train", "cases/mlp-train/example1.json", "--inject", "fail:7@1"});
   const auto lines = meshrun_lines(r.err);
-  BOOST_TEST(r.code == 2);
+  BOOST_TEST(r.code == 3);
+  BOOST_TEST(r.out.empty());
   BOOST_REQUIRE(lines.size() == 1u);
-  BOOST_TEST(lines[0].find("is not supported yet") != std::string::npos, lines[0]);
+  const std::string want = "meshrun: device 7 (rank " + std::to_string(ranks() - 1) +
+                           ") failed at psum #1 on 'model': injected failure (--inject fail:7@1)";
+  BOOST_TEST(lines[0] == want);
+}
+
+BOOST_AUTO_TEST_CASE(a_stall_on_a_2d_mesh_is_reported_at_the_timeout) {
+  const Result r = mpirun({"mlp-train", "cases/mlp-train/example1.json", "--inject", "stall:7@1",
+                           "--timeout", "1"});
+  const auto lines = meshrun_lines(r.err);
+  BOOST_TEST(r.code == 3);
+  BOOST_TEST(r.out.empty());
+  BOOST_REQUIRE(lines.size() == 1u);
+  BOOST_TEST(lines[0].find("timed out after 1000 ms") != std::string::npos, lines[0]);
+  BOOST_TEST(lines[0].find("stall:7@1") != std::string::npos, lines[0]);
 }
 
 BOOST_AUTO_TEST_CASE(input_errors_are_the_same_one_line_and_exit_code) {
