@@ -4,7 +4,10 @@
 // `--exact` stdout with the same exit code; failures on the
 // last device (on the last rank) end every rank with one message; ranks that do not divide the
 // devices are exit 2 with one message.
+#include <signal.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -143,6 +146,89 @@ BOOST_AUTO_TEST_CASE(a_stall_on_a_2d_mesh_is_reported_at_the_timeout) {
   BOOST_REQUIRE(lines.size() == 1u);
   BOOST_TEST(lines[0].find("timed out after 1000 ms") != std::string::npos, lines[0]);
   BOOST_TEST(lines[0].find("stall:7@1") != std::string::npos, lines[0]);
+}
+
+// CLI11's usage errors come before MPI starts; rank 0 alone prints them, every rank exits 2.
+BOOST_AUTO_TEST_CASE(usage_errors_are_printed_once) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"mlp-train", "cases/mlp-train/example1.json", "--bogus"},
+        std::vector<std::string>{"frob"},
+        std::vector<std::string>{"dp-step", "cases/dp-step/example1.json", "--timeout", "soon"}}) {
+    const Result one = run(args);
+    const Result r = mpirun(args);
+    BOOST_TEST_CONTEXT(args.front() << " " << args.back()) {
+      BOOST_TEST(r.code == 2);
+      BOOST_TEST(r.out.empty());
+      BOOST_TEST(meshrun_lines(r.err) == meshrun_lines(one.err));
+      BOOST_TEST(meshrun_lines(r.err).size() == 1u, r.err);
+    }
+  }
+}
+
+namespace {
+
+// The process of MPI rank `rank` among the children of `mpirun` (0 if there is none yet).
+pid_t rank_process(pid_t mpirun, int rank) {
+  const std::string want = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = slurp(e.path().string() + "/stat");
+    const std::size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    int ppid = 0;  // after ") S ": the state, then the parent's pid
+    if (std::sscanf(stat.c_str() + close + 1, " %*c %d", &ppid) != 1 || ppid != mpirun) continue;
+    std::string env = slurp(e.path().string() + "/environ");
+    for (std::size_t at = 0; at < env.size();) {
+      const std::size_t end = std::min(env.find('\0', at), env.size());
+      if (env.compare(at, end - at, want) == 0) return std::stoi(name);
+      at = end + 1;
+    }
+  }
+  return 0;
+}
+
+std::size_t threads_of(pid_t pid) {
+  std::error_code ec;
+  std::size_t n = 0;
+  for (std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/task", ec), end;
+       !ec && it != end; it.increment(ec))
+    ++n;
+  return n;
+}
+
+}  // namespace
+
+// kill -9 of the last rank while the others wait in a collective (device 0 stalls at its first,
+// --timeout 3): the job ends -- mpirun sees the death, or the survivors' deadline -- with a
+// message and a non-zero code, well before the test's own bound (kHang, 60 s).
+BOOST_AUTO_TEST_CASE(a_killed_rank_ends_the_job_with_a_message) {
+  RunOptions o;
+  o.command = {MESHRUN_MPIEXEC, "--oversubscribe", "--mca", "btl", "self,vader", "--mca",
+               "oob_tcp_if_include", "lo", "-np", std::to_string(ranks()), kBinary};
+  bool killed = false;
+  o.meanwhile = [&](pid_t mpirun) {
+    // Bounded: 20 s for the rank to start its device threads (k of them, beside MPI's own).
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    const std::size_t k = 8 / static_cast<std::size_t>(ranks());
+    while (std::chrono::steady_clock::now() < until) {
+      const pid_t victim = rank_process(mpirun, ranks() - 1);
+      if (victim != 0 && threads_of(victim) >= k + 3) {
+        killed = ::kill(victim, SIGKILL) == 0;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  };
+  const Result r = run_with({"mlp-train", "cases/mlp-train/b16-d4-h32-o3.json", "--inject",
+                             "stall:0@1", "--timeout", "3"}, o);
+  BOOST_TEST(killed);
+  BOOST_TEST(!r.killed, "the job hung: " << r.err);
+  BOOST_TEST(r.code != 0);
+  BOOST_TEST(r.out.empty());
+  const bool said = r.err.find("exited on signal 9") != std::string::npos ||
+                    r.err.find("timed out") != std::string::npos;
+  BOOST_TEST(said, r.err);
 }
 
 BOOST_AUTO_TEST_CASE(input_errors_are_the_same_one_line_and_exit_code) {
