@@ -28,12 +28,16 @@ struct MpiShardMapResult {
 };
 
 // Throws InputError when the job's ranks do not divide the mesh's devices (before anything
-// runs; rank 0 checks this with check_mpi_mesh first, so every rank agrees). `inputs` matters on rank 0 only; `trace` is filled on rank 0.
+// runs; rank 0 checks this with check_mpi_mesh first, so every rank agrees). `inputs` matters on
+// rank 0 only; `trace` is filled on rank 0. With `profiling` (the same on every rank), every
+// device records its spans and rank 0 gathers them into trace->profile (one DeviceProfile per
+// device, on rank 0's clock) with its phases split, run and assemble -- also when the run fails,
+// before the error is thrown.
 MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& body,
                                 const std::vector<ArgDef>& in_specs,
                                 const std::vector<ArgDef>& out_specs,
                                 const std::vector<Tensor>& inputs, const MeshOptions& options,
-                                Trace* trace);
+                                Trace* trace, bool profiling = false);
 
 // InputError unless a mesh of this shape can run over `ranks` ranks.
 void check_mpi_mesh(const MeshShape& mesh, int ranks);

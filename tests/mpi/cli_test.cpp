@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -229,6 +231,78 @@ BOOST_AUTO_TEST_CASE(a_killed_rank_ends_the_job_with_a_message) {
   const bool said = r.err.find("exited on signal 9") != std::string::npos ||
                     r.err.find("timed out") != std::string::npos;
   BOOST_TEST(said, r.err);
+}
+
+namespace {
+
+// What a --profile timeline shows, durations aside: the tracks' names, the main thread's phases,
+// and each device's collective spans by name ("psum #1 'model'"), in track order.
+struct Timeline {
+  std::map<int, std::string> names;
+  std::vector<std::string> phases;
+  std::map<int, std::vector<std::string>> collectives;
+  bool operator==(const Timeline&) const = default;
+};
+
+Timeline timeline(const std::string& text) {
+  const nlohmann::json doc = nlohmann::json::parse(text);
+  Timeline t;
+  for (const nlohmann::json& e : doc["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") t.names[e["tid"]] = e["args"]["name"];
+    if (e["ph"] != "X") continue;
+    if (e["tid"] == 0) t.phases.push_back(e["name"]);
+    if (e["cat"] == "collective") t.collectives[e["tid"]].push_back(e["name"]);
+  }
+  return t;
+}
+
+std::vector<std::string> keys_of_json_line(const std::string& err) {
+  std::vector<std::string> keys;
+  std::size_t at = 0;
+  while (at < err.size()) {
+    const std::size_t end = std::min(err.find('\n', at), err.size());
+    if (err.compare(at, 2, "{\"") == 0) {
+      const nlohmann::ordered_json line = nlohmann::ordered_json::parse(err.substr(at, end - at));
+      for (const auto& item : line.items()) keys.push_back(item.key());
+    }
+    at = end + 1;
+  }
+  return keys;
+}
+
+}  // namespace
+
+// --timings: one JSON line on stderr (rank 0's), with the keys of the single-process line.
+// --profile FILE: rank 0 writes one timeline with one track per device, named as in process,
+// each device's collectives in the same order; a failed run leaves its timeline too.
+BOOST_AUTO_TEST_CASE(timings_and_profile_across_ranks) {
+  TempDir dir;
+  const std::vector<std::string> args = {"mlp-train", "cases/mlp-train/example1.json", "--timings"};
+  std::vector<std::string> one_args = args, many_args = args;
+  for (auto* a : {&one_args, &many_args}) a->push_back("--profile");
+  one_args.push_back(dir / "one.json");
+  many_args.push_back(dir / "many.json");
+  const Result one = run(one_args);
+  const Result many = mpirun(many_args);
+  BOOST_TEST(many.code == 0, many.err);
+  BOOST_TEST(many.out == one.out);
+  const std::vector<std::string> keys = keys_of_json_line(one.err);
+  BOOST_TEST(keys.size() > 3u);
+  BOOST_TEST(keys_of_json_line(many.err) == keys, many.err);  // one line: rank 0's only
+  BOOST_REQUIRE(std::filesystem::exists(dir / "many.json"));
+  const Timeline want = timeline(slurp(dir / "one.json")), got = timeline(slurp(dir / "many.json"));
+  BOOST_TEST(got.names.size() == 9u);  // main and 8 devices
+  BOOST_TEST((got.names == want.names));
+  BOOST_TEST(got.phases == want.phases);
+  BOOST_TEST((got.collectives == want.collectives));
+
+  const Result failed = mpirun({"mlp-train", "cases/mlp-train/example1.json", "--inject", "fail:7@1",
+                                "--profile", dir / "failed.json"});
+  BOOST_TEST(failed.code == 3);
+  BOOST_REQUIRE(std::filesystem::exists(dir / "failed.json"));
+  const Timeline f = timeline(slurp(dir / "failed.json"));
+  BOOST_TEST(f.names.size() == 9u);
+  BOOST_TEST(f.collectives.count(1) == 1u);  // device 0 entered psum #1 'model' at least
 }
 
 BOOST_AUTO_TEST_CASE(input_errors_are_the_same_one_line_and_exit_code) {
