@@ -119,6 +119,13 @@ BOOST_AUTO_TEST_CASE(every_mlp_train_case_prints_the_same_bytes_on_2d_meshes) {
       same_as_one_process({"mlp-train", file, "--exact", "--mesh", mesh});
   }
   same_as_one_process({"mlp-train", "cases/mlp-train/example1.json"});  // graded, 6 decimals
+  // The trace (mesh, blocks, every device's collectives per group) is the same text too.
+  TempDir dir;
+  const Result one = run({"mlp-train", "cases/mlp-train/example1.json", "--trace=" + (dir / "one.txt")});
+  const Result many = mpirun({"mlp-train", "cases/mlp-train/example1.json", "--trace=" + (dir / "many.txt")});
+  BOOST_TEST(many.code == one.code);
+  BOOST_TEST(slurp(dir / "many.txt") == slurp(dir / "one.txt"));
+  BOOST_TEST(slurp(dir / "one.txt").find("device 7: #1 psum[axis_name='model']") != std::string::npos);
   for (const char* mesh : {"data=4,model=2", "data=2,model=4"}) {
     same_as_one_process({"dp-step", "cases/dp-step/example1.json", "--exact", "--mesh", mesh});
     same_as_one_process({"tp-mlp", "cases/tp-mlp/example1.json", "--exact", "--mesh", mesh});
