@@ -194,18 +194,19 @@ void run_in_process(const ProgramDef& program, const ProgramFlags& flags, Prepar
 
 #ifdef MESHRUN_HAVE_MPI
 // One mesh over the job's ranks (mpi/mpi_shard_map.hpp). Rank 0 reads the case and tells every
-// rank the mesh, or the error that stops the run before it starts; only rank 0 prints.
+// rank the mesh, or the error that stops the run before it starts; only rank 0 prints, and only
+// rank 0 opens the --trace and --profile files. --timings and --profile: every device records
+// its spans on its own rank, and rank 0 gathers them into its Profile (one track per device).
 void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& flags) {
-  // --timings and --profile time the threads of one process: not across ranks yet.
-  if (flags.timings) throw InputError("--timings", "is not available with the MPI backend yet");
-  if (!flags.profile.empty()) throw InputError("--profile", "is not available with the MPI backend yet");
-  RunProfile off("", false, flags.case_path);
+  const bool profiling = flags.timings || !flags.profile.empty();
+  Trace trace;  // declared first: the profile's destructor may still read it
+  std::optional<RunProfile> profile;
   std::optional<Prepared> p;
   MeshShape mesh;
   if (job.rank() == 0) {
     Wire setup;
     try {
-      p.emplace(prepare(program, flags, nullptr, nullptr));
+      p.emplace(prepare(program, flags, &trace, &profile));
       check_mpi_mesh(p->mesh, job.ranks());
     } catch (const Error& e) {
       setup.put(static_cast<std::uint64_t>(exit_code_of(e)));
@@ -221,24 +222,22 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
     if (const auto code = static_cast<int>(setup.u64())) throw CLI::RuntimeError(code);
     mesh = setup.mesh();
   }
-  if (mesh.size() > 1) {  // one rank (check_mpi_mesh): the in-process mesh
-    Trace trace;
-    run_in_process(program, flags, *p, trace, off);
-    return;
-  }
   const MeshOptions options = p ? p->options : mesh_options(flags.run);
-  Trace trace;
   MpiShardMapResult r;
   try {
     r = mpi_shard_map(job, mesh, program.body, program.inputs, program.outputs,
-                      p ? p->c.inputs : std::vector<Tensor>{}, options, p ? &trace : nullptr);
+                      p ? p->c.inputs : std::vector<Tensor>{}, options, p ? &trace : nullptr,
+                      profiling);
   } catch (const Error& e) {
-    if (p) p->trace_out.write(trace_text(trace, nullptr, e.what()));
+    if (p) {
+      p->trace_out.write(trace_text(trace, nullptr, e.what()));
+      profile->save(e.what());  // the timeline of a failed run: who waited for whom
+    }
     throw;
   }
   if (!p) return;
   trace.program = program.name;
-  finish_run(program, flags, p->c, r.outputs, trace, p->trace_out, r.unfired, r.entered, off);
+  finish_run(program, flags, p->c, r.outputs, trace, p->trace_out, r.unfired, r.entered, *profile);
 }
 
 // Every rank ends with rank 0's exit code; rank 0 alone says why. A wait that timed out means a

@@ -5,12 +5,14 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -41,6 +43,14 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e) {
   return e.what();
 }
 
+// Under mpirun every rank parses the same command line, before MPI starts: a usage error (or
+// --help) is printed by rank 0 alone, and the other ranks exit with the same code silently.
+// OpenMPI tells each process its rank in OMPI_COMM_WORLD_RANK.
+bool quiet_rank() {
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  return rank != nullptr && std::string_view(rank) != "0";
+}
+
 }  // namespace
 
 // The one mapping from meshrun's error types (support/errors.hpp) to exit codes.
@@ -61,6 +71,7 @@ int run_app(CLI::App& app, int argc, char** argv) {
     return e.get_exit_code();  // a command's own outcome, already reported
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {  // --help, --version: printed on stdout, checked like a result
+      if (quiet_rank()) return kExitOk;
       std::ostringstream text;
       app.exit(e, text, std::cerr);
       try {
@@ -71,7 +82,7 @@ int run_app(CLI::App& app, int argc, char** argv) {
       }
       return kExitOk;
     }
-    report_error(parse_error_message(app, e));
+    if (!quiet_rank()) report_error(parse_error_message(app, e));
     return kExitUsage;
   } catch (const Error& e) {  // meshrun's own: the message says what happened
     report_error(e.what());

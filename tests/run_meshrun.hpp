@@ -15,6 +15,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -71,6 +72,9 @@ struct RunOptions {
   long address_space_limit = -1;     // RLIMIT_AS in bytes, as `ulimit -v` does
   // What runs, with `args` after it: meshrun itself, or a launcher (mpirun) that starts it.
   std::vector<std::string> command{kBinary};
+  // Run in the parent once the child started (it must return in bounded time): to act on the
+  // running child, e.g. kill one of the processes it started.
+  std::function<void(pid_t)> meanwhile;
 };
 
 inline Result run_with(const std::vector<std::string>& args, const RunOptions& o) {
@@ -117,6 +121,7 @@ inline Result run_with(const std::vector<std::string>& args, const RunOptions& o
     close(gone[0]);
     close(gone[1]);
   }
+  if (o.meanwhile) o.meanwhile(pid);
   Result r;
   int status = 0;
   for (;;) {

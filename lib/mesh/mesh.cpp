@@ -24,16 +24,17 @@ namespace meshrun {
 
 namespace {
 
-constexpr auto kIdleSlice = std::chrono::milliseconds(100);
-// A stalled device sleeps on `failures` in slices of at most this (a safety net: every abort
-// it waits for bumps the word).
-constexpr auto kStallSlice = std::chrono::milliseconds(50);
-// How much longer than the timeout a stalled device waits while a peer may still be waiting for it.
-constexpr auto kStallGrace = std::chrono::milliseconds(1000);
+// "model", or "(data,model)" for a tuple: a group's name in traces and messages.
+std::string tuple_label(const std::vector<std::string>& axes) {
+  if (axes.size() == 1) return axes[0];
+  std::string s = "(";
+  for (std::size_t i = 0; i < axes.size(); ++i) s += (i ? "," : "") + axes[i];
+  return s + ")";
+}
 
-// Every ordered tuple of distinct axes of `mesh`, the full tuple in mesh order first (Device
-// expects it there), then the rest in a fixed order.
-std::vector<std::vector<std::string>> axis_tuples(const MeshShape& mesh) {
+}  // namespace
+
+std::vector<std::vector<std::string>> mesh_axis_tuples(const MeshShape& mesh) {
   std::vector<std::vector<std::string>> tuples;
   std::vector<std::string> current;
   std::vector<bool> used(mesh.size(), false);
@@ -55,45 +56,56 @@ std::vector<std::vector<std::string>> axis_tuples(const MeshShape& mesh) {
   return tuples;
 }
 
-// "model", or "(data,model)" for a tuple: a group's name in traces and messages.
-std::string tuple_label(const std::vector<std::string>& axes) {
-  if (axes.size() == 1) return axes[0];
-  std::string s = "(";
-  for (std::size_t i = 0; i < axes.size(); ++i) s += (i ? "," : "") + axes[i];
-  return s + ")";
+AxisGroups mesh_axis_groups(const MeshShape& mesh, std::vector<std::string> tuple) {
+  AxisGroups set;
+  set.axes = std::move(tuple);
+  set.label = tuple_label(set.axes);
+  const int n = mesh_devices(mesh);
+  for (int d = 0; d < n; ++d) {
+    const std::vector<int> c = mesh_coords(mesh, d);
+    int rank = 0, group = 0;
+    for (const std::string& a : set.axes) {  // row-major over the tuple
+      const auto p = static_cast<std::size_t>(mesh_axis_position(mesh, a));
+      rank = rank * mesh[p].second + c[p];
+    }
+    for (std::size_t p = 0; p < mesh.size(); ++p) {  // row-major over the other axes
+      if (std::find(set.axes.begin(), set.axes.end(), mesh[p].first) != set.axes.end()) continue;
+      group = group * mesh[p].second + c[p];
+    }
+    auto& members = set.members;
+    if (members.size() <= static_cast<std::size_t>(group)) members.resize(static_cast<std::size_t>(group) + 1);
+    auto& m = members[static_cast<std::size_t>(group)];
+    if (m.size() <= static_cast<std::size_t>(rank)) m.resize(static_cast<std::size_t>(rank) + 1);
+    m[static_cast<std::size_t>(rank)] = d;
+    set.group_of.push_back(group);
+    set.rank_of.push_back(rank);
+  }
+  return set;
 }
 
-// The groups over one tuple of axes: groups[g] holds the devices whose coordinates on the other
-// axes, row-major in mesh order, number g; rank_of[device] and group_of[device] place each device.
+namespace {
+
+constexpr auto kIdleSlice = std::chrono::milliseconds(100);
+// A stalled device sleeps on `failures` in slices of at most this (a safety net: every abort
+// it waits for bumps the word).
+constexpr auto kStallSlice = std::chrono::milliseconds(50);
+// How much longer than the timeout a stalled device waits while a peer may still be waiting for it.
+constexpr auto kStallGrace = std::chrono::milliseconds(1000);
+
+// One InProcessGroup per group of one tuple of axes (mesh_axis_groups places the devices).
 struct GroupSet {
   std::vector<std::string> axes;
   std::string label;
   std::vector<std::unique_ptr<InProcessGroup>> groups;
   std::vector<int> group_of, rank_of;
 
-  GroupSet(const MeshShape& mesh, std::vector<std::string> tuple, const GroupOptions& options)
-      : axes(std::move(tuple)), label(tuple_label(axes)) {
-    const int n = mesh_devices(mesh);
-    std::vector<std::vector<int>> members;
-    for (int d = 0; d < n; ++d) {
-      const std::vector<int> c = mesh_coords(mesh, d);
-      int rank = 0, group = 0;
-      for (const std::string& a : axes) {  // row-major over the tuple
-        const auto p = static_cast<std::size_t>(mesh_axis_position(mesh, a));
-        rank = rank * mesh[p].second + c[p];
-      }
-      for (std::size_t p = 0; p < mesh.size(); ++p) {  // row-major over the other axes
-        if (std::find(axes.begin(), axes.end(), mesh[p].first) != axes.end()) continue;
-        group = group * mesh[p].second + c[p];
-      }
-      if (members.size() <= static_cast<std::size_t>(group)) members.resize(static_cast<std::size_t>(group) + 1);
-      auto& m = members[static_cast<std::size_t>(group)];
-      if (m.size() <= static_cast<std::size_t>(rank)) m.resize(static_cast<std::size_t>(rank) + 1);
-      m[static_cast<std::size_t>(rank)] = d;
-      group_of.push_back(group);
-      rank_of.push_back(rank);
-    }
-    for (auto& m : members) {
+  GroupSet(const MeshShape& mesh, std::vector<std::string> tuple, const GroupOptions& options) {
+    AxisGroups layout = mesh_axis_groups(mesh, std::move(tuple));
+    axes = std::move(layout.axes);
+    label = std::move(layout.label);
+    group_of = std::move(layout.group_of);
+    rank_of = std::move(layout.rank_of);
+    for (auto& m : layout.members) {
       const int size = static_cast<int>(m.size());
       groups.push_back(std::make_unique<InProcessGroup>(size, label, options, std::move(m)));
     }
@@ -452,7 +464,7 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
     GroupOptions go;
     go.timeout = m.options.timeout;
     m.group_sets.clear();  // fresh groups per run
-    for (auto& tuple : axis_tuples(m.shape)) m.group_sets.emplace_back(m.shape, std::move(tuple), go);
+    for (auto& tuple : mesh_axis_tuples(m.shape)) m.group_sets.emplace_back(m.shape, std::move(tuple), go);
     m.aborted.store(false, std::memory_order_relaxed);
     if (trace) trace->collectives.assign(static_cast<std::size_t>(m.size), {});
     if (trace && trace->profile) trace->profile->devices.assign(static_cast<std::size_t>(m.size), {});

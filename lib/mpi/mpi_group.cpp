@@ -42,71 +42,66 @@ int as_int(std::size_t v) {
 std::string ms(std::chrono::milliseconds t) { return std::to_string(t.count()) + " ms"; }
 }  // namespace
 
-// ---------------------------------------------------------------- group
+// ---------------------------------------------------------------- abort channel
 
-MpiGroup::MpiGroup(MPI_Comm comm, int local_devices, std::string axis, MpiOptions options)
-    : local_(local_devices),
-      axis_(std::move(axis)),
-      options_(options),
-      arrive_(local_devices, axis_, GroupOptions{.timeout = options.timeout}),
-      // The leader spends up to one timeout across ranks between the two barriers and reports
-      // it itself; the devices waiting for it must not report the leader first.
-      release_(local_devices, axis_,
-               GroupOptions{.timeout = 2 * options.timeout + std::chrono::seconds(1)}),
-      slots_(static_cast<std::size_t>(local_devices)) {
-  MESHRUN_CHECK(local_devices >= 1, "a rank needs at least one device");
-  MESHRUN_CHECK(options.window >= 1 && options.chunk_bytes >= sizeof(float),
-                "MpiOptions: window and chunk_bytes must be positive");
-  int level = 0;
-  MPI_Query_thread(&level);
-  MESHRUN_CHECK(level == MPI_THREAD_MULTIPLE, "the MPI backend needs MPI_THREAD_MULTIPLE");
+MpiAbortChannel::MpiAbortChannel(MPI_Comm comm, std::chrono::milliseconds timeout,
+                                 const std::string& what) {
   MPI_Comm_size(comm, &ranks_);
   MPI_Comm_rank(comm, &rank_);
-  // Two private communicators (data, notices), duplicated without blocking: a rank that never
-  // arrives is a timeout here too.
-  deadline_ = Clock::now() + options_.timeout;
-  MPI_Request dup[2];
-  check_mpi(MPI_Comm_idup(comm, &data_, &dup[0]), "MPI_Comm_idup");
-  check_mpi(MPI_Comm_idup(comm, &notices_, &dup[1]), "MPI_Comm_idup");
-  wait(dup, "every rank to create the group", -1);  // peers_ is empty: no rank named
-  MPI_Comm_set_errhandler(data_, MPI_ERRORS_RETURN);
+  MPI_Request dup;
+  MPI_Comm_idup(comm, &notices_, &dup);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int done = 0;;) {
+    MPI_Test(&dup, &done, MPI_STATUS_IGNORE);
+    if (done) break;
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw TimeoutError(what + " (rank " + std::to_string(rank_) + " of " + std::to_string(ranks_) +
+                             "): timed out after " + ms(timeout) + " waiting for every rank to create the group",
+                         {});
+    std::this_thread::sleep_for(kSleep);
+  }
   MPI_Comm_set_errhandler(notices_, MPI_ERRORS_RETURN);
-  for (int j = 0; j < local_; ++j) members_.push_back(std::make_unique<MpiCommunicator>(*this, j));
   watcher_ = std::jthread([this](std::stop_token stop) { watch(stop); });
 }
 
-MpiGroup::~MpiGroup() {
-  watcher_.request_stop();
-  watcher_.join();
-  if (aborted()) (void)buf_.release();  // requests of the failed call may still use them
-  MPI_Comm_free(&data_);
+MpiAbortChannel::~MpiAbortChannel() {
+  stop();
   MPI_Comm_free(&notices_);
 }
 
-MpiCommunicator& MpiGroup::member(int local) {
-  MESHRUN_CHECK(local >= 0 && local < local_, "local device out of range");
-  return *members_[static_cast<std::size_t>(local)];
+void MpiAbortChannel::stop() {
+  if (!watcher_.joinable()) return;
+  watcher_.request_stop();
+  watcher_.join();
 }
 
-void MpiGroup::abort(const std::string& reason) {
-  {
-    std::lock_guard lock(reason_mu_);
-    if (reason_.empty()) reason_ = reason;
-  }
+void MpiAbortChannel::abort(const std::string& reason) {
+  std::lock_guard lock(mu_);
+  if (reason_.empty()) reason_ = reason;
   aborted_.store(true, std::memory_order_release);
-  arrive_.abort();
-  release_.abort();
+  for (auto& [id, release] : listeners_) release();
 }
 
-std::string MpiGroup::reason() const {
-  std::lock_guard lock(reason_mu_);
+std::string MpiAbortChannel::reason() const {
+  std::lock_guard lock(mu_);
   return reason_;
 }
 
+int MpiAbortChannel::listen(std::function<void()> release) {
+  std::lock_guard lock(mu_);
+  if (aborted()) release();
+  listeners_.emplace_back(next_id_, std::move(release));
+  return next_id_++;
+}
+
+void MpiAbortChannel::forget(int id) {
+  std::lock_guard lock(mu_);
+  std::erase_if(listeners_, [id](const auto& l) { return l.first == id; });
+}
+
 // The watcher: keeps one receive posted for a notice from any rank; sends this rank's own reason,
-// once, to every other rank when it aborts for a reason of its own -- also when the abort comes
-// just before the group is destroyed (the last round runs after the stop request).
-void MpiGroup::watch(std::stop_token stop) {
+// once, to every other rank when it aborts for a reason of its own.
+void MpiAbortChannel::watch(std::stop_token stop) {
   std::vector<char> notice(kNoticeMax);
   MPI_Request incoming = MPI_REQUEST_NULL;
   MPI_Irecv(notice.data(), kNoticeMax, MPI_CHAR, MPI_ANY_SOURCE, 0, notices_, &incoming);
@@ -119,7 +114,7 @@ void MpiGroup::watch(std::stop_token stop) {
       int len = 0;
       MPI_Get_count(&st, MPI_CHAR, &len);
       {
-        std::lock_guard lock(reason_mu_);
+        std::lock_guard lock(mu_);
         if (reason_.empty()) remote_ = true;
       }
       abort(std::string(notice.data(), static_cast<std::size_t>(std::max(len, 0))));
@@ -137,10 +132,10 @@ void MpiGroup::watch(std::stop_token stop) {
   }
 }
 
-void MpiGroup::tell_other_ranks() {
+void MpiAbortChannel::tell_other_ranks() {
   std::string text;
   {
-    std::lock_guard lock(reason_mu_);
+    std::lock_guard lock(mu_);
     if (remote_) return;  // the rank that failed told everyone itself
     text = reason_.substr(0, kNoticeMax);
   }
@@ -151,14 +146,112 @@ void MpiGroup::tell_other_ranks() {
     sends.emplace_back();
     MPI_Isend(text.data(), as_int(text.size()), MPI_CHAR, r, 0, notices_, &sends.back());
   }
-  const auto until = Clock::now() + std::chrono::seconds(1);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   int done = 0;
-  while (!done && Clock::now() < until) {
+  while (!done && std::chrono::steady_clock::now() < until) {
     MPI_Testall(static_cast<int>(sends.size()), sends.data(), &done, MPI_STATUSES_IGNORE);
     if (!done) std::this_thread::sleep_for(kWatchEvery);
   }
   for (MPI_Request& r : sends)
     if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+}
+
+// ---------------------------------------------------------------- group
+
+namespace {
+// One axis: member g is device g, on rank g / k.
+MpiMembers one_axis(MPI_Comm comm, int k) {
+  MESHRUN_CHECK(k >= 1, "a rank needs at least one device");
+  int ranks = 1;
+  MPI_Comm_size(comm, &ranks);
+  MpiMembers m;
+  for (int g = 0; g < ranks * k; ++g) {
+    m.device.push_back(g);
+    m.owner.push_back(g / k);
+  }
+  return m;
+}
+}  // namespace
+
+MpiGroup::MpiGroup(MPI_Comm comm, int local_devices, std::string axis, MpiOptions options)
+    : MpiGroup(comm, one_axis(comm, local_devices), std::move(axis), options, nullptr) {}
+
+MpiGroup::MpiGroup(MPI_Comm comm, MpiMembers members, std::string axis, MpiOptions options,
+                   std::shared_ptr<MpiAbortChannel> channel)
+    : axis_(std::move(axis)),
+      options_(options),
+      device_(std::move(members.device)),
+      owner_(std::move(members.owner)),
+      channel_(std::move(channel)) {
+  MESHRUN_CHECK(options.window >= 1 && options.chunk_bytes >= sizeof(float),
+                "MpiOptions: window and chunk_bytes must be positive");
+  int level = 0;
+  MPI_Query_thread(&level);
+  MESHRUN_CHECK(level == MPI_THREAD_MULTIPLE, "the MPI backend needs MPI_THREAD_MULTIPLE");
+  MPI_Comm_size(comm, &ranks_);
+  MPI_Comm_rank(comm, &rank_);
+  // The layout, and the MPI_COMM_WORLD rank of each rank of comm (messages name those).
+  MESHRUN_CHECK(!device_.empty() && device_.size() == owner_.size(), "MpiMembers: one owner per member");
+  hosted_.resize(static_cast<std::size_t>(ranks_));
+  for (std::size_t g = 0; g < owner_.size(); ++g) {
+    const int q = owner_[g];
+    MESHRUN_CHECK(q >= 0 && q < ranks_, "MpiMembers: an owner outside the communicator");
+    auto& h = hosted_[static_cast<std::size_t>(q)];
+    place_.push_back(static_cast<int>(h.size()));
+    h.push_back(static_cast<int>(g));
+  }
+  int next = 0;
+  for (const auto& h : hosted_) {
+    MESHRUN_CHECK(!h.empty(), "MpiMembers: a rank of the communicator hosts no member");
+    for (int g : h) runs_ = runs_ && g == next++;
+  }
+  mine_ = hosted_[static_cast<std::size_t>(rank_)];
+  local_ = static_cast<int>(mine_.size());
+  world_.resize(static_cast<std::size_t>(ranks_));
+  {
+    MPI_Group mine, all;
+    MPI_Comm_group(comm, &mine);
+    MPI_Comm_group(MPI_COMM_WORLD, &all);
+    std::vector<int> ids(static_cast<std::size_t>(ranks_));
+    for (int q = 0; q < ranks_; ++q) ids[static_cast<std::size_t>(q)] = q;
+    MPI_Group_translate_ranks(mine, ranks_, ids.data(), all, world_.data());
+    MPI_Group_free(&mine);
+    MPI_Group_free(&all);
+  }
+  std::vector<int> local_ids;
+  for (int g : mine_) local_ids.push_back(device_[static_cast<std::size_t>(g)]);
+  arrive_ = std::make_unique<InProcessGroup>(local_, axis_, GroupOptions{.timeout = options.timeout},
+                                             local_ids);
+  // The leader spends up to one timeout across ranks between the two barriers and reports it
+  // itself; the devices waiting for it must not report the leader first.
+  release_ = std::make_unique<InProcessGroup>(
+      local_, axis_, GroupOptions{.timeout = 2 * options.timeout + std::chrono::seconds(1)}, local_ids);
+  slots_.resize(static_cast<std::size_t>(local_));
+  if (!channel_)
+    channel_ = std::make_shared<MpiAbortChannel>(comm, options_.timeout, where(current_));
+  // A private data communicator, duplicated without blocking: a rank that never arrives is a
+  // timeout here too.
+  deadline_ = Clock::now() + options_.timeout;
+  MPI_Request dup;
+  check_mpi(MPI_Comm_idup(comm, &data_, &dup), "MPI_Comm_idup");
+  wait({&dup, 1}, "every rank to create the group", -1);  // peers_ is empty: no rank named
+  MPI_Comm_set_errhandler(data_, MPI_ERRORS_RETURN);
+  listener_ = channel_->listen([this] {  // last: a constructor that throws leaves no listener
+    arrive_->abort();
+    release_->abort();
+  });
+  for (int j = 0; j < local_; ++j) members_.push_back(std::make_unique<MpiCommunicator>(*this, j));
+}
+
+MpiGroup::~MpiGroup() {
+  channel_->forget(listener_);
+  if (aborted()) (void)buf_.release();  // requests of the failed call may still use them
+  if (data_ != MPI_COMM_NULL) MPI_Comm_free(&data_);
+}
+
+MpiCommunicator& MpiGroup::member(int local) {
+  MESHRUN_CHECK(local >= 0 && local < local_, "local device out of range");
+  return *members_[static_cast<std::size_t>(local)];
 }
 
 // ---------------------------------------------------------------- waiting, errors
@@ -204,8 +297,8 @@ void MpiGroup::timed_out(std::span<MPI_Request> reqs, const char* what, int peer
   std::string who = what;
   std::vector<int> missing;
   for (int r : late) {
-    who += (r == late.front() ? " rank " : ", rank ") + std::to_string(r) + " (" + devices_of(r) + ")";
-    for (int j = 0; j < local_; ++j) missing.push_back(r * local_ + j);
+    who += (r == late.front() ? " rank " : ", rank ") + std::to_string(world(r)) + " (" + devices_of(r) + ")";
+    for (int g : hosted_[static_cast<std::size_t>(r)]) missing.push_back(device_[static_cast<std::size_t>(g)]);
   }
   throw TimeoutError(
       where(current_) + ": timed out after " + ms(options_.timeout) + " waiting for " + who,
@@ -215,14 +308,24 @@ void MpiGroup::timed_out(std::span<MPI_Request> reqs, const char* what, int peer
 std::string MpiGroup::where(const Desc& d) const {
   const std::string what = d.seq == 0 ? std::string("creating the group")  // before any call
                                       : std::string(op_name(d.op)) + " #" + std::to_string(d.seq);
-  return what + " on '" + axis_ + "' (rank " + std::to_string(rank_) + " of " +
-         std::to_string(ranks_) + ")";
+  int world_rank = 0, world_size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  return what + " on '" + axis_ + "' (rank " + std::to_string(world_rank) + " of " +
+         std::to_string(world_size) + ")";
 }
 
+// "device 3", "devices 4-7" (consecutive), "devices 1, 5".
 std::string MpiGroup::devices_of(int rank) const {
-  const int a = rank * local_, b = a + local_ - 1;
-  return a == b ? "device " + std::to_string(a)
-                : "devices " + std::to_string(a) + "-" + std::to_string(b);
+  std::vector<int> ids;
+  for (int g : hosted_[static_cast<std::size_t>(rank)]) ids.push_back(device_[static_cast<std::size_t>(g)]);
+  if (ids.size() == 1) return "device " + std::to_string(ids[0]);
+  bool consecutive = true;
+  for (std::size_t i = 1; i < ids.size(); ++i) consecutive = consecutive && ids[i] == ids[i - 1] + 1;
+  if (consecutive) return "devices " + std::to_string(ids.front()) + "-" + std::to_string(ids.back());
+  std::string s = "devices ";
+  for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
+  return s;
 }
 
 void MpiGroup::check_header(const float* header, const Desc& d, int from) const {
@@ -236,9 +339,9 @@ void MpiGroup::check_header(const float* header, const Desc& d, int from) const 
     return std::string(op_name(x.op)) + " #" + std::to_string(x.seq) + " with " +
            std::to_string(x.in_count) + " elements";
   };
-  throw CollectiveError("mismatched collectives on '" + axis_ + "': rank " + std::to_string(rank_) +
+  throw CollectiveError("mismatched collectives on '" + axis_ + "': rank " + std::to_string(world(rank_)) +
                         " (" + devices_of(rank_) + ") called " + show(d) + ", rank " +
-                        std::to_string(from) + " (" + devices_of(from) + ") called " + show(other));
+                        std::to_string(world(from)) + " (" + devices_of(from) + ") called " + show(other));
 }
 
 namespace {
@@ -258,15 +361,16 @@ void MpiGroup::cross(const Desc& d) {
     const Desc& o = slots_[static_cast<std::size_t>(j)].desc;
     if (o == d) continue;
     throw CollectiveError("mismatched collectives on '" + axis_ + "': device " +
-                          std::to_string(first_device()) + " called " + op_name(d.op) + " #" +
+                          std::to_string(member_device(0)) + " called " + op_name(d.op) + " #" +
                           std::to_string(d.seq) + " with " + std::to_string(d.in_count) +
-                          " elements, device " + std::to_string(first_device() + j) + " called " +
+                          " elements, device " + std::to_string(member_device(j)) + " called " +
                           op_name(o.op) + " #" + std::to_string(o.seq) + " with " +
                           std::to_string(o.in_count) + " elements");
   }
   const int n = size();
   const auto k = static_cast<std::size_t>(local_);
-  const bool small = d.in_count * sizeof(float) <= options_.gather_max_bytes;
+  // The chain needs each rank's members to be the next terms of the fold.
+  const bool small = d.in_count * sizeof(float) <= options_.gather_max_bytes || !runs_;
   srcs_.resize(static_cast<std::size_t>(n) + 1);
   dsts_.resize(k);
   for (std::size_t j = 0; j < k; ++j) dsts_[j] = slots_[j].out;
@@ -294,20 +398,26 @@ void MpiGroup::cross(const Desc& d) {
       if (small) {
         gather(d);
         for (std::size_t j = 0; j < k; ++j) {
-          const std::size_t offset = (static_cast<std::size_t>(first_device()) + j) * m;
+          const std::size_t offset = static_cast<std::size_t>(member_rank(static_cast<int>(j))) * m;
           for (int g = 0; g < n; ++g) srcs_[static_cast<std::size_t>(g)] = gathered(g) + offset;
           kernels::fold_sum(srcs_.data(), n, dsts_[j], 0, m);
         }
         return;
       }
       chain(d, d.in_count, /*broadcast=*/false);
-      // The last rank holds the whole sum; each rank gets its k blocks.
+      // The last rank holds the whole sum; each rank gets its members' blocks (consecutive:
+      // the chain runs only when every rank's members are).
       std::vector<float>& recv = buf_->recv;
       recv.resize(k * m);
+      std::vector<int> counts, displs;
+      for (const auto& h : hosted_) {
+        counts.push_back(as_int(h.size() * m));
+        displs.push_back(as_int(static_cast<std::size_t>(h.front()) * m));
+      }
       MPI_Request req;
-      check_mpi(MPI_Iscatter(buf_->result.data(), as_int(k * m), MPI_FLOAT, recv.data(),
-                             as_int(k * m), MPI_FLOAT, ranks_ - 1, data_, &req),
-                "MPI_Iscatter");
+      check_mpi(MPI_Iscatterv(buf_->result.data(), counts.data(), displs.data(), MPI_FLOAT,
+                              recv.data(), as_int(k * m), MPI_FLOAT, ranks_ - 1, data_, &req),
+                "MPI_Iscatterv");
       wait({&req, 1}, "the scattered sum from", ranks_ - 1);
       for (std::size_t j = 0; j < k; ++j)
         if (m) std::memcpy(dsts_[j], recv.data() + j * m, m * sizeof(float));
@@ -322,41 +432,48 @@ void MpiGroup::cross(const Desc& d) {
 void MpiGroup::gather(const Desc& d) {
   const std::size_t m = d.in_count, k = static_cast<std::size_t>(local_);
   std::vector<float>&send = buf_->send, &recv = buf_->recv;
-  block_ = kHdr + k * m;
-  send.resize(block_);
+  count_ = m;
+  block_at_.resize(static_cast<std::size_t>(ranks_) + 1);
+  block_at_[0] = 0;
+  for (std::size_t q = 0; q < hosted_.size(); ++q)
+    block_at_[q + 1] = block_at_[q] + kHdr + hosted_[q].size() * m;
+  const std::size_t block = kHdr + k * m;
+  send.resize(block);
   write_header(send.data(), d.op, d.in_count, d.seq, d.perm_hash);
   for (std::size_t j = 0; j < k; ++j)
     if (m) std::memcpy(send.data() + kHdr + j * m, slots_[j].in, m * sizeof(float));
-  recv.resize(block_ * static_cast<std::size_t>(ranks_));
+  recv.resize(block_at_.back());
   // One round of point-to-point messages, every rank to every rank: each rank only has to run
   // once to post its sends, where a tree or ring allgather needs log R or R-1 dependent rounds,
   // each waiting for a process that may not hold a core (8 ranks on 2 cores).
   reqs_.clear();
   peers_.clear();
   for (int q = 0; q < ranks_; ++q) {
-    float* const block = recv.data() + static_cast<std::size_t>(q) * block_;
+    const auto at = static_cast<std::size_t>(q);
+    float* const theirs = recv.data() + block_at_[at];
     if (q == rank_) {
-      std::memcpy(block, send.data(), block_ * sizeof(float));
+      std::memcpy(theirs, send.data(), block * sizeof(float));
       continue;
     }
     reqs_.emplace_back();
     peers_.push_back(q);
-    check_mpi(MPI_Irecv(block, as_int(block_), MPI_FLOAT, q, kGatherTag, data_, &reqs_.back()),
+    check_mpi(MPI_Irecv(theirs, as_int(block_at_[at + 1] - block_at_[at]), MPI_FLOAT, q, kGatherTag,
+                        data_, &reqs_.back()),
               "MPI_Irecv");
     reqs_.emplace_back();
     peers_.push_back(q);
-    check_mpi(MPI_Isend(send.data(), as_int(block_), MPI_FLOAT, q, kGatherTag, data_, &reqs_.back()),
+    check_mpi(MPI_Isend(send.data(), as_int(block), MPI_FLOAT, q, kGatherTag, data_, &reqs_.back()),
               "MPI_Isend");
   }
   wait(reqs_, "the inputs of", -1);
   for (int q = 0; q < ranks_; ++q)
-    check_header(recv.data() + static_cast<std::size_t>(q) * block_, d, q);
+    check_header(recv.data() + block_at_[static_cast<std::size_t>(q)], d, q);
 }
 
-const float* MpiGroup::gathered(int device) const {
-  const auto q = static_cast<std::size_t>(device / local_), j = static_cast<std::size_t>(device % local_);
-  const std::size_t m = (block_ - kHdr) / static_cast<std::size_t>(local_);
-  return buf_->recv.data() + q * block_ + kHdr + j * m;
+const float* MpiGroup::gathered(int member) const {
+  const auto g = static_cast<std::size_t>(member);
+  return buf_->recv.data() + block_at_[static_cast<std::size_t>(owner_[g])] + kHdr +
+         static_cast<std::size_t>(place_[g]) * count_;
 }
 
 void MpiGroup::chain(const Desc& d, std::size_t count, bool broadcast) {
@@ -423,43 +540,44 @@ void MpiGroup::chain(const Desc& d, std::size_t count, bool broadcast) {
 
 void MpiGroup::permute(const Desc& d) {
   const std::size_t m = d.in_count, k = static_cast<std::size_t>(local_);
-  const int n = size(), first = first_device();
+  const int n = size();
   const std::span<const int> source_of = slots_[0].source_of;
+  auto owner = [&](int g) { return owner_[static_cast<std::size_t>(g)]; };
+  auto place = [&](int g) { return static_cast<std::size_t>(place_[static_cast<std::size_t>(g)]); };
   std::vector<float>&send = buf_->send, &recv = buf_->recv;
   send.resize(k * m);  // copies of the k local inputs, for the messages to other ranks
-  recv.resize(k * m);  // one slot per local device, for what comes from other ranks
+  recv.resize(k * m);  // one slot per local member, for what comes from other ranks
   reqs_.clear();
   peers_.clear();
   for (std::size_t j = 0; j < k; ++j) {
     if (m) std::memcpy(send.data() + j * m, slots_[j].in, m * sizeof(float));
-    const int src = source_of[static_cast<std::size_t>(first) + j];
-    if (src >= 0 && src / local_ != rank_) {
+    const int g = mine_[j], src = source_of[static_cast<std::size_t>(g)];
+    if (src >= 0 && owner(src) != rank_) {
       reqs_.emplace_back();
-      peers_.push_back(src / local_);
-      check_mpi(MPI_Irecv(recv.data() + j * m, as_int(m), MPI_FLOAT, src / local_,
-                          kPermuteTag + first + static_cast<int>(j), data_, &reqs_.back()),
+      peers_.push_back(owner(src));
+      check_mpi(MPI_Irecv(recv.data() + j * m, as_int(m), MPI_FLOAT, owner(src), kPermuteTag + g,
+                          data_, &reqs_.back()),
                 "MPI_Irecv");
     }
   }
   for (int g = 0; g < n; ++g) {
     const int src = source_of[static_cast<std::size_t>(g)];
-    if (g / local_ == rank_ || src < 0 || src / local_ != rank_) continue;
+    if (owner(g) == rank_ || src < 0 || owner(src) != rank_) continue;
     reqs_.emplace_back();
-    peers_.push_back(g / local_);
-    check_mpi(MPI_Isend(send.data() + static_cast<std::size_t>(src - first) * m, as_int(m),
-                        MPI_FLOAT, g / local_, kPermuteTag + g, data_, &reqs_.back()),
+    peers_.push_back(owner(g));
+    check_mpi(MPI_Isend(send.data() + place(src) * m, as_int(m), MPI_FLOAT, owner(g),
+                        kPermuteTag + g, data_, &reqs_.back()),
               "MPI_Isend");
   }
   wait(reqs_, "the ppermute messages of", -1);
   for (std::size_t j = 0; j < k; ++j) {
-    const int src = source_of[static_cast<std::size_t>(first) + j];
+    const int src = source_of[static_cast<std::size_t>(mine_[j])];
     float* const out = slots_[j].out;
     if (src < 0) {
       std::fill(out, out + m, 0.0f);
     } else if (m) {
-      const bool remote = src / local_ != rank_;
-      std::memcpy(out, remote ? recv.data() + j * m : send.data() + static_cast<std::size_t>(src - first) * m,
-                  m * sizeof(float));
+      const bool remote = owner(src) != rank_;
+      std::memcpy(out, remote ? recv.data() + j * m : send.data() + place(src) * m, m * sizeof(float));
     }
   }
 }
@@ -472,8 +590,8 @@ void MpiCommunicator::barrier(InProcessGroup& g, const MpiGroup::Desc& d) {
   } catch (const TimeoutError& e) {
     std::vector<int> missing;
     std::string list;
-    for (int j : e.missing()) {
-      missing.push_back(group_.first_device() + j);
+    for (int device : e.missing()) {  // the barriers name members by device already
+      missing.push_back(device);
       list += (list.empty() ? "" : ", ") + std::to_string(missing.back());
     }
     const std::string msg = group_.where(d) + ": timed out after " + ms(group_.options_.timeout) +
@@ -493,7 +611,7 @@ void MpiCommunicator::run(CollectiveOp op, std::span<const float> in, std::span<
   if (group_.aborted())
     throw AbortedError(group_.where(d) + ": the group was aborted: " + group_.reason());
   group_.slots_[static_cast<std::size_t>(local_)] = {d, in.data(), out.data(), source_of};
-  barrier(group_.arrive_, d);
+  barrier(*group_.arrive_, d);
   if (local_ == 0) {
     try {
       group_.cross(d);
@@ -502,7 +620,7 @@ void MpiCommunicator::run(CollectiveOp op, std::span<const float> in, std::span<
       throw;
     }
   }
-  barrier(group_.release_, d);
+  barrier(*group_.release_, d);
 }
 
 void MpiCommunicator::all_reduce_sum(std::span<const float> in, std::span<float> out) {

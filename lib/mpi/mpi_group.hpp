@@ -1,7 +1,9 @@
-// The MPI backend: one mesh axis of n = R * k devices spread over R MPI ranks, each rank hosting k
-// device threads with consecutive global ids (rank r: devices r*k .. r*k+k-1). Every device sees
-// the ordinary Communicator interface; results are bit-identical to the in-process engine with n
-// devices, whatever R (1 <= R <= n, R divides n).
+// The MPI backend: one group of n devices (a mesh axis, or one group of a tuple of axes on a
+// mesh of several) spread over the R ranks of a communicator, rank q hosting some of its members
+// as device threads (MpiMembers: member g, its rank in the group, is device device[g] on rank
+// owner[g]). The one-axis form: n = R * k, rank r hosting members r*k .. r*k+k-1. Every device
+// sees the ordinary Communicator interface; results are bit-identical to the in-process engine
+// with the same group, whatever R. Below, "global order" is the order of the group's members.
 //
 // PROTOCOL (one call; every device of every rank makes the same calls in the same order)
 //
@@ -16,7 +18,11 @@
 //       round waits for a process to get a core); every rank checks the R headers (op, count, sequence number, permutation hash), then folds the n inputs in global
 //       order 0..n-1 itself (or copies them, for all_gather). One exchange, no chain: the small
 //       messages pay one hop, and every rank computes the same left fold, so the same bits.
-//     chain path (larger psum, pmean, psum_scatter): the buffer is cut into chunks of chunk_bytes.
+//     It also carries every psum, pmean and psum_scatter of a group whose members are not
+//     consecutive runs in rank order (a tuple of axes not in mesh order, ('model','data')): the
+//     chain below needs each rank's members to be the next terms of the fold.
+//     chain path (larger psum, pmean, psum_scatter, members in consecutive runs by rank): the
+//     buffer is cut into chunks of chunk_bytes.
 //       For chunk c, rank 0 folds its devices (v0 + v1) + ... and sends [header | partial] to
 //       rank 1; rank r > 0 receives the running prefix P of devices 0..r*k-1 from rank r-1 and
 //       folds ((P + v_rk) + v_rk+1) + ... -- exactly the next terms of the global left fold -- and
@@ -26,8 +32,8 @@
 //       by every rank right after it handled that chunk, so the result streams back while later
 //       chunks still travel forward; a broadcast copies bits, it does not reorder any sum), and
 //       each rank copies every completed chunk to its k outputs. psum_scatter ends with one
-//       MPI_Iscatter of the last rank's sum, k blocks per rank.
-//     ppermute: point to point; device g receives from rank source_of[g] / k with tag kPermute + g
+//       MPI_Iscatterv of the last rank's sum, each rank's members' blocks to it.
+//     ppermute: point to point; member g receives from rank owner[source_of[g]] with tag kPermute + g
 //       (MPI keeps the order of messages with the same source, tag and communicator, so calls
 //       cannot overtake each other); sources on the same rank are plain copies.
 //     MPI only ever reads and writes the group's own buffers (see Buffers), never a device's, so
@@ -46,11 +52,13 @@
 // and devices waited for) or on the group's abort flag. Any failure -- a device that throws
 // (abort(reason) from its runner), a timeout, a mismatch -- records the first reason, aborts the
 // two local barriers (releasing the rank's own devices), and the rank's watcher thread sends the
-// reason to every other rank on a communicator of its own. Each rank's watcher keeps one receive
-// posted there; a notice aborts that rank with the sender's reason. So one failure ends every
-// rank's collectives within the timeout, and a dead rank (kill -9) is a TimeoutError on its
-// neighbours. After an abort the group refuses every collective. MPI_Abort is left to the
-// program (mpi_runner.hpp), as a last resort when a peer may be dead.
+// reason to every other rank through the group's MpiAbortChannel. The groups of one mesh share
+// one channel (over every rank of the job), so a failure in any group aborts every group on
+// every rank, as the in-process mesh aborts all its groups: a device waiting in another group,
+// on another rank, is released too. So one failure ends every rank's collectives within the
+// timeout, and a dead rank (kill -9) is a TimeoutError on its neighbours. After an abort the
+// group refuses every collective. MPI_Abort is left to the program (mpi_runner.hpp), as a last
+// resort when a peer may be dead.
 #pragma once
 
 #include <mpi.h>
@@ -58,6 +66,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -81,29 +90,83 @@ struct MpiOptions {
 
 class MpiCommunicator;
 
+// The abort flag of a set of groups (one mesh), across the ranks of a communicator.
+// PROTOCOL: a private communicator, duplicated without blocking (a rank that never arrives is a
+// timeout). Each rank's watcher thread keeps one receive posted on it for a notice from any rank
+// and polls it every millisecond; a notice aborts this rank with the sender's reason. A rank that
+// aborts for a reason of its own sends it, once, to every other rank (best effort, bounded by one
+// second: a dead rank never takes its notice) -- also when the abort comes just before the
+// channel stops (the last round runs after the stop request).
+class MpiAbortChannel {
+ public:
+  // Collective over `comm`; `what` names the waiting in a timeout ("creating the group on 'x'").
+  MpiAbortChannel(MPI_Comm comm, std::chrono::milliseconds timeout, const std::string& what);
+  ~MpiAbortChannel();
+  MpiAbortChannel(const MpiAbortChannel&) = delete;
+  MpiAbortChannel& operator=(const MpiAbortChannel&) = delete;
+
+  // Records `reason` (the first one wins), runs every listener (releasing this rank's waiters)
+  // and has the watcher tell every rank. Any thread may call it.
+  void abort(const std::string& reason);
+  bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+  std::string reason() const;
+  // `release` runs on abort (at once if already aborted); forget() removes it. Thread-safe.
+  int listen(std::function<void()> release);
+  void forget(int id);
+  // Ends the watcher (after its last round); the destructor does it too.
+  void stop();
+
+ private:
+  void watch(std::stop_token stop);
+  void tell_other_ranks();
+
+  MPI_Comm notices_ = MPI_COMM_NULL;
+  int ranks_ = 1, rank_ = 0;
+  std::atomic<bool> aborted_{false};
+  mutable std::mutex mu_;  // reason_, remote_, listeners_
+  std::string reason_;
+  bool remote_ = false;  // the reason came from another rank (do not send it back)
+  std::vector<std::pair<int, std::function<void()>>> listeners_;
+  int next_id_ = 0;
+  std::jthread watcher_;
+};
+
+// Where a group's members live: member g (its rank in the group) is device device[g] of the mesh,
+// hosted by rank owner[g] of the group's communicator. Every rank of it hosts at least one.
+struct MpiMembers {
+  std::vector<int> device, owner;
+};
+
 class MpiGroup {
  public:
   // Collective over `comm` (every rank calls it with the same local_devices); needs MPI
   // initialised with MPI_THREAD_MULTIPLE (the watcher thread and the leader both call MPI).
+  // One axis of R * local_devices devices, with an abort channel of its own.
   MpiGroup(MPI_Comm comm, int local_devices, std::string axis, MpiOptions options = {});
+  // Any layout, failures shared through `channel` (made over `comm` when null). Collective over
+  // `comm`, every rank passing the same members.
+  MpiGroup(MPI_Comm comm, MpiMembers members, std::string axis, MpiOptions options,
+           std::shared_ptr<MpiAbortChannel> channel);
   ~MpiGroup();
   MpiGroup(const MpiGroup&) = delete;
   MpiGroup& operator=(const MpiGroup&) = delete;
 
-  int size() const { return ranks_ * local_; }  // n: devices over all ranks
+  int size() const { return static_cast<int>(device_.size()); }  // n: members over all ranks
   int ranks() const { return ranks_; }
-  int rank() const { return rank_; }
+  int rank() const { return rank_; }   // in the group's communicator
   int local_devices() const { return local_; }
-  int first_device() const { return rank_ * local_; }
+  // Local member j's rank in the group and number on the mesh.
+  int member_rank(int local) const { return mine_[static_cast<std::size_t>(local)]; }
+  int member_device(int local) const { return device_[static_cast<std::size_t>(member_rank(local))]; }
   const std::string& axis() const { return axis_; }
-  // The handle of local device j (global id first_device() + j); each is used by one thread.
+  // The handle of local member j; each is used by one thread.
   MpiCommunicator& member(int local);
 
   // Records `reason` (the first one wins), releases this rank's waiters and tells every rank.
   // Any thread may call it.
-  void abort(const std::string& reason);
-  bool aborted() const { return aborted_.load(std::memory_order_acquire); }
-  std::string reason() const;
+  void abort(const std::string& reason) { channel_->abort(reason); }
+  bool aborted() const { return channel_->aborted(); }
+  std::string reason() const { return channel_->reason(); }
 
  private:
   friend class MpiCommunicator;
@@ -137,15 +200,23 @@ class MpiGroup {
   [[noreturn]] void timed_out(std::span<MPI_Request> reqs, const char* what, int peer);
   void check_mpi(int rc, const char* call) const;
   std::string where(const Desc& d) const;
-  std::string devices_of(int rank) const;
-  void watch(std::stop_token stop);
-  void tell_other_ranks();
+  std::string devices_of(int rank) const;  // the devices rank `rank` of data_ hosts
+  int world(int rank) const { return world_[static_cast<std::size_t>(rank)]; }
 
-  MPI_Comm data_ = MPI_COMM_NULL, notices_ = MPI_COMM_NULL;
-  int ranks_ = 1, rank_ = 0, local_;
+  MPI_Comm data_ = MPI_COMM_NULL;
+  int ranks_ = 1, rank_ = 0, local_ = 0;
   std::string axis_;
   MpiOptions options_;
-  InProcessGroup arrive_, release_;
+  // The layout: per member, its device and owner (a rank of data_) and its place among its
+  // owner's members; per rank of data_, its members (ascending), its MPI_COMM_WORLD rank, and
+  // whether the members are consecutive runs in rank order (the chain path's condition).
+  std::vector<int> device_, owner_, place_, mine_;
+  std::vector<std::vector<int>> hosted_;
+  std::vector<int> world_;
+  bool runs_ = true;
+  std::shared_ptr<MpiAbortChannel> channel_;
+  int listener_ = -1;
+  std::unique_ptr<InProcessGroup> arrive_, release_;
   std::vector<Slot> slots_;
   std::vector<std::unique_ptr<MpiCommunicator>> members_;
 
@@ -161,24 +232,19 @@ class MpiGroup {
     std::vector<float> result;                          // chain path: the final sum
   };
   std::unique_ptr<Buffers> buf_ = std::make_unique<Buffers>();
-  std::size_t block_ = 0;  // floats per rank in buf_->recv (gather path)
+  std::size_t count_ = 0;  // floats per member in buf_->recv (gather path)
+  std::vector<std::size_t> block_at_;  // where each rank's block starts in buf_->recv
   std::vector<const float*> srcs_;
   std::vector<float*> dsts_;  // the k local outputs
   std::vector<MPI_Request> reqs_;
   std::vector<int> peers_;  // gather path, ppermute: the rank of each request in reqs_
-
-  std::atomic<bool> aborted_{false};
-  mutable std::mutex reason_mu_;
-  std::string reason_;
-  bool remote_ = false;  // the reason came from another rank (do not send it back)
-  std::jthread watcher_;
 };
 
 class MpiCommunicator final : public Communicator {
  public:
   MpiCommunicator(MpiGroup& group, int local) : group_(group), local_(local) {}
 
-  int rank() const override { return group_.first_device() + local_; }
+  int rank() const override { return group_.member_rank(local_); }
   int size() const override { return group_.size(); }
   std::uint64_t seq() const override { return seq_; }
   // The op of the last collective this device started (for failure reports).

@@ -1,8 +1,10 @@
 #include "mpi/mpi_shard_map.hpp"
 
+#include <algorithm>
+#include <optional>
 #include <thread>
 
-#include "mpi/mpi_group.hpp"
+#include "mpi/mpi_mesh.hpp"
 #include "mpi/mpi_runner.hpp"
 #include "support/errors.hpp"
 
@@ -22,6 +24,62 @@ void put(Wire& w, const CollectiveRecord& r) {
   w.put(r.seq);
 }
 
+// --timings, --profile: times travel as nanoseconds after the sending rank's reference point
+// (+1; 0 stands for an unset time), and land on rank 0 as its own reference point plus as many.
+// The reference is taken on every rank right after the mesh is built, which every rank leaves
+// within one message of the others: the timeline is right to about that on one machine or
+// several (steady clocks of different machines are not comparable).
+void put_time(Wire& w, ProfileClock::time_point t, ProfileClock::time_point ref) {
+  if (t == ProfileClock::time_point{}) {
+    w.put(std::uint64_t{0});
+    return;
+  }
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t - ref).count();
+  w.put(static_cast<std::uint64_t>(std::max<std::int64_t>(ns, 0)) + 1);
+}
+ProfileClock::time_point time(Wire& w, ProfileClock::time_point ref) {
+  const std::uint64_t v = w.u64();
+  if (v == 0) return {};
+  return ref + std::chrono::duration_cast<ProfileClock::duration>(
+                   std::chrono::nanoseconds(static_cast<std::int64_t>(v - 1)));
+}
+
+void put(Wire& w, const DeviceProfile& d, ProfileClock::time_point ref) {
+  put_time(w, d.body_start, ref);
+  put_time(w, d.body_end, ref);
+  w.put(static_cast<std::uint64_t>(d.collectives.size()));
+  for (const CollectiveSpan& c : d.collectives) {
+    w.put(c.op);
+    w.put(c.group);
+    w.put(c.seq);
+    w.put(static_cast<std::uint64_t>(c.bytes));
+    put_time(w, c.start, ref);
+    put_time(w, c.end, ref);
+    put_time(w, c.marks.arrived, ref);
+    put_time(w, c.marks.complete, ref);
+    w.put(static_cast<std::uint64_t>(c.failed));
+  }
+}
+
+DeviceProfile device_profile(Wire& w, ProfileClock::time_point ref) {
+  DeviceProfile d;
+  d.body_start = time(w, ref);
+  d.body_end = time(w, ref);
+  for (std::uint64_t i = w.u64(); i > 0; --i) {
+    CollectiveSpan& c = d.collectives.emplace_back();
+    c.op = w.str();
+    c.group = w.str();
+    c.seq = w.u64();
+    c.bytes = static_cast<std::size_t>(w.u64());
+    c.start = time(w, ref);
+    c.end = time(w, ref);
+    c.marks.arrived = time(w, ref);
+    c.marks.complete = time(w, ref);
+    c.failed = w.u64() != 0;
+  }
+  return d;
+}
+
 CollectiveRecord record(Wire& w) {
   CollectiveRecord r;
   r.op = w.str();
@@ -36,10 +94,12 @@ CollectiveRecord record(Wire& w) {
 // This rank's devices: their blocks in, their outputs, collectives and errors out.
 class LocalRun {
  public:
-  LocalRun(MpiGroup& group, const MeshShape& mesh, const MeshOptions& options)
-      : group_(group), mesh_(mesh), options_(options), k_(group.local_devices()),
+  // `profiling`: each device records its DeviceProfile; the outcome carries them, times after `ref`.
+  LocalRun(MpiMesh& group, const MeshShape& mesh, const MeshOptions& options, bool profiling,
+           ProfileClock::time_point ref)
+      : group_(group), mesh_(mesh), options_(options), k_(static_cast<std::size_t>(group.local_devices())),
         blocks_(k_), outs_(k_), logs_(k_), entered_(k_, 0), stalled_(k_), errors_(k_),
-        fired_(options.injections.size(), 0) {}
+        fired_(options.injections.size(), 0), profiles_(profiling ? k_ : 0), ref_(ref) {}
 
   std::vector<std::vector<Tensor>>& blocks() { return blocks_; }
 
@@ -48,8 +108,9 @@ class LocalRun {
     for (std::size_t j = 0; j < k_; ++j) threads.emplace_back([&, j] { run_device(body, j); });
   }
 
-  // [code, message, stall notes, fired flags, entered per device, (outputs and collectives per
-  // device when code is 0)]: code 0 ok, 3 mesh failure, 4 internal error.
+  // [code, message, stall notes, fired flags, entered per device, (profile per device when
+  // profiling), (outputs and collectives per device when code is 0)]: code 0 ok, 3 mesh failure,
+  // 4 internal error.
   std::string outcome() const {
     Wire w;
     std::uint64_t code = 0;
@@ -74,6 +135,7 @@ class LocalRun {
     for (const std::string& s : notes) w.put(s);
     for (char f : fired_) w.put(static_cast<std::uint64_t>(f));
     for (std::uint64_t n : entered_) w.put(n);
+    for (const DeviceProfile& d : profiles_) put(w, d, ref_);
     if (code != 0) return w.bytes();
     for (std::size_t j = 0; j < k_; ++j) {
       w.put(static_cast<std::uint64_t>(outs_[j].size()));
@@ -87,11 +149,18 @@ class LocalRun {
  private:
   void run_device(const Body& body, std::size_t j) {
     const int index = group_.first_device() + static_cast<int>(j);
-    Device device(index, mesh_, {GroupMembership{{mesh_[0].first}, mesh_[0].first,
-                                                 &group_.member(static_cast<int>(j))}},
+    Device device(index, mesh_, group_.memberships(static_cast<int>(j)),
                   [this, j](int d, CollectiveOp op, std::uint64_t count, const std::string& label,
                             std::uint64_t seq) { inject(j, d, op, count, label, seq); },
-                  &logs_[j]);
+                  &logs_[j], profiles_.empty() ? nullptr : &profiles_[j]);
+    if (!profiles_.empty()) profiles_[j].body_start = ProfileClock::now();
+    // However the body ends: the timeline of a failed run is the one most looked at.
+    struct BodyEnd {
+      DeviceProfile* p;
+      ~BodyEnd() {
+        if (p) p->body_end = ProfileClock::now();
+      }
+    } body_end{profiles_.empty() ? nullptr : &profiles_[j]};
     try {
       outs_[j] = body(device, blocks_[j]);
       blocks_[j].clear();
@@ -142,7 +211,7 @@ class LocalRun {
     }
   }
 
-  MpiGroup& group_;
+  MpiMesh& group_;  // the mesh's groups; their abort is the mesh's
   const MeshShape& mesh_;
   const MeshOptions& options_;
   std::size_t k_;
@@ -152,6 +221,8 @@ class LocalRun {
   std::vector<std::string> stalled_;
   std::vector<std::exception_ptr> errors_;
   std::vector<char> fired_;  // per injection; each written only by its device's thread
+  std::vector<DeviceProfile> profiles_;  // per local device when profiling, else empty
+  ProfileClock::time_point ref_;
 };
 
 // "data=2,model=4", as --mesh spells it.
@@ -171,19 +242,13 @@ void check_mpi_mesh(const MeshShape& mesh, int ranks) {
                                           "); run with a number of ranks that divides " +
                                           std::to_string(n));
   }
-  if (mesh.size() > 1 && ranks > 1) {
-    throw InputError("--backend mpi", "a mesh of several axes (" + mesh_flag(mesh) +
-                                          ") across " + std::to_string(ranks) +
-                                          " ranks is not supported yet; run it with one rank or "
-                                          "--backend inprocess");
-  }
 }
 
 MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& body,
                                 const std::vector<ArgDef>& in_specs,
                                 const std::vector<ArgDef>& out_specs,
                                 const std::vector<Tensor>& inputs, const MeshOptions& options,
-                                Trace* trace) {
+                                Trace* trace, bool profiling) {
   check_mpi_mesh(mesh, job.ranks());
   const int n = mesh_devices(mesh);
   for (const Injection& inj : options.injections) {  // as Mesh refuses it: on every rank alike
@@ -192,11 +257,15 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
                                        " does not exist on a mesh of " + std::to_string(n) + " devices");
   }
   const int k = n / job.ranks();
-  MpiGroup group(MPI_COMM_WORLD, k, mesh[0].first, MpiOptions{.timeout = options.timeout});
-  LocalRun local(group, mesh, options);
+  MpiMesh group(mesh, MpiOptions{.timeout = options.timeout});
+  const ProfileClock::time_point ref = ProfileClock::now();  // see put_time
+  LocalRun local(group, mesh, options, profiling, ref);
+  Profile* const profile = trace && profiling ? trace->profile : nullptr;  // rank 0's
+  if (profile) profile->devices.assign(static_cast<std::size_t>(n), {});
 
   // Placement: rank 0 cuts every rank's blocks and sends each only its own.
   if (job.rank() == 0) {
+    const ProfilePhase phase(profile, "split");
     check_shard_map_inputs(mesh, in_specs, out_specs, inputs);
     if (trace) record_inputs(*trace, mesh, in_specs, inputs);
     for (int r = 1; r < job.ranks(); ++r) {
@@ -212,6 +281,8 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
       for (std::size_t i = 0; i < in_specs.size(); ++i) blocks.push_back(w.tensor());
   }
 
+  std::optional<ProfilePhase> running;
+  if (job.rank() == 0) running.emplace(profile, "run");
   local.run(body);
   // After a failure a rank may be dead: waiting for its outcome is bounded by the timeout then.
   std::vector<std::string> outcomes;
@@ -244,7 +315,13 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
     for (std::uint64_t s = w.u64(); s > 0; --s) stalls += (stalls.empty() ? "" : "; ") + w.str();
     for (char& f : fired) f = static_cast<char>(f | (w.u64() != 0));
     for (int j = 0; j < k; ++j) result.entered.push_back(w.u64());
+    const auto first = static_cast<std::size_t>(&w - wires.data()) * static_cast<std::size_t>(k);
+    for (std::size_t j = 0; profiling && j < static_cast<std::size_t>(k); ++j) {
+      DeviceProfile d = device_profile(w, ref);
+      if (profile) profile->devices[first + j] = std::move(d);
+    }
   }
+  running.reset();
   if (code == 4) throw InternalError(message);
   if (code != 0) {
     if (!stalls.empty() && message.find("stalled") == std::string::npos)
@@ -263,6 +340,7 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
       if (trace) trace->collectives[static_cast<std::size_t>(d)].push_back(std::move(r));
     }
   }
+  const ProfilePhase phase(profile, "assemble");
   result.outputs = assemble_outputs(mesh, out_specs, std::move(outs), trace);
   return result;
 }

@@ -1,11 +1,11 @@
 // shard_map across the ranks of an MPI job: one mesh of n devices, rank r hosting devices
-// r*k .. r*k+k-1 (k = n / R) as threads, the collectives those of MpiGroup (bit-identical to the
+// r*k .. r*k+k-1 (k = n / R) as threads, the collectives those of MpiMesh (bit-identical to the
 // in-process engine with n devices). Rank 0 holds the global inputs and sends every rank only its
 // devices' blocks; each rank runs its devices; rank 0 gathers the output blocks (and each
 // device's trace of collectives) and assembles the outputs as shard_map does.
 //
-// One-axis meshes only (the MpiGroup is one group over the whole axis); a mesh of several axes
-// across ranks would need one sub-communicator per group (MPI_Comm_split) and is refused.
+// Any number of axes: MpiMesh builds every group (in-process inside a rank, a sub-communicator
+// across ranks), all aborted together.
 //
 // Failures: a device that throws aborts the group with "device D (rank r) failed at <op> #<seq>
 // on '<axis>': ...", which reaches every rank; each rank sends its outcome to rank 0, which
@@ -27,14 +27,17 @@ struct MpiShardMapResult {
   std::vector<std::uint64_t> entered;  // rank 0: collectives entered, per device
 };
 
-// Throws InputError when the job's ranks do not divide the mesh's devices or the mesh has
-// several axes (before anything runs; rank 0 checks this with check_mpi_mesh first, so every
-// rank agrees). `inputs` matters on rank 0 only; `trace` is filled on rank 0.
+// Throws InputError when the job's ranks do not divide the mesh's devices (before anything
+// runs; rank 0 checks this with check_mpi_mesh first, so every rank agrees). `inputs` matters on
+// rank 0 only; `trace` is filled on rank 0. With `profiling` (the same on every rank), every
+// device records its spans and rank 0 gathers them into trace->profile (one DeviceProfile per
+// device, on rank 0's clock) with its phases split, run and assemble -- also when the run fails,
+// before the error is thrown.
 MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& body,
                                 const std::vector<ArgDef>& in_specs,
                                 const std::vector<ArgDef>& out_specs,
                                 const std::vector<Tensor>& inputs, const MeshOptions& options,
-                                Trace* trace);
+                                Trace* trace, bool profiling = false);
 
 // InputError unless a mesh of this shape can run over `ranks` ranks.
 void check_mpi_mesh(const MeshShape& mesh, int ranks);

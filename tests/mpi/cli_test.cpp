@@ -1,11 +1,17 @@
 // `mpirun -np R meshrun ...` against the single-process run, at the CLI: R comes from
 // MESHRUN_RANKS (one ctest entry per R, see CMakeLists.txt). Every case of cases/dp-step and
-// cases/tp-mlp prints byte-identical `--exact` stdout with the same exit code; failures on the
+// cases/tp-mlp and cases/mlp-train (2-D meshes, with the --mesh variants) prints byte-identical
+// `--exact` stdout with the same exit code; failures on the
 // last device (on the last rank) end every rank with one message; ranks that do not divide the
 // devices are exit 2 with one message.
+#include <signal.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -104,17 +110,206 @@ BOOST_AUTO_TEST_CASE(ranks_that_do_not_divide_the_devices_are_exit_2_with_one_me
                              "number of ranks that divides 1");
 }
 
-BOOST_AUTO_TEST_CASE(mlp_train_runs_on_one_rank_and_says_not_yet_on_several) {
-  const std::string file = "cases/mlp-train/" + cases_in("cases/mlp-train").front().substr(16);
-  if (ranks() == 1) {
+// 2-D meshes across ranks: every mlp-train case on its own mesh (data=2,model=4) and on the
+// meshes tests/mesh2d_test.cpp checks in process; the one-axis programs on 2-D meshes.
+BOOST_AUTO_TEST_CASE(every_mlp_train_case_prints_the_same_bytes_on_2d_meshes) {
+  for (const std::string& file : cases_in("cases/mlp-train")) {
     same_as_one_process({"mlp-train", file, "--exact"});
-    return;
+    for (const char* mesh : {"data=1,model=8", "data=4,model=2", "data=8,model=1"})
+      same_as_one_process({"mlp-train", file, "--exact", "--mesh", mesh});
   }
-  const Result r = mpirun({"mlp-train", file});
+  same_as_one_process({"mlp-train", "cases/mlp-train/example1.json"});  // graded, 6 decimals
+  // The trace (mesh, blocks, every device's collectives per group) is the same text too.
+  TempDir dir;
+  const Result one = run({"mlp-train", "cases/mlp-train/example1.json", "--trace=" + (dir / "one.txt")});
+  const Result many = mpirun({"mlp-train", "cases/mlp-train/example1.json", "--trace=" + (dir / "many.txt")});
+  BOOST_TEST(many.code == one.code);
+  BOOST_TEST(slurp(dir / "many.txt") == slurp(dir / "one.txt"));
+  BOOST_TEST(slurp(dir / "one.txt").find("device 7: #1 psum[axis_name='model']") != std::string::npos);
+  for (const char* mesh : {"data=4,model=2", "data=2,model=4"}) {
+    same_as_one_process({"dp-step", "cases/dp-step/example1.json", "--exact", "--mesh", mesh});
+    same_as_one_process({"tp-mlp", "cases/tp-mlp/example1.json", "--exact", "--mesh", mesh});
+  }
+}
+
+// A failure on a 2-D mesh: device 7 (the last rank) fails in its first psum over 'model'; the
+// devices of the other 'model' group (on rank 0 when R > 1) go on to the pmean over 'data' and
+// are released there. One message, exit 3, as in one process.
+BOOST_AUTO_TEST_CASE(a_failure_on_a_2d_mesh_ends_every_rank_with_one_message) {
+  const Result r = mpirun({"mlp-train", "cases/mlp-train/example1.json", "--inject", "fail:7@1"});
   const auto lines = meshrun_lines(r.err);
-  BOOST_TEST(r.code == 2);
+  BOOST_TEST(r.code == 3);
+  BOOST_TEST(r.out.empty());
   BOOST_REQUIRE(lines.size() == 1u);
-  BOOST_TEST(lines[0].find("is not supported yet") != std::string::npos, lines[0]);
+  const std::string want = "meshrun: device 7 (rank " + std::to_string(ranks() - 1) +
+                           ") failed at psum #1 on 'model': injected failure (--inject fail:7@1)";
+  BOOST_TEST(lines[0] == want);
+}
+
+BOOST_AUTO_TEST_CASE(a_stall_on_a_2d_mesh_is_reported_at_the_timeout) {
+  const Result r = mpirun({"mlp-train", "cases/mlp-train/example1.json", "--inject", "stall:7@1",
+                           "--timeout", "1"});
+  const auto lines = meshrun_lines(r.err);
+  BOOST_TEST(r.code == 3);
+  BOOST_TEST(r.out.empty());
+  BOOST_REQUIRE(lines.size() == 1u);
+  BOOST_TEST(lines[0].find("timed out after 1000 ms") != std::string::npos, lines[0]);
+  BOOST_TEST(lines[0].find("stall:7@1") != std::string::npos, lines[0]);
+}
+
+// CLI11's usage errors come before MPI starts; rank 0 alone prints them, every rank exits 2.
+BOOST_AUTO_TEST_CASE(usage_errors_are_printed_once) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"mlp-train", "cases/mlp-train/example1.json", "--bogus"},
+        std::vector<std::string>{"frob"},
+        std::vector<std::string>{"dp-step", "cases/dp-step/example1.json", "--timeout", "soon"}}) {
+    const Result one = run(args);
+    const Result r = mpirun(args);
+    BOOST_TEST_CONTEXT(args.front() << " " << args.back()) {
+      BOOST_TEST(r.code == 2);
+      BOOST_TEST(r.out.empty());
+      BOOST_TEST(meshrun_lines(r.err) == meshrun_lines(one.err));
+      BOOST_TEST(meshrun_lines(r.err).size() == 1u, r.err);
+    }
+  }
+}
+
+namespace {
+
+// The process of MPI rank `rank` among the children of `mpirun` (0 if there is none yet).
+pid_t rank_process(pid_t mpirun, int rank) {
+  const std::string want = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = slurp(e.path().string() + "/stat");
+    const std::size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    int ppid = 0;  // after ") S ": the state, then the parent's pid
+    if (std::sscanf(stat.c_str() + close + 1, " %*c %d", &ppid) != 1 || ppid != mpirun) continue;
+    std::string env = slurp(e.path().string() + "/environ");
+    for (std::size_t at = 0; at < env.size();) {
+      const std::size_t end = std::min(env.find('\0', at), env.size());
+      if (env.compare(at, end - at, want) == 0) return std::stoi(name);
+      at = end + 1;
+    }
+  }
+  return 0;
+}
+
+std::size_t threads_of(pid_t pid) {
+  std::error_code ec;
+  std::size_t n = 0;
+  for (std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/task", ec), end;
+       !ec && it != end; it.increment(ec))
+    ++n;
+  return n;
+}
+
+}  // namespace
+
+// kill -9 of the last rank while the others wait in a collective (device 0 stalls at its first,
+// --timeout 3): the job ends -- mpirun sees the death, or the survivors' deadline -- with a
+// message and a non-zero code, well before the test's own bound (kHang, 60 s).
+BOOST_AUTO_TEST_CASE(a_killed_rank_ends_the_job_with_a_message) {
+  RunOptions o;
+  o.command = {MESHRUN_MPIEXEC, "--oversubscribe", "--mca", "btl", "self,vader", "--mca",
+               "oob_tcp_if_include", "lo", "-np", std::to_string(ranks()), kBinary};
+  bool killed = false;
+  o.meanwhile = [&](pid_t mpirun) {
+    // Bounded: 20 s for the rank to start its device threads (k of them, beside MPI's own).
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    const std::size_t k = 8 / static_cast<std::size_t>(ranks());
+    while (std::chrono::steady_clock::now() < until) {
+      const pid_t victim = rank_process(mpirun, ranks() - 1);
+      if (victim != 0 && threads_of(victim) >= k + 3) {
+        killed = ::kill(victim, SIGKILL) == 0;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  };
+  const Result r = run_with({"mlp-train", "cases/mlp-train/b16-d4-h32-o3.json", "--inject",
+                             "stall:0@1", "--timeout", "3"}, o);
+  BOOST_TEST(killed);
+  BOOST_TEST(!r.killed, "the job hung: " << r.err);
+  BOOST_TEST(r.code != 0);
+  BOOST_TEST(r.out.empty());
+  const bool said = r.err.find("exited on signal 9") != std::string::npos ||
+                    r.err.find("timed out") != std::string::npos;
+  BOOST_TEST(said, r.err);
+}
+
+namespace {
+
+// What a --profile timeline shows, durations aside: the tracks' names, the main thread's phases,
+// and each device's collective spans by name ("psum #1 'model'"), in track order.
+struct Timeline {
+  std::map<int, std::string> names;
+  std::vector<std::string> phases;
+  std::map<int, std::vector<std::string>> collectives;
+  bool operator==(const Timeline&) const = default;
+};
+
+Timeline timeline(const std::string& text) {
+  const nlohmann::json doc = nlohmann::json::parse(text);
+  Timeline t;
+  for (const nlohmann::json& e : doc["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") t.names[e["tid"]] = e["args"]["name"];
+    if (e["ph"] != "X") continue;
+    if (e["tid"] == 0) t.phases.push_back(e["name"]);
+    if (e["cat"] == "collective") t.collectives[e["tid"]].push_back(e["name"]);
+  }
+  return t;
+}
+
+std::vector<std::string> keys_of_json_line(const std::string& err) {
+  std::vector<std::string> keys;
+  std::size_t at = 0;
+  while (at < err.size()) {
+    const std::size_t end = std::min(err.find('\n', at), err.size());
+    if (err.compare(at, 2, "{\"") == 0) {
+      const nlohmann::ordered_json line = nlohmann::ordered_json::parse(err.substr(at, end - at));
+      for (const auto& item : line.items()) keys.push_back(item.key());
+    }
+    at = end + 1;
+  }
+  return keys;
+}
+
+}  // namespace
+
+// --timings: one JSON line on stderr (rank 0's), with the keys of the single-process line.
+// --profile FILE: rank 0 writes one timeline with one track per device, named as in process,
+// each device's collectives in the same order; a failed run leaves its timeline too.
+BOOST_AUTO_TEST_CASE(timings_and_profile_across_ranks) {
+  TempDir dir;
+  const std::vector<std::string> args = {"mlp-train", "cases/mlp-train/example1.json", "--timings"};
+  std::vector<std::string> one_args = args, many_args = args;
+  for (auto* a : {&one_args, &many_args}) a->push_back("--profile");
+  one_args.push_back(dir / "one.json");
+  many_args.push_back(dir / "many.json");
+  const Result one = run(one_args);
+  const Result many = mpirun(many_args);
+  BOOST_TEST(many.code == 0, many.err);
+  BOOST_TEST(many.out == one.out);
+  const std::vector<std::string> keys = keys_of_json_line(one.err);
+  BOOST_TEST(keys.size() > 3u);
+  BOOST_TEST(keys_of_json_line(many.err) == keys, many.err);  // one line: rank 0's only
+  BOOST_REQUIRE(std::filesystem::exists(dir / "many.json"));
+  const Timeline want = timeline(slurp(dir / "one.json")), got = timeline(slurp(dir / "many.json"));
+  BOOST_TEST(got.names.size() == 9u);  // main and 8 devices
+  BOOST_TEST((got.names == want.names));
+  BOOST_TEST(got.phases == want.phases);
+  BOOST_TEST((got.collectives == want.collectives));
+
+  const Result failed = mpirun({"mlp-train", "cases/mlp-train/example1.json", "--inject", "fail:7@1",
+                                "--profile", dir / "failed.json"});
+  BOOST_TEST(failed.code == 3);
+  BOOST_REQUIRE(std::filesystem::exists(dir / "failed.json"));
+  const Timeline f = timeline(slurp(dir / "failed.json"));
+  BOOST_TEST(f.names.size() == 9u);
+  BOOST_TEST(f.collectives.count(1) == 1u);  // device 0 entered psum #1 'model' at least
 }
 
 BOOST_AUTO_TEST_CASE(input_errors_are_the_same_one_line_and_exit_code) {
