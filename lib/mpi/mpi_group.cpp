@@ -87,6 +87,15 @@ std::string MpiAbortChannel::reason() const {
   return reason_;
 }
 
+std::string MpiAbortChannel::reason_soon() const {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  for (;;) {
+    std::string r = reason();
+    if (!r.empty() || std::chrono::steady_clock::now() >= until) return r;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 int MpiAbortChannel::listen(std::function<void()> release) {
   std::lock_guard lock(mu_);
   if (aborted()) release();
@@ -598,8 +607,9 @@ void MpiCommunicator::barrier(InProcessGroup& g, const MpiGroup::Desc& d) {
                             "; device(s) " + list + " never arrived";
     group_.abort(msg);
     throw TimeoutError(msg, missing);
-  } catch (const AbortedError&) {
-    throw AbortedError(group_.where(d) + ": aborted: " + group_.reason());
+  } catch (const AbortedError& e) {
+    const std::string why = group_.reason_soon();
+    throw AbortedError(group_.where(d) + ": aborted: " + (why.empty() ? e.what() : why));
   }
 }
 

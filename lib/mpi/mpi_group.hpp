@@ -110,6 +110,10 @@ class MpiAbortChannel {
   void abort(const std::string& reason);
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
   std::string reason() const;
+  // The reason, waiting up to a second for one to be recorded: a device released from a rank's
+  // in-process barrier because a peer in it timed out is released (the barrier's own abort) a
+  // moment before that peer records why. "" if none came.
+  std::string reason_soon() const;
   // `release` runs on abort (at once if already aborted); forget() removes it. Thread-safe.
   int listen(std::function<void()> release);
   void forget(int id);
@@ -167,6 +171,7 @@ class MpiGroup {
   void abort(const std::string& reason) { channel_->abort(reason); }
   bool aborted() const { return channel_->aborted(); }
   std::string reason() const { return channel_->reason(); }
+  std::string reason_soon() const { return channel_->reason_soon(); }
 
  private:
   friend class MpiCommunicator;
