@@ -88,7 +88,6 @@ bench-peers: build peer-deps
 # R = 1, R = 2 x 4 threads, R = 8 x 1 thread, MPI_Allreduce over 8 ranks; tables in
 # $(BUILD)/release/bench-mpi.
 bench-mpi: build
-	cmake --build $(BUILD)/release -j $(JOBS) --target meshrun_mpi_bench
 	bash bench/mpi/compare.sh $(BUILD)/release
 
 clean:

@@ -5,8 +5,94 @@
 #include "exit_codes.hpp"
 #include "io/output.hpp"
 #include "progress.hpp"
+#include "support/errors.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <string_view>
+#include <exception>
+#include <ostream>
+#include <sstream>
+
+#ifdef MESHRUN_HAVE_MPI
+#include <mpi.h>
+
+#include "mpi/mpi_bench.hpp"
+#include "mpi/mpi_runner.hpp"
+#endif
 
 namespace meshrun {
+
+namespace {
+
+#ifdef MESHRUN_HAVE_MPI
+// Rank 0's table goes to the checked stdout a row at a time (each row ends with std::endl, which
+// syncs): a write that fails is kept and reported once the ranks are done, as exit 6.
+class StdoutRows : public std::stringbuf {
+ public:
+  std::exception_ptr error;
+
+ protected:
+  int sync() override {
+    if (!error) {
+      try {
+        write_stdout(str());
+      } catch (const OutputError&) {
+        error = std::current_exception();
+      }
+    }
+    str("");
+    return 0;
+  }
+};
+#endif
+
+// `mpirun -np R meshrun bench allreduce`: the same table for the devices spread over R ranks
+// (lib/mpi/mpi_bench.hpp), printed by rank 0, which also says what went wrong; each rank exits
+// with its own outcome's code (mpirun reports the job as failed if any rank did).
+void run_mpi_bench(const bench::AllReduceBenchOptions& o, double timeout_s) {
+#ifdef MESHRUN_HAVE_MPI
+  init_mpi_threads(nullptr, nullptr);
+  MpiOptions mpi;
+  mpi.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+  StdoutRows rows;
+  std::ostream out(&rows);
+  int code = kExitOk;
+  std::string message;
+  try {
+    if (bench::run_mpi_allreduce_bench(o, mpi, &out).wrong() != 0) {
+      code = kExitDiffers;
+      message = "bench allreduce: some element(s) differed from the expected result";
+    }
+  } catch (const TimeoutError& e) {
+    abort_job(e.what(), kExitMesh);  // a peer may be dead: MPI_Finalize could wait for it forever
+  } catch (const Error& e) {
+    code = exit_code_of(e);
+    message = e.what();
+  }
+  out.flush();
+  if (rows.error && code == kExitOk) {
+    code = kExitOutput;
+    try {
+      std::rethrow_exception(rows.error);
+    } catch (const OutputError& e) {
+      message = e.what();
+    }
+  }
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0 && !message.empty()) report_error(message);  // said once; mpirun ends non-zero
+  MPI_Finalize();
+  if (code != kExitOk) throw CLI::RuntimeError(code);
+#else
+  (void)o;
+  (void)timeout_s;
+  throw InputError("--backend", "this meshrun was built without MPI (apt-get install libopenmpi-dev "
+                                "and rebuild); --backend inprocess runs one process");
+#endif
+}
+
+}  // namespace
 
 void add_bench_command(CLI::App& app) {
   CLI::App* bench =
@@ -17,6 +103,8 @@ void add_bench_command(CLI::App& app) {
   struct Flags {
     bench::AllReduceBenchOptions options;
     std::string op = "psum";
+    std::string backend = "auto";
+    double timeout_s = 30;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* ar = bench->add_subcommand(
@@ -43,9 +131,30 @@ void add_bench_command(CLI::App& app) {
   ar->add_flag("--json", flags->options.json, "One JSON document instead of the table");
   ar->add_flag("--no-pin{false}", flags->options.pin_devices,
                "Leave device threads unpinned even when they outnumber the CPUs");
+  ar->add_option("--backend", flags->backend,
+                 "auto (mpi when started by mpirun), inprocess, or mpi: the devices spread over "
+                 "the job's ranks, devices/R threads each (psum only)")
+      ->check(CLI::IsMember({"auto", "inprocess", "mpi"}))
+      ->capture_default_str();
+  ar->add_option("--timeout", flags->timeout_s, "Across ranks: bound on every wait, seconds")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
   ar->callback([flags] {
     bench::AllReduceBenchOptions o = flags->options;
     o.op = bench::parse_bench_op(flags->op);
+    if (use_mpi(flags->backend)) {
+      // Every rank parsed the same flags: rank 0 says what is refused, the others exit quietly.
+      const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+      const bool quiet = rank != nullptr && std::string_view(rank) != "0";
+      auto refuse = [quiet](const std::string& flag, const std::string& why) {
+        if (quiet) throw CLI::RuntimeError(kExitUsage);
+        throw InputError(flag, why);
+      };
+      if (flags->op != "psum") refuse("--op", "across ranks only psum is timed, not " + flags->op);
+      if (o.json) refuse("--json", "not available across ranks yet; the table is printed");
+      run_mpi_bench(o, flags->timeout_s);
+      return;
+    }
     Progress progress("bench allreduce", bench::planned_sizes(o), "sizes");
     std::uint64_t wrong_so_far = 0;
     o.on_row = [&](std::size_t done, std::size_t, const bench::BenchRow& row) {

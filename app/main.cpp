@@ -127,11 +127,15 @@ int finish(int code) {
 }
 
 #ifndef MESHRUN_HAVE_MPI
-// A program run that asks for MPI (--backend mpi, or started by mpirun) is handed to meshrun-mpi,
-// built beside this binary when MPI was found: the same code linked with OpenMPI, whose shared
-// libraries would otherwise be loaded at every start. Without it the run reports MPI as absent.
+// A program run or `bench allreduce` that asks for MPI (--backend mpi, or started by mpirun) is
+// handed to meshrun-mpi, built beside this binary when MPI was found: the same code linked with
+// OpenMPI, whose shared libraries would otherwise be loaded at every start. Without it the run
+// reports MPI as absent.
 void exec_mpi_build_if_asked(int argc, char** argv) {
-  if (argc < 2 || find_program(argv[1]) == nullptr) return;
+  const bool program = argc >= 2 && find_program(argv[1]) != nullptr;
+  const bool bench = argc >= 3 && std::string_view(argv[1]) == "bench" &&
+                     std::string_view(argv[2]) == "allreduce";
+  if (!program && !bench) return;
   std::string backend = "auto";
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];

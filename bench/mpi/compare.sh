@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # compare.sh - the MPI backend beside the single-process engine and raw OpenMPI, in one run:
 #   R = 1 (meshrun bench allreduce, 8 threads), R = 2 x 4 threads, R = 8 x 1 thread
-#   (meshrun_mpi_bench), and ../shared/peers' mpi_allreduce (MPI_Allreduce over 8 ranks).
+#   (mpirun -np R meshrun bench allreduce), and ../shared/peers' mpi_allreduce (MPI_Allreduce over 8 ranks).
 # Every table is psum of float32 over 8 participants, 4 B to 64 MiB each, same method and
 # columns. Each step is bounded by `timeout`; loopback only.
 #
@@ -30,6 +30,6 @@ run() {  # NAME SECONDS CMD...
 [ -x "$PEER_BUILD/mpi_allreduce" ] || mpicxx -O2 -std=c++20 -Wall "$PEERS/mpi_allreduce.cpp" -o "$PEER_BUILD/mpi_allreduce"
 { date -u +%FT%TZ; nproc; lscpu | grep "Model name"; mpirun --version | head -1; } > "$RES/machine.txt"
 run r1_threads8 150 "$BUILD/meshrun" bench allreduce --devices 8 --size-budget "$SB"
-run r2x4 150 $MPIRUN -np 2 "$BUILD/meshrun_mpi_bench" --size-budget "$SB"
-run r8x1 150 $MPIRUN -np 8 "$BUILD/meshrun_mpi_bench" --size-budget "$SB"
+run r2x4 150 $MPIRUN -np 2 "$BUILD/meshrun" bench allreduce --size-budget "$SB"
+run r8x1 150 $MPIRUN -np 8 "$BUILD/meshrun" bench allreduce --size-budget "$SB"
 run mpi_allreduce_r8 150 $MPIRUN -np 8 "$PEER_BUILD/mpi_allreduce" --size-budget "$SB" --total-budget 90 --variant default

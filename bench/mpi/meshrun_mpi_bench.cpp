@@ -1,5 +1,6 @@
-// meshrun_mpi_bench: the all-reduce table for a mesh spread over MPI ranks, until `mpirun -np R
-// meshrun bench allreduce` exists (the CLI integration follows the 2-D mesh work):
+// meshrun_mpi_bench: the all-reduce table for a mesh spread over MPI ranks, with the knobs of the
+// protocol exposed (--chunk-bytes, --gather-max-bytes) for tuning; users run the same benchmark
+// as `mpirun -np R meshrun bench allreduce`:
 //
 //   mpirun -np 2 --oversubscribe --mca btl self,vader build/release/meshrun_mpi_bench
 //

@@ -318,3 +318,28 @@ BOOST_AUTO_TEST_CASE(input_errors_are_the_same_one_line_and_exit_code) {
   same_as_one_process({"dp-step", "cases/dp-step/example1.json", "--inject", "fail:3@2"});
   same_as_one_process({"dp-step", "cases/dp-step/example1.json", "--atol", "0", "--rtol", "0"});
 }
+
+// `mpirun -np R meshrun bench allreduce`: one table, printed by rank 0, for 8 devices spread over
+// the R ranks (the variant says R x 8/R), every result verified; what it cannot do across ranks
+// is exit 2 with one message.
+BOOST_AUTO_TEST_CASE(bench_allreduce_across_ranks_prints_one_table) {
+  const Result r = mpirun({"bench", "allreduce", "--max-bytes", "256", "--size-budget", "0.01",
+                           "--total-budget", "10"});
+  BOOST_TEST_CONTEXT("stderr: " << r.err) {
+    BOOST_TEST(!r.killed);
+    BOOST_TEST(r.code == 0);
+    const std::string variant =
+        "variant=psum/ranks=" + std::to_string(ranks()) + "x" + std::to_string(8 / ranks());
+    BOOST_TEST(r.out.find(variant) != std::string::npos, r.out);
+    BOOST_TEST(std::count(r.out.begin(), r.out.end(), '#') == 3, r.out);  // one header: 3 lines
+    int rows = 0;
+    for (std::size_t at = 0; (at = r.out.find("\n  ", at)) != std::string::npos; ++at) ++rows;
+    BOOST_TEST(rows >= 1);
+    BOOST_TEST(r.out.find("gather") != std::string::npos);
+  }
+  const Result op = mpirun({"bench", "allreduce", "--op", "all_gather", "--max-bytes", "16"});
+  BOOST_TEST(op.code == 2);
+  BOOST_TEST(meshrun_lines(op.err) ==
+                 std::vector<std::string>{"meshrun: --op: across ranks only psum is timed, not all_gather"},
+             op.err);
+}
