@@ -95,6 +95,31 @@ BOOST_AUTO_TEST_CASE(two_stalled_devices_are_both_named) {
              r.err);
 }
 
+// On a 2-D mesh the group that times out first may be one whose missing member is itself waiting
+// in another group for the stalled device (mlp-train: psum over 'model', then pmean over 'data').
+// Whichever group reports, the line ends with the stalled device as the cause, and a missing
+// device that was waiting elsewhere is named as waiting there -- never as late.
+BOOST_AUTO_TEST_CASE(a_2d_timeout_names_the_stalled_device_not_the_ones_waiting_for_it) {
+  for (const std::string mesh : {"data=2,model=4", "data=4,model=2"}) {
+    for (const int device : {0, 3, 6}) {
+      const std::string d = std::to_string(device);
+      BOOST_TEST_CONTEXT(mesh << ", stall:" << d << "@1") {
+        const Result r = run({"mlp-train", "--mesh", mesh, "--inject", "stall:" + d + "@1",
+                              "--timeout", "1", "cases/mlp-train/example1.json"});
+        expect_one_mesh_error(r);
+        BOOST_TEST(has(r.err, "; device(s) "), r.err);
+        BOOST_TEST(has(r.err, d + " stalled by --inject)\n"), r.err);
+        BOOST_TEST(!has(r.err, "late"), r.err);
+        if (has(r.err, "pmean #1 on 'data'") && !has(r.err, "(" + d + " stalled")) {
+          BOOST_TEST(has(r.err, " waiting in psum #1 on 'model' for " + d + "; " + d +
+                                    " stalled by --inject)\n"),
+                     r.err);
+        }
+      }
+    }
+  }
+}
+
 // An injection past the last collective never fires: it tested nothing, and says so (exit 2,
 // nothing on stdout) instead of passing as a run that survived it.
 BOOST_AUTO_TEST_CASE(injection_that_is_never_reached_is_reported) {

@@ -84,7 +84,7 @@ BOOST_AUTO_TEST_CASE(the_mesh_runs_clean_after_failures_in_a_group) {
 // group times out first is a race: {4,5,7} waiting for 6 ("psum #2 on 'model' ... device(s) 6 never
 // arrived"), or a 'data' group where device 0-3 waits for 4, 5 or 7, themselves still waiting for 6
 // ("pmean #2 on 'data' ... device(s) 4 never arrived"), or the 'data' group {2, 6} waiting for 6.
-// Each names a device of the chain to 6.
+// Each names the device that never arrived and follows the chain to 6, the cause.
 BOOST_AUTO_TEST_CASE(a_stall_in_one_group_times_out_and_releases_every_group) {
   for (int rep = 0; rep < 3; ++rep) {
     MeshOptions o;
@@ -103,6 +103,8 @@ BOOST_AUTO_TEST_CASE(a_stall_in_one_group_times_out_and_releases_every_group) {
       const std::string late = what.substr(at + tail.size(), 1);
       BOOST_TEST((late == "4" || late == "5" || late == "6" || late == "7"), what);
       BOOST_TEST((contains(what, "psum #2 on 'model'") || contains(what, "pmean #2 on 'data'")), what);
+      BOOST_TEST(contains(what, "6 stalled by --inject)"), what);
+      BOOST_TEST(!contains(what, "late"), what);
     }
   }
 }

@@ -6,14 +6,18 @@
 // output bit-identical across runs; its structural rules against deliberately wrong programs.
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "io/case_reader.hpp"
 #include "mesh/device.hpp"
+#include "mesh/injection.hpp"
 #include "mesh/mesh.hpp"
 #include "programs/program.hpp"
 #include "run_meshrun.hpp"
@@ -286,6 +290,58 @@ BOOST_AUTO_TEST_CASE(real_program_passes_and_full_inputs_fail) {
   BOOST_TEST(mentions(v, "(the full b1)"));
   BOOST_TEST(mentions(v, "(the full w2)"));
   BOOST_TEST(mentions(v, "reduced 0 elements over 'model', fewer than the 4 of its partial outputs"));
+}
+
+// A timeout in one group whose missing member waits in another group is followed to the cause.
+// On 2x4, device 6 stalls at psum #1 over 'model' ({4, 5, 6, 7}); devices 0, 1, 3 wait in pmean
+// #1 over 'data' for 4, 5, 7, which wait in the 'model' psum for 6 (device 2 and 6 share no
+// collective). Either group may time out first and each report is exact: a 'data' group names its
+// missing member as waiting in the 'model' psum for 6 -- not as late -- and 6 as the cause. The
+// 'model' devices enter a moment after the 'data' ones, so the 'data' report is the usual one
+// (only which report comes depends on timing, not whether the test passes).
+BOOST_AUTO_TEST_CASE(a_timeout_follows_a_wait_in_another_group_to_the_stalled_device) {
+  int chained = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    MeshOptions o;
+    o.timeout = std::chrono::milliseconds(200);
+    o.injections = {parse_injection("stall:6@1")};
+    Mesh mesh(MeshShape{{"data", 2}, {"model", 4}}, o);
+    std::atomic<int> data_ready{0};
+    try {
+      mesh.run([&](Device& dev) {
+        const int d = dev.index();
+        std::vector<float> buf(3, 1.0f);
+        if (d == 2) return;
+        if (d < 4) {
+          data_ready.fetch_add(1);
+          dev.pmean_inplace(buf, "data");
+          return;
+        }
+        for (int i = 0; i < 1000 && data_ready.load() < 3; ++i)  // bounded: at most ~1 s
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        dev.psum_inplace(buf, "model");
+        dev.pmean_inplace(buf, "data");
+      });
+      BOOST_TEST(false, "the stall was not reported");
+    } catch (const TimeoutError& e) {
+      const std::string what = e.what();
+      const std::string head = "pmean #1 on 'data': timed out after 200 ms; device(s) ";
+      if (what.rfind(head, 0) == 0) {
+        const std::string m = what.substr(head.size(), 1);
+        BOOST_TEST((m == "4" || m == "5" || m == "7"), what);
+        BOOST_TEST(what == head + m + " never arrived (" + m +
+                               " waiting in psum #1 on 'model' for 6; 6 stalled by --inject)",
+                   what);
+        ++chained;
+      } else {
+        BOOST_TEST(what == "psum #1 on 'model': timed out after 200 ms; device(s) 6 never arrived "
+                           "(6 stalled by --inject)",
+                   what);
+      }
+    }
+  }
+  BOOST_TEST_MESSAGE(chained << " of 3 timeouts reported by a 'data' group");
 }
 
 BOOST_AUTO_TEST_CASE(reductions_over_the_wrong_axes_fail) {

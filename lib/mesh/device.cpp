@@ -39,9 +39,10 @@ const GroupMembership& Device::group(AxisNames axes, const char* op) const {
 }
 
 Device::Device(int index, const MeshShape& mesh, std::vector<GroupMembership> groups,
-               CollectiveHook hook, std::vector<CollectiveRecord>* log, DeviceProfile* profile)
+               CollectiveHook hook, std::vector<CollectiveRecord>* log, DeviceProfile* profile,
+               std::atomic<std::uint64_t>* in_collective)
     : index_(index), mesh_(mesh), groups_(std::move(groups)), hook_(std::move(hook)), log_(log),
-      profile_(profile) {
+      profile_(profile), in_collective_(in_collective) {
   if (profile_)
     for (GroupMembership& g : groups_) g.comm->mark_syncs(&marks_);
 }
@@ -49,6 +50,12 @@ Device::Device(int index, const MeshShape& mesh, std::vector<GroupMembership> gr
 Device::~Device() {
   if (profile_)  // the communicators live on until the next run: no pointer into a gone Device
     for (GroupMembership& g : groups_) g.comm->mark_syncs(nullptr);
+}
+
+Device::SpanEnd::~SpanEnd() {
+  if (dev.in_collective_ && std::uncaught_exceptions() == uncaught)
+    dev.in_collective_->store(0, std::memory_order_relaxed);
+  if (dev.profile_) dev.end_span();
 }
 
 void Device::end_span() {
@@ -99,6 +106,10 @@ Communicator& Device::before(CollectiveOp op, AxisNames axes, const Shape& in, c
     log_->push_back({op_name(op), g.label, in, out, varying, last_seq_});
   }
   if (hook_) hook_(index_, op, ++calls_, g.label, last_seq_);
+  if (in_collective_) {
+    const auto group = static_cast<std::size_t>(&g - groups_.data());
+    in_collective_->store(CollectiveWhere::pack(group, op, last_seq_), std::memory_order_relaxed);
+  }
   return *g.comm;
 }
 

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <initializer_list>
 #include <span>
@@ -51,15 +53,28 @@ struct GroupMembership {
   Communicator* comm;
 };
 
+// Which collective a device is in, in one word another thread reads at once (the mesh's timeout
+// report): 0 outside any collective, else the group (its index in the device's memberships) plus
+// 1 in the low 8 bits, the op in the next 8, the group's sequence number above.
+struct CollectiveWhere {
+  static std::uint64_t pack(std::size_t group, CollectiveOp op, std::uint64_t seq) {
+    return seq << 16 | static_cast<std::uint64_t>(op) << 8 | (group + 1);
+  }
+  static std::size_t group(std::uint64_t w) { return static_cast<std::size_t>(w & 0xff) - 1; }
+  static CollectiveOp op(std::uint64_t w) { return static_cast<CollectiveOp>(w >> 8 & 0xff); }
+  static std::uint64_t seq(std::uint64_t w) { return w >> 16; }
+};
+
 class Device {
  public:
   // `groups` holds one membership per ordered tuple of distinct mesh axes, the first being all the
   // mesh's axes in mesh order. `log`, when given,
   // receives a record of every collective this device enters (the trace); `profile`, when given,
-  // a span per collective (profile.hpp).
+  // a span per collective (profile.hpp); `in_collective`, when given, the collective this device
+  // is in from its hook's return to the call's end (CollectiveWhere), 0 outside (relaxed stores).
   Device(int index, const MeshShape& mesh, std::vector<GroupMembership> groups,
          CollectiveHook hook = {}, std::vector<CollectiveRecord>* log = nullptr,
-         DeviceProfile* profile = nullptr);
+         DeviceProfile* profile = nullptr, std::atomic<std::uint64_t>* in_collective = nullptr);
   ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
@@ -102,12 +117,13 @@ class Device {
   // For the in-place calls on a flat buffer: builds the shape only when tracing (no allocation
   // per call otherwise).
   Communicator& before_flat(CollectiveOp op, AxisNames axes, std::size_t elems);
-  // Closes the collective span before() opened, when profiling -- also when the call throws.
+  // Closes the collective span before() opened, when profiling -- also when the call throws --
+  // and clears in_collective_ when the call returns (one that throws, a timeout or an abort, was
+  // waiting there: the mesh's report may read it after the device left).
   struct SpanEnd {
     Device& dev;
-    ~SpanEnd() {
-      if (dev.profile_) dev.end_span();
-    }
+    int uncaught = std::uncaught_exceptions();
+    ~SpanEnd();
   };
   void end_span();
 
@@ -121,6 +137,7 @@ class Device {
   std::uint64_t last_seq_ = 0;
   const GroupMembership* last_group_ = nullptr;
   DeviceProfile* profile_;
+  std::atomic<std::uint64_t>* in_collective_;
   SyncMarks marks_;          // where the communicators mark the collective in progress
   bool span_open_ = false;   // profile_->collectives.back() is still in progress
 };

@@ -157,6 +157,11 @@ struct Mesh::Impl {
   // at which it began an injected stall ("" if it did not), and how many collectives it entered.
   std::vector<std::string> stalled_at;
   std::vector<std::uint64_t> entered;
+  // Per device, the collective it is in right now (CollectiveWhere; 0 outside any), stored by its
+  // own thread; and, per device whose wait timed out, every device's value at that moment, read
+  // before the mesh aborts the other groups (explain() follows the waits to their cause).
+  std::unique_ptr<std::atomic<std::uint64_t>[]> in_collective;
+  std::vector<std::vector<std::uint64_t>> waits_at_timeout;
   // Devices in an injected stall right now: when they and the finished devices are all there is,
   // nobody waits for the stalled ones to time out, so each stall ends at its own timeout.
   std::atomic<int> stalling{0};
@@ -233,13 +238,19 @@ void Mesh::Impl::run_job(int index, const std::stop_token& stop) {
   Device device(index, shape, std::move(memberships),
                 [this, &stop](int d, CollectiveOp op, std::uint64_t count, const std::string& group,
                        std::uint64_t seq) { inject(d, op, count, group, seq, stop); },
-                trace ? &trace->collectives[static_cast<std::size_t>(index)] : nullptr, profile);
+                trace ? &trace->collectives[static_cast<std::size_t>(index)] : nullptr, profile,
+                &in_collective[static_cast<std::size_t>(index)]);
   if (profile) profile->body_start = ProfileClock::now();
   try {
     (*body.load(std::memory_order_acquire))(device);
     entered[static_cast<std::size_t>(index)] = device.collectives_entered();
   } catch (const AbortedError&) {
     record(index, std::current_exception(), /*consequence=*/true);
+  } catch (const TimeoutError&) {
+    std::vector<std::uint64_t>& waits = waits_at_timeout[static_cast<std::size_t>(index)];
+    for (int d = 0; d < size; ++d)
+      waits.push_back(in_collective[static_cast<std::size_t>(d)].load(std::memory_order_relaxed));
+    record(index, std::current_exception());
   } catch (const CollectiveError&) {
     record(index, std::current_exception());
   } catch (const InternalError&) {
@@ -315,9 +326,10 @@ void Mesh::Impl::inject(int index, CollectiveOp op, std::uint64_t count, const s
 }
 
 // The error run() reports for device `first`'s, with what only the mesh knows: for a timeout,
-// which missing devices were stalled (--inject) and which were only late (still in their body,
-// e.g. not scheduled on an oversubscribed machine); for a stall that ended the run, every device
-// that stalled, not just the first to give up.
+// which missing devices were stalled (--inject), which were only late (still in their body, e.g.
+// not scheduled on an oversubscribed machine) and which were waiting in a collective of another
+// group -- followed to the members that group waited for, down to the stalled and late ones, the
+// cause; for a stall that ended the run, every device that stalled, not just the first to give up.
 std::exception_ptr Mesh::Impl::explain(int first) const {
   const std::exception_ptr error = errors[static_cast<std::size_t>(first)];
   auto list = [](const std::vector<int>& devices) {
@@ -328,15 +340,43 @@ std::exception_ptr Mesh::Impl::explain(int first) const {
   try {
     std::rethrow_exception(error);
   } catch (const TimeoutError& e) {
+    const std::vector<std::uint64_t>& waits = waits_at_timeout[static_cast<std::size_t>(first)];
+    auto wait_of = [&](int d) {
+      return static_cast<std::size_t>(d) < waits.size() ? waits[static_cast<std::size_t>(d)] : 0;
+    };
     std::vector<int> stalled, late;
-    for (int m : e.missing()) (stalled_at[static_cast<std::size_t>(m)].empty() ? late : stalled).push_back(m);
-    std::string why;
-    if (!stalled.empty()) why = list(stalled) + " stalled by --inject";
-    if (!late.empty()) {
-      why += (why.empty() ? "" : "; ") + list(late) +
-             (shape.size() == 1 ? " late: still running the body, a longer --timeout may help"
-                                : " late: running the body or waiting in another group");
+    std::string why;  // "4 waiting in psum #1 on 'model' for 6; "
+    std::vector<int> chain = e.missing();  // grows as waits are followed; each device once
+    std::vector<bool> seen(static_cast<std::size_t>(size), false);
+    seen[static_cast<std::size_t>(first)] = true;
+    for (int m : chain) seen[static_cast<std::size_t>(m)] = true;
+    for (std::size_t i = 0; i < chain.size(); ++i) {
+      const int m = chain[i];
+      const std::uint64_t w = wait_of(m);
+      if (!stalled_at[static_cast<std::size_t>(m)].empty()) {
+        stalled.push_back(m);
+      } else if (w == 0) {
+        late.push_back(m);
+      } else {  // waiting for the members of its group that were not in the same collective
+        const GroupSet& set = group_sets[CollectiveWhere::group(w)];
+        const int group = set.group_of[static_cast<std::size_t>(m)];
+        std::vector<int> blockers;
+        for (int d = 0; d < size; ++d) {
+          if (set.group_of[static_cast<std::size_t>(d)] != group || wait_of(d) == w) continue;
+          blockers.push_back(d);
+          if (!seen[static_cast<std::size_t>(d)]) chain.push_back(d);
+          seen[static_cast<std::size_t>(d)] = true;
+        }
+        why += std::to_string(m) + " waiting in " + op_name(CollectiveWhere::op(w)) + " #" +
+               std::to_string(CollectiveWhere::seq(w)) + " on '" + set.label + "'" +
+               (blockers.empty() ? "" : " for " + list(blockers)) + "; ";
+      }
     }
+    std::sort(stalled.begin(), stalled.end());
+    std::sort(late.begin(), late.end());
+    if (!stalled.empty()) why += list(stalled) + " stalled by --inject; ";
+    if (!late.empty()) why += list(late) + " late: still running the body, a longer --timeout may help; ";
+    if (why.size() >= 2) why.resize(why.size() - 2);  // the last "; "
     return std::make_exception_ptr(TimeoutError(e.what() + std::string(" (") + why + ")", e.missing()));
   } catch (const CollectiveError&) {
     // A stall that ended the run (nobody else waited): name every device that stalled.
@@ -390,6 +430,7 @@ Mesh::Mesh(MeshShape shape, MeshOptions options) : impl_(std::make_unique<Impl>(
   }
   impl_->fired.assign(impl_->options.injections.size(), 0);
   impl_->entered.assign(static_cast<std::size_t>(size), 0);
+  impl_->in_collective = std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(size));
   impl_->threads.reserve(static_cast<std::size_t>(size));
   // The device threads start with the first run, after its job is posted: they find it at once
   // instead of going to sleep and being woken for it (start-up of a one-run process, issue 9).
@@ -470,6 +511,8 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
     if (trace && trace->profile) trace->profile->devices.assign(static_cast<std::size_t>(m.size), {});
     m.errors.assign(static_cast<std::size_t>(m.size), nullptr);
     m.stalled_at.assign(static_cast<std::size_t>(m.size), "");
+    m.waits_at_timeout.assign(static_cast<std::size_t>(m.size), {});
+    for (int d = 0; d < m.size; ++d) m.in_collective[static_cast<std::size_t>(d)].store(0, std::memory_order_relaxed);
     m.entered.assign(static_cast<std::size_t>(m.size), 0);
     m.fired.assign(m.options.injections.size(), 0);
     m.running = true;  // last: nothing below throws until the devices are done
