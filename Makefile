@@ -57,9 +57,12 @@ asan: deps
 	cmake --build $(BUILD)/asan -j $(JOBS)
 	ctest --test-dir $(BUILD)/asan --output-on-failure -j $(JOBS)
 
+# Builds only the test executables TSAN_TESTS selects (their names are their targets) and what
+# they depend on, meshrun included.
 tsan: deps
 	cmake --preset tsan -B $(BUILD)/tsan >/dev/null
-	cmake --build $(BUILD)/tsan -j $(JOBS)
+	cmake --build $(BUILD)/tsan -j $(JOBS) --target \
+	  $$(ctest --test-dir $(BUILD)/tsan -N -R '$(TSAN_TESTS)' | sed -n 's/^ *Test *#[0-9]*: //p')
 	ctest --test-dir $(BUILD)/tsan --output-on-failure -j $(JOBS) -R '$(TSAN_TESTS)'
 
 # libFuzzer on the case reader (clang, ASan + UBSan): first every hostile input of
