@@ -3,6 +3,7 @@
 PKGS := g++ cmake make nlohmann-json3-dev libcli11-dev libboost-test-dev libhwy-dev \
         openmpi-bin libopenmpi-dev
 FUZZ_PKGS := clang libclang-rt-14-dev
+LINT_PKGS := clang-format clang-tidy
 # What ../shared/peers/run_all.sh needs to build and run the peers meshrun is measured against,
 # and matplotlib for bench/plot.py's pictures of the results.
 PEER_PKGS := openmpi-bin libopenmpi-dev libgloo-dev hyperfine bc python3-numpy python3-matplotlib
@@ -17,7 +18,10 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_LIMITS := -rss_limit_mb=4096 -malloc_limit_mb=4096
 
-.PHONY: deps fuzz-deps peer-deps build run test asan tsan fuzz bench bench-peers bench-mpi clean
+# What `make format` rewrites and `make lint` checks: every C++ file of the project.
+FORMAT_FILES = $(shell find app lib tests bench -name '*.cpp' -o -name '*.hpp' | sort)
+
+.PHONY: deps fuzz-deps lint-deps peer-deps format lint build run test asan tsan fuzz bench bench-peers bench-mpi clean
 
 deps:
 	@missing=""; for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -33,12 +37,31 @@ fuzz-deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
+lint-deps:
+	@missing=""; for p in $(LINT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
 peer-deps:
 	@missing=""; for p in $(PEER_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
+
+# clang-format -i with .clang-format over every C++ file.
+format: lint-deps
+	clang-format -i $(FORMAT_FILES)
+
+# The formatting check (no file changed), then clang-tidy with .clang-tidy over every source the
+# release build compiles (its compile_commands.json; configuring is enough, nothing is built).
+lint: lint-deps deps
+	clang-format --dry-run -Werror $(FORMAT_FILES)
+	cmake --preset release -B $(BUILD)/release >/dev/null
+	sed -n 's/^ *"file": "\(.*\)",*$$/\1/p' $(BUILD)/release/compile_commands.json | sort -u | \
+	  xargs -P $(JOBS) -n 4 clang-tidy -p $(BUILD)/release --quiet
 
 build: deps
 	cmake --preset release -B $(BUILD)/release >/dev/null
