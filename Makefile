@@ -21,7 +21,7 @@ FUZZ_LIMITS := -rss_limit_mb=4096 -malloc_limit_mb=4096
 # What `make format` rewrites and `make lint` checks: every C++ file of the project.
 FORMAT_FILES = $(shell find app lib tests bench -name '*.cpp' -o -name '*.hpp' | sort)
 
-.PHONY: deps fuzz-deps lint-deps peer-deps format lint build run test asan tsan fuzz bench bench-peers bench-mpi clean
+.PHONY: deps fuzz-deps lint-deps peer-deps format format-check lint build run test asan tsan fuzz bench bench-peers bench-mpi clean
 
 deps:
 	@missing=""; for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -55,10 +55,13 @@ peer-deps:
 format: lint-deps
 	clang-format -i $(FORMAT_FILES)
 
-# The formatting check (no file changed), then clang-tidy with .clang-tidy over every source the
-# release build compiles (its compile_commands.json; configuring is enough, nothing is built).
-lint: lint-deps deps
+# Whether every C++ file is as clang-format leaves it (nothing is changed); seconds.
+format-check: lint-deps
 	clang-format --dry-run -Werror $(FORMAT_FILES)
+
+# The formatting check, then clang-tidy with .clang-tidy over every source the release build
+# compiles (its compile_commands.json; configuring is enough, nothing is built).
+lint: format-check deps
 	cmake --preset release -B $(BUILD)/release >/dev/null
 	sed -n 's/^ *"file": "\(.*\)",*$$/\1/p' $(BUILD)/release/compile_commands.json | sort -u | \
 	  xargs -P $(JOBS) -n 4 clang-tidy -p $(BUILD)/release --quiet
