@@ -165,7 +165,7 @@ BOOST_AUTO_TEST_CASE(a_non_finite_result_is_exit_7_and_never_printed) {
   BOOST_TEST(!has(c.out + c.err, "null"));
 }
 
-// ---- 5. options mean what they say ----------------------------------------------------------------
+// ---- 5. options mean what they say --------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(numeric_flags_are_finite_and_decimal) {
   expect_error(run({"dp-step", kExample, "--timeout", "nan"}), 2,
@@ -197,7 +197,7 @@ BOOST_AUTO_TEST_CASE(a_timeout_tells_stalled_devices_from_late_ones) {
   expect_error(r, 3, "pmean #1 on 'data': timed out after 1000 ms; device(s) 5 never arrived (5 stalled by --inject)");
 }
 
-// ---- 7. the trace survives a failure --------------------------------------------------------------
+// ---- 7. the trace survives a failure ------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(trace_file_is_checked_before_the_run_and_written_on_failure) {
   expect_error(run({"dp-step", kExample, "--trace=/nonexistent/dir/trace.txt"}), 2,
@@ -233,7 +233,7 @@ BOOST_AUTO_TEST_CASE(when_every_device_stalls_all_are_named) {
   BOOST_TEST(r.seconds < 1.9, r.seconds);
 }
 
-// ---- 8. internal errors stay internal --------------------------------------------------------------
+// ---- 8. internal errors stay internal -----------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(a_bug_in_meshrun_is_exit_4_never_a_graded_failure) {
   const Result r = run({"check", "--inject", "internal:2@1", "cases/dp-step"});
