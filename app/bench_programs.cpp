@@ -43,12 +43,12 @@ struct Size {
 // not at start-up: every meshrun process would pay for it.)
 const std::vector<Size>& sizes() {
   static const std::vector<Size> kSizes = {
-    {"dp-step", {{"N", 8192}, {"D", 64}, {"K", 16}}, false},
-    {"dp-step", {{"N", 65536}, {"D", 64}, {"K", 16}}, true},
-    {"tp-mlp", {{"B", 64}, {"D", 256}, {"H", 1024}, {"O", 64}}, false},
-    {"tp-mlp", {{"B", 256}, {"D", 1024}, {"H", 4096}, {"O", 256}}, true},
-    {"mlp-train", {{"B", 64}, {"D", 256}, {"H", 512}, {"O", 64}}, false},
-    {"mlp-train", {{"B", 256}, {"D", 512}, {"H", 2048}, {"O", 128}}, true},
+      {"dp-step", {{"N", 8192}, {"D", 64}, {"K", 16}}, false},
+      {"dp-step", {{"N", 65536}, {"D", 64}, {"K", 16}}, true},
+      {"tp-mlp", {{"B", 64}, {"D", 256}, {"H", 1024}, {"O", 64}}, false},
+      {"tp-mlp", {{"B", 256}, {"D", 1024}, {"H", 4096}, {"O", 256}}, true},
+      {"mlp-train", {{"B", 64}, {"D", 256}, {"H", 512}, {"O", 64}}, false},
+      {"mlp-train", {{"B", 256}, {"D", 512}, {"H", 2048}, {"O", 128}}, true},
   };
   return kSizes;
 }
@@ -58,7 +58,8 @@ constexpr std::array<const char*, 8> kFields = {"read_s",  "shard_s", "compute_s
 
 std::string size_label(const Size& s) {
   std::string label;
-  for (const auto& [dim, n] : s.dims) label += (label.empty() ? "" : ",") + dim + "=" + std::to_string(n);
+  for (const auto& [dim, n] : s.dims)
+    label += (label.empty() ? "" : ",") + dim + "=" + std::to_string(n);
   return label;
 }
 
@@ -171,7 +172,8 @@ nlohmann::json run_timed(const std::string& program, const std::string& case_pat
   std::string line, last;
   while (std::getline(in, line)) last = line;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw InternalError("bench programs: meshrun " + program + " " + case_path + " failed: " + last);
+    throw InternalError("bench programs: meshrun " + program + " " + case_path +
+                        " failed: " + last);
   }
   return nlohmann::json::parse(last);
 }
@@ -184,15 +186,16 @@ struct Flags {
 };
 
 void run_bench_programs(const Flags& flags) {
-  const fs::path root = flags.keep.empty()
-                            ? fs::temp_directory_path() / ("meshrun-bench-programs." + std::to_string(getpid()))
-                            : fs::path(flags.keep);
+  const fs::path root =
+      flags.keep.empty()
+          ? fs::temp_directory_path() / ("meshrun-bench-programs." + std::to_string(getpid()))
+          : fs::path(flags.keep);
   fs::create_directories(root);
   nlohmann::json rows = nlohmann::json::array();
   if (!flags.json) {
     std::string head = "# meshrun bench programs: whole process, best of " +
-                       std::to_string(flags.rounds) + " runs by total_s\n#  program    input  size" +
-                       std::string(36, ' ');
+                       std::to_string(flags.rounds) +
+                       " runs by total_s\n#  program    input  size" + std::string(36, ' ');
     for (const std::string f : kFields) head += f + "  ";
     write_stdout(head + "\n");
   }
@@ -206,7 +209,8 @@ void run_bench_programs(const Flags& flags) {
       nlohmann::json best;
       for (int r = 0; r < flags.rounds; ++r) {
         nlohmann::json t = run_timed(size.program, path, root);
-        if (best.is_null() || t.at("total_s").get<double>() < best.at("total_s").get<double>()) best = t;
+        if (best.is_null() || t.at("total_s").get<double>() < best.at("total_s").get<double>())
+          best = t;
       }
       best["program"] = size.program;
       best["input"] = form;
@@ -217,8 +221,8 @@ void run_bench_programs(const Flags& flags) {
         int n = std::snprintf(line, sizeof line, "  %-10s %-5s  %-40s", size.program.c_str(), form,
                               size_label(size).c_str());
         for (const std::string f : kFields) {
-          n += std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n), " %*.4g", static_cast<int>(f.size() + 1),
-                             best.at(f).get<double>());
+          n += std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n), " %*.4g",
+                             static_cast<int>(f.size() + 1), best.at(f).get<double>());
         }
         write_stdout(std::string(line) + "\n");
       }

@@ -11,15 +11,15 @@
 namespace meshrun {
 
 struct CaseReport {
-  std::string path;     // the case file as found
-  std::size_t suite = 0;  // index of the PATH argument it was found under
-  std::string problem;  // "" when the case could not be read
-  std::string word;     // PASS, FAIL, ERROR
-  std::string detail;   // the text line after "path: " (unescaped)
-  double seconds = 0;   // reading, running and grading it
-  std::vector<Mismatch> mismatches;         // every differing element (FAIL)
-  std::vector<std::string> rules_passed;    // structural rules that held
-  std::vector<std::string> rules_failed;    // and those that broke (FAIL)
+  std::string path;                       // the case file as found
+  std::size_t suite = 0;                  // index of the PATH argument it was found under
+  std::string problem;                    // "" when the case could not be read
+  std::string word;                       // PASS, FAIL, ERROR
+  std::string detail;                     // the text line after "path: " (unescaped)
+  double seconds = 0;                     // reading, running and grading it
+  std::vector<Mismatch> mismatches;       // every differing element (FAIL)
+  std::vector<std::string> rules_passed;  // structural rules that held
+  std::vector<std::string> rules_failed;  // and those that broke (FAIL)
   bool passed() const { return word == "PASS"; }
   bool error() const { return word == "ERROR"; }
 };

@@ -40,23 +40,28 @@ std::size_t element_count(const std::vector<Tensor>& tensors) {
 // w[0][0] (1.5 -> 2.0)", the bits compared exactly.
 std::string change_summary(const RanCase& ran, std::size_t beyond_tolerance) {
   const std::size_t total = element_count(ran.outputs);
-  if (!ran.c.expected) return "expected written (" + std::to_string(total) + " elements, none before)";
+  if (!ran.c.expected)
+    return "expected written (" + std::to_string(total) + " elements, none before)";
   const auto changed = compare_outputs(*ran.program, ran.outputs, *ran.c.expected, 0, 0);
   std::string text = std::to_string(changed.size()) + " of " + std::to_string(total) +
-                     " elements changed (" + std::to_string(beyond_tolerance) + " beyond tolerance)";
+                     " elements changed (" + std::to_string(beyond_tolerance) +
+                     " beyond tolerance)";
   const Mismatch* largest = nullptr;
   for (const Mismatch& m : changed) {
     if (!m.shape_note.empty()) {
       text += "; " + m.path + ": " + m.shape_note;
-    } else if (!largest || std::fabs(m.got - m.expected) > std::fabs(largest->got - largest->expected)) {
+    } else if (!largest ||
+               std::fabs(m.got - m.expected) > std::fabs(largest->got - largest->expected)) {
       largest = &m;
     }
   }
   if (largest) {
     const NumberFormat exact{.precision = 6, .exact = true};
-    text += ", largest change " + format_number(static_cast<float>(std::fabs(largest->got - largest->expected)), exact) +
-            " at " + largest->path + " (" + format_number(static_cast<float>(largest->expected), exact) +
-            " -> " + format_number(static_cast<float>(largest->got), exact) + ")";
+    text += ", largest change " +
+            format_number(static_cast<float>(std::fabs(largest->got - largest->expected)), exact) +
+            " at " + largest->path + " (" +
+            format_number(static_cast<float>(largest->expected), exact) + " -> " +
+            format_number(static_cast<float>(largest->got), exact) + ")";
   }
   return text;
 }
@@ -87,12 +92,14 @@ Outcome bless(const Found& found, const RunFlags& flags) {
   if (!found.problem.empty()) return {"REFUSED", found.problem};
   try {
     const RanCase ran = run_case(found.path, flags);
-    if (const std::string why = bless_refusal(*ran.program, ran.outputs, ran.structure); !why.empty()) {
+    if (const std::string why = bless_refusal(*ran.program, ran.outputs, ran.structure);
+        !why.empty()) {
       return {"REFUSED", why};
     }
     std::size_t beyond = 0;
     if (ran.c.expected) {
-      beyond = compare_outputs(*ran.program, ran.outputs, *ran.c.expected, flags.atol, flags.rtol).size();
+      beyond = compare_outputs(*ran.program, ran.outputs, *ran.c.expected, flags.atol, flags.rtol)
+                   .size();
       if (beyond == 0) return {"UNCHANGED", "numbers within tolerance"};
     }
     const std::string summary = change_summary(ran, beyond);

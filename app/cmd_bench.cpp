@@ -87,8 +87,9 @@ void run_mpi_bench(const bench::AllReduceBenchOptions& o, double timeout_s) {
 #else
   (void)o;
   (void)timeout_s;
-  throw InputError("--backend", "this meshrun was built without MPI (apt-get install libopenmpi-dev "
-                                "and rebuild); --backend inprocess runs one process");
+  throw InputError("--backend",
+                   "this meshrun was built without MPI (apt-get install libopenmpi-dev "
+                   "and rebuild); --backend inprocess runs one process");
 #endif
 }
 
@@ -159,8 +160,8 @@ void add_bench_command(CLI::App& app) {
     std::uint64_t wrong_so_far = 0;
     o.on_row = [&](std::size_t done, std::size_t, const bench::BenchRow& row) {
       wrong_so_far += row.wrong;
-      progress.update(done, std::to_string(wrong_so_far) + " wrong, last " +
-                                std::to_string(row.bytes) + " B");
+      progress.update(
+          done, std::to_string(wrong_so_far) + " wrong, last " + std::to_string(row.bytes) + " B");
     };
     // The table goes to the checked stdout, as a program's result does (a full disk or a closed
     // stdout is exit 6), with the progress line erased before each row and drawn again after.

@@ -30,16 +30,16 @@ struct CheckFlags {
 // "numbers ok; structure ok (3 rules)": the numeric verdict and the structural one, side by side.
 std::string verdict_detail(const CaseReport& r) {
   const std::size_t n = r.mismatches.size();
-  const std::string numbers =
-      n == 0 ? "numbers ok"
-             : "numbers: " + std::to_string(n) + (n == 1 ? " element differs" : " elements differ") +
-                   " (first: " + describe(r.mismatches.front()) + ")";
+  const std::string numbers = n == 0 ? "numbers ok"
+                                     : "numbers: " + std::to_string(n) +
+                                           (n == 1 ? " element differs" : " elements differ") +
+                                           " (first: " + describe(r.mismatches.front()) + ")";
   const std::size_t rules = r.rules_passed.size() + r.rules_failed.size();
-  const std::string structure =
-      r.rules_failed.empty()
-          ? "structure ok (" + std::to_string(rules) + " rules)"
-          : "structure: " + std::to_string(r.rules_failed.size()) + " of " + std::to_string(rules) +
-                " rules broken (first: " + r.rules_failed.front() + ")";
+  const std::string structure = r.rules_failed.empty()
+                                    ? "structure ok (" + std::to_string(rules) + " rules)"
+                                    : "structure: " + std::to_string(r.rules_failed.size()) +
+                                          " of " + std::to_string(rules) +
+                                          " rules broken (first: " + r.rules_failed.front() + ")";
   return numbers + "; " + structure;
 }
 
@@ -59,7 +59,8 @@ CaseReport grade_case(const Found& found, const RunFlags& flags) {
     if (!ran.c.expected) {
       r.detail = "no \"expected\" to grade against";
     } else {
-      r.mismatches = compare_outputs(*ran.program, ran.outputs, *ran.c.expected, flags.atol, flags.rtol);
+      r.mismatches =
+          compare_outputs(*ran.program, ran.outputs, *ran.c.expected, flags.atol, flags.rtol);
       r.rules_passed = ran.structure.passed;
       r.rules_failed = ran.structure.failures;
       r.word = r.mismatches.empty() && r.rules_failed.empty() ? "PASS" : "FAIL";
@@ -141,8 +142,8 @@ void run_check(const CheckFlags& flags) {
 
 void add_check_command(CLI::App& app) {
   auto flags = std::make_shared<CheckFlags>();
-  CLI::App* command =
-      app.add_subcommand("check", "Run every case (files, or *.json under directories) and grade it");
+  CLI::App* command = app.add_subcommand(
+      "check", "Run every case (files, or *.json under directories) and grade it");
   command->add_option("PATH", flags->paths, "Case files or directories")->required();
   command->add_option("--junit", flags->junit, "Also write the verdicts as JUnit XML to FILE")
       ->type_name("FILE");

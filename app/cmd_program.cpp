@@ -45,15 +45,16 @@ struct ProgramFlags {
   bool exact = false;
   std::string trace;  // "" off, "-" stderr, else a file
   bool show_sharding = false;
-  std::string save_npy;  // "" off, else a directory
+  std::string save_npy;          // "" off, else a directory
   std::string backend = "auto";  // auto, inprocess, mpi
-  std::string profile;   // --profile FILE: the run's timeline; "" off
-  bool timings = false;  // --timings: the phases' times on stderr
+  std::string profile;           // --profile FILE: the run's timeline; "" off
+  bool timings = false;          // --timings: the phases' times on stderr
   RunFlags run;
 };
 
 // --trace: the program as it ran, with the structural verdict (or the failure that ended it).
-std::string trace_text(const Trace& trace, const StructuralVerdict* verdict, const std::string& failure) {
+std::string trace_text(const Trace& trace, const StructuralVerdict* verdict,
+                       const std::string& failure) {
   std::string text = format_trace(trace);
   if (!failure.empty()) return text + "failed: " + failure + "\n";
   text += "structure:\n";
@@ -105,10 +106,11 @@ void finish_run(const ProgramDef& program, const ProgramFlags& flags, const Case
                 const std::vector<Injection>& unfired, const std::vector<std::uint64_t>& entered,
                 RunProfile& profile) {
   for (const Injection& inj : unfired) {  // it tested nothing: say so
-    throw InputError("--inject", injection_str(inj) + " never fired: device " +
-                                     std::to_string(inj.device) + " entered only " +
-                                     std::to_string(entered.at(static_cast<std::size_t>(inj.device))) +
-                                     " collective(s)");
+    throw InputError("--inject",
+                     injection_str(inj) + " never fired: device " + std::to_string(inj.device) +
+                         " entered only " +
+                         std::to_string(entered.at(static_cast<std::size_t>(inj.device))) +
+                         " collective(s)");
   }
   const StructuralVerdict verdict = check_structure(program.structure, trace);
   if (trace_out.active()) trace_out.write(trace_text(trace, &verdict, ""));
@@ -166,7 +168,8 @@ Prepared prepare(const ProgramDef& program, const ProgramFlags& flags, Trace* tr
   const MeshShape asked = flag_mesh(flags.run);
   Case c = [&] {
     const ProfilePhase phase(timeline, "read");
-    return read_case(flags.case_path, &program, flags.run.devices, asked, flags.run.max_input_bytes);
+    return read_case(flags.case_path, &program, flags.run.devices, asked,
+                     flags.run.max_input_bytes);
   }();
   MeshShape mesh = run_mesh(program, asked, c.mesh, flags.run.devices);
   return {std::move(options), std::move(trace_out), std::move(c), std::move(mesh)};
@@ -190,7 +193,6 @@ void run_in_process(const ProgramDef& program, const ProgramFlags& flags, Prepar
   finish_run(program, flags, p.c, outputs, trace, p.trace_out, mesh.unfired_injections(), entered,
              profile);
 }
-
 
 #ifdef MESHRUN_HAVE_MPI
 // One mesh over the job's ranks (mpi/mpi_shard_map.hpp). Rank 0 reads the case and tells every
@@ -246,7 +248,8 @@ void run_program_mpi(const ProgramDef& program, const ProgramFlags& flags) {
   init_mpi_threads(nullptr, nullptr);
   // Waits on rank 0's own work (reading the case, grading, printing) get a minute beyond the
   // collectives' timeout.
-  const auto timeout = std::chrono::milliseconds(static_cast<long>(std::ceil(flags.run.timeout_s * 1000)));
+  const auto timeout =
+      std::chrono::milliseconds(static_cast<long>(std::ceil(flags.run.timeout_s * 1000)));
   const auto bound = timeout + std::chrono::seconds(60);
   int code = kExitOk;
   std::string message;
@@ -291,9 +294,10 @@ void run_program(const ProgramDef& program, const ProgramFlags& flags) {
     run_program_mpi(program, flags);
     return;
 #else
-    throw InputError("--backend", std::string(flags.backend == "mpi" ? "" : "started by mpirun, but ") +
-                                      "this meshrun was built without MPI (apt-get install "
-                                      "libopenmpi-dev and rebuild); --backend inprocess runs one process");
+    throw InputError("--backend",
+                     std::string(flags.backend == "mpi" ? "" : "started by mpirun, but ") +
+                         "this meshrun was built without MPI (apt-get install "
+                         "libopenmpi-dev and rebuild); --backend inprocess runs one process");
 #endif
   }
   Trace trace;  // declared first: the profile's destructor may still read it
@@ -310,8 +314,9 @@ bool use_mpi(const std::string& backend) {
 }
 
 void add_run_flags(CLI::App& command, RunFlags& flags, bool with_inject) {
-  command.add_option("--devices", flags.devices,
-                     "Devices on a one-axis program's axis (default: the case's mesh, else 8)")
+  command
+      .add_option("--devices", flags.devices,
+                  "Devices on a one-axis program's axis (default: the case's mesh, else 8)")
       ->transform(decimal_integer(1, kMaxDevices));
   command.add_option("--mesh", flags.mesh,
                      "Mesh axes and sizes, e.g. data=2,model=4 (overrides the case's \"mesh\"; "
@@ -326,8 +331,9 @@ void add_run_flags(CLI::App& command, RunFlags& flags, bool with_inject) {
   command.add_option("--rtol", flags.rtol, "Relative tolerance against expected")
       ->check(finite_real(0, kHuge))
       ->capture_default_str();
-  command.add_option("--max-input-bytes", flags.max_input_bytes,
-                     "Refuse a case file larger than this (bytes)")
+  command
+      .add_option("--max-input-bytes", flags.max_input_bytes,
+                  "Refuse a case file larger than this (bytes)")
       ->transform(decimal_integer(1, std::numeric_limits<long>::max()))
       ->capture_default_str();
   if (with_inject) {
@@ -366,9 +372,10 @@ void add_program_command(CLI::App& app, const ProgramDef& program) {
                     "Draw which device holds which block of each input and output (stderr)");
   command->add_option("--save-npy", flags->save_npy,
                       "Also write each output as DIR/NAME.npy (float32), creating DIR");
-  command->add_option("--backend", flags->backend,
-                      "inprocess (one process), mpi (one mesh over the ranks of mpirun), or auto: "
-                      "mpi when started by mpirun")
+  command
+      ->add_option("--backend", flags->backend,
+                   "inprocess (one process), mpi (one mesh over the ranks of mpirun), or auto: "
+                   "mpi when started by mpirun")
       ->check(CLI::IsMember({"auto", "inprocess", "mpi"}))
       ->capture_default_str();
   command->add_option("--profile", flags->profile,

@@ -58,7 +58,8 @@ CLI::Validator finite_real(double min, double max, const std::string& unit) {
       "NUMBER " + range);
 }
 
-void refuse_case_file(const std::string& flag, const std::string& path, const std::string& case_path) {
+void refuse_case_file(const std::string& flag, const std::string& path,
+                      const std::string& case_path) {
   if (path == case_path || same_file(path, case_path)) {
     throw InputError(flag, path + " is the case file being read; refusing to overwrite it");
   }

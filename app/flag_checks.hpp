@@ -16,6 +16,7 @@ CLI::Validator finite_real(double min, double max, const std::string& unit = "")
 
 // For a flag naming a file meshrun writes (--trace=FILE, --profile FILE): InputError(flag) when
 // `path` is the case file being read -- never overwrite the input.
-void refuse_case_file(const std::string& flag, const std::string& path, const std::string& case_path);
+void refuse_case_file(const std::string& flag, const std::string& path,
+                      const std::string& case_path);
 
 }  // namespace meshrun

@@ -56,7 +56,8 @@ bool quiet_rank() {
 // The one mapping from meshrun's error types (support/errors.hpp) to exit codes.
 int exit_code_of(const Error& e) {
   if (dynamic_cast<const InputError*>(&e)) return kExitUsage;
-  if (dynamic_cast<const CollectiveError*>(&e) || dynamic_cast<const DeviceError*>(&e)) return kExitMesh;
+  if (dynamic_cast<const CollectiveError*>(&e) || dynamic_cast<const DeviceError*>(&e))
+    return kExitMesh;
   if (dynamic_cast<const NoCasesError*>(&e)) return kExitNoCases;
   if (dynamic_cast<const OutputError*>(&e)) return kExitOutput;
   if (dynamic_cast<const NonFiniteError*>(&e)) return kExitNonFinite;
@@ -133,8 +134,8 @@ int finish(int code) {
 // reports MPI as absent.
 void exec_mpi_build_if_asked(int argc, char** argv) {
   const bool program = argc >= 2 && find_program(argv[1]) != nullptr;
-  const bool bench = argc >= 3 && std::string_view(argv[1]) == "bench" &&
-                     std::string_view(argv[2]) == "allreduce";
+  const bool bench =
+      argc >= 3 && std::string_view(argv[1]) == "bench" && std::string_view(argv[2]) == "allreduce";
   if (!program && !bench) return;
   std::string backend = "auto";
   for (int i = 2; i < argc; ++i) {
@@ -144,7 +145,8 @@ void exec_mpi_build_if_asked(int argc, char** argv) {
   }
   if (!use_mpi(backend)) return;
   std::error_code ec;
-  const auto sibling = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "meshrun-mpi";
+  const auto sibling =
+      std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "meshrun-mpi";
   if (ec || ::access(sibling.c_str(), X_OK) != 0) return;
   ::execv(sibling.c_str(), argv);  // returns only on failure: then the run reports MPI as absent
 }
@@ -166,8 +168,7 @@ int main(int argc, char** argv) {
     report_error("stdout: " + std::string(std::strerror(EBADF)));
     return kExitOutput;
   }
-  CLI::App app{"meshrun: runs JAX shard_map-style SPMD programs, one thread per device",
-               "meshrun"};
+  CLI::App app{"meshrun: runs JAX shard_map-style SPMD programs, one thread per device", "meshrun"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "meshrun 0.1.0");
   try {

@@ -28,7 +28,8 @@ Progress::~Progress() { clear(); }
 
 void Progress::update(std::size_t done, const std::string& status) {
   if (!on_) return;
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.1f s", elapsed);
   line_ = what_ + ": " + std::to_string(done) + "/" + std::to_string(total_) + " " + unit_ + ", " +

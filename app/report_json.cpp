@@ -20,7 +20,8 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 Json float32(double v) {
-  const std::string text = format_number(static_cast<float>(v), NumberFormat{.precision = 6, .exact = true});
+  const std::string text =
+      format_number(static_cast<float>(v), NumberFormat{.precision = 6, .exact = true});
   // Parsed back as a double it prints as the same shortest decimal, and reads back as this float32.
   return std::isfinite(v) ? Json(std::stod(text)) : Json(text);
 }

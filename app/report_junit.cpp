@@ -19,14 +19,22 @@ std::size_t utf8_length(const std::string& s, std::size_t i) {
   if (c < 0x80) return 1;
   std::size_t n = 0;
   unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) n = 2;
-  else if (c == 0xE0) n = 3, lo = 0xA0;
-  else if (c == 0xED) n = 3, hi = 0x9F;
-  else if (c >= 0xE1 && c <= 0xEF) n = 3;
-  else if (c == 0xF0) n = 4, lo = 0x90;
-  else if (c == 0xF4) n = 4, hi = 0x8F;
-  else if (c >= 0xF1 && c <= 0xF3) n = 4;
-  else return 0;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c == 0xE0)
+    n = 3, lo = 0xA0;
+  else if (c == 0xED)
+    n = 3, hi = 0x9F;
+  else if (c >= 0xE1 && c <= 0xEF)
+    n = 3;
+  else if (c == 0xF0)
+    n = 4, lo = 0x90;
+  else if (c == 0xF4)
+    n = 4, hi = 0x8F;
+  else if (c >= 0xF1 && c <= 0xF3)
+    n = 4;
+  else
+    return 0;
   if (i + n > s.size() || at(i + 1) < lo || at(i + 1) > hi) return 0;
   for (std::size_t k = 2; k < n; ++k) {
     if (at(i + k) < 0x80 || at(i + k) > 0xBF) return 0;
@@ -51,12 +59,23 @@ std::string xml(const std::string& raw) {
       out.append(s, i, n);
     } else {
       switch (s[i]) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        case '\'': out += "&apos;"; break;
-        default: out += s[i];
+        case '&':
+          out += "&amp;";
+          break;
+        case '<':
+          out += "&lt;";
+          break;
+        case '>':
+          out += "&gt;";
+          break;
+        case '"':
+          out += "&quot;";
+          break;
+        case '\'':
+          out += "&apos;";
+          break;
+        default:
+          out += s[i];
       }
     }
     i += n;
@@ -98,9 +117,10 @@ std::string failure_body(const CaseReport& c) {
 }
 
 std::string testcase(const CaseReport& c, const std::string& suite) {
-  std::string x = "    <testcase classname=\"" + xml(c.problem.empty() ? "meshrun.check" : c.problem) +
-                  "\" name=\"" + xml(test_name(c.path, suite)) + "\" file=\"" + xml(c.path) +
-                  "\" time=\"" + seconds(c.seconds) + "\"";
+  std::string x = "    <testcase classname=\"" +
+                  xml(c.problem.empty() ? "meshrun.check" : c.problem) + "\" name=\"" +
+                  xml(test_name(c.path, suite)) + "\" file=\"" + xml(c.path) + "\" time=\"" +
+                  seconds(c.seconds) + "\"";
   if (c.passed()) return x + "/>\n";
   x += ">\n";
   if (c.error()) {
@@ -138,9 +158,9 @@ std::string junit_report(const std::vector<CaseReport>& cases, const CheckSummar
             : "    <properties>\n      <property name=\"meshrun.incomplete\" value=\"" +
                   xml(summary.incomplete) + "\"/>\n    </properties>\n";
     suites += "  <testsuite name=\"" + xml(summary.suites[s]) + "\" tests=\"" +
-              std::to_string(tests) + "\" failures=\"" + std::to_string(failed) +
-              "\" errors=\"" + std::to_string(errored) + "\" skipped=\"0\" time=\"" +
-              seconds(suite_time) + "\">\n" + properties + body + "  </testsuite>\n";
+              std::to_string(tests) + "\" failures=\"" + std::to_string(failed) + "\" errors=\"" +
+              std::to_string(errored) + "\" skipped=\"0\" time=\"" + seconds(suite_time) + "\">\n" +
+              properties + body + "  </testsuite>\n";
     total += tests;
     failures += failed;
     errors += errored;

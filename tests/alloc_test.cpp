@@ -34,8 +34,8 @@ long allocations(int n, std::size_t m, int calls, int warmup) {
   std::atomic<long> counted{0};
   mesh.run([&](Device& dev) {
     Communicator& c = dev.comm();
-    std::vector<float> in(m, 1.0f), out(m), gathered(m * static_cast<std::size_t>(n)),
-        scattered(m), perm_out(m);
+    std::vector<float> in(m, 1.0f), out(m), gathered(m * static_cast<std::size_t>(n)), scattered(m),
+        perm_out(m);
     std::vector<float> big(m * static_cast<std::size_t>(n), 1.0f);
     std::vector<int> shift(static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) shift[static_cast<std::size_t>(r)] = (r + n - 1) % n;
@@ -62,7 +62,8 @@ long allocations(int n, std::size_t m, int calls, int warmup) {
 
 BOOST_AUTO_TEST_CASE(no_allocation_per_call_after_warm_up) {
   for (int n : {1, 2, 8}) {
-    for (std::size_t m : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 16}) {  // staged and direct
+    for (std::size_t m :
+         {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 16}) {  // staged and direct
       BOOST_TEST(allocations(n, m, 60, 10) == 0, n << " devices, " << m << " elements");
     }
   }

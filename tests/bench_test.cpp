@@ -31,9 +31,10 @@ BOOST_AUTO_TEST_CASE(table_in_the_peers_format) {
     BOOST_REQUIRE(lines.size() >= 4u);
     BOOST_TEST(lines[0].rfind("# peer=meshrun variant=" + op, 0) == 0u, lines[0]);
     BOOST_TEST(lines[0].find("participants=4") != std::string::npos, lines[0]);
-    BOOST_TEST(lines[2].find("bytes     elems  iters   median_us     mean_us      p90_us  algbw_GB/s  "
-                             "busbw_GB/s  wrong") != std::string::npos,
-               lines[2]);
+    BOOST_TEST(
+        lines[2].find("bytes     elems  iters   median_us     mean_us      p90_us  algbw_GB/s  "
+                      "busbw_GB/s  wrong") != std::string::npos,
+        lines[2]);
     for (std::size_t i = 3; i < lines.size(); ++i) {
       std::istringstream row(lines[i]);
       double bytes, elems, iters, median, mean, p90, algbw, busbw;
@@ -48,7 +49,8 @@ BOOST_AUTO_TEST_CASE(table_in_the_peers_format) {
 }
 
 BOOST_AUTO_TEST_CASE(json_document) {
-  const Result r = run({"bench", "allreduce", "--json", "--max-bytes", "256", "--size-budget", "0.01"});
+  const Result r =
+      run({"bench", "allreduce", "--json", "--max-bytes", "256", "--size-budget", "0.01"});
   BOOST_TEST(r.code == 0, r.err);
   const auto j = nlohmann::json::parse(r.out);
   BOOST_TEST(j.at("peer") == "meshrun");
@@ -70,7 +72,8 @@ BOOST_AUTO_TEST_CASE(bad_flags_exit_2) {
 // a real run of a case it wrote (kept with --keep, so the rows can be checked against the files).
 BOOST_AUTO_TEST_CASE(programs_sweep_runs_every_program_on_json_and_npy) {
   meshrun::testing::TempDir dir;
-  const Result r = run({"bench", "programs", "--quick", "--rounds", "1", "--json", "--keep", dir.path});
+  const Result r =
+      run({"bench", "programs", "--quick", "--rounds", "1", "--json", "--keep", dir.path});
   BOOST_REQUIRE_MESSAGE(r.code == 0, r.err);
   const nlohmann::json rows = nlohmann::json::parse(r.out);
   BOOST_REQUIRE(rows.is_array());

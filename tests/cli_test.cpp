@@ -55,7 +55,8 @@ void expect_one_error_line(const Result& r) {
 }
 
 // Every number of `got` within the grading tolerance (plus the 6-decimal printing) of `expected`.
-void expect_close(const nlohmann::json& got, const nlohmann::json& expected, const std::string& path) {
+void expect_close(const nlohmann::json& got, const nlohmann::json& expected,
+                  const std::string& path) {
   if (expected.is_number()) {
     BOOST_REQUIRE_MESSAGE(got.is_number(), path << " is not a number");
     const double e = expected.get<double>();
@@ -63,7 +64,8 @@ void expect_close(const nlohmann::json& got, const nlohmann::json& expected, con
                path << ": " << got << " vs " << expected);
     return;
   }
-  BOOST_REQUIRE_MESSAGE(got.is_array() && got.size() == expected.size(), path << " differs in shape");
+  BOOST_REQUIRE_MESSAGE(got.is_array() && got.size() == expected.size(),
+                        path << " differs in shape");
   for (std::size_t i = 0; i < got.size(); ++i) {
     expect_close(got[i], expected[i], path + "[" + std::to_string(i) + "]");
   }
@@ -85,10 +87,12 @@ void expect_output_matches_case(const Result& r, const std::string& case_file) {
 // The six documented outputs, exactly as problems.md prints them (joined onto one line).
 const std::pair<const char*, const char*> kDocumented[] = {
     {"cases/dp-step/example1.json", R"({"w":[[1.11]],"b":[0.2],"loss":121.0})"},
-    {"cases/dp-step/example2.json", R"({"w":[[0.072288],[0.239088]],"b":[-0.057],"loss":0.303913})"},
+    {"cases/dp-step/example2.json",
+     R"({"w":[[0.072288],[0.239088]],"b":[-0.057],"loss":0.303913})"},
     {"cases/dp-step/example3.json",
      R"({"w":[[0.104475,0.8363],[-1.291212,-0.39135]],"b":[-0.195125,-0.22975],"loss":3.745738})"},
-    {"cases/tp-mlp/example1.json", R"({"out":[[2.39]],"hidden":[[0.55,0.0,0.35,0.6,1.15,0.7,0.0,0.0]]})"},
+    {"cases/tp-mlp/example1.json",
+     R"({"out":[[2.39]],"hidden":[[0.55,0.0,0.35,0.6,1.15,0.7,0.0,0.0]]})"},
     {"cases/tp-mlp/example2.json",
      R"({"out":[[1.112,-1.032],[0.779,-0.32]],)"
      R"("hidden":[[1.51,0.0,0.0,0.5,0.0,1.6,0.08,0.0],[0.29,0.0,0.04,0.2,0.25,1.09,0.0,0.37]]})"},
@@ -173,14 +177,16 @@ BOOST_AUTO_TEST_CASE(check_passes_all_cases) {
   const std::vector<std::string> lines = lines_of(r.out);
   BOOST_REQUIRE(lines.size() == n + 1);
   BOOST_TEST(lines.back() == std::to_string(n) + " passed, 0 failed");
-  BOOST_TEST(lines.front() == "PASS cases/dp-step/example1.json: numbers ok; structure ok (3 rules)");
+  BOOST_TEST(lines.front() ==
+             "PASS cases/dp-step/example1.json: numbers ok; structure ok (3 rules)");
   for (std::size_t i = 0; i < n; ++i) BOOST_TEST(lines[i].rfind("PASS ", 0) == 0u, lines[i]);
 }
 
 BOOST_AUTO_TEST_CASE(check_reports_fail_and_error) {
   TempDir dir;
   const std::string wrong = dir.write("a-wrong.json", example1_with_loss("120.0"));
-  const std::string no_expected = dir.write("b-no-expected.json",
+  const std::string no_expected = dir.write(
+      "b-no-expected.json",
       R"({"problem":"dp-step","name":"n","input":{"w":[[0.0]],"b":[0.0],"x":[[1],[2],[3],[4],[5],[6],[7],[8]],)"
       R"("y":[[1],[2],[3],[4],[5],[6],[7],[8]],"lr":0.1}})");
   const std::string bad = dir.write("c-bad.json", "{");
@@ -191,13 +197,15 @@ BOOST_AUTO_TEST_CASE(check_reports_fail_and_error) {
   BOOST_TEST(r.err == "");
   const std::vector<std::string> lines = lines_of(r.out);
   BOOST_REQUIRE(lines.size() == 5u);
-  BOOST_TEST(lines[0] == "FAIL " + wrong +
-                             ": numbers: 1 element differs (first: loss: got 121.0, expected 120.0, "
-                             "allowed 0.00121); structure ok (3 rules)");
+  BOOST_TEST(lines[0] ==
+             "FAIL " + wrong +
+                 ": numbers: 1 element differs (first: loss: got 121.0, expected 120.0, "
+                 "allowed 0.00121); structure ok (3 rules)");
   BOOST_TEST(lines[1] == "ERROR " + no_expected + ": no \"expected\" to grade against");
-  BOOST_TEST(lines[2] == "ERROR " + bad +
-                             ": invalid JSON at line 1, column 2 (byte 2): syntax error while parsing "
-                             "object key - unexpected end of input; expected string literal");
+  BOOST_TEST(lines[2] ==
+             "ERROR " + bad +
+                 ": invalid JSON at line 1, column 2 (byte 2): syntax error while parsing "
+                 "object key - unexpected end of input; expected string literal");
   BOOST_TEST(lines[3] == "PASS " + good + ": numbers ok; structure ok (5 rules)");
   BOOST_TEST(lines[4] == "1 passed, 3 failed");
 }
@@ -243,11 +251,19 @@ BOOST_AUTO_TEST_CASE(unreadable_files) {
 
 BOOST_AUTO_TEST_CASE(usage_errors_exit_2) {
   const std::string ex = "cases/dp-step/example1.json";
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {}, {"frob"}, {"frob", ex}, {"dp-step"}, {"dp-step", "--frob", ex}, {"dp-step", ex, "extra"},
-           {"dp-step", "--devices", "0", ex}, {"dp-step", "--devices", "x", ex},
-           {"dp-step", "--timeout", "0", ex}, {"dp-step", "--precision", "-1", ex},
-           {"dp-step", "--inject", "bogus", ex}, {"check"}}) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{},
+                                             {"frob"},
+                                             {"frob", ex},
+                                             {"dp-step"},
+                                             {"dp-step", "--frob", ex},
+                                             {"dp-step", ex, "extra"},
+                                             {"dp-step", "--devices", "0", ex},
+                                             {"dp-step", "--devices", "x", ex},
+                                             {"dp-step", "--timeout", "0", ex},
+                                             {"dp-step", "--precision", "-1", ex},
+                                             {"dp-step", "--inject", "bogus", ex},
+                                             {"check"}}) {
     const Result r = run(args);
     BOOST_TEST(r.code == 2, (args.empty() ? "(none)" : args[0]) << " " << r.err);
     expect_one_error_line(r);
@@ -256,8 +272,8 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_2) {
 }
 
 BOOST_AUTO_TEST_CASE(help_exits_0) {
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"--help"}, {"dp-step", "--help"}, {"check", "-h"}}) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--help"}, {"dp-step", "--help"}, {"check", "-h"}}) {
     const Result r = run(args);
     BOOST_TEST(r.code == 0);
     BOOST_TEST(r.err == "");
@@ -268,7 +284,8 @@ BOOST_AUTO_TEST_CASE(help_exits_0) {
 BOOST_AUTO_TEST_CASE(precision_and_exact_flags) {
   Result r = run({"dp-step", "--precision", "2", "cases/dp-step/example2.json"});
   BOOST_TEST(r.code == 0);
-  BOOST_TEST(r.out == R"({"w":[[0.07],[0.24]],"b":[-0.06],"loss":0.3})" "\n");
+  BOOST_TEST(r.out == R"({"w":[[0.07],[0.24]],"b":[-0.06],"loss":0.3})"
+                      "\n");
   r = run({"dp-step", "--exact", "cases/dp-step/example1.json"});
   BOOST_TEST(r.code == 0);
   expect_output_matches_case(r, "cases/dp-step/example1.json");
@@ -293,20 +310,23 @@ BOOST_AUTO_TEST_CASE(trace_and_sharding_views) {
   BOOST_TEST(r.err.find("mesh: Mesh('model': 8)") != std::string::npos, r.err);
   BOOST_TEST(r.err.find("w1: f32[2,8] P(None, 'model')") != std::string::npos);
   BOOST_TEST(r.err.find("device 5: f32[2,1]{V:model}  columns [5:6)") != std::string::npos);
-  BOOST_TEST(r.err.find("device 7: #1 psum[axis_name='model'] f32[1,1]{V:model} -> f32[1,1]  4 bytes") !=
-             std::string::npos);
+  BOOST_TEST(
+      r.err.find("device 7: #1 psum[axis_name='model'] f32[1,1]{V:model} -> f32[1,1]  4 bytes") !=
+      std::string::npos);
   BOOST_TEST(r.err.find("FAILED") == std::string::npos);
 
   TempDir dir;
   const std::string file = dir.path + "/trace.txt";
-  const Result f = run({"dp-step", "cases/dp-step/example2.json", "--trace=" + file, "--devices", "4"});
+  const Result f =
+      run({"dp-step", "cases/dp-step/example2.json", "--trace=" + file, "--devices", "4"});
   BOOST_TEST(f.code == 0, f.err);
   BOOST_TEST(f.err == "");
   const std::string text = slurp(file);
   BOOST_TEST(text.find("x: f32[16,2] P('data',)") != std::string::npos, text);
   BOOST_TEST(text.find("device 3: f32[4,2]{V:data}  rows [12:16)") != std::string::npos, text);
   BOOST_TEST(text.find("device 0: #1 pmean[axis_name='data'] f32[4]{V:data} -> f32[4]  16 bytes") !=
-             std::string::npos, text);
+                 std::string::npos,
+             text);
 
   const Result s = run({"dp-step", "cases/dp-step/example1.json", "--show-sharding"});
   BOOST_TEST(s.code == 0);

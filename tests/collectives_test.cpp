@@ -117,8 +117,8 @@ const std::vector<std::pair<std::string, std::size_t>>& switch_settings() {
 
 // Element counts, including primes on both sides of the default switch at 4096 floats.
 const std::vector<std::size_t>& sweep_counts() {
-  static const std::vector<std::size_t> c{0,    1,    2,    3,    7,     8,     9,      13,
-                                          16,   17,   1000, 4091, 4093,  4095,  4096,   4097,
+  static const std::vector<std::size_t> c{0,    1,    2,    3,     7,     8,       9,    13,
+                                          16,   17,   1000, 4091,  4093,  4095,    4096, 4097,
                                           4099, 4111, 8191, 12289, 65537, 1u << 20};
   return c;
 }
@@ -139,7 +139,8 @@ std::vector<std::vector<float>> make_inputs(int n, std::size_t count, std::size_
   const std::size_t stride = (1u << 20) + 64;
   std::vector<std::vector<float>> in(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
-    const std::size_t off = static_cast<std::size_t>(r) * stride + (salt * 7 + static_cast<std::size_t>(r)) % 61;
+    const std::size_t off =
+        static_cast<std::size_t>(r) * stride + (salt * 7 + static_cast<std::size_t>(r)) % 61;
     if (count > stride - off) {
       // Larger than one slice (gather/scatter inputs): wrap around the pool.
       in[r].resize(count);
@@ -219,14 +220,16 @@ BOOST_AUTO_TEST_CASE(psum_equals_serial_left_fold) {
             }
           });
           for (int r = 0; r < n; ++r) {
-            const auto& got = in_place ? bufs[static_cast<std::size_t>(r)] : outs[static_cast<std::size_t>(r)];
+            const auto& got =
+                in_place ? bufs[static_cast<std::size_t>(r)] : outs[static_cast<std::size_t>(r)];
             const std::string d = describe_diff(got, want);
             BOOST_TEST(d.empty(), "psum n=" << n << " count=" << count << " switch=" << sw_name
                                             << (in_place ? " in-place" : " out-of-place")
                                             << " device " << r << ": " << d);
             if (!in_place) {
               // Out of place: the input is left untouched.
-              BOOST_TEST(first_diff(bufs[static_cast<std::size_t>(r)], in[static_cast<std::size_t>(r)]) == std::string::npos);
+              BOOST_TEST(first_diff(bufs[static_cast<std::size_t>(r)],
+                                    in[static_cast<std::size_t>(r)]) == std::string::npos);
             }
           }
           ++cases;
@@ -279,8 +282,9 @@ BOOST_AUTO_TEST_CASE(all_gather_concatenates_in_rank_order) {
       for (const auto& v : in) want.insert(want.end(), v.begin(), v.end());
       for (const auto& [sw_name, sw] : switch_settings()) {
         InProcessGroup g(n, "data", with_switch(sw));
-        std::vector<std::vector<float>> outs(static_cast<std::size_t>(n),
-                                             std::vector<float>(m * static_cast<std::size_t>(n), kSentinel));
+        std::vector<std::vector<float>> outs(
+            static_cast<std::size_t>(n),
+            std::vector<float>(m * static_cast<std::size_t>(n), kSentinel));
         run_ranks(g, [&](Communicator& c, int r) { c.all_gather(in[r], outs[r]); });
         for (int r = 0; r < n; ++r) {
           const std::string d = describe_diff(outs[r], want);
@@ -303,7 +307,8 @@ BOOST_AUTO_TEST_CASE(psum_scatter_gives_own_block_of_the_fold) {
       const auto sum = serial_fold(in, 0, total);
       for (const auto& [sw_name, sw] : switch_settings()) {
         InProcessGroup g(n, "data", with_switch(sw));
-        std::vector<std::vector<float>> outs(static_cast<std::size_t>(n), std::vector<float>(m, kSentinel));
+        std::vector<std::vector<float>> outs(static_cast<std::size_t>(n),
+                                             std::vector<float>(m, kSentinel));
         run_ranks(g, [&](Communicator& c, int r) { c.reduce_scatter_sum(in[r], outs[r]); });
         for (int r = 0; r < n; ++r) {
           std::span<const float> want(sum.data() + static_cast<std::size_t>(r) * m, m);
@@ -319,7 +324,8 @@ BOOST_AUTO_TEST_CASE(psum_scatter_gives_own_block_of_the_fold) {
 namespace {
 // Source tables (source_of[dst] = src or -1) for n members: shifts, reversal, identity, swaps,
 // partial and empty permutations.
-std::vector<std::pair<std::string, std::vector<int>>> permutation_tables(int n, std::mt19937_64& g) {
+std::vector<std::pair<std::string, std::vector<int>>> permutation_tables(int n,
+                                                                         std::mt19937_64& g) {
   std::vector<std::pair<std::string, std::vector<int>>> t;
   auto table = [&](auto f) {
     std::vector<int> s(static_cast<std::size_t>(n));
@@ -357,7 +363,8 @@ BOOST_AUTO_TEST_CASE(permute_moves_blocks_and_zeroes_receivers_of_nothing) {
       for (const auto& [tname, src] : permutation_tables(n, g)) {
         for (const auto& [sw_name, sw] : switch_settings()) {
           InProcessGroup grp(n, "data", with_switch(sw));
-          std::vector<std::vector<float>> outs(static_cast<std::size_t>(n), std::vector<float>(m, kSentinel));
+          std::vector<std::vector<float>> outs(static_cast<std::size_t>(n),
+                                               std::vector<float>(m, kSentinel));
           run_ranks(grp, [&](Communicator& c, int r) { c.permute(in[r], outs[r], src); });
           for (int r = 0; r < n; ++r) {
             const std::vector<float> want = src[r] < 0 ? std::vector<float>(m, 0.0f) : in[src[r]];
@@ -381,7 +388,8 @@ BOOST_AUTO_TEST_CASE(device_collectives_match_serial_references) {
   for (int n = 1; n <= 16; ++n) {
     Mesh mesh(n, "data");
     const std::size_t rows = 3, cols = 5;
-    const auto in = make_inputs(n, static_cast<std::size_t>(n) * rows * cols, static_cast<std::size_t>(n));
+    const auto in =
+        make_inputs(n, static_cast<std::size_t>(n) * rows * cols, static_cast<std::size_t>(n));
     const std::size_t blk = rows * cols;
     std::vector<int> index(static_cast<std::size_t>(n)), size(index.size());
     std::vector<int> bad_axis_threw(index.size());
@@ -405,7 +413,8 @@ BOOST_AUTO_TEST_CASE(device_collectives_match_serial_references) {
         bad_axis_threw[d] = 1;
       }
       // x: this device's (rows, cols) block; big: its (n*rows, cols) array for psum_scatter.
-      Tensor x({rows, cols}, std::vector<float>(in[d].begin(), in[d].begin() + static_cast<std::ptrdiff_t>(blk)));
+      Tensor x({rows, cols},
+               std::vector<float>(in[d].begin(), in[d].begin() + static_cast<std::ptrdiff_t>(blk)));
       Tensor big({static_cast<std::size_t>(n) * rows, cols}, in[d]);
       psum_out[d] = dev.psum(x, "data");
       pmean_out[d] = dev.pmean(x, "data");
@@ -419,7 +428,9 @@ BOOST_AUTO_TEST_CASE(device_collectives_match_serial_references) {
     std::vector<float> mean = sum;
     for (float& v : mean) v /= static_cast<float>(n);
     std::vector<float> gathered;
-    for (int r = 0; r < n; ++r) gathered.insert(gathered.end(), in[r].begin(), in[r].begin() + static_cast<std::ptrdiff_t>(blk));
+    for (int r = 0; r < n; ++r)
+      gathered.insert(gathered.end(), in[r].begin(),
+                      in[r].begin() + static_cast<std::ptrdiff_t>(blk));
     const auto big_sum = serial_fold(in, 0, static_cast<std::size_t>(n) * blk);
     for (int d = 0; d < n; ++d) {
       BOOST_TEST(index[d] == d);
@@ -429,17 +440,25 @@ BOOST_AUTO_TEST_CASE(device_collectives_match_serial_references) {
       BOOST_TEST(describe_diff(psum_out[d].data, sum).empty(), "psum n=" << n << " d=" << d);
       BOOST_TEST(describe_diff(pmean_out[d].data, mean).empty(), "pmean n=" << n << " d=" << d);
       BOOST_TEST((gather_out[d].shape == Shape{static_cast<std::size_t>(n) * rows, cols}));
-      BOOST_TEST(describe_diff(gather_out[d].data, gathered).empty(), "all_gather n=" << n << " d=" << d);
+      BOOST_TEST(describe_diff(gather_out[d].data, gathered).empty(),
+                 "all_gather n=" << n << " d=" << d);
       BOOST_TEST((scatter_out[d].shape == Shape{rows, cols}));
       BOOST_TEST(describe_diff(scatter_out[d].data,
-                               std::span<const float>(big_sum.data() + static_cast<std::size_t>(d) * blk, blk))
+                               std::span<const float>(
+                                   big_sum.data() + static_cast<std::size_t>(d) * blk, blk))
                      .empty(),
                  "psum_scatter n=" << n << " d=" << d);
-      auto block = [&](int r) { return std::vector<float>(in[r].begin(), in[r].begin() + static_cast<std::ptrdiff_t>(blk)); };
-      BOOST_TEST(describe_diff(shift_out[d].data, block((d - 1 + n) % n)).empty(), "shift n=" << n << " d=" << d);
-      BOOST_TEST(describe_diff(rev_out[d].data, block(n - 1 - d)).empty(), "reverse n=" << n << " d=" << d);
+      auto block = [&](int r) {
+        return std::vector<float>(in[r].begin(), in[r].begin() + static_cast<std::ptrdiff_t>(blk));
+      };
+      BOOST_TEST(describe_diff(shift_out[d].data, block((d - 1 + n) % n)).empty(),
+                 "shift n=" << n << " d=" << d);
+      BOOST_TEST(describe_diff(rev_out[d].data, block(n - 1 - d)).empty(),
+                 "reverse n=" << n << " d=" << d);
       const bool receives = d % 2 == 1;  // odd devices receive from d-1 (which always exists)
-      BOOST_TEST(describe_diff(partial_out[d].data, receives ? block(d - 1) : std::vector<float>(blk, 0.0f)).empty(),
+      BOOST_TEST(describe_diff(partial_out[d].data,
+                               receives ? block(d - 1) : std::vector<float>(blk, 0.0f))
+                     .empty(),
                  "partial n=" << n << " d=" << d);
     }
   }
@@ -461,7 +480,8 @@ BOOST_AUTO_TEST_CASE(pmean_divides_the_fold) {
     auto want = serial_fold(in, 0, count);
     for (float& v : want) v /= static_cast<float>(n);
     for (int d = 0; d < n; ++d)
-      BOOST_TEST(describe_diff(got[d], want).empty(), "pmean n=" << n << " d=" << d << ": " << describe_diff(got[d], want));
+      BOOST_TEST(describe_diff(got[d], want).empty(),
+                 "pmean n=" << n << " d=" << d << ": " << describe_diff(got[d], want));
   }
 }
 
@@ -480,17 +500,23 @@ BOOST_AUTO_TEST_CASE(ten_thousand_back_to_back) {
       for (int c = 0; c < calls; ++c) {
         const std::uint64_t kind = shared() % 10;
         std::size_t m;
-        if (kind < 4) m = shared() % 17;
-        else if (kind < 7) m = 17 + shared() % 300;
-        else if (kind < 9) m = kDefaultSwitch - 6 + shared() % 12;  // 4090..4101: crosses the switch
-        else m = 300 + shared() % 1200;
+        if (kind < 4)
+          m = shared() % 17;
+        else if (kind < 7)
+          m = 17 + shared() % 300;
+        else if (kind < 9)
+          m = kDefaultSwitch - 6 + shared() % 12;  // 4090..4101: crosses the switch
+        else
+          m = 300 + shared() % 1200;
         const std::uint64_t op = shared() % 5;
         std::string fail;
         if (op <= 1) {  // psum in place
           buf.resize(m);
           for (std::size_t i = 0; i < m; ++i) buf[i] = val(c, d, i);
-          if (op == 0) dev.psum_inplace(buf, "data");
-          else buf = dev.psum(Tensor({m}, buf), "data").data;
+          if (op == 0)
+            dev.psum_inplace(buf, "data");
+          else
+            buf = dev.psum(Tensor({m}, buf), "data").data;
           want.resize(m);
           for (std::size_t i = 0; i < m; ++i) {
             float a = val(c, 0, i);
@@ -508,7 +534,8 @@ BOOST_AUTO_TEST_CASE(ten_thousand_back_to_back) {
             for (std::size_t i = 0; i < k; ++i) want.push_back(val(c, r, i));
           fail = describe_diff(y.data, want);
         } else if (op == 3) {  // psum_scatter of (n*k, 1)
-          const std::size_t k = m / static_cast<std::size_t>(n) + 1, total = k * static_cast<std::size_t>(n);
+          const std::size_t k = m / static_cast<std::size_t>(n) + 1,
+                            total = k * static_cast<std::size_t>(n);
           Tensor x({total, 1});
           for (std::size_t i = 0; i < total; ++i) x.data[i] = val(c, d, i);
           const Tensor y = dev.psum_scatter(x, "data");
@@ -533,7 +560,8 @@ BOOST_AUTO_TEST_CASE(ten_thousand_back_to_back) {
           fail = describe_diff(y.data, want);
         }
         if (!fail.empty() && fails[d].empty())
-          fails[d] = "call " + std::to_string(c) + " op " + std::to_string(op) + " m " + std::to_string(m) + ": " + fail;
+          fails[d] = "call " + std::to_string(c) + " op " + std::to_string(op) + " m " +
+                     std::to_string(m) + ": " + fail;
         ++done[d];
       }
     });
@@ -563,9 +591,12 @@ BOOST_AUTO_TEST_CASE(bitwise_determinism_over_repeated_runs) {
       dev.psum_inplace(got_large[d], "data");
     });
     for (int d = 0; d < n; ++d) {
-      const std::string a = describe_diff(got_small[d], want_small), b = describe_diff(got_large[d], want_large);
+      const std::string a = describe_diff(got_small[d], want_small),
+                        b = describe_diff(got_large[d], want_large);
       if (!a.empty() || !b.empty()) {
-        if (wrong++ == 0) first = "run " + std::to_string(run) + " device " + std::to_string(d) + ": " + a + " " + b;
+        if (wrong++ == 0)
+          first =
+              "run " + std::to_string(run) + " device " + std::to_string(d) + ": " + a + " " + b;
       }
     }
   }
@@ -673,12 +704,14 @@ std::string stress_run(int n, int calls, std::size_t switch_bytes, std::size_t s
       if (mine() % 8 == 0) random_delay(mine);  // sometimes late to leave, too
       fail = describe_diff(out, want);
       if (!fail.empty() && fails[d].empty())
-        fails[d] = "call " + std::to_string(c) + " op " + std::to_string(op) + " m " + std::to_string(m) + ": " + fail;
+        fails[d] = "call " + std::to_string(c) + " op " + std::to_string(op) + " m " +
+                   std::to_string(m) + ": " + fail;
       ++done[d];
     }
   });
   for (int d = 0; d < n; ++d)
-    if (done[d] != calls && fails[d].empty()) fails[d] = "only " + std::to_string(done[d]) + " calls done";
+    if (done[d] != calls && fails[d].empty())
+      fails[d] = "only " + std::to_string(done[d]) + " calls done";
   return join_failures(fails);
 }
 
@@ -696,14 +729,14 @@ BOOST_AUTO_TEST_CASE(random_sizes_random_delays) {
       {8, 30'000, 16 * 1024, 300, 3990, 4200},  // crosses the default switch (4096 floats)
       {8, 25'000, 256, 100, 40, 200},           // switch at 64 floats
       {2, 25'000, 256, 100, 40, 200},           // not oversubscribed: the spinning waiter
-      {5, 15'000, 256, 100, 40, 200},
-      {16, 5'000, 256, 100, 40, 200},
+      {5, 15'000, 256, 100, 40, 200},          {16, 5'000, 256, 100, 40, 200},
   };
   int total = 0;
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const Config& c = configs[i];
     const int calls = c.calls / kScale;
-    const std::string fails = stress_run(c.n, calls, c.switch_bytes, c.small_max, c.big_lo, c.max_m, 42 + i);
+    const std::string fails =
+        stress_run(c.n, calls, c.switch_bytes, c.small_max, c.big_lo, c.max_m, 42 + i);
     BOOST_TEST(fails.empty(), "stress n=" << c.n << " switch=" << c.switch_bytes << fails);
     total += calls;
   }

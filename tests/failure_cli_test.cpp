@@ -75,9 +75,11 @@ BOOST_AUTO_TEST_CASE(injected_stall_times_out_naming_the_missing_device) {
       const Result r = run({p.name, "--inject", "stall:5@1", "--timeout", "1", p.example});
       expect_one_mesh_error(r);
       // The timeout names the collective as the program called it (pmean in dp-step).
-      BOOST_TEST(r.err == "meshrun: " + p.op + " #1 on '" + p.axis +
-                              "': timed out after 1000 ms; device(s) 5 never arrived (5 stalled by --inject)\n",
-                 r.err);
+      BOOST_TEST(
+          r.err ==
+              "meshrun: " + p.op + " #1 on '" + p.axis +
+                  "': timed out after 1000 ms; device(s) 5 never arrived (5 stalled by --inject)\n",
+          r.err);
       // An upper bound that catches a hang or an ignored --timeout (default 10 s), not a timing
       // assertion: process start, case reading and 8 threads fit in the slack many times over.
       BOOST_TEST(r.seconds < 1.0 + 5.0, r.seconds << " s");
@@ -90,8 +92,9 @@ BOOST_AUTO_TEST_CASE(two_stalled_devices_are_both_named) {
   const Result r = run({"dp-step", "--inject", "stall:2@1", "--inject", "stall:6@1", "--timeout",
                         "1", "cases/dp-step/example1.json"});
   expect_one_mesh_error(r);
-  BOOST_TEST(has(r.err, "pmean #1 on 'data': timed out after 1000 ms; device(s) 2, 6 never arrived "
-                        "(2, 6 stalled by --inject)"),
+  BOOST_TEST(has(r.err,
+                 "pmean #1 on 'data': timed out after 1000 ms; device(s) 2, 6 never arrived "
+                 "(2, 6 stalled by --inject)"),
              r.err);
 }
 
@@ -128,7 +131,9 @@ BOOST_AUTO_TEST_CASE(injection_that_is_never_reached_is_reported) {
       const Result r = run({p.name, "--inject", "stall:1@9", p.example});
       BOOST_TEST(r.code == 2, r.err);
       BOOST_TEST(r.out.empty(), r.out);
-      BOOST_TEST(r.err == "meshrun: --inject: stall:1@9 never fired: device 1 entered only 1 collective(s)\n");
+      BOOST_TEST(
+          r.err ==
+          "meshrun: --inject: stall:1@9 never fired: device 1 entered only 1 collective(s)\n");
     }
   }
 }

@@ -65,9 +65,8 @@ void expect_rejected(const std::string& text, const std::string& message,
   }
 }
 
-const std::string kDpInput =
-    R"({"w":[[0.0]],"b":[0.0],"x":[[1],[2],[3],[4],[5],[6],[7],[8]],)"
-    R"("y":[[3],[5],[7],[9],[11],[13],[15],[17]],"lr":0.01})";
+const std::string kDpInput = R"({"w":[[0.0]],"b":[0.0],"x":[[1],[2],[3],[4],[5],[6],[7],[8]],)"
+                             R"("y":[[3],[5],[7],[9],[11],[13],[15],[17]],"lr":0.01})";
 
 std::string dp_case(const std::string& input, const std::string& extra = "") {
   return R"({"problem":"dp-step","name":"t","input":)" + input + extra + "}";
@@ -83,7 +82,8 @@ std::string npy_file(const std::string& dict, const std::string& data, int major
   std::string out = "\x93NUMPY";
   out += static_cast<char>(major);
   out += '\0';
-  for (std::size_t b = 0; b < prefix - 8; ++b) out += static_cast<char>((header.size() >> (8 * b)) & 0xff);
+  for (std::size_t b = 0; b < prefix - 8; ++b)
+    out += static_cast<char>((header.size() >> (8 * b)) & 0xff);
   return out + header + data;
 }
 
@@ -94,7 +94,8 @@ std::string le_bytes(std::initializer_list<T> values) {
   for (const T v : values) {
     unsigned char b[sizeof(T)];
     std::memcpy(b, &v, sizeof(T));
-    for (std::size_t i = 0; i < sizeof(T); ++i) out += static_cast<char>(b[i]);  // host is little-endian
+    for (std::size_t i = 0; i < sizeof(T); ++i)
+      out += static_cast<char>(b[i]);  // host is little-endian
   }
   return out;
 }
@@ -129,7 +130,8 @@ std::string npy_dp_case() {
 // where {} in `message` stands for the .npy file's path.
 void expect_npy_rejected(const std::string& npy, std::string message) {
   NpyCase c({{"case.json", npy_dp_case()}, {"x.npy", npy}});
-  if (const auto at = message.find("{}"); at != std::string::npos) message.replace(at, 2, c.path("x.npy"));
+  if (const auto at = message.find("{}"); at != std::string::npos)
+    message.replace(at, 2, c.path("x.npy"));
   try {
     read_case(c.path("case.json"), &dp(), 8);
     BOOST_ERROR("accepted, expected: " << message);
@@ -259,8 +261,10 @@ std::string reference_format(float v, int precision) {
     std::snprintf(buf, sizeof buf, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
     return out + buf;
   }
-  if (exponent < 0) return out + "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
-  if (n <= exponent + 1) return out + digits + std::string(static_cast<std::size_t>(exponent + 1 - n), '0') + ".0";
+  if (exponent < 0)
+    return out + "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
+  if (n <= exponent + 1)
+    return out + digits + std::string(static_cast<std::size_t>(exponent + 1 - n), '0') + ".0";
   return out + digits.substr(0, static_cast<std::size_t>(exponent + 1)) + "." +
          digits.substr(static_cast<std::size_t>(exponent + 1));
 }
@@ -273,14 +277,18 @@ BOOST_AUTO_TEST_CASE(rounding_matches_an_independent_reference) {
     ++checked;
     const std::string got = fmt(v, precision);
     const std::string want = reference_format(v, precision);
-    if (got != want) BOOST_ERROR(std::hexfloat << v << " precision " << precision << ": " << got << " != " << want);
+    if (got != want)
+      BOOST_ERROR(std::hexfloat << v << " precision " << precision << ": " << got
+                                << " != " << want);
   };
   for (int i = 0; i < 40000; ++i) {
     const auto bits = static_cast<std::uint32_t>(rng());
     float v = 0;
     std::memcpy(&v, &bits, sizeof v);
     for (int precision : {0, 2, 6, 9, 13}) check(v, precision);
-    check(std::ldexp(static_cast<float>(rng() % 100000) / 1000.0f, static_cast<int>(rng() % 40) - 20), 6);
+    check(
+        std::ldexp(static_cast<float>(rng() % 100000) / 1000.0f, static_cast<int>(rng() % 40) - 20),
+        6);
   }
   // The floats around (k + 0.5) * 10^-p, the ties of the decimal rounding.
   for (int precision : {0, 1, 3, 6, 7, 12}) {
@@ -319,7 +327,8 @@ BOOST_AUTO_TEST_CASE(documented_expected_values_print_as_documented) {
       {"dp-step/example2.json", R"({"w":[[0.072288],[0.239088]],"b":[-0.057],"loss":0.303913})"},
       {"dp-step/example3.json",
        R"({"w":[[0.104475,0.8363],[-1.291212,-0.39135]],"b":[-0.195125,-0.22975],"loss":3.745738})"},
-      {"tp-mlp/example1.json", R"({"out":[[2.39]],"hidden":[[0.55,0.0,0.35,0.6,1.15,0.7,0.0,0.0]]})"},
+      {"tp-mlp/example1.json",
+       R"({"out":[[2.39]],"hidden":[[0.55,0.0,0.35,0.6,1.15,0.7,0.0,0.0]]})"},
   };
   for (const auto& [file, text] : examples) {
     const Case c = read_case(kSource + "/cases/" + file, nullptr, 8);
@@ -347,7 +356,8 @@ BOOST_AUTO_TEST_CASE(a_large_result_is_written_as_one_pass_would) {
     Tensor b({static_cast<std::size_t>(bias)});
     for (float& v : b.data) v = value(rng);
     const std::vector<Tensor> outputs = {w, b, Tensor::scalar(value(rng))};
-    for (const NumberFormat format : {NumberFormat{}, NumberFormat{3, false}, NumberFormat{6, true}}) {
+    for (const NumberFormat format :
+         {NumberFormat{}, NumberFormat{3, false}, NumberFormat{6, true}}) {
       std::string one_pass = "{\"w\":";
       one_pass += tensor_json(outputs[0], format);
       one_pass += ",\"b\":";
@@ -355,7 +365,8 @@ BOOST_AUTO_TEST_CASE(a_large_result_is_written_as_one_pass_would) {
       one_pass += ",\"loss\":";
       one_pass += tensor_json(outputs[2], format);
       one_pass += '}';
-      BOOST_TEST((write_result(dp(), outputs, format) == one_pass), rows << "x" << cols << ", " << bias);
+      BOOST_TEST((write_result(dp(), outputs, format) == one_pass),
+                 rows << "x" << cols << ", " << bias);
     }
   }
 }
@@ -365,7 +376,8 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(case_reader)
 
 BOOST_AUTO_TEST_CASE(reads_a_case_and_a_bare_input) {
-  TempFile full(dp_case(kDpInput, R"(,"description":"d","expected":{"w":[[1.11]],"b":[0.2],"loss":121})"));
+  TempFile full(
+      dp_case(kDpInput, R"(,"description":"d","expected":{"w":[[1.11]],"b":[0.2],"loss":121})"));
   const Case c = read_case(full.path, nullptr, 8);
   BOOST_TEST(c.problem == "dp-step");
   BOOST_TEST(c.name == "t");
@@ -402,17 +414,21 @@ BOOST_AUTO_TEST_CASE(rejects_file_level_problems) {
   expect_rejected("", "the file is empty");
   expect_rejected(" \n", "the file is empty");
   expect_rejected("[1,2]", "the top level must be a JSON object, got an array");
-  expect_rejected("{\"a\":\n 1,}", "invalid JSON at line 2, column 4 (byte 10): syntax error while "
-                                   "parsing object key - unexpected '}'; expected string literal");
-  expect_rejected(dp_case(kDpInput, R"(,"note":1)"),
-                  R"(unknown key "note" (expected problem, name, description, mesh, input, expected))");
+  expect_rejected("{\"a\":\n 1,}",
+                  "invalid JSON at line 2, column 4 (byte 10): syntax error while "
+                  "parsing object key - unexpected '}'; expected string literal");
+  expect_rejected(
+      dp_case(kDpInput, R"(,"note":1)"),
+      R"(unknown key "note" (expected problem, name, description, mesh, input, expected))");
   expect_rejected(R"({"name":"t","input":{}})", R"(missing key "problem")");
   expect_rejected(R"({"problem":"dp-step","input":{}})", R"(missing key "name")");
   expect_rejected(R"({"problem":"dp-step","name":"t"})", R"(missing key "input")");
-  expect_rejected(R"({"problem":1,"name":"t","input":{}})", "problem: must be a string, got a number");
+  expect_rejected(R"({"problem":1,"name":"t","input":{}})",
+                  "problem: must be a string, got a number");
   expect_rejected(dp_case(kDpInput), R"(problem: the case is for "dp-step", not "tp-mlp")", &tp());
   expect_rejected(R"({"problem":"dp-stp","name":"t","input":{}})",
-                  R"(problem: no program named "dp-stp" (known: dp-step, tp-mlp, mlp-train))", nullptr);
+                  R"(problem: no program named "dp-stp" (known: dp-step, tp-mlp, mlp-train))",
+                  nullptr);
   expect_rejected(kDpInput, R"(missing key "problem")", nullptr);  // bare input, no program
 }
 
@@ -425,12 +441,14 @@ BOOST_AUTO_TEST_CASE(rejects_duplicate_keys) {
   expect_rejected(R"({"w":[[1]],)" + kDpInput.substr(1), R"(input: duplicate key "w")");  // bare
   expect_rejected(dp_case(kDpInput, R"(,"expected":{"w":[[1.11]],"b":[0.2],"loss":1,"loss":121})"),
                   R"(expected: duplicate key "loss")");
-  expect_rejected(dp_case(kDpInput, R"(,"note":[0,{"a":1,"a":1}])"), R"(note[1]: duplicate key "a")");
+  expect_rejected(dp_case(kDpInput, R"(,"note":[0,{"a":1,"a":1}])"),
+                  R"(note[1]: duplicate key "a")");
   // Reported before the keys are checked, and after the syntax.
   expect_rejected(R"({"zz":1,"zz":2})", R"(input: duplicate key "zz")");
-  expect_rejected(R"({"a":1,"a":2,)", "invalid JSON at line 1, column 14 (byte 14): syntax error "
-                                      "while parsing object key - unexpected end of input; expected "
-                                      "string literal");
+  expect_rejected(R"({"a":1,"a":2,)",
+                  "invalid JSON at line 1, column 14 (byte 14): syntax error "
+                  "while parsing object key - unexpected end of input; expected "
+                  "string literal");
 }
 
 // nlohmann's lexer takes a NUL byte for the end of the input; whatever follows the value is an
@@ -438,9 +456,9 @@ BOOST_AUTO_TEST_CASE(rejects_duplicate_keys) {
 BOOST_AUTO_TEST_CASE(rejects_bytes_after_the_value) {
   const std::string text = dp_case(kDpInput);
   const std::string at = std::to_string(text.size() + 1);
-  expect_rejected(text + std::string(1, '\0'),
-                  "invalid JSON at line 1, column " + at + " (byte " + at +
-                      "): unexpected NUL byte; expected end of input");
+  expect_rejected(text + std::string(1, '\0'), "invalid JSON at line 1, column " + at + " (byte " +
+                                                   at +
+                                                   "): unexpected NUL byte; expected end of input");
   expect_rejected(text + "\n" + std::string(1, '\0') + "}",
                   "invalid JSON at line 2, column 1 (byte " + std::to_string(text.size() + 2) +
                       "): unexpected NUL byte; expected end of input");
@@ -464,16 +482,21 @@ BOOST_AUTO_TEST_CASE(reads_the_optional_mesh) {
   BOOST_TEST((c.mesh == Axes{{"data", 2}, {"x", 1}, {"model", 4}}));
   TempFile none(dp_case(kDpInput));
   BOOST_TEST(read_case(none.path, nullptr, 8).mesh.empty());
-  const auto with_mesh = [](const std::string& mesh) { return dp_case(kDpInput, R"(,"mesh":)" + mesh); };
+  const auto with_mesh = [](const std::string& mesh) {
+    return dp_case(kDpInput, R"(,"mesh":)" + mesh);
+  };
   expect_rejected(with_mesh("4"), "mesh: must be an object of axis sizes, got a number");
-  expect_rejected(with_mesh(R"({"data":-2})"), "mesh.data: must be an integer from 1 to 1024, got -2");
+  expect_rejected(with_mesh(R"({"data":-2})"),
+                  "mesh.data: must be an integer from 1 to 1024, got -2");
   expect_rejected(with_mesh(R"({"data":2,"model":1e9})"),
                   "mesh.model: must be an integer from 1 to 1024, got 1e+09");
-  expect_rejected(with_mesh(R"({"data":null})"), "mesh.data: must be an integer from 1 to 1024, got null");
+  expect_rejected(with_mesh(R"({"data":null})"),
+                  "mesh.data: must be an integer from 1 to 1024, got null");
   expect_rejected(with_mesh(R"({"data":2,"data":2})"), R"(mesh: duplicate key "data")");
   // A bare input has no mesh: the key makes it a case, whose other keys are unknown.
-  expect_rejected(R"({"mesh":{"data":8},)" + kDpInput.substr(1),
-                  R"(unknown key "b" (expected problem, name, description, mesh, input, expected))");
+  expect_rejected(
+      R"({"mesh":{"data":8},)" + kDpInput.substr(1),
+      R"(unknown key "b" (expected problem, name, description, mesh, input, expected))");
 }
 
 BOOST_AUTO_TEST_CASE(cannot_read) {
@@ -488,25 +511,37 @@ BOOST_AUTO_TEST_CASE(cannot_read) {
 
 BOOST_AUTO_TEST_CASE(rejects_keys_and_types) {
   expect_rejected(dp_case(R"({"w":[[0.0]]})"), R"(input: missing key "b")");
-  expect_rejected(dp_case(R"({"W":[[0.0]]})"), R"(input: unknown key "W" (expected w, b, x, y, lr))");
+  expect_rejected(dp_case(R"({"W":[[0.0]]})"),
+                  R"(input: unknown key "W" (expected w, b, x, y, lr))");
   expect_rejected(dp_case(R"([])"), "input: must be an object, got an array");
   const auto with = [](const std::string& from, const std::string& to) {
     std::string s = kDpInput;
     s.replace(s.find(from), from.size(), to);
     return dp_case(s);
   };
-  expect_rejected(with("[[1],[2],[3]", R"([[1],[2],["3"])"), "input.x[2][0]: must be a number, got a string");
-  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[true]"), "input.x[2][0]: must be a number, got a boolean");
-  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[null]"), "input.x[2][0]: must be a number, got null");
-  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[{}]"), "input.x[2][0]: must be a number, got an object");
-  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[[3]]"), "input.x[2][0]: must be a number, got an array");
-  expect_rejected(with("[[1],[2],[3]", "[[1],[2],3"), "input.x[2]: must be an array (a row), got a number");
-  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[3,3]"), "input.x[2]: has 2 columns but input.x[0] has 1");
+  expect_rejected(with("[[1],[2],[3]", R"([[1],[2],["3"])"),
+                  "input.x[2][0]: must be a number, got a string");
+  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[true]"),
+                  "input.x[2][0]: must be a number, got a boolean");
+  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[null]"),
+                  "input.x[2][0]: must be a number, got null");
+  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[{}]"),
+                  "input.x[2][0]: must be a number, got an object");
+  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[[3]]"),
+                  "input.x[2][0]: must be a number, got an array");
+  expect_rejected(with("[[1],[2],[3]", "[[1],[2],3"),
+                  "input.x[2]: must be an array (a row), got a number");
+  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[3,3]"),
+                  "input.x[2]: has 2 columns but input.x[0] has 1");
   expect_rejected(with("\"lr\":0.01", "\"lr\":[0.01]"), "input.lr: must be a number, got an array");
-  expect_rejected(with("\"b\":[0.0]", "\"b\":0.0"), "input.b: must be a 1-D array (K), got a number");
-  expect_rejected(with("\"b\":[0.0]", "\"b\":[[0.0]]"), "input.b: must be a 1-D array (K), got a 2-D array");
-  expect_rejected(with("\"w\":[[0.0]]", "\"w\":\"0\""), "input.w: must be a 2-D array (D, K), got a string");
-  expect_rejected(with("\"w\":[[0.0]]", "\"w\":[0.0]"), "input.w: must be a 2-D array (D, K), got a 1-D array");
+  expect_rejected(with("\"b\":[0.0]", "\"b\":0.0"),
+                  "input.b: must be a 1-D array (K), got a number");
+  expect_rejected(with("\"b\":[0.0]", "\"b\":[[0.0]]"),
+                  "input.b: must be a 1-D array (K), got a 2-D array");
+  expect_rejected(with("\"w\":[[0.0]]", "\"w\":\"0\""),
+                  "input.w: must be a 2-D array (D, K), got a string");
+  expect_rejected(with("\"w\":[[0.0]]", "\"w\":[0.0]"),
+                  "input.w: must be a 2-D array (D, K), got a 1-D array");
 }
 
 BOOST_AUTO_TEST_CASE(rejects_shapes) {
@@ -516,23 +551,31 @@ BOOST_AUTO_TEST_CASE(rejects_shapes) {
     return dp_case(s);
   };
   expect_rejected(with(",[17]]", "]"), "input.y: has 7 rows (N) but input.x has 8");
-  expect_rejected(with("\"b\":[0.0]", "\"b\":[0.0,1.0]"), "input.b: has 2 elements (K) but input.w has 1 column");
-  expect_rejected(with("\"w\":[[0.0]]", "\"w\":[[0.0],[1.0]]"), "input.x: has 1 column (D) but input.w has 2 rows");
-  expect_rejected(with("\"b\":[0.0]", "\"b\":[]"), "input.b: has 0 elements (K); dimensions must be at least 1");
-  expect_rejected(with("\"w\":[[0.0]]", "\"w\":[[]]"), "input.w: has 0 columns (K); dimensions must be at least 1");
-  expect_rejected(with("\"w\":[[0.0]]", "\"w\":[]"), "input.w: has 0 rows (D); dimensions must be at least 1");
+  expect_rejected(with("\"b\":[0.0]", "\"b\":[0.0,1.0]"),
+                  "input.b: has 2 elements (K) but input.w has 1 column");
+  expect_rejected(with("\"w\":[[0.0]]", "\"w\":[[0.0],[1.0]]"),
+                  "input.x: has 1 column (D) but input.w has 2 rows");
+  expect_rejected(with("\"b\":[0.0]", "\"b\":[]"),
+                  "input.b: has 0 elements (K); dimensions must be at least 1");
+  expect_rejected(with("\"w\":[[0.0]]", "\"w\":[[]]"),
+                  "input.w: has 0 columns (K); dimensions must be at least 1");
+  expect_rejected(with("\"w\":[[0.0]]", "\"w\":[]"),
+                  "input.w: has 0 rows (D); dimensions must be at least 1");
   expect_rejected(dp_case(kDpInput), "input.x: 8 rows are not divisible by 3 devices", &dp(), 3);
   expect_rejected(dp_case(kDpInput), "input.x: 8 rows are not divisible by 16 devices", &dp(), 16);
   expect_rejected(dp_case(kDpInput, R"(,"expected":{"w":[[1.0],[2.0]],"b":[0.2],"loss":1})"),
                   "expected.w: has 2 rows (D) but input.w has 1");
-  expect_rejected(dp_case(kDpInput, R"(,"expected":{"w":[[1.0]],"b":[0.2]})"), R"(expected: missing key "loss")");
+  expect_rejected(dp_case(kDpInput, R"(,"expected":{"w":[[1.0]],"b":[0.2]})"),
+                  R"(expected: missing key "loss")");
   expect_rejected(dp_case(kDpInput, R"(,"expected":{"w":[[1.0]],"b":[0.2],"loss":1,"acc":1})"),
                   R"(expected: unknown key "acc" (expected w, b, loss))");
   // tp-mlp: H is split, so w1's columns must divide.
-  expect_rejected(R"({"x":[[1.0]],"w1":[[1,2,3,4]],"b1":[1,2,3,4],"w2":[[1],[2],[3],[4]],"b2":[0]})",
-                  "input.w1: 4 columns are not divisible by 8 devices", &tp());
-  expect_rejected(R"({"x":[[1.0,2.0]],"w1":[[1,2,3,4]],"b1":[1,2,3,4],"w2":[[1],[2],[3],[4]],"b2":[0]})",
-                  "input.w1: has 1 row (D) but input.x has 2 columns", &tp(), 4);
+  expect_rejected(
+      R"({"x":[[1.0]],"w1":[[1,2,3,4]],"b1":[1,2,3,4],"w2":[[1],[2],[3],[4]],"b2":[0]})",
+      "input.w1: 4 columns are not divisible by 8 devices", &tp());
+  expect_rejected(
+      R"({"x":[[1.0,2.0]],"w1":[[1,2,3,4]],"b1":[1,2,3,4],"w2":[[1],[2],[3],[4]],"b2":[0]})",
+      "input.w1: has 1 row (D) but input.x has 2 columns", &tp(), 4);
 }
 
 BOOST_AUTO_TEST_CASE(rejects_values) {
@@ -571,10 +614,13 @@ BOOST_AUTO_TEST_CASE(errors_do_not_depend_on_the_order_of_keys) {
   expect_rejected(R"({"x":[[1],[2,3]],"w":[1],"b":[0],"y":[[1]],"lr":1})",
                   "input.w: must be a 2-D array (D, K), got a 1-D array");
   // Unknown keys (in sorted order) before missing ones, before any value.
-  expect_rejected(R"({"x":[[1],[2,3]],"zz":1,"aa":1})", R"(input: unknown key "aa" (expected w, b, x, y, lr))");
-  expect_rejected(R"({"problem":"dp-step","name":7,"input":{"w":[]},"comment":1})",
-                  R"(unknown key "comment" (expected problem, name, description, mesh, input, expected))");
-  expect_rejected(R"({"input":{"w":[]},"name":7,"problem":"dp-step"})", "name: must be a string, got a number");
+  expect_rejected(R"({"x":[[1],[2,3]],"zz":1,"aa":1})",
+                  R"(input: unknown key "aa" (expected w, b, x, y, lr))");
+  expect_rejected(
+      R"({"problem":"dp-step","name":7,"input":{"w":[]},"comment":1})",
+      R"(unknown key "comment" (expected problem, name, description, mesh, input, expected))");
+  expect_rejected(R"({"input":{"w":[]},"name":7,"problem":"dp-step"})",
+                  "name: must be a string, got a number");
   // Within a row: its length before its elements; rows in order.
   const auto x = [](const std::string& rows) {
     return R"({"w":[[1,2]],"b":[0,0],"y":[[1,1]],"lr":1,"x":)" + rows + "}";
@@ -582,7 +628,8 @@ BOOST_AUTO_TEST_CASE(errors_do_not_depend_on_the_order_of_keys) {
   expect_rejected(x(R"([[1],[2,"a"]])"), "input.x[1]: has 2 columns but input.x[0] has 1");
   expect_rejected(x(R"([[1],["a"],[2,3]])"), "input.x[1][0]: must be a number, got a string");
   expect_rejected(x(R"([[1],[1e39],["a"]])"), "input.x[1][0]: 1e+39 overflows float32");
-  expect_rejected(x(R"([[1],{"a":1},[2,3]])"), "input.x[1]: must be an array (a row), got an object");
+  expect_rejected(x(R"([[1],{"a":1},[2,3]])"),
+                  "input.x[1]: must be an array (a row), got an object");
   expect_rejected(x(R"([[[1]],[2]])"), "input.x: must be a 2-D array (N, D), got a 3-D array");
   expect_rejected(x(R"([[1],[[2]]])"), "input.x[1][0]: must be a number, got an array");
   expect_rejected(x(R"([[],[2]])"), "input.x: has 0 columns (D); dimensions must be at least 1");
@@ -615,21 +662,31 @@ BOOST_AUTO_TEST_CASE(rejects_bad_npy_files) {
   expect_npy_rejected(npy_file(kX, kXData).substr(0, 30), "input.x: {}: truncated header");
   expect_npy_rejected(npy_file(kX, kXData.substr(0, 31)),
                       "input.x: {}: truncated: 31 bytes of data for shape (8, 1) of <f4");
-  expect_npy_rejected(npy_file(R"({'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 1099511627776), })", kXData),
-                      "input.x: {}: truncated: 32 bytes of data for shape (1099511627776, 1099511627776) of <f4");
-  expect_npy_rejected(npy_file("{'descr': '<f4'}", kXData), "input.x: {}: the header is not a numpy header dict");
-  expect_npy_rejected(npy_file(R"({'descr': '<f2', 'fortran_order': False, 'shape': (8, 1), })", kXData),
-                      "input.x: {}: dtype '<f2' is not supported (little-endian float32 '<f4' or float64 '<f8')");
-  expect_npy_rejected(npy_file(R"({'descr': '<f4', 'fortran_order': True, 'shape': (8, 1), })", kXData),
-                      "input.x: {}: Fortran order is not supported (save it in C order)");
-  expect_npy_rejected(npy_file(R"({'descr': '<f4', 'fortran_order': False, 'shape': (8,), })", kXData),
-                      "input.x: must be a 2-D array (N, D), got a 1-D array");
-  expect_npy_rejected(npy_file(R"({'descr': '<f4', 'fortran_order': False, 'shape': (8, 0), })", ""),
-                      "input.x: has 0 columns (D); dimensions must be at least 1");
-  expect_npy_rejected(npy_file(R"({'descr': '<f4', 'fortran_order': False, 'shape': (4, 2), })", kXData),
-                      "input.x: has 2 columns (D) but input.w has 1 row");
-  expect_npy_rejected(npy_file(kX, le_bytes<float>({1, 2, 3, 4, 5, 6, 7, std::numeric_limits<float>::infinity()})),
-                      "input.x[7][0]: inf is not a finite number ({})");
+  expect_npy_rejected(
+      npy_file(
+          R"({'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 1099511627776), })",
+          kXData),
+      "input.x: {}: truncated: 32 bytes of data for shape (1099511627776, 1099511627776) of <f4");
+  expect_npy_rejected(npy_file("{'descr': '<f4'}", kXData),
+                      "input.x: {}: the header is not a numpy header dict");
+  expect_npy_rejected(
+      npy_file(R"({'descr': '<f2', 'fortran_order': False, 'shape': (8, 1), })", kXData),
+      "input.x: {}: dtype '<f2' is not supported (little-endian float32 '<f4' or float64 '<f8')");
+  expect_npy_rejected(
+      npy_file(R"({'descr': '<f4', 'fortran_order': True, 'shape': (8, 1), })", kXData),
+      "input.x: {}: Fortran order is not supported (save it in C order)");
+  expect_npy_rejected(
+      npy_file(R"({'descr': '<f4', 'fortran_order': False, 'shape': (8,), })", kXData),
+      "input.x: must be a 2-D array (N, D), got a 1-D array");
+  expect_npy_rejected(
+      npy_file(R"({'descr': '<f4', 'fortran_order': False, 'shape': (8, 0), })", ""),
+      "input.x: has 0 columns (D); dimensions must be at least 1");
+  expect_npy_rejected(
+      npy_file(R"({'descr': '<f4', 'fortran_order': False, 'shape': (4, 2), })", kXData),
+      "input.x: has 2 columns (D) but input.w has 1 row");
+  expect_npy_rejected(
+      npy_file(kX, le_bytes<float>({1, 2, 3, 4, 5, 6, 7, std::numeric_limits<float>::infinity()})),
+      "input.x[7][0]: inf is not a finite number ({})");
   std::string v2 = npy_file(kX, kXData);
   v2[6] = 2;  // a 2.0 header length is 4 bytes: this one reads as far too long
   expect_npy_rejected(v2, "input.x: {}: truncated header");
@@ -638,7 +695,8 @@ BOOST_AUTO_TEST_CASE(rejects_bad_npy_files) {
     read_case(c.path("case.json"), &dp(), 8);
     BOOST_ERROR("accepted a directory");
   } catch (const InputError& e) {
-    BOOST_TEST(std::string(e.what()) == c.path("case.json") + ": input.x: cannot read " + c.path("x.npy") + ": Is a directory");
+    BOOST_TEST(std::string(e.what()) == c.path("case.json") + ": input.x: cannot read " +
+                                            c.path("x.npy") + ": Is a directory");
   }
   NpyCase fifo({{"case.json", npy_dp_case()}});
   BOOST_REQUIRE(mkfifo(fifo.path("x.npy").c_str(), 0600) == 0);
@@ -646,7 +704,8 @@ BOOST_AUTO_TEST_CASE(rejects_bad_npy_files) {
     read_case(fifo.path("case.json"), &dp(), 8);  // must not wait for a writer
     BOOST_ERROR("accepted a FIFO");
   } catch (const InputError& e) {
-    BOOST_TEST(std::string(e.what()) == fifo.path("case.json") + ": input.x: cannot read " + fifo.path("x.npy") + ": not a regular file");
+    BOOST_TEST(std::string(e.what()) == fifo.path("case.json") + ": input.x: cannot read " +
+                                            fifo.path("x.npy") + ": not a regular file");
   }
   // Only input arrays may come from files; {"npy": ...} anywhere else is the object it is.
   expect_rejected(dp_case(kDpInput, R"(,"expected":{"w":{"npy":"w.npy"},"b":[0.2],"loss":1})"),
@@ -664,14 +723,17 @@ BOOST_AUTO_TEST_CASE(writes_npy_as_np_save_does) {
                                le_bytes<float>({1.5f, -2.0f, 0.1f, 3e38f, -0.0f, 7.0f})));
   BOOST_TEST((bytes.size() - 24) % 64 == 0u);  // the data starts 64-byte aligned
   BOOST_TEST(npy_bytes(Tensor({3}, {1, 2, 3})) ==
-             npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", le_bytes<float>({1, 2, 3})));
-  BOOST_TEST(npy_bytes(Tensor::scalar(121)) ==
-             npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (), }", le_bytes<float>({121})));
+             npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }",
+                      le_bytes<float>({1, 2, 3})));
+  BOOST_TEST(
+      npy_bytes(Tensor::scalar(121)) ==
+      npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (), }", le_bytes<float>({121})));
 }
 
 BOOST_AUTO_TEST_CASE(deep_nesting_is_rejected_without_recursion) {
   const std::size_t depth = 100'000;
-  expect_rejected(std::string(depth, '[') + std::string(depth, ']'), "nesting deeper than 64 levels");
+  expect_rejected(std::string(depth, '[') + std::string(depth, ']'),
+                  "nesting deeper than 64 levels");
   std::string objects;
   for (std::size_t i = 0; i < depth; ++i) objects += "{\"a\":";
   objects += "1" + std::string(depth, '}');
@@ -753,8 +815,8 @@ std::string outcome(const std::string& text, JsonNumbers numbers) {
 void expect_same_either_way(const std::string& text) {
   const std::string fast = outcome(text, JsonNumbers::fast);
   const std::string parser = outcome(text, JsonNumbers::parser);
-  BOOST_TEST(fast == parser, "for input of " << text.size() << " bytes starting "
-                                             << text.substr(0, 80));
+  BOOST_TEST(fast == parser,
+             "for input of " << text.size() << " bytes starting " << text.substr(0, 80));
 }
 
 // A random number token: integers of any length, "-0", fractions, exponents that overflow or
@@ -763,25 +825,37 @@ std::string random_token(std::mt19937_64& rng, bool allow_bad) {
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
   auto digits = [&](int n, bool lead_nonzero) {
     std::string d;
-    for (int i = 0; i < n; ++i) d += static_cast<char>('0' + (i == 0 && lead_nonzero ? 1 + pick(9) : pick(10)));
+    for (int i = 0; i < n; ++i)
+      d += static_cast<char>('0' + (i == 0 && lead_nonzero ? 1 + pick(9) : pick(10)));
     return d;
   };
   if (allow_bad && pick(40) == 0) {
-    static const char* const bad[] = {"01", "1.", ".5", "+1", "1e", "1e+", "-", "NaN", "Infinity",
-                                      "true", "null", "\"1\"", "[1]", "{}", "", "1.e5", "0x10",
-                                      "- 1", "1..2", "1e5.5", "--1", "[", "]"};
+    static const char* const bad[] = {"01",   "1.",    ".5",       "+1",   "1e",   "1e+",
+                                      "-",    "NaN",   "Infinity", "true", "null", "\"1\"",
+                                      "[1]",  "{}",    "",         "1.e5", "0x10", "- 1",
+                                      "1..2", "1e5.5", "--1",      "[",    "]"};
     return bad[pick(static_cast<int>(std::size(bad)))];
   }
   std::string t = pick(3) == 0 ? "-" : "";
   switch (pick(7)) {
-    case 0: return t + "0";
-    case 1: return t + digits(1 + pick(25), true);  // beyond uint64 too
-    case 2: return t + (pick(2) ? "0" : digits(1 + pick(4), true)) + "." + digits(1 + pick(8), false);
-    case 3: return t + digits(1 + pick(3), true) + (pick(2) ? "e" : "E") +
-                   (pick(3) == 0 ? "" : pick(2) ? "+" : "-") + std::to_string(pick(420));
-    case 4: return t + "0." + digits(30 + pick(30), false) + "e-" + std::to_string(pick(330));
-    case 5: return t + "3.4028235" + digits(pick(4), false) + "e38";  // float32's edge
-    default: return t + digits(1, true) + "." + digits(1 + pick(4), false);
+    case 0:
+      return t + "0";
+    case 1:
+      return t + digits(1 + pick(25), true);  // beyond uint64 too
+    case 2:
+      return t + (pick(2) ? "0" : digits(1 + pick(4), true)) + "." + digits(1 + pick(8), false);
+    case 3:
+      return t + digits(1 + pick(3), true) + (pick(2) ? "e" : "E") +
+             (pick(3) == 0 ? ""
+              : pick(2)    ? "+"
+                           : "-") +
+             std::to_string(pick(420));
+    case 4:
+      return t + "0." + digits(30 + pick(30), false) + "e-" + std::to_string(pick(330));
+    case 5:
+      return t + "3.4028235" + digits(pick(4), false) + "e38";  // float32's edge
+    default:
+      return t + digits(1, true) + "." + digits(1 + pick(4), false);
   }
 }
 
@@ -833,8 +907,9 @@ BOOST_AUTO_TEST_CASE(fast_numbers_read_what_the_parser_reads) {
 BOOST_AUTO_TEST_CASE(fast_numbers_values_and_positions) {
   // Independent of both readers: the values strtod gives (rounded to float32), "-0" as the
   // integer 0, and an error's line and column counted in the text itself.
-  std::string text = "{\"problem\":\"dp-step\",\"input\":{\"x\":[[-0, -0.0, 1e-400, 16777217,\n"
-                     "  0.1, 3.4028235e38, 123456789012345678901234567890]]}}";
+  std::string text =
+      "{\"problem\":\"dp-step\",\"input\":{\"x\":[[-0, -0.0, 1e-400, 16777217,\n"
+      "  0.1, 3.4028235e38, 123456789012345678901234567890]]}}";
   TempFile f(text);
   JsonSource source(f.path, kDefaultMaxInputBytes);
   const JsonDocument doc = parse_json_summary(source, is_case_key_for_test);
@@ -869,10 +944,10 @@ BOOST_AUTO_TEST_CASE(paths_and_tolerance_rule) {
                                         Tensor::scalar(10)};
   // atol 0.5, rtol 0.25: allowed = 0.5 + 0.25*|e|.
   std::vector<Tensor> got = expected;
-  got[0](1, 0) = 3 + 1.25f;      // allowed 1.25: exactly on the bound passes
-  got[0](0, 1) = 2 + 1.0001f;    // allowed 1.0: fails
-  got[1].data[1] = -2 - 1.0f;    // allowed 1.0: passes
-  got[2].data[0] = 10 - 3.01f;   // allowed 3.0: fails
+  got[0](1, 0) = 3 + 1.25f;     // allowed 1.25: exactly on the bound passes
+  got[0](0, 1) = 2 + 1.0001f;   // allowed 1.0: fails
+  got[1].data[1] = -2 - 1.0f;   // allowed 1.0: passes
+  got[2].data[0] = 10 - 3.01f;  // allowed 3.0: fails
   const auto m = compare_outputs(dp(), got, expected, 0.5, 0.25);
   BOOST_REQUIRE(m.size() == 2u);
   BOOST_TEST(m[0].path == "w[0][1]");

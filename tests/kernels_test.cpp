@@ -6,7 +6,6 @@
 // accumulation into C, and values that expose a reordered or refused chain (signed zeros, inf).
 #include <boost/test/unit_test.hpp>
 
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -115,12 +114,11 @@ void check_gemm(Shape3 s, Variant v, std::mt19937& rng, void (*kernel)(const Gem
   g.c = want.data();
   reference_gemm(g);
   const long at = first_difference(got, want);
-  BOOST_TEST(at == -1, "m=" << s.m << " k=" << s.k << " n=" << s.n << " transposed="
-                            << v.transposed << " accumulate=" << v.accumulate << " bias=" << v.bias
-                            << " relu=" << v.relu << " pad=" << v.pad << ": element " << at
-                            << " got " << std::setprecision(9)
-                            << (at < 0 ? 0 : got[std::size_t(at)]) << " want "
-                            << (at < 0 ? 0 : want[std::size_t(at)]));
+  BOOST_TEST(at == -1, "m=" << s.m << " k=" << s.k << " n=" << s.n << " transposed=" << v.transposed
+                            << " accumulate=" << v.accumulate << " bias=" << v.bias << " relu="
+                            << v.relu << " pad=" << v.pad << ": element " << at << " got "
+                            << std::setprecision(9) << (at < 0 ? 0 : got[std::size_t(at)])
+                            << " want " << (at < 0 ? 0 : want[std::size_t(at)]));
 }
 
 // 1, primes, and the vector widths (8, 16) and tile widths (16, 32) with their neighbours.

@@ -40,10 +40,14 @@ void body(Device& dev, int rounds, std::vector<std::string>& errors) {
 void check_clean_run(Mesh& mesh) {
   std::vector<std::string> errors(8);
   mesh.run([&](Device& dev) { body(dev, 4, errors); });
-  for (int d = 0; d < 8; ++d) BOOST_TEST(errors[static_cast<std::size_t>(d)].empty(), "device " << d << ": " << errors[static_cast<std::size_t>(d)]);
+  for (int d = 0; d < 8; ++d)
+    BOOST_TEST(errors[static_cast<std::size_t>(d)].empty(),
+               "device " << d << ": " << errors[static_cast<std::size_t>(d)]);
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 }  // namespace
 
@@ -60,7 +64,9 @@ BOOST_AUTO_TEST_CASE(a_failure_in_one_model_group_releases_every_group) {
         BOOST_TEST(false, "the injected failure was not reported");
       } catch (const DeviceError& e) {
         BOOST_TEST(e.device() == device);
-        BOOST_TEST(contains(e.what(), "injected failure (--inject fail:" + std::to_string(device) + "@"), e.what());
+        BOOST_TEST(
+            contains(e.what(), "injected failure (--inject fail:" + std::to_string(device) + "@"),
+            e.what());
       }
     }
   }
@@ -102,7 +108,8 @@ BOOST_AUTO_TEST_CASE(a_stall_in_one_group_times_out_and_releases_every_group) {
       BOOST_REQUIRE_MESSAGE(at != std::string::npos, what);
       const std::string late = what.substr(at + tail.size(), 1);
       BOOST_TEST((late == "4" || late == "5" || late == "6" || late == "7"), what);
-      BOOST_TEST((contains(what, "psum #2 on 'model'") || contains(what, "pmean #2 on 'data'")), what);
+      BOOST_TEST((contains(what, "psum #2 on 'model'") || contains(what, "pmean #2 on 'data'")),
+                 what);
       BOOST_TEST(contains(what, "6 stalled by --inject)"), what);
       BOOST_TEST(!contains(what, "late"), what);
     }

@@ -73,8 +73,8 @@ const std::vector<std::pair<std::vector<int>, AxisNames>> kTuples = {
 };
 
 bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.shape == b.shape &&
-         (a.data.empty() || std::memcmp(a.data.data(), b.data.data(), a.size() * sizeof(float)) == 0);
+  return a.shape == b.shape && (a.data.empty() || std::memcmp(a.data.data(), b.data.data(),
+                                                              a.size() * sizeof(float)) == 0);
 }
 
 }  // namespace
@@ -98,7 +98,8 @@ BOOST_AUTO_TEST_CASE(psum_pmean_all_gather_per_group_in_documented_order) {
         const std::vector<int> members = group_of(d, data, model, tuple);
         const auto size = static_cast<int>(members.size());
         if (dev.axis_size(axes) != size) err += "axis_size " + axes.str() + "; ";
-        const int rank = static_cast<int>(std::find(members.begin(), members.end(), d) - members.begin());
+        const int rank =
+            static_cast<int>(std::find(members.begin(), members.end(), d) - members.begin());
         if (dev.axis_index(axes) != rank) err += "axis_index " + axes.str() + "; ";
         const Tensor s = dev.psum(x, axes), m = dev.pmean(x, axes), g = dev.all_gather(x, axes);
         for (std::size_t i = 0; i < kElems; ++i) {
@@ -106,7 +107,8 @@ BOOST_AUTO_TEST_CASE(psum_pmean_all_gather_per_group_in_documented_order) {
           if (s.data[i] != want) err += "psum " + axes.str() + "; ";
           if (m.data[i] != want / static_cast<float>(size)) err += "pmean " + axes.str() + "; ";
           for (int r = 0; r < size; ++r)
-            if (g.data[static_cast<std::size_t>(r) * kElems + i] != value(members[static_cast<std::size_t>(r)], i))
+            if (g.data[static_cast<std::size_t>(r) * kElems + i] !=
+                value(members[static_cast<std::size_t>(r)], i))
               err += "all_gather " + axes.str() + "; ";
         }
         // ppermute: a shift by one rank within the group.
@@ -118,8 +120,9 @@ BOOST_AUTO_TEST_CASE(psum_pmean_all_gather_per_group_in_documented_order) {
       }
     });
     for (int d = 0; d < n; ++d)
-      BOOST_TEST(errors[static_cast<std::size_t>(d)].empty(),
-                 data << "x" << model << " device " << d << ": " << errors[static_cast<std::size_t>(d)]);
+      BOOST_TEST(
+          errors[static_cast<std::size_t>(d)].empty(),
+          data << "x" << model << " device " << d << ": " << errors[static_cast<std::size_t>(d)]);
   }
 }
 
@@ -129,7 +132,8 @@ BOOST_AUTO_TEST_CASE(unknown_axis_is_an_input_error_naming_the_mesh_axes) {
     mesh.run([](Device& dev) { dev.psum(Tensor({1}), AxisNames{"data", "pipe"}); });
     BOOST_TEST(false, "accepted an unknown axis");
   } catch (const DeviceError& e) {
-    BOOST_TEST(std::string(e.what()).find("unknown axis name 'pipe' (the mesh's axes are ('data', 'model'))") !=
+    BOOST_TEST(std::string(e.what()).find(
+                   "unknown axis name 'pipe' (the mesh's axes are ('data', 'model'))") !=
                    std::string::npos,
                e.what());
   }
@@ -146,7 +150,8 @@ BOOST_AUTO_TEST_CASE(blocks_follow_jax_numbering) {
   BOOST_TEST((b.data == std::vector<float>{18, 19, 26, 27}));
   Tensor v({8});
   for (std::size_t i = 0; i < 8; ++i) v.data[i] = static_cast<float>(i);
-  for (int d = 0; d < 8; ++d) BOOST_TEST((block_of(v, P{{"data", "model"}}, mesh, d).data[0] == static_cast<float>(d)));
+  for (int d = 0; d < 8; ++d)
+    BOOST_TEST((block_of(v, P{{"data", "model"}}, mesh, d).data[0] == static_cast<float>(d)));
   BOOST_TEST((block_of(v, P{{"model", "data"}}, mesh, 5).data[0] == 3.0f));  // model 1 * 2 + data 1
   BOOST_TEST((P{{"data", "model"}}.str() == "P(('data', 'model'),)"));
   std::vector<Tensor> blocks;
@@ -161,8 +166,10 @@ BOOST_AUTO_TEST_SUITE(mlp_train)
 
 namespace {
 
-const std::vector<MeshShape> kMeshes = {{{"data", 1}, {"model", 8}}, {{"data", 2}, {"model", 4}},
-                                        {{"data", 4}, {"model", 2}}, {{"data", 8}, {"model", 1}},
+const std::vector<MeshShape> kMeshes = {{{"data", 1}, {"model", 8}},
+                                        {{"data", 2}, {"model", 4}},
+                                        {{"data", 4}, {"model", 2}},
+                                        {{"data", 8}, {"model", 1}},
                                         {{"data", 1}, {"model", 1}}};
 
 std::vector<std::string> mlp_cases() {
@@ -173,8 +180,8 @@ std::vector<std::string> mlp_cases() {
   return files;
 }
 
-std::vector<Tensor> run_on(const ProgramDef& p, const std::vector<Tensor>& inputs, const MeshShape& shape,
-                           Trace* trace = nullptr) {
+std::vector<Tensor> run_on(const ProgramDef& p, const std::vector<Tensor>& inputs,
+                           const MeshShape& shape, Trace* trace = nullptr) {
   Mesh mesh(shape);
   return shard_map(mesh, p, inputs, trace);
 }
@@ -206,11 +213,14 @@ BOOST_AUTO_TEST_CASE(every_case_on_every_mesh_matches_expected_and_each_other) {
       Trace trace;
       const std::vector<Tensor> got = run_on(p, c.inputs, shape, &trace);
       std::string where;
-      BOOST_TEST(close(got, *c.expected, where), file << " on " << mesh_str(shape) << ": " << where);
+      BOOST_TEST(close(got, *c.expected, where),
+                 file << " on " << mesh_str(shape) << ": " << where);
       if (first.empty()) first = got;
-      BOOST_TEST(close(got, first, where), file << " on " << mesh_str(shape) << " vs 1x8: " << where);
+      BOOST_TEST(close(got, first, where),
+                 file << " on " << mesh_str(shape) << " vs 1x8: " << where);
       const StructuralVerdict v = check_structure(p.structure, trace);
-      BOOST_TEST(v.ok(), file << " on " << mesh_str(shape) << ": " << (v.ok() ? "" : v.failures[0]));
+      BOOST_TEST(v.ok(),
+                 file << " on " << mesh_str(shape) << ": " << (v.ok() ? "" : v.failures[0]));
       BOOST_TEST(v.passed.size() == 8u);
     }
   }
@@ -228,10 +238,12 @@ BOOST_AUTO_TEST_CASE(repeated_runs_are_bit_identical) {
     }
   }
   // And through the binary: --exact prints the same bytes every time.
-  const auto once = meshrun::testing::run({"mlp-train", "--exact", "cases/mlp-train/example1.json"});
+  const auto once =
+      meshrun::testing::run({"mlp-train", "--exact", "cases/mlp-train/example1.json"});
   BOOST_TEST(once.code == 0, once.err);
   for (int rep = 0; rep < 3; ++rep) {
-    const auto again = meshrun::testing::run({"mlp-train", "--exact", "cases/mlp-train/example1.json"});
+    const auto again =
+        meshrun::testing::run({"mlp-train", "--exact", "cases/mlp-train/example1.json"});
     BOOST_TEST(again.out == once.out);
   }
 }
@@ -268,7 +280,10 @@ Body body_reducing_over(AxisNames model_axes, AxisNames data_axes) {
     Tensor out = m_tuple ? dev.psum(part, {"data", "model"}) : dev.psum(part, m0);
     add_row_vector(out, in[5]);
     std::vector<float> packed(1 + in[2].size() + in[3].size() + in[4].size() + in[5].size(), 0.0f);
-    if (d_tuple) dev.pmean_inplace(packed, {"data", "model"}); else dev.pmean_inplace(packed, d0);
+    if (d_tuple)
+      dev.pmean_inplace(packed, {"data", "model"});
+    else
+      dev.pmean_inplace(packed, d0);
     return std::vector<Tensor>{in[2], in[3], in[4], in[5], Tensor::scalar(packed[0])};
   };
 }
@@ -289,7 +304,8 @@ BOOST_AUTO_TEST_CASE(real_program_passes_and_full_inputs_fail) {
   BOOST_TEST(mentions(v, "device 0 held f32[2,8] (the full w1), expected f32[2,2]"));
   BOOST_TEST(mentions(v, "(the full b1)"));
   BOOST_TEST(mentions(v, "(the full w2)"));
-  BOOST_TEST(mentions(v, "reduced 0 elements over 'model', fewer than the 4 of its partial outputs"));
+  BOOST_TEST(
+      mentions(v, "reduced 0 elements over 'model', fewer than the 4 of its partial outputs"));
 }
 
 // A timeout in one group whose missing member waits in another group is followed to the cause.
@@ -335,8 +351,9 @@ BOOST_AUTO_TEST_CASE(a_timeout_follows_a_wait_in_another_group_to_the_stalled_de
                    what);
         ++chained;
       } else {
-        BOOST_TEST(what == "psum #1 on 'model': timed out after 200 ms; device(s) 6 never arrived "
-                           "(6 stalled by --inject)",
+        BOOST_TEST(what ==
+                       "psum #1 on 'model': timed out after 200 ms; device(s) 6 never arrived "
+                       "(6 stalled by --inject)",
                    what);
       }
     }
@@ -398,25 +415,39 @@ BOOST_AUTO_TEST_CASE(trace_and_sharding_show_the_2d_mesh) {
 
 // An array split over both axes: a 2-D grid of boxes, its blocks typed {V:(data,model)}.
 BOOST_AUTO_TEST_CASE(a_block_split_both_ways_is_a_grid) {
-  ProgramDef p{"copy", "", "", {{"a", {"R", "C"}, P{"data", "model"}}}, {{"a", {"R", "C"}, P{"data", "model"}}},
-               [](Device&, const std::vector<Tensor>& in) { return in; }, {}, {}, {}, {}};
+  ProgramDef p{"copy",
+               "",
+               "",
+               {{"a", {"R", "C"}, P{"data", "model"}}},
+               {{"a", {"R", "C"}, P{"data", "model"}}},
+               [](Device&, const std::vector<Tensor>& in) { return in; },
+               {},
+               {},
+               {},
+               {}};
   Mesh mesh(MeshShape{{"data", 2}, {"model", 2}});
   Trace trace;
   const Tensor a({4, 4}, std::vector<float>(16, 1.0f));
   shard_map(mesh, p, {a}, &trace);
   const std::string text = format_trace(trace), grid = format_sharding(trace);
-  BOOST_TEST(text.find("    device 3: f32[2,2]{V:(data,model)}  rows [2:4), columns [2:4)\n") != std::string::npos, text);
-  BOOST_TEST(grid.find("┌───────┬───────┐\n│ dev 0 │ dev 1 │ rows [0:2)\n├───────┼───────┤\n"
-                       "│ dev 2 │ dev 3 │ rows [2:4)\n└───────┴───────┘\n  [0:2)   [2:4)  columns\n") !=
+  BOOST_TEST(text.find("    device 3: f32[2,2]{V:(data,model)}  rows [2:4), columns [2:4)\n") !=
                  std::string::npos,
-             grid);
+             text);
+  BOOST_TEST(
+      grid.find("┌───────┬───────┐\n│ dev 0 │ dev 1 │ rows [0:2)\n├───────┼───────┤\n"
+                "│ dev 2 │ dev 3 │ rows [2:4)\n└───────┴───────┘\n  [0:2)   [2:4)  columns\n") !=
+          std::string::npos,
+      grid);
 }
 
 BOOST_AUTO_TEST_CASE(every_case_passes_through_the_binary_and_check) {
   const auto r = run({"check", "cases/mlp-train"});
   BOOST_TEST(r.code == 0, r.out << r.err);
-  BOOST_TEST(r.out.find("PASS cases/mlp-train/example1.json: numbers ok; structure ok (8 rules)") != std::string::npos, r.out);
-  for (const char* mesh : {"data=1,model=8", "data=4,model=2", "data=8,model=1", "data=1,model=1"}) {
+  BOOST_TEST(r.out.find("PASS cases/mlp-train/example1.json: numbers ok; structure ok (8 rules)") !=
+                 std::string::npos,
+             r.out);
+  for (const char* mesh :
+       {"data=1,model=8", "data=4,model=2", "data=8,model=1", "data=1,model=1"}) {
     const auto m = run({"check", "--mesh", mesh, "cases/mlp-train"});
     BOOST_TEST(m.code == 0, mesh << ": " << m.out << m.err);
   }
@@ -425,7 +456,8 @@ BOOST_AUTO_TEST_CASE(every_case_passes_through_the_binary_and_check) {
   BOOST_TEST(bad.code == 2);
   BOOST_TEST(bad.out == "");
   BOOST_TEST(bad.err ==
-             "meshrun: cases/mlp-train/example1.json: input.x: P('data', None) refers to mesh axis 'data', "
+             "meshrun: cases/mlp-train/example1.json: input.x: P('data', None) refers to mesh axis "
+             "'data', "
              "which is not in the mesh's axis names ('rows', 'model')\n");
   // The one-axis programs run on a 2-D mesh too: the axis their specs do not name replicates.
   const auto dp = run({"dp-step", "--mesh", "data=4,model=2", "cases/dp-step/example1.json"});

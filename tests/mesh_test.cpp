@@ -37,7 +37,9 @@ constexpr int kRepeats = 10;
 
 constexpr std::size_t kHuge = std::numeric_limits<std::size_t>::max() / 2;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 // Runs `body` and returns the exception it threw (nullptr if none).
 template <class F>
@@ -61,7 +63,8 @@ void check_mesh_works(Mesh& mesh) {
       const int d = dev.index();
       idx[d] = d;
       std::vector<float> v(count);
-      for (std::size_t i = 0; i < count; ++i) v[i] = 0.25f * static_cast<float>(d + 1) + static_cast<float>(i);
+      for (std::size_t i = 0; i < count; ++i)
+        v[i] = 0.25f * static_cast<float>(d + 1) + static_cast<float>(i);
       dev.psum_inplace(v, mesh.axis());
       got[d] = v;
     });
@@ -70,7 +73,8 @@ void check_mesh_works(Mesh& mesh) {
       BOOST_REQUIRE_EQUAL(got[d].size(), count);
       for (std::size_t i = 0; i < count; i += 997) {
         float want = 0.25f + static_cast<float>(i);
-        for (int r = 1; r < n; ++r) want += 0.25f * static_cast<float>(r + 1) + static_cast<float>(i);
+        for (int r = 1; r < n; ++r)
+          want += 0.25f * static_cast<float>(r + 1) + static_cast<float>(i);
         BOOST_TEST(got[d][i] == want, "device " << d << " element " << i);
       }
     }
@@ -97,7 +101,8 @@ BOOST_AUTO_TEST_SUITE(device_errors)
 BOOST_AUTO_TEST_CASE(throwing_body_is_a_device_error_and_releases_the_others) {
   for (int n : {2, 8, 16}) {
     MeshOptions opts;
-    opts.timeout = std::chrono::milliseconds(60'000);  // a non-released device would time out, not abort
+    opts.timeout =
+        std::chrono::milliseconds(60'000);  // a non-released device would time out, not abort
     Mesh mesh(n, "data", opts);
     const int bad = n == 2 ? 1 : 3;
     std::vector<std::string> seen(static_cast<std::size_t>(n));
@@ -171,7 +176,8 @@ BOOST_AUTO_TEST_CASE(throw_before_any_collective_and_inside_pmean_naming) {
   } catch (const DeviceError& x) {
     BOOST_TEST(x.device() == 0);
     // After pmean has returned, where() still names the last collective entered: pmean #1.
-    BOOST_TEST(contains(x.what(), "device 0 failed at pmean #1 on 'data': unknown exception"), x.what());
+    BOOST_TEST(contains(x.what(), "device 0 failed at pmean #1 on 'data': unknown exception"),
+               x.what());
   } catch (const std::exception& x) {
     BOOST_TEST(false, "expected DeviceError, got: " << x.what());
   }
@@ -259,7 +265,8 @@ void expect_mismatch_everywhere(int n, std::size_t switch_bytes, Kind kind, std:
         const float sentinel = -12345.0f;
         // Whether or not the call throws, none of out may have been written.
         auto note_untouched = [&] {
-          untouched[r] = std::all_of(out.begin(), out.end(), [&](float v) { return v == sentinel; });
+          untouched[r] =
+              std::all_of(out.begin(), out.end(), [&](float v) { return v == sentinel; });
         };
         try {
           std::vector<float> warm(4, 1.0f);
@@ -293,7 +300,8 @@ void expect_mismatch_everywhere(int n, std::size_t switch_bytes, Kind kind, std:
     try {
       std::rethrow_exception(errors[r]);
     } catch (const CollectiveError& x) {
-      BOOST_TEST(contains(x.what(), "mismatched collectives on 'data'"), "member " << r << ": " << x.what());
+      BOOST_TEST(contains(x.what(), "mismatched collectives on 'data'"),
+                 "member " << r << ": " << x.what());
       BOOST_TEST(contains(x.what(), "#2"), x.what());
       BOOST_TEST(contains(x.what(), "device " + std::to_string(odd)), x.what());
     } catch (const std::exception& x) {
@@ -332,8 +340,10 @@ BOOST_AUTO_TEST_CASE(through_mesh_each_kind) {
       {"op",
        [](Device& dev) {
          Tensor x({4, 2});
-         if (dev.index() == 5) (void)dev.all_gather(x, "data");
-         else (void)dev.psum(x, "data");
+         if (dev.index() == 5)
+           (void)dev.all_gather(x, "data");
+         else
+           (void)dev.psum(x, "data");
        },
        "all_gather #1"},
       {"count staged",
@@ -359,7 +369,8 @@ BOOST_AUTO_TEST_CASE(through_mesh_each_kind) {
     try {
       std::rethrow_exception(e);
     } catch (const CollectiveError& x) {
-      BOOST_TEST(contains(x.what(), "mismatched collectives on 'data'"), c.name << ": " << x.what());
+      BOOST_TEST(contains(x.what(), "mismatched collectives on 'data'"),
+                 c.name << ": " << x.what());
       BOOST_TEST(contains(x.what(), c.expect), c.name << ": " << x.what());
     } catch (const std::exception& x) {
       BOOST_TEST(false, c.name << ": expected CollectiveError, got: " << x.what());
@@ -386,7 +397,8 @@ void expect_collective_error(const std::exception_ptr& e, const std::vector<std:
   try {
     std::rethrow_exception(e);
   } catch (const CollectiveError& x) {
-    for (const auto& p : parts) BOOST_TEST(contains(x.what(), p), "missing '" << p << "' in: " << x.what());
+    for (const auto& p : parts)
+      BOOST_TEST(contains(x.what(), p), "missing '" << p << "' in: " << x.what());
   } catch (const std::exception& x) {
     BOOST_TEST(false, "expected CollectiveError, got: " << x.what());
   }
@@ -406,7 +418,8 @@ BOOST_AUTO_TEST_CASE(skipped_call_times_out_naming_missing_devices) {
         dev.psum_inplace(v, "data");
       });
     });
-    expect_collective_error(e, {"psum #2 on 'data'", "timed out after 200 ms", "device(s) 5 never arrived"});
+    expect_collective_error(
+        e, {"psum #2 on 'data'", "timed out after 200 ms", "device(s) 5 never arrived"});
     check_mesh_works(mesh);
 
     e = capture([&] {
@@ -460,7 +473,8 @@ BOOST_AUTO_TEST_CASE(inject_stall) {
         dev.psum_inplace(v, "data");
       });
     });
-    expect_collective_error(e, {"psum #1 on 'data'", "timed out after 200 ms", "device(s) 5 never arrived"});
+    expect_collective_error(
+        e, {"psum #1 on 'data'", "timed out after 200 ms", "device(s) 5 never arrived"});
   }  // destroying the mesh right after the failed run joins
 }
 
@@ -477,11 +491,27 @@ BOOST_AUTO_TEST_CASE(parse_injection_accepts_and_rejects) {
   BOOST_TEST(c.device == 15);
   BOOST_TEST(c.at == 123456u);
 
-  for (const std::string bad :
-       {"", "fail", "fail:", "fail:3", "fail:3@", "fail:@2", "fail:3@0", "fail:-1@2", "fail:3@-1",
-        "boom:3@2", "FAIL:3@2", " fail:3@2", "fail:3@2 ", "fail:3@2x", "fail:x@2", "fail@3:2",
-        "stall:1@2@3", "fail:+3@2", "fail:3:2@1", "fail:99999999999999999999@1",
-        "fail:1@99999999999999999999999"}) {
+  for (const std::string bad : {"",
+                                "fail",
+                                "fail:",
+                                "fail:3",
+                                "fail:3@",
+                                "fail:@2",
+                                "fail:3@0",
+                                "fail:-1@2",
+                                "fail:3@-1",
+                                "boom:3@2",
+                                "FAIL:3@2",
+                                " fail:3@2",
+                                "fail:3@2 ",
+                                "fail:3@2x",
+                                "fail:x@2",
+                                "fail@3:2",
+                                "stall:1@2@3",
+                                "fail:+3@2",
+                                "fail:3:2@1",
+                                "fail:99999999999999999999@1",
+                                "fail:1@99999999999999999999999"}) {
     BOOST_TEST_CONTEXT("spec '" << bad << "'") {
       try {
         (void)parse_injection(bad);
@@ -530,9 +560,7 @@ BOOST_AUTO_TEST_CASE(size_below_one_is_an_input_error) {
 // Destroying a mesh right after a failure (or without ever running) joins all device threads.
 BOOST_AUTO_TEST_CASE(destroy_right_after_failures) {
   for (int rep = 0; rep < kRepeats; ++rep) {
-    {
-      Mesh m(8, "data");
-    }
+    { Mesh m(8, "data"); }
     {
       Mesh m(8, "data");
       auto e = capture([&] {
@@ -610,7 +638,8 @@ BOOST_AUTO_TEST_CASE(waiting_does_not_burn_cpu) {
       cpu[dev.index()] = thread_cpu_seconds() - before;
     });
     for (int d = 0; d < n - 1; ++d)
-      BOOST_TEST(cpu[d] < 0.15, "n=" << n << " device " << d << " used " << cpu[d] << " s of CPU waiting");
+      BOOST_TEST(cpu[d] < 0.15,
+                 "n=" << n << " device " << d << " used " << cpu[d] << " s of CPU waiting");
   }
 }
 

@@ -24,7 +24,9 @@ using nlohmann::json;
 
 namespace {
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 // One collective span as a device's track shows it.
 struct SeenCollective {
@@ -34,9 +36,9 @@ struct SeenCollective {
 };
 
 struct Timeline {
-  std::map<int, std::string> names;                      // tid -> thread_name
+  std::map<int, std::string> names;                        // tid -> thread_name
   std::map<int, std::vector<SeenCollective>> collectives;  // device -> in track order
-  std::vector<std::string> phases;                        // the main track's, in order
+  std::vector<std::string> phases;                         // the main track's, in order
   json other;
 };
 
@@ -72,9 +74,11 @@ Timeline check_timeline(const std::string& text) {
       const double ts = e["ts"], end = end_of(e);
       BOOST_TEST(ts + kSlack >= last_ts, "track " << tid << ": " << e["name"] << " out of order");
       last_ts = ts;
-      while (!stack.empty() && end > end_of(*stack.back()) + kSlack) {  // not inside: a later sibling
-        BOOST_TEST(ts + kSlack >= end_of(*stack.back()),
-                   "track " << tid << ": " << e["name"] << " crosses the end of " << (*stack.back())["name"]);
+      while (!stack.empty() &&
+             end > end_of(*stack.back()) + kSlack) {  // not inside: a later sibling
+        BOOST_TEST(ts + kSlack >= end_of(*stack.back()), "track " << tid << ": " << e["name"]
+                                                                  << " crosses the end of "
+                                                                  << (*stack.back())["name"]);
         stack.pop_back();
       }
       const json* parent = stack.empty() ? nullptr : stack.back();
@@ -98,7 +102,8 @@ Timeline check_timeline(const std::string& text) {
         const std::uint64_t seq = a["seq"];
         BOOST_TEST(e["name"] == op + " #" + std::to_string(seq) + " '" + group + "'");
         BOOST_TEST(a.contains("bytes"));
-        t.collectives[tid - 1].push_back({op, group, seq, a.value("arrived", false), a.value("failed", false), false, false});
+        t.collectives[tid - 1].push_back(
+            {op, group, seq, a.value("arrived", false), a.value("failed", false), false, false});
       }
       stack.push_back(&e);
     }
@@ -115,7 +120,8 @@ Timeline check_timeline(const std::string& text) {
 
 // The device's track names on a mesh, e.g. "device 5 (data=1, model=1)".
 void check_names(const Timeline& t, const std::vector<std::string>& expected) {
-  for (std::size_t d = 0; d < expected.size(); ++d) BOOST_TEST(t.names.at(static_cast<int>(d) + 1) == expected[d]);
+  for (std::size_t d = 0; d < expected.size(); ++d)
+    BOOST_TEST(t.names.at(static_cast<int>(d) + 1) == expected[d]);
   BOOST_TEST(t.names.size() == expected.size() + 1);
 }
 
@@ -130,7 +136,7 @@ BOOST_AUTO_TEST_CASE(library_timeline_matches_the_trace) {
   using namespace meshrun;
   Mesh mesh(MeshShape{{"data", 2}, {"model", 4}});
   const Body body = [](Device& dev, const std::vector<Tensor>& in) {
-    Tensor a = dev.psum(in[0], "model");  // 64 KiB: the direct path
+    Tensor a = dev.psum(in[0], "model");                         // 64 KiB: the direct path
     Tensor b = dev.pmean(Tensor({1, 4}, {1, 2, 3, 4}), "data");  // staged
     Tensor g = dev.all_gather(b, AxisNames{"data", "model"});
     Tensor p = dev.ppermute(b, "model", {{0, 1}, {1, 2}, {2, 3}, {3, 0}});
@@ -144,9 +150,10 @@ BOOST_AUTO_TEST_CASE(library_timeline_matches_the_trace) {
   trace.profile = &profile;
   shard_map(mesh, body, {{"x", {"R", "C"}, P()}}, {{"s", {}, P()}}, {Tensor({16, 1024})}, &trace);
   const Timeline t = check_timeline(trace_event_json(trace, profile, ""));
-  check_names(t, {"device 0 (data=0, model=0)", "device 1 (data=0, model=1)", "device 2 (data=0, model=2)",
-                  "device 3 (data=0, model=3)", "device 4 (data=1, model=0)", "device 5 (data=1, model=1)",
-                  "device 6 (data=1, model=2)", "device 7 (data=1, model=3)"});
+  check_names(
+      t, {"device 0 (data=0, model=0)", "device 1 (data=0, model=1)", "device 2 (data=0, model=2)",
+          "device 3 (data=0, model=3)", "device 4 (data=1, model=0)", "device 5 (data=1, model=1)",
+          "device 6 (data=1, model=2)", "device 7 (data=1, model=3)"});
   BOOST_TEST(t.phases == (std::vector<std::string>{"split", "run", "assemble"}));
   for (int d = 0; d < 8; ++d) {
     const auto& seen = t.collectives.at(d);
@@ -206,7 +213,8 @@ BOOST_AUTO_TEST_CASE(profile_of_each_program) {
           BOOST_TEST(seen[i].seq == 1u);  // the first in its group
         }
       }
-      BOOST_TEST(fs::directory_iterator(dir.path)->path().filename() == "p.json");  // no temp file left
+      BOOST_TEST(fs::directory_iterator(dir.path)->path().filename() ==
+                 "p.json");  // no temp file left
     }
   }
 }
@@ -215,8 +223,8 @@ BOOST_AUTO_TEST_CASE(profile_of_each_program) {
 // never arrived (no wait) and every other device waiting in it until the timeout.
 BOOST_AUTO_TEST_CASE(stalled_run_writes_the_timeline) {
   TempDir dir;
-  const auto res = run({"dp-step", "cases/dp-step/example1.json", "--inject", "stall:3@1", "--timeout", "1",
-                        "--profile", dir / "p.json"});
+  const auto res = run({"dp-step", "cases/dp-step/example1.json", "--inject", "stall:3@1",
+                        "--timeout", "1", "--profile", dir / "p.json"});
   BOOST_TEST(res.code == 3);
   BOOST_TEST(has(res.err, "device(s) 3 never arrived"));
   const Timeline t = check_timeline(slurp(dir / "p.json"));
@@ -245,17 +253,20 @@ BOOST_AUTO_TEST_CASE(error_after_the_run_writes_the_timeline) {
 
 BOOST_AUTO_TEST_CASE(failed_device_and_bad_paths) {
   TempDir dir;
-  const auto failed = run({"tp-mlp", "cases/tp-mlp/example1.json", "--inject", "fail:2@1", "--profile", dir / "p.json"});
+  const auto failed = run({"tp-mlp", "cases/tp-mlp/example1.json", "--inject", "fail:2@1",
+                           "--profile", dir / "p.json"});
   BOOST_TEST(failed.code == 3);
   const Timeline t = check_timeline(slurp(dir / "p.json"));
   BOOST_TEST(has(t.other["failure"].get<std::string>(), "device 2 failed at psum #1 on 'model'"));
   BOOST_TEST(!t.collectives.at(2)[0].arrived);
 
-  const auto bad = run({"dp-step", "cases/dp-step/example1.json", "--profile", "/nonexistent-dir/p.json"});
+  const auto bad =
+      run({"dp-step", "cases/dp-step/example1.json", "--profile", "/nonexistent-dir/p.json"});
   BOOST_TEST(bad.code == 2);
   BOOST_TEST(bad.out == "");
   BOOST_TEST(has(bad.err, "--profile: cannot write /nonexistent-dir/p.json"));
-  const auto self = run({"dp-step", "cases/dp-step/example1.json", "--profile", "cases/dp-step/example1.json"});
+  const auto self =
+      run({"dp-step", "cases/dp-step/example1.json", "--profile", "cases/dp-step/example1.json"});
   BOOST_TEST(self.code == 2);
   BOOST_TEST(has(self.err, "is the case file being read"));
 }
@@ -273,7 +284,8 @@ BOOST_AUTO_TEST_CASE(timings_line) {
       {{"tp-mlp", "cases/tp-mlp/example1.json"}, 48, {"cases/tp-mlp/example1.json"}},
       {{"dp-step", "cases/npy/dp-step-example1.json"},
        32,
-       {"cases/npy/dp-step-example1.json", "cases/npy/dp-step-example1.x.npy", "cases/npy/dp-step-example1.y.npy"}},
+       {"cases/npy/dp-step-example1.json", "cases/npy/dp-step-example1.x.npy",
+        "cases/npy/dp-step-example1.y.npy"}},
   };
   for (const Want& w : wants) {
     std::vector<std::string> args = w.args;
@@ -286,19 +298,23 @@ BOOST_AUTO_TEST_CASE(timings_line) {
       const nlohmann::ordered_json j = nlohmann::ordered_json::parse(res.err);
       std::vector<std::string> keys;
       for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
-      BOOST_TEST(keys == (std::vector<std::string>{"read_s", "shard_s", "compute_s", "collectives_s", "write_s",
-                                                   "total_s", "flops", "gflops", "read_MBps"}));
+      BOOST_TEST(keys ==
+                 (std::vector<std::string>{"read_s", "shard_s", "compute_s", "collectives_s",
+                                           "write_s", "total_s", "flops", "gflops", "read_MBps"}));
       BOOST_TEST(j["flops"].get<std::uint64_t>() == w.flops);
       for (const auto& [k, v] : j.items()) BOOST_TEST(v.get<double>() >= 0.0, k);
       // The phases are disjoint intervals of the whole run.
-      BOOST_TEST(j["read_s"].get<double>() + j["shard_s"].get<double>() + j["write_s"].get<double>() <=
+      BOOST_TEST(j["read_s"].get<double>() + j["shard_s"].get<double>() +
+                     j["write_s"].get<double>() <=
                  j["total_s"].get<double>());
       std::uintmax_t bytes = 0;
-      for (const std::string& f : w.files) bytes += fs::file_size(meshrun::testing::kSource + "/" + f);
+      for (const std::string& f : w.files)
+        bytes += fs::file_size(meshrun::testing::kSource + "/" + f);
       BOOST_TEST(j["read_MBps"].get<double>() * j["read_s"].get<double>() * 1e6 ==
                      static_cast<double>(bytes),
                  boost::test_tools::tolerance(1e-9));
-      BOOST_TEST(j["gflops"].get<double>() * j["compute_s"].get<double>() * 1e9 == static_cast<double>(w.flops),
+      BOOST_TEST(j["gflops"].get<double>() * j["compute_s"].get<double>() * 1e9 ==
+                     static_cast<double>(w.flops),
                  boost::test_tools::tolerance(1e-9));
     }
   }

@@ -33,7 +33,9 @@ const ProgramDef& program(const std::string& name) {
   return *p;
 }
 
-Tensor mat(std::size_t r, std::size_t c, std::vector<float> v) { return Tensor({r, c}, std::move(v)); }
+Tensor mat(std::size_t r, std::size_t c, std::vector<float> v) {
+  return Tensor({r, c}, std::move(v));
+}
 Tensor vec(std::vector<float> v) {
   const std::size_t n = v.size();
   return Tensor({n}, std::move(v));
@@ -61,15 +63,16 @@ Diff compare(const Tensor& got, const Tensor& want, const Tensor* scale = nullpt
 
 void expect_close(const Tensor& got, const Tensor& want, const std::string& what,
                   const Tensor* scale = nullptr) {
-  BOOST_TEST_REQUIRE((got.shape == want.shape), what << ": shape " << shape_str(got.shape) << " vs "
-                                                      << shape_str(want.shape));
+  BOOST_TEST_REQUIRE((got.shape == want.shape),
+                     what << ": shape " << shape_str(got.shape) << " vs " << shape_str(want.shape));
   const Diff d = compare(got, want, scale);
   BOOST_TEST(d.excess <= 0.0, what << ": max |diff| " << d.max_abs);
 }
 
 bool same_bits(const Tensor& a, const Tensor& b) {
   return a.shape == b.shape && a.data.size() == b.data.size() &&
-         (a.data.empty() || std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0);
+         (a.data.empty() ||
+          std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0);
 }
 
 struct Example {
@@ -89,63 +92,77 @@ std::vector<Example> documented_examples() {
                 {mat(1, 1, {1.11f}), vec({0.2f}), Tensor::scalar(121.0f)},
                 8});
   // dp-step 2
-  ex.push_back({"dp-step",
-                {mat(2, 1, {0.1f, 0.3f}), vec({0.0f}),
-                 mat(16, 2, {0.2f, 0.1f,  0.7f,  0.8f, 0.2f, -0.7f, -1.3f, -3.2f, -0.9f, -0.8f, 0.1f,
-                             0.3f, 0.3f,  -0.3f, -0.4f, 0.2f, 0.1f, -0.5f, 0.4f,  0.2f,  -0.6f, 0.5f,
-                             0.1f, -0.2f, 0.5f,  0.0f, 1.0f, 1.0f,  -0.1f, 0.4f,  -0.9f, -0.4f}),
-                 mat(16, 1, {-0.8f, -0.4f, -0.3f, 0.1f, -0.6f, -0.3f, -0.6f, -0.7f, 0.1f, -0.2f, -0.4f,
-                             -0.4f, -0.7f, 0.2f, -0.1f, -0.3f}),
-                 Tensor::scalar(0.1f)},
-                {mat(2, 1, {0.072288f, 0.239088f}), vec({-0.057f}), Tensor::scalar(0.303913f)},
-                16});
+  ex.push_back(
+      {"dp-step",
+       {mat(2, 1, {0.1f, 0.3f}), vec({0.0f}),
+        mat(16, 2, {0.2f, 0.1f,  0.7f,  0.8f,  0.2f, -0.7f, -1.3f, -3.2f, -0.9f, -0.8f, 0.1f,
+                    0.3f, 0.3f,  -0.3f, -0.4f, 0.2f, 0.1f,  -0.5f, 0.4f,  0.2f,  -0.6f, 0.5f,
+                    0.1f, -0.2f, 0.5f,  0.0f,  1.0f, 1.0f,  -0.1f, 0.4f,  -0.9f, -0.4f}),
+        mat(16, 1,
+            {-0.8f, -0.4f, -0.3f, 0.1f, -0.6f, -0.3f, -0.6f, -0.7f, 0.1f, -0.2f, -0.4f, -0.4f,
+             -0.7f, 0.2f, -0.1f, -0.3f}),
+        Tensor::scalar(0.1f)},
+       {mat(2, 1, {0.072288f, 0.239088f}), vec({-0.057f}), Tensor::scalar(0.303913f)},
+       16});
   // dp-step 3
   ex.push_back({"dp-step",
                 {mat(2, 2, {0.1f, 1.0f, -1.3f, -0.4f}), vec({-0.2f, -0.3f}),
-                 mat(8, 2, {-0.5f, 0.8f, 0.4f, -0.4f, -0.9f, -0.1f, 0.8f, 0.7f, 2.0f, 0.0f, -0.7f, -0.4f,
-                            -0.2f, -0.4f, -0.9f, 0.1f}),
-                 mat(8, 2, {-0.7f, 1.1f, 0.6f, -0.6f, 0.1f, 1.3f, -1.0f, -0.2f, 0.2f, -1.1f, 0.0f, 1.0f,
-                            -0.3f, 0.6f, -0.5f, 1.0f}),
+                 mat(8, 2,
+                     {-0.5f, 0.8f, 0.4f, -0.4f, -0.9f, -0.1f, 0.8f, 0.7f, 2.0f, 0.0f, -0.7f, -0.4f,
+                      -0.2f, -0.4f, -0.9f, 0.1f}),
+                 mat(8, 2,
+                     {-0.7f, 1.1f, 0.6f, -0.6f, 0.1f, 1.3f, -1.0f, -0.2f, 0.2f, -1.1f, 0.0f, 1.0f,
+                      -0.3f, 0.6f, -0.5f, 1.0f}),
                  Tensor::scalar(0.05f)},
-                {mat(2, 2, {0.104475f, 0.8363f, -1.291212f, -0.39135f}), vec({-0.195125f, -0.22975f}),
-                 Tensor::scalar(3.745738f)},
+                {mat(2, 2, {0.104475f, 0.8363f, -1.291212f, -0.39135f}),
+                 vec({-0.195125f, -0.22975f}), Tensor::scalar(3.745738f)},
                 8});
   // tp-mlp 1
-  ex.push_back({"tp-mlp",
-                {mat(1, 2, {0.0f, 0.5f}),
-                 mat(2, 8, {-0.8f, 0.2f, -1.2f, -0.7f, -0.1f, 0.9f, -1.4f, 1.0f, 1.3f, -0.4f, 0.7f, 1.4f,
-                            1.7f, 0.6f, -0.6f, -0.9f}),
-                 vec({-0.1f, -0.1f, 0.0f, -0.1f, 0.3f, 0.4f, -0.3f, 0.1f}),
-                 mat(8, 1, {1.1f, 0.0f, 1.4f, 0.2f, 0.5f, 0.0f, 0.2f, -1.0f}), vec({0.6f})},
-                {mat(1, 1, {2.39f}), mat(1, 8, {0.55f, 0.0f, 0.35f, 0.6f, 1.15f, 0.7f, 0.0f, 0.0f})},
-                8});
+  ex.push_back(
+      {"tp-mlp",
+       {mat(1, 2, {0.0f, 0.5f}),
+        mat(2, 8,
+            {-0.8f, 0.2f, -1.2f, -0.7f, -0.1f, 0.9f, -1.4f, 1.0f, 1.3f, -0.4f, 0.7f, 1.4f, 1.7f,
+             0.6f, -0.6f, -0.9f}),
+        vec({-0.1f, -0.1f, 0.0f, -0.1f, 0.3f, 0.4f, -0.3f, 0.1f}),
+        mat(8, 1, {1.1f, 0.0f, 1.4f, 0.2f, 0.5f, 0.0f, 0.2f, -1.0f}), vec({0.6f})},
+       {mat(1, 1, {2.39f}), mat(1, 8, {0.55f, 0.0f, 0.35f, 0.6f, 1.15f, 0.7f, 0.0f, 0.0f})},
+       8});
   // tp-mlp 2
-  ex.push_back({"tp-mlp",
-                {mat(2, 3, {0.0f, 0.8f, 0.7f, -0.1f, 0.4f, -0.3f}),
-                 mat(3, 8, {-0.8f, 0.7f, 0.5f,  0.2f, 0.0f, -0.9f, 0.8f, 0.1f, 0.0f, 0.2f, -0.6f, 0.2f,
-                            0.4f,  1.5f, 0.1f,  -0.7f, 1.3f, 0.2f, -0.1f, 0.2f, -1.3f, 0.0f, 0.0f, -1.2f}),
-                 vec({0.6f, -0.4f, 0.3f, 0.2f, -0.3f, 0.4f, 0.0f, 0.3f}),
-                 mat(8, 2, {0.0f, -0.4f, 0.8f, -0.5f, -0.6f, 0.5f, 0.0f, -0.4f, 0.0f, -0.4f, 0.9f, -0.2f,
-                            0.9f, -0.1f, 0.6f, 0.2f}),
-                 vec({-0.4f, 0.1f})},
-                {mat(2, 2, {1.112f, -1.032f, 0.779f, -0.32f}),
-                 mat(2, 8, {1.51f, 0.0f, 0.0f, 0.5f, 0.0f, 1.6f, 0.08f, 0.0f, 0.29f, 0.0f, 0.04f, 0.2f,
-                            0.25f, 1.09f, 0.0f, 0.37f})},
-                8});
+  ex.push_back(
+      {"tp-mlp",
+       {mat(2, 3, {0.0f, 0.8f, 0.7f, -0.1f, 0.4f, -0.3f}),
+        mat(3, 8, {-0.8f, 0.7f, 0.5f, 0.2f,  0.0f, -0.9f, 0.8f,  0.1f, 0.0f,  0.2f, -0.6f, 0.2f,
+                   0.4f,  1.5f, 0.1f, -0.7f, 1.3f, 0.2f,  -0.1f, 0.2f, -1.3f, 0.0f, 0.0f,  -1.2f}),
+        vec({0.6f, -0.4f, 0.3f, 0.2f, -0.3f, 0.4f, 0.0f, 0.3f}),
+        mat(8, 2,
+            {0.0f, -0.4f, 0.8f, -0.5f, -0.6f, 0.5f, 0.0f, -0.4f, 0.0f, -0.4f, 0.9f, -0.2f, 0.9f,
+             -0.1f, 0.6f, 0.2f}),
+        vec({-0.4f, 0.1f})},
+       {mat(2, 2, {1.112f, -1.032f, 0.779f, -0.32f}),
+        mat(2, 8,
+            {1.51f, 0.0f, 0.0f, 0.5f, 0.0f, 1.6f, 0.08f, 0.0f, 0.29f, 0.0f, 0.04f, 0.2f, 0.25f,
+             1.09f, 0.0f, 0.37f})},
+       8});
   // tp-mlp 3
   ex.push_back(
       {"tp-mlp",
        {mat(3, 2, {-1.6f, 1.8f, -0.3f, -0.9f, -0.5f, -0.3f}),
-        mat(2, 16, {0.5f, -0.6f, -0.8f, -0.7f, 0.3f, 0.2f, 0.9f, 1.2f, 0.2f, 0.3f, -0.8f, 0.8f, 1.5f, -1.2f, -1.2f, -0.9f,
-                    0.8f, 1.0f,  0.1f,  0.0f,  -1.4f, -1.0f, -0.3f, 1.2f, -0.5f, -0.6f, 0.5f, 0.5f, 1.5f, 0.0f, 0.6f, -0.2f}),
-        vec({0.3f, 0.1f, 0.0f, 0.0f, 0.4f, -0.1f, 0.7f, 0.0f, 0.5f, -0.1f, 0.6f, -0.3f, -0.2f, -0.2f, -0.2f, -0.2f}),
-        mat(16, 2, {0.2f, -0.4f, -0.5f, 0.4f, 0.3f, -0.4f, 0.0f, 0.4f, -0.1f, 0.0f, 0.3f, -0.4f, 0.3f, 0.4f, 0.2f, -0.7f,
-                    0.2f, 0.1f,  0.0f,  -0.2f, -0.7f, 0.8f, -0.1f, -0.1f, 0.6f, -0.7f, -0.9f, 0.3f, 0.4f, 0.4f, -0.3f, -0.3f}),
+        mat(2, 16, {0.5f,  -0.6f, -0.8f, -0.7f, 0.3f,  0.2f, 0.9f, 1.2f, 0.2f, 0.3f,  -0.8f,
+                    0.8f,  1.5f,  -1.2f, -1.2f, -0.9f, 0.8f, 1.0f, 0.1f, 0.0f, -1.4f, -1.0f,
+                    -0.3f, 1.2f,  -0.5f, -0.6f, 0.5f,  0.5f, 1.5f, 0.0f, 0.6f, -0.2f}),
+        vec({0.3f, 0.1f, 0.0f, 0.0f, 0.4f, -0.1f, 0.7f, 0.0f, 0.5f, -0.1f, 0.6f, -0.3f, -0.2f,
+             -0.2f, -0.2f, -0.2f}),
+        mat(16, 2, {0.2f,  -0.4f, -0.5f, 0.4f,  0.3f,  -0.4f, 0.0f, 0.4f, -0.1f, 0.0f,  0.3f,
+                    -0.4f, 0.3f,  0.4f,  0.2f,  -0.7f, 0.2f,  0.1f, 0.0f, -0.2f, -0.7f, 0.8f,
+                    -0.1f, -0.1f, 0.6f,  -0.7f, -0.9f, 0.3f,  0.4f, 0.4f, -0.3f, -0.3f}),
         vec({-0.2f, 0.5f})},
        {mat(3, 2, {-3.534f, 4.49f, -0.194f, 0.812f, -0.924f, 1.478f}),
-        mat(3, 16, {0.94f, 2.86f, 1.46f, 1.12f, 0.0f, 0.0f, 0.0f, 0.24f, 0.0f, 0.0f, 2.78f, 0.0f, 0.1f, 1.72f, 2.8f, 0.88f,
-                    0.0f,  0.0f,  0.15f, 0.21f, 1.57f, 0.74f, 0.7f, 0.0f, 0.89f, 0.35f, 0.39f, 0.0f, 0.0f, 0.16f, 0.0f, 0.25f,
-                    0.0f,  0.1f,  0.37f, 0.35f, 0.67f, 0.1f, 0.34f, 0.0f, 0.55f, 0.0f, 0.85f, 0.0f, 0.0f, 0.4f, 0.22f, 0.31f})},
+        mat(3, 16,
+            {0.94f, 2.86f, 1.46f, 1.12f, 0.0f,  0.0f,  0.0f,  0.24f, 0.0f,  0.0f,  2.78f, 0.0f,
+             0.1f,  1.72f, 2.8f,  0.88f, 0.0f,  0.0f,  0.15f, 0.21f, 1.57f, 0.74f, 0.7f,  0.0f,
+             0.89f, 0.35f, 0.39f, 0.0f,  0.0f,  0.16f, 0.0f,  0.25f, 0.0f,  0.1f,  0.37f, 0.35f,
+             0.67f, 0.1f,  0.34f, 0.0f,  0.55f, 0.0f,  0.85f, 0.0f,  0.0f,  0.4f,  0.22f, 0.31f})},
        16});
   return ex;
 }
@@ -168,7 +185,8 @@ std::vector<Tensor> dp_step_reference(const std::vector<Tensor>& in) {
   for (std::size_t n = 0; n < N; ++n)
     for (std::size_t k = 0; k < K; ++k) {
       T p = 0;
-      for (std::size_t d = 0; d < D; ++d) p = std::fma(static_cast<T>(x(n, d)), static_cast<T>(w(d, k)), p);
+      for (std::size_t d = 0; d < D; ++d)
+        p = std::fma(static_cast<T>(x(n, d)), static_cast<T>(w(d, k)), p);
       const T e = p + static_cast<T>(b.data[k]) - static_cast<T>(y(n, k));
       err[n * K + k] = e;
       loss += e * e;
@@ -203,7 +221,8 @@ std::vector<Tensor> tp_mlp_reference(const std::vector<Tensor>& in) {
     for (std::size_t j = 0; j < H; ++j) {
       T a = 0;
       // Fused multiply-add, as JAX's CPU backend (XLA:CPU always allows FMA fusion) computes it.
-      for (std::size_t d = 0; d < D; ++d) a = std::fma(static_cast<T>(x(i, d)), static_cast<T>(w1(d, j)), a);
+      for (std::size_t d = 0; d < D; ++d)
+        a = std::fma(static_cast<T>(x(i, d)), static_cast<T>(w1(d, j)), a);
       a += static_cast<T>(b1.data[j]);
       h[i * H + j] = a > 0 ? a : T(0);
       hidden(i, j) = static_cast<float>(h[i * H + j]);
@@ -223,14 +242,17 @@ std::vector<Tensor> tp_mlp_reference(const std::vector<Tensor>& in) {
   return {out, hidden, mag};
 }
 
-std::vector<Tensor> random_dp_inputs(std::mt19937_64& g, std::size_t N, std::size_t D, std::size_t K) {
-  return {Tensor({D, K}, uniform(g, D * K)), Tensor({K}, uniform(g, K)), Tensor({N, D}, uniform(g, N * D)),
-          Tensor({N, K}, uniform(g, N * K)), Tensor::scalar(0.1f)};
+std::vector<Tensor> random_dp_inputs(std::mt19937_64& g, std::size_t N, std::size_t D,
+                                     std::size_t K) {
+  return {Tensor({D, K}, uniform(g, D * K)), Tensor({K}, uniform(g, K)),
+          Tensor({N, D}, uniform(g, N * D)), Tensor({N, K}, uniform(g, N * K)),
+          Tensor::scalar(0.1f)};
 }
-std::vector<Tensor> random_tp_inputs(std::mt19937_64& g, std::size_t B, std::size_t D, std::size_t H,
-                                     std::size_t O) {
-  return {Tensor({B, D}, uniform(g, B * D)), Tensor({D, H}, uniform(g, D * H)), Tensor({H}, uniform(g, H)),
-          Tensor({H, O}, uniform(g, H * O)), Tensor({O}, uniform(g, O))};
+std::vector<Tensor> random_tp_inputs(std::mt19937_64& g, std::size_t B, std::size_t D,
+                                     std::size_t H, std::size_t O) {
+  return {Tensor({B, D}, uniform(g, B * D)), Tensor({D, H}, uniform(g, D * H)),
+          Tensor({H}, uniform(g, H)), Tensor({H, O}, uniform(g, H * O)),
+          Tensor({O}, uniform(g, O))};
 }
 
 }  // namespace
@@ -262,8 +284,10 @@ BOOST_AUTO_TEST_CASE(six_examples_on_1_2_4_8_16_devices) {
 // The documented examples also agree with the independent reference (checks the reference).
 BOOST_AUTO_TEST_CASE(reference_reproduces_documented_examples) {
   for (const Example& ex : documented_examples()) {
-    const auto ref = ex.program == "dp-step" ? dp_step_reference<float>(ex.inputs) : tp_mlp_reference<float>(ex.inputs);
-    for (std::size_t o = 0; o < ex.outputs.size(); ++o) expect_close(ref[o], ex.outputs[o], ex.program + " reference");
+    const auto ref = ex.program == "dp-step" ? dp_step_reference<float>(ex.inputs)
+                                             : tp_mlp_reference<float>(ex.inputs);
+    for (std::size_t o = 0; o < ex.outputs.size(); ++o)
+      expect_close(ref[o], ex.outputs[o], ex.program + " reference");
   }
 }
 
@@ -282,7 +306,8 @@ BOOST_AUTO_TEST_CASE(dp_step_512x64x16_against_full_batch_reference) {
     Mesh mesh(n, "data");
     const auto out = shard_map(mesh, p, in);
     for (std::size_t o = 0; o < out.size(); ++o) {
-      const std::string what = "dp-step N=512 D=64 K=16 on " + std::to_string(n) + " devices, " + p.outputs[o].name;
+      const std::string what =
+          "dp-step N=512 D=64 K=16 on " + std::to_string(n) + " devices, " + p.outputs[o].name;
       expect_close(out[o], ref32[o], what + " vs float32 reference");
       expect_close(out[o], ref64[o], what + " vs float64 reference");
       BOOST_TEST_MESSAGE(what << ": max |diff| vs f32 ref " << compare(out[o], ref32[o]).max_abs
@@ -302,7 +327,8 @@ BOOST_AUTO_TEST_CASE(tp_mlp_32x16x2048x8_against_full_reference) {
     const auto out = shard_map(mesh, p, in);
     BOOST_TEST_REQUIRE(out.size() == 2u);
     for (std::size_t o = 0; o < out.size(); ++o) {
-      const std::string what = "tp-mlp B=32 D=16 H=2048 O=8 on " + std::to_string(n) + " devices, " + p.outputs[o].name;
+      const std::string what =
+          "tp-mlp B=32 D=16 H=2048 O=8 on " + std::to_string(n) + " devices, " + p.outputs[o].name;
       // Against the float32 reference: atol + rtol * magnitude. The reference adds all 2048 terms
       // in one serial sum, the mesh adds n partial sums; the two orders round differently, by up
       // to ~1e-4 absolute here, in proportion to sum |h w2| (not to |out|, which can be small).
@@ -316,7 +342,8 @@ BOOST_AUTO_TEST_CASE(tp_mlp_32x16x2048x8_against_full_reference) {
     }
     // hidden is computed per column in the same order (sum over D, then + b1, relu) by device and
     // reference: the bits must agree.
-    BOOST_TEST(same_bits(out[1], ref32[1]), "hidden on " << n << " devices differs from the reference bits");
+    BOOST_TEST(same_bits(out[1], ref32[1]),
+               "hidden on " << n << " devices differs from the reference bits");
   }
 }
 
@@ -329,14 +356,16 @@ BOOST_AUTO_TEST_CASE(other_shapes_and_device_counts) {
     Mesh dmesh(n, "data");
     const auto dout = shard_map(dmesh, program("dp-step"), dp);
     const auto dref = dp_step_reference<float>(dp);
-    for (std::size_t o = 0; o < dout.size(); ++o) expect_close(dout[o], dref[o], "dp-step n=" + std::to_string(n));
+    for (std::size_t o = 0; o < dout.size(); ++o)
+      expect_close(dout[o], dref[o], "dp-step n=" + std::to_string(n));
 
     const auto tp = random_tp_inputs(g, 5, 3, static_cast<std::size_t>(n) * 3, 4);
     Mesh tmesh(n, "model");
     const auto tout = shard_map(tmesh, program("tp-mlp"), tp);
     const auto tref = tp_mlp_reference<float>(tp);
     BOOST_TEST_REQUIRE(tout.size() == 2u);
-    for (std::size_t o = 0; o < tout.size(); ++o) expect_close(tout[o], tref[o], "tp-mlp n=" + std::to_string(n));
+    for (std::size_t o = 0; o < tout.size(); ++o)
+      expect_close(tout[o], tref[o], "tp-mlp n=" + std::to_string(n));
   }
 }
 
@@ -441,11 +470,13 @@ BOOST_AUTO_TEST_CASE(block_of_and_assemble_round_trip) {
         bool ok = b.size() == part * C;
         for (std::size_t i = 0; ok && i < part; ++i)
           for (std::size_t j = 0; j < C; ++j)
-            ok = ok && b.data[i * C + j] == g.data[(static_cast<std::size_t>(d) * part + i) * C + j];
+            ok =
+                ok && b.data[i * C + j] == g.data[(static_cast<std::size_t>(d) * part + i) * C + j];
         BOOST_TEST(ok, "P('data') " << shape_str(s) << " n=" << n << " block " << d);
         blocks.push_back(std::move(b));
       }
-      BOOST_TEST(same_bits(assemble(blocks, P{"data"}, "data"), g), "P('data') " << shape_str(s) << " n=" << n);
+      BOOST_TEST(same_bits(assemble(blocks, P{"data"}, "data"), g),
+                 "P('data') " << shape_str(s) << " n=" << n);
     }
   }
   // P(None, 'model'): device d gets columns d*C/n .. (d+1)*C/n - 1 of every row.
@@ -462,7 +493,8 @@ BOOST_AUTO_TEST_CASE(block_of_and_assemble_round_trip) {
         bool ok = b.size() == R * part;
         for (std::size_t i = 0; ok && i < R; ++i)
           for (std::size_t j = 0; j < part; ++j)
-            ok = ok && b.data[i * part + j] == g.data[i * C + static_cast<std::size_t>(d) * part + j];
+            ok = ok &&
+                 b.data[i * part + j] == g.data[i * C + static_cast<std::size_t>(d) * part + j];
         BOOST_TEST(ok, "P(None,'model') " << shape_str(s) << " n=" << n << " block " << d);
         blocks.push_back(std::move(b));
       }
@@ -505,7 +537,8 @@ BOOST_AUTO_TEST_CASE(replicated_outputs_identical_on_all_devices) {
         if (p.outputs[o].spec.split_dim(p.axis) >= 0) continue;
         for (int d = 1; d < n; ++d)
           BOOST_TEST(same_bits(outs[0][o], outs[d][o]),
-                     r.name << " output " << p.outputs[o].name << ": device " << d << " differs from device 0 (n=" << n << ")");
+                     r.name << " output " << p.outputs[o].name << ": device " << d
+                            << " differs from device 0 (n=" << n << ")");
       }
     }
   }
@@ -528,7 +561,8 @@ BOOST_AUTO_TEST_CASE(shard_map_rejects_non_replicated_output_declared_replicated
     (void)shard_map(mesh, bad, {Tensor({4}, {1, 1, 1, 1})});
     BOOST_TEST(false, "accepted");
   } catch (const Error& e) {
-    BOOST_TEST(std::string(e.what()).find("declared P() but devices 0 and 1 hold different values") != std::string::npos,
+    BOOST_TEST(std::string(e.what()).find(
+                   "declared P() but devices 0 and 1 hold different values") != std::string::npos,
                e.what());
   }
 }
@@ -543,8 +577,10 @@ BOOST_AUTO_TEST_CASE(repeated_runs_give_identical_bits) {
   for (int rep = 0; rep < 20; ++rep) {
     const auto d = shard_map(dmesh, program("dp-step"), dp);
     const auto t = shard_map(tmesh, program("tp-mlp"), tp);
-    for (std::size_t o = 0; o < d.size(); ++o) BOOST_TEST(same_bits(d[o], d0[o]), "dp-step rep " << rep << " output " << o);
-    for (std::size_t o = 0; o < t.size(); ++o) BOOST_TEST(same_bits(t[o], t0[o]), "tp-mlp rep " << rep << " output " << o);
+    for (std::size_t o = 0; o < d.size(); ++o)
+      BOOST_TEST(same_bits(d[o], d0[o]), "dp-step rep " << rep << " output " << o);
+    for (std::size_t o = 0; o < t.size(); ++o)
+      BOOST_TEST(same_bits(t[o], t0[o]), "tp-mlp rep " << rep << " output " << o);
   }
 }
 

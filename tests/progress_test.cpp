@@ -24,7 +24,9 @@ using meshrun::testing::run;
 using meshrun::testing::slurp;
 using meshrun::testing::TempDir;
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 struct PtyRun {
   int code = -1;
@@ -79,7 +81,8 @@ BOOST_AUTO_TEST_CASE(check_with_stderr_not_a_terminal_prints_exactly_the_report)
   const Result r = run({"check", "cases/dp-step"});
   BOOST_TEST(r.code == 0);
   BOOST_TEST(r.err.empty(), r.err);  // not a byte of progress
-  BOOST_TEST(r.out.starts_with("PASS cases/dp-step/example1.json: numbers ok; structure ok (3 rules)\n"));
+  BOOST_TEST(
+      r.out.starts_with("PASS cases/dp-step/example1.json: numbers ok; structure ok (3 rules)\n"));
   BOOST_TEST(r.out.ends_with("\n9 passed, 0 failed\n"));
 }
 
@@ -97,8 +100,8 @@ BOOST_AUTO_TEST_CASE(check_on_a_terminal_draws_one_updating_line_and_erases_it) 
 BOOST_AUTO_TEST_CASE(failures_so_far_are_counted_on_the_line) {
   TempDir dir;
   dir.write("a.json", R"({"problem":"dp-step","name":"a","input":{"w":[[0.0]],"b":[0.0],)"
-                     R"("x":[[1.0],[2.0],[3.0],[4.0],[5.0],[6.0],[7.0],[8.0]],)"
-                     R"("y":[[1.0],[1.0],[1.0],[1.0],[1.0],[1.0],[1.0],[1.0]],"lr":0.1}})");
+                      R"("x":[[1.0],[2.0],[3.0],[4.0],[5.0],[6.0],[7.0],[8.0]],)"
+                      R"("y":[[1.0],[1.0],[1.0],[1.0],[1.0],[1.0],[1.0],[1.0]],"lr":0.1}})");
   const PtyRun r = run_on_pty({"check", dir.path, "cases/tp-mlp/example1.json"});
   BOOST_TEST(r.code == 1);
   BOOST_TEST(has(r.terminal, "check: 1/2 cases, 1 failed, "), r.terminal);
@@ -117,8 +120,10 @@ BOOST_AUTO_TEST_CASE(an_error_starts_on_a_clean_line) {
 BOOST_AUTO_TEST_CASE(bench_on_a_terminal_counts_sizes) {
   const PtyRun r = run_on_pty({"bench", "allreduce", "--max-bytes", "32", "--size-budget", "0.01"});
   BOOST_TEST(r.code == 0);
-  BOOST_TEST(has(r.terminal, kErase + "bench allreduce: 1/2 sizes, 0 wrong, last 4 B, "), r.terminal);
-  BOOST_TEST(has(r.terminal, kErase + "bench allreduce: 2/2 sizes, 0 wrong, last 32 B, "), r.terminal);
+  BOOST_TEST(has(r.terminal, kErase + "bench allreduce: 1/2 sizes, 0 wrong, last 4 B, "),
+             r.terminal);
+  BOOST_TEST(has(r.terminal, kErase + "bench allreduce: 2/2 sizes, 0 wrong, last 32 B, "),
+             r.terminal);
   BOOST_TEST(r.terminal.ends_with(kErase), r.terminal);
   BOOST_TEST(has(r.out, "\n           4         1 "), r.out);  // the table itself, on stdout
   const Result plain = run({"bench", "allreduce", "--max-bytes", "32", "--size-budget", "0.01"});

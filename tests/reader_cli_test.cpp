@@ -40,7 +40,8 @@ BOOST_AUTO_TEST_CASE(an_input_over_the_limit_is_refused) {
   const std::string example = slurp(kSource + "/cases/dp-step/example1.json");
   const std::string file = dir.write("case.json", example);
   const std::string limit = std::to_string(example.size() - 1);
-  const std::string message = "larger than the input limit of " + limit + " bytes (--max-input-bytes)";
+  const std::string message =
+      "larger than the input limit of " + limit + " bytes (--max-input-bytes)";
   // A regular file by its size, stdin as it streams; `check` takes the flag too.
   expect_error(run({"dp-step", "--max-input-bytes", limit, file}), file + ": " + message);
   expect_error(run({"dp-step", "--max-input-bytes", limit, "-"}, file), "<stdin>: " + message);
@@ -70,18 +71,20 @@ BOOST_AUTO_TEST_CASE(an_endless_input_fails_at_once) {
 BOOST_AUTO_TEST_CASE(long_values_are_quoted_short) {
   TempDir dir;
   const std::string forty(40, 'k');
-  const std::string key = dir.write("key.json", example1_with("\"lr\":", "\"" + std::string(1'000'000, 'k') + "\":1,\"lr\":"));
+  const std::string key = dir.write(
+      "key.json", example1_with("\"lr\":", "\"" + std::string(1'000'000, 'k') + "\":1,\"lr\":"));
   expect_error(run({"dp-step", key}),
                key + ": input: unknown key \"" + forty + "...\" (expected w, b, x, y, lr)");
-  const std::string problem =
-      dir.write("problem.json", example1_with("\"dp-step\"", "\"" + std::string(100'000, 'p') + "\""));
-  expect_error(run({"dp-step", problem}),
-               problem + ": problem: the case is for \"" + std::string(40, 'p') + "...\", not \"dp-step\"");
+  const std::string problem = dir.write(
+      "problem.json", example1_with("\"dp-step\"", "\"" + std::string(100'000, 'p') + "\""));
+  expect_error(run({"dp-step", problem}), problem + ": problem: the case is for \"" +
+                                              std::string(40, 'p') + "...\", not \"dp-step\"");
   // A multi-byte UTF-8 character is never cut in half: 39 ASCII bytes, then "é" (2 bytes).
   const std::string utf8 =
-      dir.write("utf8.json", example1_with("\"lr\":", "\"" + std::string(39, 'a') + "\xc3\xa9tc\":1,\"lr\":"));
-  expect_error(run({"dp-step", utf8}),
-               utf8 + ": input: unknown key \"" + std::string(39, 'a') + "...\" (expected w, b, x, y, lr)");
+      dir.write("utf8.json",
+                example1_with("\"lr\":", "\"" + std::string(39, 'a') + "\xc3\xa9tc\":1,\"lr\":"));
+  expect_error(run({"dp-step", utf8}), utf8 + ": input: unknown key \"" + std::string(39, 'a') +
+                                           "...\" (expected w, b, x, y, lr)");
   const std::string dup =
       dir.write("dup.json", example1_with("\"lr\":", "\"" + std::string(50, 'd') + "\":1,\"" +
                                                          std::string(50, 'd') + "\":1,\"lr\":"));
@@ -118,12 +121,14 @@ BOOST_AUTO_TEST_CASE(save_npy_writes_each_output) {
     bytes += static_cast<char>(dict.size() & 0xff);
     bytes += static_cast<char>(dict.size() >> 8);
     bytes += dict;
-    for (const float v : values) bytes.append(reinterpret_cast<const char*>(&v), 4);  // little-endian host
+    for (const float v : values)
+      bytes.append(reinterpret_cast<const char*>(&v), 4);  // little-endian host
     return bytes;
   };
   const auto f = [&](const nlohmann::json& v) { return static_cast<float>(v.get<double>()); };
   const nlohmann::json& w = printed["w"];
-  BOOST_TEST(slurp(out + "/w.npy") == npy("(2, 2)", {f(w[0][0]), f(w[0][1]), f(w[1][0]), f(w[1][1])}));
+  BOOST_TEST(slurp(out + "/w.npy") ==
+             npy("(2, 2)", {f(w[0][0]), f(w[0][1]), f(w[1][0]), f(w[1][1])}));
   BOOST_TEST(slurp(out + "/b.npy") == npy("(2,)", {f(printed["b"][0]), f(printed["b"][1])}));
   BOOST_TEST(slurp(out + "/loss.npy") == npy("()", {f(printed["loss"])}));
 }
@@ -136,9 +141,12 @@ BOOST_AUTO_TEST_CASE(save_npy_write_errors_are_one_line) {
   Result r = run({"dp-step", "--save-npy", dir.path + "/full", "cases/dp-step/example1.json"});
   BOOST_TEST(r.code != 0);
   BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  BOOST_TEST(r.err.find("--save-npy: cannot write " + dir.path + "/full/w.npy: No space left on device\n") !=
-             std::string::npos, r.err);
+  BOOST_TEST(r.err.find("--save-npy: cannot write " + dir.path +
+                        "/full/w.npy: No space left on device\n") != std::string::npos,
+             r.err);
   r = run({"dp-step", "--save-npy", "/dev/null/x", "cases/dp-step/example1.json"});
   BOOST_TEST(r.code != 0);
-  BOOST_TEST(r.err.find("--save-npy: cannot create /dev/null/x: Not a directory\n") != std::string::npos, r.err);
+  BOOST_TEST(
+      r.err.find("--save-npy: cannot create /dev/null/x: Not a directory\n") != std::string::npos,
+      r.err);
 }

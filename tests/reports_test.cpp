@@ -22,7 +22,9 @@ using meshrun::testing::RunOptions;
 using meshrun::testing::slurp;
 using meshrun::testing::TempDir;
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 // ---- a small XML reader: enough of XML 1.0 to check a JUnit file -------------------------------
 
@@ -82,7 +84,8 @@ Element parse_element(const std::string& x, std::size_t& pos) {
     BOOST_REQUIRE(close != std::string::npos);
     const std::string value = x.substr(eq + 2, close - eq - 2);
     BOOST_REQUIRE_MESSAGE(value.find('<') == std::string::npos, "raw < in attribute");
-    BOOST_REQUIRE_MESSAGE(e.attrs.emplace(x.substr(i, eq - i), unescape(value)).second, "duplicate attribute");
+    BOOST_REQUIRE_MESSAGE(e.attrs.emplace(x.substr(i, eq - i), unescape(value)).second,
+                          "duplicate attribute");
     i = close + 1;
   }
   ++i;
@@ -90,7 +93,8 @@ Element parse_element(const std::string& x, std::size_t& pos) {
     BOOST_REQUIRE_MESSAGE(i < x.size(), "unclosed <" + e.name + ">");
     if (x.compare(i, 2, "</") == 0) {
       const std::string end = "</" + e.name + ">";
-      BOOST_REQUIRE_MESSAGE(x.compare(i, end.size(), end) == 0, "mismatched close of <" + e.name + ">");
+      BOOST_REQUIRE_MESSAGE(x.compare(i, end.size(), end) == 0,
+                            "mismatched close of <" + e.name + ">");
       pos = i + end.size();
       return e;
     }
@@ -126,7 +130,8 @@ std::string dp_example1(const std::string& expected_w) {
   return R"({"problem":"dp-step","name":"example1","input":{"w":[[0.0]],"b":[0.0],)"
          R"("x":[[1.0],[2.0],[3.0],[4.0],[5.0],[6.0],[7.0],[8.0]],)"
          R"("y":[[3.0],[5.0],[7.0],[9.0],[11.0],[13.0],[15.0],[17.0]],"lr":0.01},)"
-         R"("expected":{"w":[[)" + expected_w + R"(]],"b":[0.2],"loss":121.0}})";
+         R"("expected":{"w":[[)" +
+         expected_w + R"(]],"b":[0.2],"loss":121.0}})";
 }
 
 // A directory with one passing case, one failing (w expected 9.5, the documented result is 1.11),
@@ -135,7 +140,9 @@ struct MixedDir {
   TempDir dir;
   std::string pass = dir.write("a-pass.json", dp_example1("1.11"));
   std::string fail = dir.write("b-fail.json", dp_example1("9.5"));
-  std::string none = dir.write("c-none.json", R"({"problem":"dp-step","name":"x","input":{"w":[[0.0]],"b":[0.0],"x":[[1.0],[2.0],[3.0],[4.0],[5.0],[6.0],[7.0],[8.0]],"y":[[1.0],[1.0],[1.0],[1.0],[1.0],[1.0],[1.0],[1.0]],"lr":0.1}})");
+  std::string none = dir.write(
+      "c-none.json",
+      R"({"problem":"dp-step","name":"x","input":{"w":[[0.0]],"b":[0.0],"x":[[1.0],[2.0],[3.0],[4.0],[5.0],[6.0],[7.0],[8.0]],"y":[[1.0],[1.0],[1.0],[1.0],[1.0],[1.0],[1.0],[1.0]],"lr":0.1}})");
   std::string odd = dir.write("d-<odd>&\"\x01\x1b.json", dp_example1("1.11"));
 };
 
@@ -150,7 +157,8 @@ std::pair<std::size_t, std::size_t> counts(const std::string& out) {
 std::vector<std::string> leftovers(const fs::path& dir) {
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().find(".meshrun-") != std::string::npos) names.push_back(e.path());
+    if (e.path().filename().string().find(".meshrun-") != std::string::npos)
+      names.push_back(e.path());
   return names;
 }
 
@@ -260,7 +268,8 @@ BOOST_AUTO_TEST_CASE(a_run_meshrun_ends_still_writes_what_was_graded_marked_inco
   BOOST_TEST(props->children.at(0).attrs.at("name") == "meshrun.incomplete");
 
   // An internal error (exit 4) in the first case: nothing graded, the reason kept.
-  const Result internal = run({"check", "--json", json, "--inject", "internal:1@1", "cases/dp-step"});
+  const Result internal =
+      run({"check", "--json", json, "--inject", "internal:1@1", "cases/dp-step"});
   BOOST_TEST(internal.code == 4);
   const auto k = nlohmann::json::parse(slurp(json));
   BOOST_TEST(k.at("complete") == false);
@@ -272,7 +281,8 @@ BOOST_AUTO_TEST_CASE(a_report_path_that_cannot_be_written_fails_before_any_case_
   const Result r = run({"check", "--junit", "/nonexistent-dir/r.xml", "cases/dp-step"});
   BOOST_TEST(r.code == 2);
   BOOST_TEST(r.out.empty());
-  BOOST_TEST(r.err == "meshrun: --junit: cannot write /nonexistent-dir/r.xml: No such file or directory\n");
+  BOOST_TEST(r.err ==
+             "meshrun: --junit: cannot write /nonexistent-dir/r.xml: No such file or directory\n");
   // Never over a case being graded.
   TempDir dir;
   const std::string c = dir.write("c.json", dp_example1("1.11"));

@@ -30,7 +30,7 @@ inline constexpr auto kHang = std::chrono::seconds(60);
 struct Result {
   int code = -1;
   std::string out, err;
-  double seconds = 0;  // wall time of the process
+  double seconds = 0;   // wall time of the process
   bool killed = false;  // still running after kHang
 };
 
@@ -64,12 +64,12 @@ struct TempDir {
 // Where the child's stdout goes, for the tests of output that could not be written.
 struct RunOptions {
   std::string stdin_path = "/dev/null";
-  std::string stdout_path;           // "" captures it (Result::out); else this file, e.g. /dev/full
-  bool stdout_closed = false;        // fd 1 closed, as `>&-` does
-  bool stdout_reader_gone = false;   // a pipe whose read end is already closed
-  bool ignore_sigpipe = false;       // as `trap '' PIPE` does
-  long file_size_limit = -1;         // RLIMIT_FSIZE in bytes, as `ulimit -f` does
-  long address_space_limit = -1;     // RLIMIT_AS in bytes, as `ulimit -v` does
+  std::string stdout_path;          // "" captures it (Result::out); else this file, e.g. /dev/full
+  bool stdout_closed = false;       // fd 1 closed, as `>&-` does
+  bool stdout_reader_gone = false;  // a pipe whose read end is already closed
+  bool ignore_sigpipe = false;      // as `trap '' PIPE` does
+  long file_size_limit = -1;        // RLIMIT_FSIZE in bytes, as `ulimit -f` does
+  long address_space_limit = -1;    // RLIMIT_AS in bytes, as `ulimit -v` does
   // What runs, with `args` after it: meshrun itself, or a launcher (mpirun) that starts it.
   std::vector<std::string> command{kBinary};
   // Run in the parent once the child started (it must return in bounded time): to act on the
@@ -103,11 +103,13 @@ inline Result run_with(const std::vector<std::string>& args, const RunOptions& o
     if (o.stdout_closed) close(1);
     if (o.ignore_sigpipe) signal(SIGPIPE, SIG_IGN);
     if (o.file_size_limit >= 0) {
-      const rlimit limit{static_cast<rlim_t>(o.file_size_limit), static_cast<rlim_t>(o.file_size_limit)};
+      const rlimit limit{static_cast<rlim_t>(o.file_size_limit),
+                         static_cast<rlim_t>(o.file_size_limit)};
       setrlimit(RLIMIT_FSIZE, &limit);
     }
     if (o.address_space_limit >= 0) {
-      const rlimit limit{static_cast<rlim_t>(o.address_space_limit), static_cast<rlim_t>(o.address_space_limit)};
+      const rlimit limit{static_cast<rlim_t>(o.address_space_limit),
+                         static_cast<rlim_t>(o.address_space_limit)};
       setrlimit(RLIMIT_AS, &limit);
     }
     std::vector<char*> argv;
@@ -142,7 +144,8 @@ inline Result run_with(const std::vector<std::string>& args, const RunOptions& o
   return r;
 }
 
-inline Result run(const std::vector<std::string>& args, const std::string& stdin_path = "/dev/null") {
+inline Result run(const std::vector<std::string>& args,
+                  const std::string& stdin_path = "/dev/null") {
   RunOptions o;
   o.stdin_path = stdin_path;
   return run_with(args, o);

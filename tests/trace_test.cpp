@@ -28,8 +28,8 @@ std::vector<Tensor> dp_inputs() {
 // The first documented tp-mlp example.
 std::vector<Tensor> tp_inputs() {
   return {Tensor({1, 2}, {0.0f, 0.5f}),
-          Tensor({2, 8}, {-0.8f, 0.2f, -1.2f, -0.7f, -0.1f, 0.9f, -1.4f, 1.0f, 1.3f, -0.4f, 0.7f, 1.4f,
-                          1.7f, 0.6f, -0.6f, -0.9f}),
+          Tensor({2, 8}, {-0.8f, 0.2f, -1.2f, -0.7f, -0.1f, 0.9f, -1.4f, 1.0f, 1.3f, -0.4f, 0.7f,
+                          1.4f, 1.7f, 0.6f, -0.6f, -0.9f}),
           Tensor({8}, {-0.1f, -0.1f, 0.0f, -0.1f, 0.3f, 0.4f, -0.3f, 0.1f}),
           Tensor({8, 1}, {1.1f, 0.0f, 1.4f, 0.2f, 0.5f, 0.0f, 0.2f, -1.0f}), Tensor({1}, {0.6f})};
 }
@@ -95,7 +95,8 @@ BOOST_AUTO_TEST_CASE(tp_trace_shows_column_blocks) {
   run_and_check(*find_program("tp-mlp"), tp_inputs(), 4, nullptr, &trace);
   BOOST_TEST((trace.inputs[1].blocks[3] == Shape{2, 2}));   // w1 (D, H/4)
   BOOST_TEST((trace.outputs[1].blocks[0] == Shape{1, 2}));  // hidden (B, H/4)
-  BOOST_TEST(format_trace(trace).find("device 3: f32[2,2]{V:model}  columns [6:8)") != std::string::npos);
+  BOOST_TEST(format_trace(trace).find("device 3: f32[2,2]{V:model}  columns [6:8)") !=
+             std::string::npos);
   BOOST_TEST(format_sharding(trace).find("[6:8)") != std::string::npos);
 }
 
@@ -127,7 +128,8 @@ BOOST_AUTO_TEST_CASE(no_reduction_fails_reduced_over) {
   };
   auto v = run_and_check(wrong, dp_inputs(), 8);
   BOOST_TEST(!v.ok());
-  BOOST_TEST(mentions(v, "device 0 reduced 0 elements over 'data', fewer than the 3 of loss, w, b"));
+  BOOST_TEST(
+      mentions(v, "device 0 reduced 0 elements over 'data', fewer than the 3 of loss, w, b"));
 }
 
 // tp-mlp where every device holds the whole of w1, b1 and w2 and computes everything itself:

@@ -28,7 +28,9 @@ using meshrun::testing::run;
 using meshrun::testing::slurp;
 using meshrun::testing::TempDir;
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 // dp-step's documented example 1, spaced and indented by hand, with a key after `expected` so
 // that bytes on both sides of it are checked.
@@ -55,15 +57,18 @@ BOOST_AUTO_TEST_CASE(the_scanner_finds_the_top_level_expected_value) {
   const auto none = find_expected(nested);
   BOOST_TEST(!none.present);
   BOOST_TEST(none.begin == nested.size() - 1);  // just after the last value: before the '}'
-  BOOST_TEST(with_expected(nested, "{}") == R"({"input": {"expected": [1]}, "name": "expected","expected":{}})");
+  BOOST_TEST(with_expected(nested, "{}") ==
+             R"({"input": {"expected": [1]}, "name": "expected","expected":{}})");
   BOOST_TEST(with_expected(" { } ", "[1]") == R"( { "expected":[1]} )");
   // A key spelled with an escape is the same key to the case reader, so to the scanner.
-  BOOST_TEST(with_expected(R"({"\u0065xpected": 1, "a": 2})", "5") == R"({"\u0065xpected": 5, "a": 2})");
+  BOOST_TEST(with_expected(R"({"\u0065xpected": 1, "a": 2})", "5") ==
+             R"({"\u0065xpected": 5, "a": 2})");
 }
 
 BOOST_AUTO_TEST_CASE(the_scanner_refuses_what_is_not_one_object) {
-  for (const std::string bad : {"", "[]", "{", R"({"a": )", R"({"a": "x)", R"({"a": [1, 2})",
-                                R"({"a": 1} x)", R"({"expected": 1, "expected": 2})", R"({"a" 1})"}) {
+  for (const std::string bad :
+       {"", "[]", "{", R"({"a": )", R"({"a": "x)", R"({"a": [1, 2})", R"({"a": 1} x)",
+        R"({"expected": 1, "expected": 2})", R"({"a" 1})"}) {
     BOOST_CHECK_THROW(find_expected(bad), meshrun::InputError);
   }
 }
@@ -72,8 +77,10 @@ BOOST_AUTO_TEST_CASE(the_scanner_refuses_what_is_not_one_object) {
 
 BOOST_AUTO_TEST_CASE(update_round_trips_to_a_zero_tolerance_pass_keeping_every_other_byte) {
   TempDir dir;
-  const std::string corrupt = dir.write("corrupt.json", kHead + "{\"w\": [[9.0]], \"b\": [1], \"loss\": 3}" + kTail);
-  const std::string missing = dir.write("missing.json", kHead.substr(0, kHead.rfind(',')) + "\n}\n");
+  const std::string corrupt =
+      dir.write("corrupt.json", kHead + "{\"w\": [[9.0]], \"b\": [1], \"loss\": 3}" + kTail);
+  const std::string missing =
+      dir.write("missing.json", kHead.substr(0, kHead.rfind(',')) + "\n}\n");
   chmod(corrupt.c_str(), 0640);
   // Graded as it stands: one FAIL, one ERROR (nothing to grade against).
   BOOST_TEST(run({"check", dir.path}).code == 1);
@@ -83,18 +90,21 @@ BOOST_AUTO_TEST_CASE(update_round_trips_to_a_zero_tolerance_pass_keeping_every_o
   BOOST_TEST(r.err.empty(), r.err);
   // 9.0 -> 1.11 is the largest change (the documented w); loss 3 -> 121 is larger: the summary
   // names the largest.
-  BOOST_TEST(has(r.out, "UPDATED " + corrupt + ": 3 of 3 elements changed (3 beyond tolerance), "
-                                             "largest change 118.0 at loss (3.0 -> 121.0)\n"),
+  BOOST_TEST(has(r.out, "UPDATED " + corrupt +
+                            ": 3 of 3 elements changed (3 beyond tolerance), "
+                            "largest change 118.0 at loss (3.0 -> 121.0)\n"),
              r.out);
-  BOOST_TEST(has(r.out, "UPDATED " + missing + ": expected written (3 elements, none before)\n"), r.out);
+  BOOST_TEST(has(r.out, "UPDATED " + missing + ": expected written (3 elements, none before)\n"),
+             r.out);
   BOOST_TEST(r.out.ends_with("2 updated, 0 unchanged, 0 refused\n"), r.out);
 
   // Every byte outside `expected` kept; the new value in --exact form (b is 0.19999999 in
   // float32, as the torch peer also computes it).
   const std::string blessed = slurp(corrupt);
   BOOST_TEST(blessed == kHead + R"({"w":[[1.11]],"b":[0.19999999],"loss":121.0})" + kTail);
-  BOOST_TEST(slurp(missing) ==
-             kHead.substr(0, kHead.rfind(',')) + R"(,"expected":{"w":[[1.11]],"b":[0.19999999],"loss":121.0})" + "\n}\n");
+  BOOST_TEST(slurp(missing) == kHead.substr(0, kHead.rfind(',')) +
+                                   R"(,"expected":{"w":[[1.11]],"b":[0.19999999],"loss":121.0})" +
+                                   "\n}\n");
   struct stat st {};
   BOOST_TEST(stat(corrupt.c_str(), &st) == 0);
   BOOST_TEST((st.st_mode & 0777) == 0640u);  // permissions kept across the rename
@@ -107,7 +117,8 @@ BOOST_AUTO_TEST_CASE(update_round_trips_to_a_zero_tolerance_pass_keeping_every_o
   const Result again = run({"check", "--update", "--atol", "0", "--rtol", "0", dir.path});
   BOOST_TEST(again.out.ends_with("0 updated, 2 unchanged, 0 refused\n"), again.out);
   BOOST_TEST(slurp(corrupt) == blessed);
-  BOOST_TEST(std::distance(std::filesystem::directory_iterator(dir.path), {}) == 2);  // no temp files
+  BOOST_TEST(std::distance(std::filesystem::directory_iterator(dir.path), {}) ==
+             2);  // no temp files
 }
 
 BOOST_AUTO_TEST_CASE(update_leaves_numbers_within_tolerance_alone) {
@@ -117,7 +128,8 @@ BOOST_AUTO_TEST_CASE(update_leaves_numbers_within_tolerance_alone) {
   const std::string c = dir.write("c.json", text);
   const Result r = run({"check", "--update", c});
   BOOST_TEST(r.code == 0);
-  BOOST_TEST(r.out == "UNCHANGED " + c + ": numbers within tolerance\n0 updated, 1 unchanged, 0 refused\n");
+  BOOST_TEST(r.out ==
+             "UNCHANGED " + c + ": numbers within tolerance\n0 updated, 1 unchanged, 0 refused\n");
   BOOST_TEST(slurp(c) == text);
 }
 
@@ -186,12 +198,15 @@ BOOST_AUTO_TEST_CASE(update_refuses_a_result_that_broke_a_structural_rule) {
   BOOST_TEST(compare_outputs(right, bad, good, 1e-6, 1e-6).empty());  // numbers alone pass it
   BOOST_TEST(bless_refusal(right, good, kept) == "");
   const std::string why = bless_refusal(wrong, bad, broken);
-  BOOST_TEST(why.starts_with("structure: every device received only its block of x split along dimension 0"), why);
+  BOOST_TEST(why.starts_with(
+                 "structure: every device received only its block of x split along dimension 0"),
+             why);
   BOOST_TEST(has(why, "device 0 held f32[8,1] (the full x), expected f32[1,1]"), why);
   // A non-finite number is refused too; a broken rule is named first.
   std::vector<Tensor> inf = bad;
   inf[2].data[0] = std::numeric_limits<float>::infinity();
-  BOOST_TEST(bless_refusal(right, inf, kept).starts_with("output loss is "), bless_refusal(right, inf, kept));
+  BOOST_TEST(bless_refusal(right, inf, kept).starts_with("output loss is "),
+             bless_refusal(right, inf, kept));
   BOOST_TEST(bless_refusal(wrong, inf, broken) == why);
 }
 

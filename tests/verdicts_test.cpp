@@ -30,9 +30,13 @@ using meshrun::testing::TempDir;
 
 const std::string kExample = "cases/dp-step/example1.json";
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
-std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
+std::size_t lines(const std::string& s) {
+  return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));
+}
 
 // One error line naming `what`, exit `code`, nothing on stdout.
 void expect_error(const Result& r, int code, const std::string& line) {
@@ -61,7 +65,8 @@ BOOST_AUTO_TEST_CASE(closed_stdout_is_exit_6) {
   // Nor does a --trace file opened later take fd 1 and receive the result.
   TempDir dir;
   const std::string trace = dir.path + "/trace.txt";
-  expect_error(run_with({"dp-step", kExample, "--trace=" + trace}, o), 6, "stdout: Bad file descriptor");
+  expect_error(run_with({"dp-step", kExample, "--trace=" + trace}, o), 6,
+               "stdout: Bad file descriptor");
   BOOST_TEST(!has(slurp(trace), "{\"w\""));
 }
 
@@ -126,10 +131,12 @@ BOOST_AUTO_TEST_CASE(check_follows_directory_links_and_reports_dangling_ones) {
   const Result r = run({"check", dir.path});
   BOOST_TEST(!r.killed);
   BOOST_TEST(r.code == 1, r.err);
-  BOOST_TEST(has(r.out, "ERROR " + dir.path + "/dangling.json" + ": dangling symbolic link"), r.out);
+  BOOST_TEST(has(r.out, "ERROR " + dir.path + "/dangling.json" + ": dangling symbolic link"),
+             r.out);
   BOOST_TEST(has(r.out, "PASS " + dir.path + "/linked/example1.json"), r.out);
   std::size_t cases = 0;
-  for (const auto& e : fs::directory_iterator(kSource + "/cases/dp-step")) cases += e.path().extension() == ".json";
+  for (const auto& e : fs::directory_iterator(kSource + "/cases/dp-step"))
+    cases += e.path().extension() == ".json";
   BOOST_TEST(has(r.out, std::to_string(cases) + " passed, 1 failed\n"), r.out);
 }
 
@@ -154,14 +161,17 @@ BOOST_AUTO_TEST_CASE(a_non_finite_result_is_exit_7_and_never_printed) {
       R"({"w":[[3.4028235e38]],"b":[0.0],"x":[[1],[2],[3],[4],[5],[6],[7],[8]],)"
       R"("y":[[1],[2],[3],[4],[5],[6],[7],[8]],"lr":1e38})";
   const std::string bare = dir.write("overflow.json", input);
-  expect_error(run({"dp-step", bare}), 7, "output w[0][0] is -inf (3 of 3 elements are not finite)");
+  expect_error(run({"dp-step", bare}), 7,
+               "output w[0][0] is -inf (3 of 3 elements are not finite)");
   // Graded: the grader compares the infinity itself, never a null.
-  const std::string graded = dir.write(
-      "graded.json", R"({"problem":"dp-step","name":"overflow","input":)" + input +
-                         R"(,"expected":{"w":[[1.0]],"b":[0.0],"loss":0.0}})");
+  const std::string graded =
+      dir.write("graded.json", R"({"problem":"dp-step","name":"overflow","input":)" + input +
+                                   R"(,"expected":{"w":[[1.0]],"b":[0.0],"loss":0.0}})");
   const Result c = run({"check", graded});
   BOOST_TEST(c.code == 1);
-  BOOST_TEST(has(c.out, "FAIL " + graded + ": numbers: 3 elements differ (first: w[0][0]: got -inf,"), c.out);
+  BOOST_TEST(
+      has(c.out, "FAIL " + graded + ": numbers: 3 elements differ (first: w[0][0]: got -inf,"),
+      c.out);
   BOOST_TEST(!has(c.out + c.err, "null"));
 }
 
@@ -176,10 +186,14 @@ BOOST_AUTO_TEST_CASE(numeric_flags_are_finite_and_decimal) {
                "--timeout: must be from 1 to 86400 seconds, got '0.001'");
   expect_error(run({"dp-step", kExample, "--atol", "nan"}), 2,
                "--atol: must be a finite number from 0 to 1e+30, got 'nan'");
-  expect_error(run({"dp-step", kExample, "--rtol", "-1"}), 2, "--rtol: must be from 0 to 1e+30, got '-1'");
-  expect_error(run({"dp-step", kExample, "--devices", "1.5"}), 2, "--devices: must be an integer, got '1.5'");
-  expect_error(run({"dp-step", kExample, "--devices", "0x8"}), 2, "--devices: must be an integer, got '0x8'");
-  expect_error(run({"dp-step", kExample, "--devices", "0"}), 2, "--devices: must be from 1 to 1024, got '0'");
+  expect_error(run({"dp-step", kExample, "--rtol", "-1"}), 2,
+               "--rtol: must be from 0 to 1e+30, got '-1'");
+  expect_error(run({"dp-step", kExample, "--devices", "1.5"}), 2,
+               "--devices: must be an integer, got '1.5'");
+  expect_error(run({"dp-step", kExample, "--devices", "0x8"}), 2,
+               "--devices: must be an integer, got '0x8'");
+  expect_error(run({"dp-step", kExample, "--devices", "0"}), 2,
+               "--devices: must be from 1 to 1024, got '0'");
   // "010" is ten, not octal eight: example 1 has 8 rows, which ten devices do not divide.
   expect_error(run({"dp-step", kExample, "--devices", "010"}), 2,
                kExample + ": input.x: 8 rows are not divisible by 10 devices");
@@ -194,7 +208,9 @@ BOOST_AUTO_TEST_CASE(an_injection_that_never_fires_is_reported) {
 
 BOOST_AUTO_TEST_CASE(a_timeout_tells_stalled_devices_from_late_ones) {
   const Result r = run({"dp-step", kExample, "--inject", "stall:5@1", "--timeout", "1"});
-  expect_error(r, 3, "pmean #1 on 'data': timed out after 1000 ms; device(s) 5 never arrived (5 stalled by --inject)");
+  expect_error(r, 3,
+               "pmean #1 on 'data': timed out after 1000 ms; device(s) 5 never arrived (5 stalled "
+               "by --inject)");
 }
 
 // ---- 7. the trace survives a failure ------------------------------------------------------------
@@ -226,7 +242,8 @@ BOOST_AUTO_TEST_CASE(when_every_device_stalls_all_are_named) {
   }
   const Result r = run(args);
   BOOST_TEST(r.code == 3);
-  BOOST_TEST(has(r.err, "meshrun: devices 0, 1, 2, 3, 4, 5, 6, 7 stalled (0 at pmean #1 on 'data'"), r.err);
+  BOOST_TEST(has(r.err, "meshrun: devices 0, 1, 2, 3, 4, 5, 6, 7 stalled (0 at pmean #1 on 'data'"),
+             r.err);
   BOOST_TEST(has(r.err, ") and never arrived; gave up after 1000 ms\n"), r.err);
   BOOST_TEST(lines(r.err) == 1u);
   // An upper bound that catches the old timeout + 1 s grace (and a hang), not a timing test.
@@ -239,7 +256,9 @@ BOOST_AUTO_TEST_CASE(a_bug_in_meshrun_is_exit_4_never_a_graded_failure) {
   const Result r = run({"check", "--inject", "internal:2@1", "cases/dp-step"});
   BOOST_TEST(r.code == 4, r.out << r.err);
   BOOST_TEST(r.out.empty(), r.out);  // the first case never got an ERROR line
-  BOOST_TEST(r.err == "meshrun: internal error: injected at device 2's pmean #1 on 'data' (--inject internal:2@1)\n");
+  BOOST_TEST(r.err ==
+             "meshrun: internal error: injected at device 2's pmean #1 on 'data' (--inject "
+             "internal:2@1)\n");
   BOOST_TEST(run({"dp-step", kExample, "--inject", "internal:0@1"}).code == 4);
 }
 
@@ -250,7 +269,11 @@ BOOST_AUTO_TEST_CASE(ppermute_is_validated_before_it_is_traced_or_injected) {
   Mesh mesh(4, "data", options);
   Trace trace;
   try {
-    mesh.run([](Device& dev) { dev.ppermute(Tensor::scalar(1), "data", {{0, 1}, {0, 2}}); }, &trace);
+    mesh.run(
+        [](Device& dev) {
+          dev.ppermute(Tensor::scalar(1), "data", {{0, 1}, {0, 2}});
+        },
+        &trace);
     BOOST_FAIL("a bad permutation was accepted");
   } catch (const DeviceError& e) {
     BOOST_TEST(has(e.what(), "is not part of a permutation"), e.what());

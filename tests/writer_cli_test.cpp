@@ -32,7 +32,9 @@ using meshrun::testing::TempDir;
 constexpr auto kAtomic = OutputFile::Mode::kAtomic;
 const std::string kExample = "cases/dp-step/example1.json";
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 // The names in `dir`, sorted: a temporary file left behind shows here.
 std::vector<std::string> names(const std::string& dir) {
@@ -63,7 +65,8 @@ void expect_dev_full_intact() {
 
 }  // namespace
 
-// ---- OutputFile ----------------------------------------------------------------------------------
+// ---- OutputFile
+// ----------------------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(atomic_replaces_the_target_only_at_commit) {
   TempDir dir;
@@ -163,7 +166,8 @@ BOOST_AUTO_TEST_CASE(save_npy_and_profile_past_the_file_size_limit_leave_nothing
   o.file_size_limit = 120;  // the result dict fits; an .npy (128-byte header) does not
   const Result npy = run_with({"dp-step", kExample, "--save-npy", dir / "arrays"}, o);
   BOOST_TEST(npy.code == 6, npy.err);
-  BOOST_TEST(npy.err == "meshrun: --save-npy: cannot write " + dir / "arrays" + "/w.npy: File too large\n");
+  BOOST_TEST(npy.err ==
+             "meshrun: --save-npy: cannot write " + dir / "arrays" + "/w.npy: File too large\n");
   BOOST_TEST(names(dir / "arrays").empty());
 
   const std::string profile = dir.write("p.json", "old");
@@ -197,8 +201,10 @@ BOOST_AUTO_TEST_CASE(bench_allreduce_to_a_full_stdout_is_exit_6) {
   RunOptions o;
   o.stdout_path = "/dev/full";
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"bench", "allreduce", "--devices", "2", "--max-bytes", "32", "--size-budget", "0.01"},
-        {"bench", "allreduce", "--json", "--devices", "2", "--max-bytes", "32", "--size-budget", "0.01"}}) {
+       {std::vector<std::string>{"bench", "allreduce", "--devices", "2", "--max-bytes", "32",
+                                 "--size-budget", "0.01"},
+        {"bench", "allreduce", "--json", "--devices", "2", "--max-bytes", "32", "--size-budget",
+         "0.01"}}) {
     const Result r = run_with(args, o);
     BOOST_TEST(r.code == 6, r.err);
     BOOST_TEST(r.err == "meshrun: stdout: No space left on device\n");
@@ -208,8 +214,8 @@ BOOST_AUTO_TEST_CASE(bench_allreduce_to_a_full_stdout_is_exit_6) {
 // A row that cannot be written is printed on device 0's thread, inside the mesh: still exit 6 (not
 // a device failure, exit 3), one line, and the table ends there.
 BOOST_AUTO_TEST_CASE(bench_allreduce_row_past_the_file_size_limit_is_exit_6) {
-  const std::vector<std::string> args = {"bench", "allreduce", "--devices", "2", "--max-bytes", "256",
-                                         "--size-budget", "0.01"};
+  const std::vector<std::string> args = {"bench",       "allreduce", "--devices",     "2",
+                                         "--max-bytes", "256",       "--size-budget", "0.01"};
   const Result whole = run(args);
   BOOST_REQUIRE(whole.code == 0);
   std::size_t header = 0;

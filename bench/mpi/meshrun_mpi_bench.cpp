@@ -20,14 +20,21 @@ int main(int argc, char** argv) {
   MpiOptions mpi;
   double timeout_s = 30;
   CLI::App app("psum across MPI ranks x device threads, in the table of shared/peers");
-  app.add_option("--devices", o.devices, "Devices in all (R must divide it)")->capture_default_str();
-  app.add_option("--min-bytes", o.min_bytes, "Smallest size (bytes per device)")->capture_default_str();
-  app.add_option("--max-bytes", o.max_bytes, "Largest size (bytes per device)")->capture_default_str();
-  app.add_option("--size-budget", o.size_budget_s, "Seconds of timed calls per size")->capture_default_str();
-  app.add_option("--total-budget", o.total_budget_s, "Seconds for the whole table")->capture_default_str();
-  app.add_option("--timeout", timeout_s, "Bound on every collective wait, seconds")->capture_default_str();
+  app.add_option("--devices", o.devices, "Devices in all (R must divide it)")
+      ->capture_default_str();
+  app.add_option("--min-bytes", o.min_bytes, "Smallest size (bytes per device)")
+      ->capture_default_str();
+  app.add_option("--max-bytes", o.max_bytes, "Largest size (bytes per device)")
+      ->capture_default_str();
+  app.add_option("--size-budget", o.size_budget_s, "Seconds of timed calls per size")
+      ->capture_default_str();
+  app.add_option("--total-budget", o.total_budget_s, "Seconds for the whole table")
+      ->capture_default_str();
+  app.add_option("--timeout", timeout_s, "Bound on every collective wait, seconds")
+      ->capture_default_str();
   app.add_option("--chunk-bytes", mpi.chunk_bytes, "Chain path chunk")->capture_default_str();
-  app.add_option("--gather-max-bytes", mpi.gather_max_bytes, "Largest gather-path message per device")
+  app.add_option("--gather-max-bytes", mpi.gather_max_bytes,
+                 "Largest gather-path message per device")
       ->capture_default_str();
   init_mpi_threads(&argc, &argv);
   try {

@@ -71,7 +71,7 @@ std::vector<Shape> planned_shapes(const AllReduceBenchOptions& o) {
 struct Shared {
   const AllReduceBenchOptions* options;
   int n;
-  const BenchPrint* print;  // null: quiet
+  const BenchPrint* print;         // null: quiet
   std::exception_ptr print_error;  // device 0's failed print, rethrown after the run
   BenchResult* result;
   std::vector<std::vector<double>> call_us;  // [device][call]
@@ -219,8 +219,8 @@ class DeviceBench {
     row.mean_us = loop * 1e6 / iters;
     row.algbw = static_cast<double>(bytes) / (row.median_us * 1e-6) / 1e9;
     row.busbw = row.algbw * (reduce ? 2.0 : 1.0) * static_cast<double>(n_ - 1) / n_;
-    row.path =
-        in_process_path(s.in * sizeof(float), o.op == CollectiveOp::kAllReduce || o.op == CollectiveOp::kAllReduceMean);
+    row.path = in_process_path(s.in * sizeof(float), o.op == CollectiveOp::kAllReduce ||
+                                                         o.op == CollectiveOp::kAllReduceMean);
     sh_.result->rows.push_back(row);
     if (!o.json) print(table_row(row) + "\n");
     if (o.on_row) o.on_row(sh_.result->rows.size(), planned_sizes(o), row);
@@ -284,9 +284,9 @@ BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, const Benc
   sh.loop_s.assign(static_cast<std::size_t>(options.devices), 0.0);
   sh.wrong.assign(static_cast<std::size_t>(options.devices), 0);
   if (print && !options.json) {
-    print("# peer=meshrun variant=" + result.variant + " participants=" + std::to_string(options.devices) +
-          "\n" + machine_line() + " pinned=" + (options.pin_devices ? "auto" : "no") + "\n" + table_header() +
-          "\n");
+    print("# peer=meshrun variant=" + result.variant +
+          " participants=" + std::to_string(options.devices) + "\n" + machine_line() +
+          " pinned=" + (options.pin_devices ? "auto" : "no") + "\n" + table_header() + "\n");
   }
 
   MeshOptions mo;

@@ -77,7 +77,6 @@ std::string machine_line() {
          " staged_max_bytes=" + std::to_string(GroupOptions{}.staged_max_bytes);
 }
 
-
 std::string table_header() {
   char line[256];
   std::snprintf(line, sizeof line, "# %10s %9s %6s %11s %11s %11s %11s %11s %6s  %s", "bytes",

@@ -15,7 +15,13 @@
 
 namespace meshrun {
 
-enum class CollectiveOp : std::uint8_t { kAllReduce, kAllReduceMean, kAllGather, kReduceScatter, kPermute };
+enum class CollectiveOp : std::uint8_t {
+  kAllReduce,
+  kAllReduceMean,
+  kAllGather,
+  kReduceScatter,
+  kPermute
+};
 const char* op_name(CollectiveOp op);  // JAX's words: "psum", "all_gather", ...
 
 // A collective's first sync point as one member saw it: when it arrived, and when the last member

@@ -37,7 +37,8 @@ void futex_wake_all(std::atomic<std::uint32_t>& word) {
 void futex_wait_for(std::atomic<std::uint32_t>& word, std::uint32_t expected,
                     std::chrono::nanoseconds limit) {
   if (word.load(std::memory_order_acquire) == expected)
-    std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(limit, std::chrono::microseconds(50)));
+    std::this_thread::sleep_for(
+        std::min<std::chrono::nanoseconds>(limit, std::chrono::microseconds(50)));
 }
 void futex_wake_all(std::atomic<std::uint32_t>&) {}
 #endif

@@ -22,11 +22,16 @@ namespace meshrun {
 
 const char* op_name(CollectiveOp op) {
   switch (op) {
-    case CollectiveOp::kAllReduce: return "psum";
-    case CollectiveOp::kAllReduceMean: return "pmean";
-    case CollectiveOp::kAllGather: return "all_gather";
-    case CollectiveOp::kReduceScatter: return "psum_scatter";
-    case CollectiveOp::kPermute: return "ppermute";
+    case CollectiveOp::kAllReduce:
+      return "psum";
+    case CollectiveOp::kAllReduceMean:
+      return "pmean";
+    case CollectiveOp::kAllGather:
+      return "all_gather";
+    case CollectiveOp::kReduceScatter:
+      return "psum_scatter";
+    case CollectiveOp::kPermute:
+      return "ppermute";
   }
   return "?";
 }
@@ -47,7 +52,8 @@ std::uint64_t hash_table(std::span<const int> t) {
 }
 }  // namespace
 
-const char* in_process_path(std::size_t bytes_per_member, bool reduction, const GroupOptions& options) {
+const char* in_process_path(std::size_t bytes_per_member, bool reduction,
+                            const GroupOptions& options) {
   if (bytes_per_member <= options.staged_max_bytes) return "staged";
   return reduction && bytes_per_member >= options.nontemporal_min_bytes ? "direct-nt" : "direct";
 }
@@ -65,7 +71,8 @@ InProcessGroup::InProcessGroup(int size, std::string axis, GroupOptions options,
   MESHRUN_CHECK(size >= 1, "a group needs at least one member");
   MESHRUN_CHECK(devices_.empty() || devices_.size() == static_cast<std::size_t>(size),
                 "one device number per member");
-  for (int r = 0; r < size; ++r) members_.push_back(std::make_unique<InProcessCommunicator>(*this, r));
+  for (int r = 0; r < size; ++r)
+    members_.push_back(std::make_unique<InProcessCommunicator>(*this, r));
 }
 
 InProcessGroup::~InProcessGroup() = default;
@@ -158,7 +165,8 @@ std::vector<int> InProcessCommunicator::missing_members() const {
   const InProcessGroup& g = group_;
   std::vector<int> missing;
   for (int r = 0; r < g.size_; ++r) {
-    if (g.slots_[r].arrived.load(std::memory_order_relaxed) < syncs_) missing.push_back(g.device_of(r));
+    if (g.slots_[r].arrived.load(std::memory_order_relaxed) < syncs_)
+      missing.push_back(g.device_of(r));
   }
   return missing;
 }
@@ -169,8 +177,8 @@ void InProcessCommunicator::timed_out(const std::vector<int>& missing) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(g.options_.timeout).count();
   std::string list;
   for (int r : missing) list += (list.empty() ? "" : ", ") + std::to_string(r);
-  throw TimeoutError(where(current_) + ": timed out after " + std::to_string(ms) + " ms; device(s) " +
-                         list + " never arrived",
+  throw TimeoutError(where(current_) + ": timed out after " + std::to_string(ms) +
+                         " ms; device(s) " + list + " never arrived",
                      missing);
 }
 
@@ -181,7 +189,8 @@ void InProcessCommunicator::check_descs(const Desc& mine) {
     auto show = [](const Desc& x) {
       std::string s = std::string(op_name(x.op)) + " #" + std::to_string(x.seq) + " with " +
                       std::to_string(x.in_count) + " elements";
-      if (x.op == CollectiveOp::kPermute) s += " and permutation " + std::to_string(x.perm_hash % 100000);
+      if (x.op == CollectiveOp::kPermute)
+        s += " and permutation " + std::to_string(x.perm_hash % 100000);
       return s;
     };
     const int lo = std::min(r, rank_), hi = std::max(r, rank_);
@@ -260,7 +269,8 @@ void InProcessCommunicator::all_reduce_mean(std::span<const float> in, std::span
 
 void InProcessCommunicator::all_reduce(std::span<const float> in, std::span<float> out,
                                        CollectiveOp op) {
-  MESHRUN_CHECK(in.size() == out.size(), std::string(op_name(op)) + ": input and output differ in size");
+  MESHRUN_CHECK(in.size() == out.size(),
+                std::string(op_name(op)) + ": input and output differ in size");
   const Desc desc = begin(op, in.size(), out.size(), 0);
   const int n = group_.size_;
   if (staged(in.size())) {

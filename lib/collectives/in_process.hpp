@@ -104,7 +104,8 @@ class InProcessGroup {
  public:
   // `axis` names the group in messages; `devices`, when given, holds each member's number on the
   // whole mesh, which messages then use instead of the rank ("device(s) 5, 7 never arrived").
-  InProcessGroup(int size, std::string axis, GroupOptions options = {}, std::vector<int> devices = {});
+  InProcessGroup(int size, std::string axis, GroupOptions options = {},
+                 std::vector<int> devices = {});
   ~InProcessGroup();
   InProcessGroup(const InProcessGroup&) = delete;
   InProcessGroup& operator=(const InProcessGroup&) = delete;
@@ -144,7 +145,8 @@ class InProcessGroup {
   // arrivals_: every member adds 1 per sync point (acq_rel: the add publishes the member's frame,
   // and the completing add acquires all frames through the release sequence).
   alignas(64) std::atomic<std::uint64_t> arrivals_{0};
-  // wake_: bumped by a sync point's completer and by abort(); the futex word parked waiters sleep on.
+  // wake_: bumped by a sync point's completer and by abort(); the futex word parked waiters sleep
+  // on.
   alignas(64) std::atomic<std::uint32_t> wake_{0};
   // parked_: waiters about to sleep or asleep. seq_cst with wake_ (Dekker): either the waiter sees
   // the new wake_ or the completer sees parked_ > 0 and makes the wake-up system call.
@@ -161,7 +163,9 @@ class InProcessGroup {
   alignas(64) std::atomic<std::uint32_t> aborted_{0};
 
   // Member `rank`'s number in messages.
-  int device_of(int rank) const { return devices_.empty() ? rank : devices_[static_cast<std::size_t>(rank)]; }
+  int device_of(int rank) const {
+    return devices_.empty() ? rank : devices_[static_cast<std::size_t>(rank)];
+  }
 
   int size_;
   std::string axis_;
@@ -214,10 +218,10 @@ class InProcessCommunicator final : public Communicator {
 
   InProcessGroup& group_;
   int rank_;
-  std::uint64_t seq_ = 0;    // collectives started
-  std::uint64_t syncs_ = 0;  // sync points passed
+  std::uint64_t seq_ = 0;          // collectives started
+  std::uint64_t syncs_ = 0;        // sync points passed
   std::uint64_t pieces_base_ = 0;  // pieces_ at the start of the next direct psum
-  Desc current_{};           // the collective in progress, for error messages
+  Desc current_{};                 // the collective in progress, for error messages
   // Per-call pointer tables, sized once (no allocation per call).
   std::vector<const float*> srcs_;
   std::vector<float*> dsts_;

@@ -78,7 +78,8 @@ void check_keys(JsonSummary& object, const std::vector<ArgDef>& args, const std:
     return std::any_of(args.begin(), args.end(), [&](const ArgDef& a) { return a.name == key; });
   };
   if (const std::string* key = first_unknown(object.members, known)) {
-    throw InputError(field, "unknown key " + in_quotes(*key) + " (expected " + names_of(args) + ")");
+    throw InputError(field,
+                     "unknown key " + in_quotes(*key) + " (expected " + names_of(args) + ")");
   }
   for (const ArgDef& a : args) {
     if (find(object.members, a.name) == nullptr) {
@@ -121,10 +122,10 @@ std::vector<std::pair<std::string, int>> read_mesh(Members& doc, const ProgramDe
     const bool ok = size.kind == JsonKind::number && size.number >= 1 &&
                     size.number <= kMaxAxisSize && size.number == std::floor(size.number);
     if (!ok) {
-      const std::string got = size.kind == JsonKind::number ? number_text(size.number)
-                                                            : kind_name(size.kind);
+      const std::string got =
+          size.kind == JsonKind::number ? number_text(size.number) : kind_name(size.kind);
       throw InputError("mesh." + excerpt(axis), "must be an integer from 1 to " +
-                                           std::to_string(kMaxAxisSize) + ", got " + got);
+                                                    std::to_string(kMaxAxisSize) + ", got " + got);
     }
     mesh.emplace_back(axis, static_cast<int>(size.number));
   }
@@ -132,8 +133,9 @@ std::vector<std::pair<std::string, int>> read_mesh(Members& doc, const ProgramDe
     const int p = mesh_axis_position(program.mesh, axis);
     return p < 0 ? static_cast<int>(program.mesh.size()) : p;
   };
-  std::stable_sort(mesh.begin(), mesh.end(),
-                   [&](const auto& a, const auto& b) { return position(a.first) < position(b.first); });
+  std::stable_sort(mesh.begin(), mesh.end(), [&](const auto& a, const auto& b) {
+    return position(a.first) < position(b.first);
+  });
   check_mesh("mesh", mesh);
   return mesh;
 }
@@ -142,15 +144,15 @@ std::vector<std::pair<std::string, int>> read_mesh(Members& doc, const ProgramDe
 const ProgramDef* resolve_program(const std::string& problem, const ProgramDef* asked) {
   if (asked != nullptr) {
     if (!problem.empty() && problem != asked->name) {
-      throw InputError("problem", "the case is for " + in_quotes(problem) + ", not " +
-                                      in_quotes(asked->name));
+      throw InputError("problem",
+                       "the case is for " + in_quotes(problem) + ", not " + in_quotes(asked->name));
     }
     return asked;
   }
   const ProgramDef* found = find_program(problem);
   if (found == nullptr) {
-    throw InputError("problem", "no program named " + in_quotes(problem) + " (known: " +
-                                    program_names() + ")");
+    throw InputError(
+        "problem", "no program named " + in_quotes(problem) + " (known: " + program_names() + ")");
   }
   return found;
 }
@@ -195,8 +197,8 @@ std::vector<Tensor> read_tensors(JsonSummary& object, const std::vector<ArgDef>&
   return tensors;
 }
 
-void read_document(JsonSummary& doc, const std::string& path, const ProgramDef* asked,
-                   int devices, const MeshShape& flag_mesh, Case& c) {
+void read_document(JsonSummary& doc, const std::string& path, const ProgramDef* asked, int devices,
+                   const MeshShape& flag_mesh, Case& c) {
   if (doc.kind != JsonKind::object) {
     throw InputError("", "the top level must be a JSON object, got " + kind_name(doc.kind));
   }

@@ -16,8 +16,8 @@ std::string element_path(const std::string& name, const Tensor& t, std::size_t i
   return name + "[" + std::to_string(i / t.cols()) + "][" + std::to_string(i % t.cols()) + "]";
 }
 
-void compare_tensor(const std::string& name, const Tensor& got, const Tensor& expected,
-                    double atol, double rtol, std::vector<Mismatch>& out) {
+void compare_tensor(const std::string& name, const Tensor& got, const Tensor& expected, double atol,
+                    double rtol, std::vector<Mismatch>& out) {
   if (got.shape != expected.shape) {
     out.push_back({name, NAN, NAN, 0,
                    "shape " + shape_str(got.shape) + ", expected " + shape_str(expected.shape)});
@@ -28,7 +28,8 @@ void compare_tensor(const std::string& name, const Tensor& got, const Tensor& ex
     const auto e = static_cast<double>(expected.data[i]);
     const double allowed = atol + rtol * std::fabs(e);
     // Written so that a NaN on either side fails the test.
-    if (!(std::fabs(g - e) <= allowed)) out.push_back({element_path(name, got, i), g, e, allowed, ""});
+    if (!(std::fabs(g - e) <= allowed))
+      out.push_back({element_path(name, got, i), g, e, allowed, ""});
   }
 }
 

@@ -56,7 +56,9 @@ class Scanner {
       } while (depth > 0);
     } else {
       const std::size_t begin = pos_;
-      while (!at_end() && !is_space(s_[pos_]) && s_[pos_] != ',' && s_[pos_] != '}' && s_[pos_] != ']') ++pos_;
+      while (!at_end() && !is_space(s_[pos_]) && s_[pos_] != ',' && s_[pos_] != '}' &&
+             s_[pos_] != ']')
+        ++pos_;
       if (pos_ == begin) malformed("no value at byte " + std::to_string(pos_));
     }
   }

@@ -23,9 +23,9 @@ constexpr std::size_t kSummarisedDepth = 3;
 // One open container.
 struct Frame {
   bool object;
-  JsonSummary* summary;  // what it fills, or nullptr when it is not summarised
-  std::string key;       // object: the member being parsed
-  std::size_t index = 0;  // array: the element being parsed (counted when it ends)
+  JsonSummary* summary;        // what it fills, or nullptr when it is not summarised
+  std::string key;             // object: the member being parsed
+  std::size_t index = 0;       // array: the element being parsed (counted when it ends)
   std::set<std::string> keys;  // object: every key so far, to find one given twice
 };
 
@@ -131,8 +131,8 @@ class SummaryHandler {
     }
     JsonSummary* summary = begin_value(kind);
     // Objects keep their members only at the summarised depths; arrays there become tensors.
-    const bool summarised_object = kind == JsonKind::object && summary != nullptr &&
-                                   frames_.size() < kSummarisedDepth;
+    const bool summarised_object =
+        kind == JsonKind::object && summary != nullptr && frames_.size() < kSummarisedDepth;
     frames_.push_back({kind == JsonKind::object, summarised_object ? summary : nullptr, "", 0, {}});
     if (kind == JsonKind::array && summary != nullptr && frames_.size() > 1) {
       tensor_ = summary;
@@ -356,12 +356,18 @@ class SummaryHandler {
 
 std::string kind_name(JsonKind kind) {
   switch (kind) {
-    case JsonKind::null: return "null";
-    case JsonKind::boolean: return "a boolean";
-    case JsonKind::number: return "a number";
-    case JsonKind::string: return "a string";
-    case JsonKind::array: return "an array";
-    case JsonKind::object: return "an object";
+    case JsonKind::null:
+      return "null";
+    case JsonKind::boolean:
+      return "a boolean";
+    case JsonKind::number:
+      return "a number";
+    case JsonKind::string:
+      return "a string";
+    case JsonKind::array:
+      return "an array";
+    case JsonKind::object:
+      return "an object";
   }
   return "a value";
 }

@@ -1,7 +1,8 @@
 // A case file read with nlohmann's SAX parser into what the case reader needs and no more: the
 // members of the objects at the top three levels (the case keys, `input`'s and `expected`'s
 // fields, a field's {"npy": PATH}), with every array among them kept as float32 data plus the
-// first thing that stops it from being a tensor. No DOM is built, and field paths are built only for an error.
+// first thing that stops it from being a tensor. No DOM is built, and field paths are built only
+// for an error.
 //
 // Checks made while parsing (they stop it, like a syntax error): nesting deeper than
 // kMaxJsonDepth and numbers beyond double's range (named by field: "input.lr: 1e400 overflows

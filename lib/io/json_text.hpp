@@ -106,10 +106,10 @@ class JsonSource {
   std::size_t capacity_;
   std::size_t pos_ = 0;
   std::size_t len_ = 0;
-  std::uint64_t read_ = 0;       // bytes read from the file
-  std::uint64_t delivered_ = 0;  // bytes the parser has passed (or skip() passed for it)
-  std::uint64_t skipped_ = 0;    // bytes skip() passed
-  LineState line_;               // after the delivered bytes
+  std::uint64_t read_ = 0;             // bytes read from the file
+  std::uint64_t delivered_ = 0;        // bytes the parser has passed (or skip() passed for it)
+  std::uint64_t skipped_ = 0;          // bytes skip() passed
+  LineState line_;                     // after the delivered bytes
   std::array<LineState, 4> recent_{};  // before each of the last 4 delivered bytes
   bool only_whitespace_ = true;
   std::uint64_t first_nul_ = 0;

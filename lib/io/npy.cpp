@@ -182,8 +182,8 @@ Tensor read_npy(const std::string& path, const std::vector<std::string>& dims,
   const std::size_t header_len = major == 1 ? std::size_t{bytes[8]} | std::size_t{bytes[9]} << 8
                                             : std::size_t{le32(bytes + 8)};
   if (header_len > size - prefix) throw bad("truncated header");
-  const std::optional<Header> header = parse_header(
-      std::string_view(reinterpret_cast<const char*>(bytes + prefix), header_len));
+  const std::optional<Header> header =
+      parse_header(std::string_view(reinterpret_cast<const char*>(bytes + prefix), header_len));
   if (!header) throw bad("the header is not a numpy header dict");
   if (header->descr != "<f4" && header->descr != "<f8") {
     throw bad("dtype '" + excerpt(header->descr) +
@@ -229,8 +229,8 @@ Tensor read_npy(const std::string& path, const std::vector<std::string>& dims,
 }
 
 std::string npy_bytes(const Tensor& tensor) {
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " +
-                     shape_tuple(tensor.shape) + ", }";
+  std::string dict =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape_tuple(tensor.shape) + ", }";
   // np.save pads the header with spaces and a newline so the data starts 64-byte aligned.
   const std::size_t unpadded = kMagic.size() + 4 + dict.size() + 1;
   dict += std::string((64 - unpadded % 64) % 64, ' ') + "\n";

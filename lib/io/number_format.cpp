@@ -97,7 +97,7 @@ char* layout(char* o, bool negative, const char* digits, int n, int exponent) {
 // when no half-integer is that close to a, rounding S half away from zero gives round(a) (ties
 // cannot occur), and its digits are those of the integer round(a) times 10^-precision.
 char* put_rounded_fast(char* o, float v, int precision) {
-  static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4,  1e5,  1e6,
+  static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3,  1e4,  1e5, 1e6,
                                       1e7, 1e8, 1e9, 1e10, 1e11, 1e12};
   const float m = std::fabs(v);
   if (precision > 12 || !std::isnormal(m)) return nullptr;
@@ -105,8 +105,8 @@ char* put_rounded_fast(char* o, float v, int precision) {
   const double a = static_cast<double>(m) * scale;
   if (a >= 0x1p52) return nullptr;
   int e2 = 0;
-  std::frexp(m, &e2);                                 // m in [2^(e2-1), 2^e2): ulp = 2^(e2-24)
-  const double h = std::ldexp(scale, e2 - 25);        // half an ulp, scaled
+  std::frexp(m, &e2);                           // m in [2^(e2-1), 2^e2): ulp = 2^(e2-24)
+  const double h = std::ldexp(scale, e2 - 25);  // half an ulp, scaled
   const double whole = std::floor(a);
   const double off_tie = std::fabs(a - whole - 0.5);  // distance to the half-integer between
   if (!(off_tie > h)) return nullptr;

@@ -46,7 +46,8 @@ bool exists_not_regular(const std::string& path) {
 }  // namespace
 
 void write_all(int fd, std::string_view data, const std::string& name) {
-  if (const int err = write_whole(fd, data); err != 0) throw OutputError(name + ": " + std::strerror(err));
+  if (const int err = write_whole(fd, data); err != 0)
+    throw OutputError(name + ": " + std::strerror(err));
 }
 
 void write_stdout(std::string_view data) { write_all(STDOUT_FILENO, data, "stdout"); }
@@ -115,7 +116,8 @@ void OutputFile::commit() {
 }
 
 bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
          sa.st_ino == sb.st_ino;
 }

@@ -15,7 +15,8 @@ constexpr int kMainTid = 0;  // devices are tracks 1..n (device d on d + 1)
 
 // Microseconds, from whole nanoseconds (prints 129.11, not 129.10999999999999).
 double micros(ProfileClock::duration d) {
-  return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()) / 1000.0;
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()) /
+         1000.0;
 }
 
 class Events {
@@ -23,16 +24,27 @@ class Events {
   explicit Events(TimePoint origin) : origin_(origin) {}
   void span(int tid, const std::string& name, const char* cat, TimePoint start, TimePoint end,
             json args = json::object()) {
-    events_.push_back({{"name", name}, {"cat", cat}, {"ph", "X"}, {"pid", kPid}, {"tid", tid},
-                       {"ts", micros(start - origin_)}, {"dur", micros(std::max(end, start) - start)},
+    events_.push_back({{"name", name},
+                       {"cat", cat},
+                       {"ph", "X"},
+                       {"pid", kPid},
+                       {"tid", tid},
+                       {"ts", micros(start - origin_)},
+                       {"dur", micros(std::max(end, start) - start)},
                        {"args", std::move(args)}});
   }
   void meta(int tid, const char* what, json args) {
-    events_.push_back({{"name", what}, {"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"args", std::move(args)}});
+    events_.push_back(
+        {{"name", what}, {"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"args", std::move(args)}});
   }
   void instant(int tid, const std::string& name, TimePoint at, json args) {
-    events_.push_back({{"name", name}, {"ph", "i"}, {"s", "g"}, {"pid", kPid}, {"tid", tid},
-                       {"ts", micros(at - origin_)}, {"args", std::move(args)}});
+    events_.push_back({{"name", name},
+                       {"ph", "i"},
+                       {"s", "g"},
+                       {"pid", kPid},
+                       {"tid", tid},
+                       {"ts", micros(at - origin_)},
+                       {"args", std::move(args)}});
   }
   json take() { return std::move(events_); }
 
@@ -42,7 +54,8 @@ class Events {
 };
 
 // A device's track: its body, the compute between its collectives, each collective with its wait
-// (arrived .. the last member arrived) and its transfer (then .. return) where the engine marked them.
+// (arrived .. the last member arrived) and its transfer (then .. return) where the engine marked
+// them.
 void device_track(Events& ev, int tid, const DeviceProfile& d) {
   ev.span(tid, "body", "device", d.body_start, d.body_end);
   TimePoint cursor = d.body_start;
@@ -56,7 +69,8 @@ void device_track(Events& ev, int tid, const DeviceProfile& d) {
     if (c.failed) args["failed"] = true;
     ev.span(tid, c.op + " #" + std::to_string(c.seq) + " '" + c.group + "'", "collective", c.start,
             c.end, std::move(args));
-    if (arrived) ev.span(tid, "wait", "wait", c.marks.arrived, all_arrived ? c.marks.complete : c.end);
+    if (arrived)
+      ev.span(tid, "wait", "wait", c.marks.arrived, all_arrived ? c.marks.complete : c.end);
     if (all_arrived) ev.span(tid, "transfer", "transfer", c.marks.complete, c.end);
     cursor = c.end;
     if (c.failed) return;  // the rest of the body is the error on its way out, not compute
@@ -74,7 +88,8 @@ std::string device_track_name(const MeshShape& mesh, int device) {
   return name + ")";
 }
 
-std::string trace_event_json(const Trace& trace, const Profile& profile, const std::string& failure) {
+std::string trace_event_json(const Trace& trace, const Profile& profile,
+                             const std::string& failure) {
   Events ev(profile.origin);
   ev.meta(kMainTid, "process_name", {{"name", "meshrun " + trace.program}});
   ev.meta(kMainTid, "thread_name", {{"name", "main"}});
@@ -102,7 +117,9 @@ std::string trace_event_json(const Trace& trace, const Profile& profile, const s
 }
 
 std::string timings_json(const TimingSums& t, std::uint64_t flops, std::uint64_t input_bytes) {
-  auto per_second = [](double amount, double seconds) { return seconds > 0 ? amount / seconds : 0.0; };
+  auto per_second = [](double amount, double seconds) {
+    return seconds > 0 ? amount / seconds : 0.0;
+  };
   const json j = {{"read_s", t.read_s},
                   {"shard_s", t.shard_s},
                   {"compute_s", t.compute_s},

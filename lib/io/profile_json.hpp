@@ -14,7 +14,8 @@ namespace meshrun {
 
 // The Trace Event JSON of a run. `failure`, when not empty, is the error that ended it: an
 // instant event at the end, and "failure" in otherData.
-std::string trace_event_json(const Trace& trace, const Profile& profile, const std::string& failure);
+std::string trace_event_json(const Trace& trace, const Profile& profile,
+                             const std::string& failure);
 
 // The --timings line (no newline): {"read_s", "shard_s", "compute_s", "collectives_s", "write_s",
 // "total_s", "flops", "gflops", "read_MBps"}.

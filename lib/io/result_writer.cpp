@@ -27,7 +27,8 @@ void append_row(std::string& out, const float* values, std::size_t n, const Numb
 void append_tensor(std::string& out, const Tensor& t, const NumberFormat& format) {
   MESHRUN_CHECK(t.rank() <= 2 && t.size() == shape_size(t.shape), "malformed output tensor");
   if (t.rank() == 0) {
-    MESHRUN_CHECK(std::isfinite(t.data.at(0)), "a non-finite result is refused before it is written");
+    MESHRUN_CHECK(std::isfinite(t.data.at(0)),
+                  "a non-finite result is refused before it is written");
     append_number(out, t.data[0], format);
     return;
   }
@@ -63,13 +64,15 @@ std::vector<Piece> result_pieces(const ProgramDef& program, const std::vector<Te
     key += nlohmann::json(arg.name).dump();
     key += ':';
     if (t.rank() == 0) {
-      MESHRUN_CHECK(std::isfinite(t.data.at(0)), "a non-finite result is refused before it is written");
+      MESHRUN_CHECK(std::isfinite(t.data.at(0)),
+                    "a non-finite result is refused before it is written");
       pieces.push_back({std::move(key), t.data.data(), 1, false});
     } else if (t.rank() == 1) {
       pieces.push_back({std::move(key), t.data.data(), t.size(), true});
     } else {
       for (std::size_t r = 0; r < t.rows(); ++r) {
-        pieces.push_back({r == 0 ? key + '[' : std::string(","), t.data.data() + r * t.cols(), t.cols(), true});
+        pieces.push_back(
+            {r == 0 ? key + '[' : std::string(","), t.data.data() + r * t.cols(), t.cols(), true});
       }
       pieces.push_back({"]"});
     }
@@ -78,7 +81,8 @@ std::vector<Piece> result_pieces(const ProgramDef& program, const std::vector<Te
   return pieces;
 }
 
-void format_pieces(std::string& out, const Piece* first, const Piece* last, const NumberFormat& format) {
+void format_pieces(std::string& out, const Piece* first, const Piece* last,
+                   const NumberFormat& format) {
   for (const Piece* p = first; p != last; ++p) {
     out += p->text;
     if (p->values == nullptr) continue;

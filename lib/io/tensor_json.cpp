@@ -24,7 +24,8 @@ std::string rank_str(std::size_t rank) {
 
 [[noreturn]] void throw_rank(const std::string& field, const std::vector<std::string>& dims,
                              const std::string& got) {
-  throw InputError(field, "must be " + rank_str(dims.size()) + " " + dims_str(dims) + ", got " + got);
+  throw InputError(field,
+                   "must be " + rank_str(dims.size()) + " " + dims_str(dims) + ", got " + got);
 }
 
 [[noreturn]] void throw_overflow(const std::string& path, double value) {
@@ -91,7 +92,8 @@ Tensor tensor_from_json(JsonSummary& value, const std::vector<std::string>& dims
   return Tensor(std::move(shape), std::move(value.data));
 }
 
-void check_shape(const Shape& shape, const std::vector<std::string>& dims, const std::string& field) {
+void check_shape(const Shape& shape, const std::vector<std::string>& dims,
+                 const std::string& field) {
   // In the order an inline array is checked: an empty first dimension, the rank, the others.
   if (!shape.empty() && !dims.empty() && shape[0] == 0) throw_empty(field, dims, 0);
   if (shape.size() != dims.size()) {

@@ -23,7 +23,8 @@ Tensor tensor_from_json(JsonSummary& value, const std::vector<std::string>& dims
 
 // The checks an inline array's shape gets, for an array of `shape` from elsewhere (a .npy file):
 // its rank is dims.size() and no dimension is empty; same messages.
-void check_shape(const Shape& shape, const std::vector<std::string>& dims, const std::string& field);
+void check_shape(const Shape& shape, const std::vector<std::string>& dims,
+                 const std::string& field);
 
 // Binds symbolic dimension names to sizes across fields: the first field using a name binds it,
 // a later one with another size is rejected naming both ("input.y: has 7 rows (N) but input.x

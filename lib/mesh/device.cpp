@@ -9,8 +9,8 @@ namespace meshrun {
 
 AxisNames::AxisNames(std::initializer_list<std::string_view> tuple) {
   if (tuple.size() == 0 || tuple.size() > names_.size()) {
-    throw InputError("", "an axis tuple names 1 to " + std::to_string(names_.size()) + " axes, got " +
-                             std::to_string(tuple.size()));
+    throw InputError("", "an axis tuple names 1 to " + std::to_string(names_.size()) +
+                             " axes, got " + std::to_string(tuple.size()));
   }
   for (std::string_view n : tuple) names_[count_++] = n;
 }
@@ -41,8 +41,13 @@ const GroupMembership& Device::group(AxisNames axes, const char* op) const {
 Device::Device(int index, const MeshShape& mesh, std::vector<GroupMembership> groups,
                CollectiveHook hook, std::vector<CollectiveRecord>* log, DeviceProfile* profile,
                std::atomic<std::uint64_t>* in_collective)
-    : index_(index), mesh_(mesh), groups_(std::move(groups)), hook_(std::move(hook)), log_(log),
-      profile_(profile), in_collective_(in_collective) {
+    : index_(index),
+      mesh_(mesh),
+      groups_(std::move(groups)),
+      hook_(std::move(hook)),
+      log_(log),
+      profile_(profile),
+      in_collective_(in_collective) {
   if (profile_)
     for (GroupMembership& g : groups_) g.comm->mark_syncs(&marks_);
 }

@@ -138,8 +138,8 @@ class Device {
   const GroupMembership* last_group_ = nullptr;
   DeviceProfile* profile_;
   std::atomic<std::uint64_t>* in_collective_;
-  SyncMarks marks_;          // where the communicators mark the collective in progress
-  bool span_open_ = false;   // profile_->collectives.back() is still in progress
+  SyncMarks marks_;         // where the communicators mark the collective in progress
+  bool span_open_ = false;  // profile_->collectives.back() is still in progress
 };
 
 }  // namespace meshrun

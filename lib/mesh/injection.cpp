@@ -34,7 +34,9 @@ Injection parse_injection(const std::string& text, const std::string& flag) {
   ok = ok && parse_whole(std::string_view(text).substr(colon + 1, at - colon - 1), inj.device) &&
        parse_whole(std::string_view(text).substr(at + 1), inj.at) && inj.device >= 0 && inj.at >= 1;
   if (!ok) {
-    throw InputError(flag, "'" + text + "' is not fail:DEVICE@K, stall:DEVICE@K or internal:DEVICE@K (K from 1)");
+    throw InputError(
+        flag,
+        "'" + text + "' is not fail:DEVICE@K, stall:DEVICE@K or internal:DEVICE@K (K from 1)");
   }
   return inj;
 }

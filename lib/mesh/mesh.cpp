@@ -73,7 +73,8 @@ AxisGroups mesh_axis_groups(const MeshShape& mesh, std::vector<std::string> tupl
       group = group * mesh[p].second + c[p];
     }
     auto& members = set.members;
-    if (members.size() <= static_cast<std::size_t>(group)) members.resize(static_cast<std::size_t>(group) + 1);
+    if (members.size() <= static_cast<std::size_t>(group))
+      members.resize(static_cast<std::size_t>(group) + 1);
     auto& m = members[static_cast<std::size_t>(group)];
     if (m.size() <= static_cast<std::size_t>(rank)) m.resize(static_cast<std::size_t>(rank) + 1);
     m[static_cast<std::size_t>(rank)] = d;
@@ -117,7 +118,7 @@ struct GroupSet {
 struct Mesh::Impl {
   MeshShape shape;
   int size;
-  std::string axis;  // the first axis' name
+  std::string axis;   // the first axis' name
   std::string label;  // "'data'" or "('data', 'model')", for messages about the whole mesh
   MeshOptions options;
 
@@ -229,17 +230,18 @@ void Mesh::Impl::run_job(int index, const std::stop_token& stop) {
   std::vector<GroupMembership> memberships;
   for (GroupSet& set : group_sets) {
     const auto d = static_cast<std::size_t>(index);
-    memberships.push_back({set.axes, set.label,
-                           &set.groups[static_cast<std::size_t>(set.group_of[d])]->member(set.rank_of[d])});
+    memberships.push_back(
+        {set.axes, set.label,
+         &set.groups[static_cast<std::size_t>(set.group_of[d])]->member(set.rank_of[d])});
   }
-  DeviceProfile* profile = trace && trace->profile
-                               ? &trace->profile->devices[static_cast<std::size_t>(index)]
-                               : nullptr;
-  Device device(index, shape, std::move(memberships),
-                [this, &stop](int d, CollectiveOp op, std::uint64_t count, const std::string& group,
-                       std::uint64_t seq) { inject(d, op, count, group, seq, stop); },
-                trace ? &trace->collectives[static_cast<std::size_t>(index)] : nullptr, profile,
-                &in_collective[static_cast<std::size_t>(index)]);
+  DeviceProfile* profile =
+      trace && trace->profile ? &trace->profile->devices[static_cast<std::size_t>(index)] : nullptr;
+  Device device(
+      index, shape, std::move(memberships),
+      [this, &stop](int d, CollectiveOp op, std::uint64_t count, const std::string& group,
+                    std::uint64_t seq) { inject(d, op, count, group, seq, stop); },
+      trace ? &trace->collectives[static_cast<std::size_t>(index)] : nullptr, profile,
+      &in_collective[static_cast<std::size_t>(index)]);
   if (profile) profile->body_start = ProfileClock::now();
   try {
     (*body.load(std::memory_order_acquire))(device);
@@ -256,14 +258,14 @@ void Mesh::Impl::run_job(int index, const std::stop_token& stop) {
   } catch (const InternalError&) {
     record(index, std::current_exception());
   } catch (const std::exception& e) {
-    record(index, std::make_exception_ptr(DeviceError(
-                      index, "device " + std::to_string(index) + " failed " +
-                                 (device.where().rfind("before", 0) == 0 ? "" : "at ") +
-                                 device.where() + ": " + e.what())));
+    record(index, std::make_exception_ptr(
+                      DeviceError(index, "device " + std::to_string(index) + " failed " +
+                                             (device.where().rfind("before", 0) == 0 ? "" : "at ") +
+                                             device.where() + ": " + e.what())));
   } catch (...) {
-    record(index, std::make_exception_ptr(DeviceError(
-                      index, "device " + std::to_string(index) + " failed at " + device.where() +
-                                 ": unknown exception")));
+    record(index, std::make_exception_ptr(DeviceError(index, "device " + std::to_string(index) +
+                                                                 " failed at " + device.where() +
+                                                                 ": unknown exception")));
   }
   // However the body ended: the timeline of a failed run is the one most looked at.
   if (profile) profile->body_end = ProfileClock::now();
@@ -286,13 +288,14 @@ void Mesh::Impl::inject(int index, CollectiveOp op, std::uint64_t count, const s
     if (inj.device != index || inj.at != count) continue;
     fired[i] = 1;
     const std::string spec = std::to_string(index) + "@" + std::to_string(count);
-    const std::string at = std::string(op_name(op)) + " #" + std::to_string(seq) + " on '" + group + "'";
+    const std::string at =
+        std::string(op_name(op)) + " #" + std::to_string(seq) + " on '" + group + "'";
     if (inj.kind == Injection::Kind::kFail) {
       throw std::runtime_error("injected failure (--inject fail:" + spec + ")");
     }
     if (inj.kind == Injection::Kind::kInternal) {
-      throw InternalError("internal error: injected at device " + std::to_string(index) + "'s " + at +
-                          " (--inject internal:" + spec + ")");
+      throw InternalError("internal error: injected at device " + std::to_string(index) + "'s " +
+                          at + " (--inject internal:" + spec + ")");
     }
     // Stall: never arrive. Sleep in short slices until the mesh aborts (a peer timed out and
     // reported us) or is destroyed. Bounded: by the timeout plus a second while some device may
@@ -311,14 +314,15 @@ void Mesh::Impl::inject(int index, CollectiveOp op, std::uint64_t count, const s
       const bool alone = stalling.load(std::memory_order_acquire) +
                              static_cast<int>(done.load(std::memory_order_acquire)) ==
                          size;
-      const auto limit = start + options.timeout + (alone ? std::chrono::milliseconds(0) : kStallGrace);
+      const auto limit =
+          start + options.timeout + (alone ? std::chrono::milliseconds(0) : kStallGrace);
       const auto now = std::chrono::steady_clock::now();
       if (now >= limit) break;
       futex_wait_for(failures, seen, std::min<std::chrono::nanoseconds>(limit - now, kStallSlice));
     }
     stalling.fetch_sub(1, std::memory_order_acq_rel);
-    const std::string what =
-        "device " + std::to_string(index) + " stalled at " + stalled_at[static_cast<std::size_t>(index)];
+    const std::string what = "device " + std::to_string(index) + " stalled at " +
+                             stalled_at[static_cast<std::size_t>(index)];
     if (released()) throw AbortedError(what);  // the peers' report (or ~Mesh) is the cause
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(options.timeout).count();
     throw CollectiveError(what + " and never arrived; gave up after " + std::to_string(ms) + " ms");
@@ -345,7 +349,7 @@ std::exception_ptr Mesh::Impl::explain(int first) const {
       return static_cast<std::size_t>(d) < waits.size() ? waits[static_cast<std::size_t>(d)] : 0;
     };
     std::vector<int> stalled, late;
-    std::string why;  // "4 waiting in psum #1 on 'model' for 6; "
+    std::string why;                       // "4 waiting in psum #1 on 'model' for 6; "
     std::vector<int> chain = e.missing();  // grows as waits are followed; each device once
     std::vector<bool> seen(static_cast<std::size_t>(size), false);
     seen[static_cast<std::size_t>(first)] = true;
@@ -375,9 +379,11 @@ std::exception_ptr Mesh::Impl::explain(int first) const {
     std::sort(stalled.begin(), stalled.end());
     std::sort(late.begin(), late.end());
     if (!stalled.empty()) why += list(stalled) + " stalled by --inject; ";
-    if (!late.empty()) why += list(late) + " late: still running the body, a longer --timeout may help; ";
+    if (!late.empty())
+      why += list(late) + " late: still running the body, a longer --timeout may help; ";
     if (why.size() >= 2) why.resize(why.size() - 2);  // the last "; "
-    return std::make_exception_ptr(TimeoutError(e.what() + std::string(" (") + why + ")", e.missing()));
+    return std::make_exception_ptr(
+        TimeoutError(e.what() + std::string(" (") + why + ")", e.missing()));
   } catch (const CollectiveError&) {
     // A stall that ended the run (nobody else waited): name every device that stalled.
     std::vector<int> stalled;
@@ -389,8 +395,8 @@ std::exception_ptr Mesh::Impl::explain(int first) const {
     }
     if (stalled.size() < 2 || stalled_at[static_cast<std::size_t>(first)].empty()) return error;
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(options.timeout).count();
-    return std::make_exception_ptr(CollectiveError("devices " + list(stalled) + " stalled (" + where +
-                                                   ") and never arrived; gave up after " +
+    return std::make_exception_ptr(CollectiveError("devices " + list(stalled) + " stalled (" +
+                                                   where + ") and never arrived; gave up after " +
                                                    std::to_string(ms) + " ms"));
   } catch (...) {
   }
@@ -410,8 +416,9 @@ std::uint64_t Mesh::collectives_entered(int device) const {
 }
 
 Mesh::Mesh(int size, std::string axis, MeshOptions options)
-    : Mesh(size < 1 ? throw InputError("--devices", "must be at least 1, got " + std::to_string(size))
-                    : MeshShape{{std::move(axis), size}},
+    : Mesh(size < 1
+               ? throw InputError("--devices", "must be at least 1, got " + std::to_string(size))
+               : MeshShape{{std::move(axis), size}},
            std::move(options)) {}
 
 Mesh::Mesh(MeshShape shape, MeshOptions options) : impl_(std::make_unique<Impl>()) {
@@ -424,13 +431,15 @@ Mesh::Mesh(MeshShape shape, MeshOptions options) : impl_(std::make_unique<Impl>(
   impl_->options = std::move(options);
   for (const Injection& inj : impl_->options.injections) {
     if (inj.device >= size) {
-      throw InputError("--inject", "device " + std::to_string(inj.device) + " does not exist on a mesh of " +
-                                       std::to_string(size) + " devices");
+      throw InputError("--inject", "device " + std::to_string(inj.device) +
+                                       " does not exist on a mesh of " + std::to_string(size) +
+                                       " devices");
     }
   }
   impl_->fired.assign(impl_->options.injections.size(), 0);
   impl_->entered.assign(static_cast<std::size_t>(size), 0);
-  impl_->in_collective = std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(size));
+  impl_->in_collective =
+      std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(size));
   impl_->threads.reserve(static_cast<std::size_t>(size));
   // The device threads start with the first run, after its job is posted: they find it at once
   // instead of going to sleep and being woken for it (start-up of a one-run process, issue 9).
@@ -445,9 +454,9 @@ void Mesh::Impl::start_missing_threads() {
       threads.emplace_back([this, i](std::stop_token st) { device_loop(i, st); });
     } catch (const std::system_error& e) {
       for (int d = i; d < size; ++d) {
-        record(d, std::make_exception_ptr(InternalError(
-                      "internal error: cannot start the thread of device " + std::to_string(d) +
-                      ": " + e.what())));
+        record(d, std::make_exception_ptr(
+                      InternalError("internal error: cannot start the thread of device " +
+                                    std::to_string(d) + ": " + e.what())));
         done.fetch_add(1, std::memory_order_acq_rel);
       }
       return;
@@ -505,14 +514,17 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
     GroupOptions go;
     go.timeout = m.options.timeout;
     m.group_sets.clear();  // fresh groups per run
-    for (auto& tuple : mesh_axis_tuples(m.shape)) m.group_sets.emplace_back(m.shape, std::move(tuple), go);
+    for (auto& tuple : mesh_axis_tuples(m.shape))
+      m.group_sets.emplace_back(m.shape, std::move(tuple), go);
     m.aborted.store(false, std::memory_order_relaxed);
     if (trace) trace->collectives.assign(static_cast<std::size_t>(m.size), {});
-    if (trace && trace->profile) trace->profile->devices.assign(static_cast<std::size_t>(m.size), {});
+    if (trace && trace->profile)
+      trace->profile->devices.assign(static_cast<std::size_t>(m.size), {});
     m.errors.assign(static_cast<std::size_t>(m.size), nullptr);
     m.stalled_at.assign(static_cast<std::size_t>(m.size), "");
     m.waits_at_timeout.assign(static_cast<std::size_t>(m.size), {});
-    for (int d = 0; d < m.size; ++d) m.in_collective[static_cast<std::size_t>(d)].store(0, std::memory_order_relaxed);
+    for (int d = 0; d < m.size; ++d)
+      m.in_collective[static_cast<std::size_t>(d)].store(0, std::memory_order_relaxed);
     m.entered.assign(static_cast<std::size_t>(m.size), 0);
     m.fired.assign(m.options.injections.size(), 0);
     m.running = true;  // last: nothing below throws until the devices are done
@@ -550,7 +562,8 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
   }
   // m must not be touched from here on: a destructor on another thread may be freeing it.
   if (cancelled) {
-    throw AbortedError("mesh on " + label + ": the run was cancelled because the mesh was destroyed");
+    throw AbortedError("mesh on " + label +
+                       ": the run was cancelled because the mesh was destroyed");
   }
   if (error) std::rethrow_exception(error);
 }

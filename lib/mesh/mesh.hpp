@@ -5,8 +5,9 @@
 // group's abort flag), so the others are released instead of hanging, whichever group they wait in.
 // Collectives run in groups: for every ordered tuple of distinct axes (("model"), ("data"),
 // ("data", "model"), ("model", "data")) one InProcessGroup per coordinate of the other axes --
-// XLA's replica groups, {{0,1,2,3},{4,5,6,7}} for 'model' on data=2, model=4. Destroying the mesh (even mid-run, from another thread)
-// cancels any run in progress, waits for it, then requests stop and joins the threads.
+// XLA's replica groups, {{0,1,2,3},{4,5,6,7}} for 'model' on data=2, model=4. Destroying the mesh
+// (even mid-run, from another thread) cancels any run in progress, waits for it, then requests stop
+// and joins the threads.
 #pragma once
 
 #include <chrono>

@@ -7,12 +7,11 @@
 
 namespace meshrun {
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 void check_shard_map_inputs(const MeshShape& mesh, const std::vector<ArgDef>& in_specs,
-                            const std::vector<ArgDef>& out_specs, const std::vector<Tensor>& inputs) {
+                            const std::vector<ArgDef>& out_specs,
+                            const std::vector<Tensor>& inputs) {
   MESHRUN_CHECK(inputs.size() == in_specs.size(), "shard_map: wrong number of inputs");
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const ArgDef& arg = in_specs[i];
@@ -38,8 +37,8 @@ int first_holder(const PartitionSpec& spec, std::size_t rank, const MeshShape& m
 }
 
 bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.shape == b.shape &&
-         (a.data.empty() || std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0);
+  return a.shape == b.shape && (a.data.empty() || std::memcmp(a.data.data(), b.data.data(),
+                                                              a.data.size() * sizeof(float)) == 0);
 }
 
 }  // namespace
@@ -99,8 +98,8 @@ std::vector<Tensor> assemble_outputs(const MeshShape& mesh, const std::vector<Ar
 }
 
 std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<ArgDef>& in_specs,
-                              const std::vector<ArgDef>& out_specs, const std::vector<Tensor>& inputs,
-                              Trace* trace) {
+                              const std::vector<ArgDef>& out_specs,
+                              const std::vector<Tensor>& inputs, Trace* trace) {
   check_shard_map_inputs(mesh.shape(), in_specs, out_specs, inputs);
   const int n = mesh.size();
   Profile* profile = trace ? trace->profile : nullptr;

@@ -34,13 +34,14 @@ using Body = std::function<std::vector<Tensor>(Device&, const std::vector<Tensor
 // With `trace`, records the run: mesh, the blocks handed to and returned by each device, and
 // every collective (trace->program is left to the caller).
 std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<ArgDef>& in_specs,
-                              const std::vector<ArgDef>& out_specs, const std::vector<Tensor>& inputs,
-                              Trace* trace = nullptr);
+                              const std::vector<ArgDef>& out_specs,
+                              const std::vector<Tensor>& inputs, Trace* trace = nullptr);
 
 // shard_map's steps, for a backend that runs the devices elsewhere (lib/mpi: across ranks).
 // check_shard_map_inputs: the InputErrors shard_map throws before running anything.
 void check_shard_map_inputs(const MeshShape& mesh, const std::vector<ArgDef>& in_specs,
-                            const std::vector<ArgDef>& out_specs, const std::vector<Tensor>& inputs);
+                            const std::vector<ArgDef>& out_specs,
+                            const std::vector<Tensor>& inputs);
 // Device `device`'s own blocks of the inputs, in the order of the in-specs.
 std::vector<Tensor> device_blocks(const MeshShape& mesh, const std::vector<ArgDef>& in_specs,
                                   const std::vector<Tensor>& inputs, int device);

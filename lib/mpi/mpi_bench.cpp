@@ -76,7 +76,8 @@ class MpiDeviceBench {
 
   float check() const {
     float bad = 0;
-    for (std::size_t k = 0; k < out_.size(); ++k) bad += out_[k] != expected_sum(n_, k) ? 1.0f : 0.0f;
+    for (std::size_t k = 0; k < out_.size(); ++k)
+      bad += out_[k] != expected_sum(n_, k) ? 1.0f : 0.0f;
     return bad;
   }
 
@@ -89,7 +90,8 @@ class MpiDeviceBench {
   void row(std::size_t size, std::size_t bytes, const std::vector<float>& sums, float loop_s) {
     const int iters = static_cast<int>(sums.size()) - 1;
     std::vector<double> per_call(static_cast<std::size_t>(iters));
-    for (std::size_t i = 0; i < per_call.size(); ++i) per_call[i] = static_cast<double>(sums[i]) / n_;
+    for (std::size_t i = 0; i < per_call.size(); ++i)
+      per_call[i] = static_cast<double>(sums[i]) / n_;
     BenchRow r;
     r.bytes = bytes;
     r.elems = size;
@@ -122,8 +124,9 @@ BenchResult run_mpi_allreduce_bench(const AllReduceBenchOptions& options, const 
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (options.devices < 1 || options.devices % ranks != 0)
-    throw InputError("--devices", std::to_string(options.devices) + " devices cannot be split over " +
-                                      std::to_string(ranks) + " ranks");
+    throw InputError("--devices", std::to_string(options.devices) +
+                                      " devices cannot be split over " + std::to_string(ranks) +
+                                      " ranks");
   const int k = options.devices / ranks;
   BenchResult result;
   result.participants = options.devices;

@@ -55,8 +55,9 @@ MpiAbortChannel::MpiAbortChannel(MPI_Comm comm, std::chrono::milliseconds timeou
     MPI_Test(&dup, &done, MPI_STATUS_IGNORE);
     if (done) break;
     if (std::chrono::steady_clock::now() >= deadline)
-      throw TimeoutError(what + " (rank " + std::to_string(rank_) + " of " + std::to_string(ranks_) +
-                             "): timed out after " + ms(timeout) + " waiting for every rank to create the group",
+      throw TimeoutError(what + " (rank " + std::to_string(rank_) + " of " +
+                             std::to_string(ranks_) + "): timed out after " + ms(timeout) +
+                             " waiting for every rank to create the group",
                          {});
     std::this_thread::sleep_for(kSleep);
   }
@@ -200,7 +201,8 @@ MpiGroup::MpiGroup(MPI_Comm comm, MpiMembers members, std::string axis, MpiOptio
   MPI_Comm_size(comm, &ranks_);
   MPI_Comm_rank(comm, &rank_);
   // The layout, and the MPI_COMM_WORLD rank of each rank of comm (messages name those).
-  MESHRUN_CHECK(!device_.empty() && device_.size() == owner_.size(), "MpiMembers: one owner per member");
+  MESHRUN_CHECK(!device_.empty() && device_.size() == owner_.size(),
+                "MpiMembers: one owner per member");
   hosted_.resize(static_cast<std::size_t>(ranks_));
   for (std::size_t g = 0; g < owner_.size(); ++g) {
     const int q = owner_[g];
@@ -229,12 +231,13 @@ MpiGroup::MpiGroup(MPI_Comm comm, MpiMembers members, std::string axis, MpiOptio
   }
   std::vector<int> local_ids;
   for (int g : mine_) local_ids.push_back(device_[static_cast<std::size_t>(g)]);
-  arrive_ = std::make_unique<InProcessGroup>(local_, axis_, GroupOptions{.timeout = options.timeout},
-                                             local_ids);
+  arrive_ = std::make_unique<InProcessGroup>(local_, axis_,
+                                             GroupOptions{.timeout = options.timeout}, local_ids);
   // The leader spends up to one timeout across ranks between the two barriers and reports it
   // itself; the devices waiting for it must not report the leader first.
   release_ = std::make_unique<InProcessGroup>(
-      local_, axis_, GroupOptions{.timeout = 2 * options.timeout + std::chrono::seconds(1)}, local_ids);
+      local_, axis_, GroupOptions{.timeout = 2 * options.timeout + std::chrono::seconds(1)},
+      local_ids);
   slots_.resize(static_cast<std::size_t>(local_));
   if (!channel_)
     channel_ = std::make_shared<MpiAbortChannel>(comm, options_.timeout, where(current_));
@@ -306,8 +309,10 @@ void MpiGroup::timed_out(std::span<MPI_Request> reqs, const char* what, int peer
   std::string who = what;
   std::vector<int> missing;
   for (int r : late) {
-    who += (r == late.front() ? " rank " : ", rank ") + std::to_string(world(r)) + " (" + devices_of(r) + ")";
-    for (int g : hosted_[static_cast<std::size_t>(r)]) missing.push_back(device_[static_cast<std::size_t>(g)]);
+    who += (r == late.front() ? " rank " : ", rank ") + std::to_string(world(r)) + " (" +
+           devices_of(r) + ")";
+    for (int g : hosted_[static_cast<std::size_t>(r)])
+      missing.push_back(device_[static_cast<std::size_t>(g)]);
   }
   throw TimeoutError(
       where(current_) + ": timed out after " + ms(options_.timeout) + " waiting for " + who,
@@ -327,11 +332,14 @@ std::string MpiGroup::where(const Desc& d) const {
 // "device 3", "devices 4-7" (consecutive), "devices 1, 5".
 std::string MpiGroup::devices_of(int rank) const {
   std::vector<int> ids;
-  for (int g : hosted_[static_cast<std::size_t>(rank)]) ids.push_back(device_[static_cast<std::size_t>(g)]);
+  for (int g : hosted_[static_cast<std::size_t>(rank)])
+    ids.push_back(device_[static_cast<std::size_t>(g)]);
   if (ids.size() == 1) return "device " + std::to_string(ids[0]);
   bool consecutive = true;
-  for (std::size_t i = 1; i < ids.size(); ++i) consecutive = consecutive && ids[i] == ids[i - 1] + 1;
-  if (consecutive) return "devices " + std::to_string(ids.front()) + "-" + std::to_string(ids.back());
+  for (std::size_t i = 1; i < ids.size(); ++i)
+    consecutive = consecutive && ids[i] == ids[i - 1] + 1;
+  if (consecutive)
+    return "devices " + std::to_string(ids.front()) + "-" + std::to_string(ids.back());
   std::string s = "devices ";
   for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
   return s;
@@ -348,14 +356,15 @@ void MpiGroup::check_header(const float* header, const Desc& d, int from) const 
     return std::string(op_name(x.op)) + " #" + std::to_string(x.seq) + " with " +
            std::to_string(x.in_count) + " elements";
   };
-  throw CollectiveError("mismatched collectives on '" + axis_ + "': rank " + std::to_string(world(rank_)) +
-                        " (" + devices_of(rank_) + ") called " + show(d) + ", rank " +
-                        std::to_string(world(from)) + " (" + devices_of(from) + ") called " + show(other));
+  throw CollectiveError("mismatched collectives on '" + axis_ + "': rank " +
+                        std::to_string(world(rank_)) + " (" + devices_of(rank_) + ") called " +
+                        show(d) + ", rank " + std::to_string(world(from)) + " (" +
+                        devices_of(from) + ") called " + show(other));
 }
 
 namespace {
-void write_header(float* dst, CollectiveOp op, std::uint64_t count,
-                  std::uint64_t seq, std::uint64_t hash) {
+void write_header(float* dst, CollectiveOp op, std::uint64_t count, std::uint64_t seq,
+                  std::uint64_t hash) {
   const std::uint64_t h[4] = {static_cast<std::uint64_t>(op), count, seq, hash};
   std::memcpy(dst, h, sizeof h);
 }
@@ -389,7 +398,8 @@ void MpiGroup::cross(const Desc& d) {
       const std::size_t m = d.in_count;
       for (std::size_t j = 0; j < k; ++j)
         for (int g = 0; g < n; ++g)
-          if (m) std::memcpy(dsts_[j] + static_cast<std::size_t>(g) * m, gathered(g), m * sizeof(float));
+          if (m)
+            std::memcpy(dsts_[j] + static_cast<std::size_t>(g) * m, gathered(g), m * sizeof(float));
       return;
     }
     case CollectiveOp::kAllReduce:
@@ -528,13 +538,15 @@ void MpiGroup::chain(const Desc& d, std::size_t count, bool broadcast) {
       float* const out = b.chain_out[s].data();
       kernels::fold_sum(srcs_.data(), ns, out + kHdr, 0, len);
       write_header(out, d.op, d.in_count, d.seq, d.perm_hash);
-      check_mpi(MPI_Isend(out, as_int(kHdr + len), MPI_FLOAT, rank_ + 1, kChainTag, data_, &sends[s]),
-                "MPI_Isend");
+      check_mpi(
+          MPI_Isend(out, as_int(kHdr + len), MPI_FLOAT, rank_ + 1, kChainTag, data_, &sends[s]),
+          "MPI_Isend");
     }
     post_recv(c + w);
     if (broadcast && ranks_ > 1)
-      check_mpi(MPI_Ibcast(b.result.data() + lo, as_int(len), MPI_FLOAT, ranks_ - 1, data_, &bcasts[c]),
-                "MPI_Ibcast");
+      check_mpi(
+          MPI_Ibcast(b.result.data() + lo, as_int(len), MPI_FLOAT, ranks_ - 1, data_, &bcasts[c]),
+          "MPI_Ibcast");
   }
   wait({sends, w}, "the last chunks to be taken by", rank_ + 1);
   if (!broadcast) return;
@@ -586,7 +598,8 @@ void MpiGroup::permute(const Desc& d) {
       std::fill(out, out + m, 0.0f);
     } else if (m) {
       const bool remote = owner(src) != rank_;
-      std::memcpy(out, remote ? recv.data() + j * m : send.data() + place(src) * m, m * sizeof(float));
+      std::memcpy(out, remote ? recv.data() + j * m : send.data() + place(src) * m,
+                  m * sizeof(float));
     }
   }
 }

@@ -15,9 +15,10 @@
 //     gather path (all_gather; psum, pmean, psum_scatter of at most gather_max_bytes per device):
 //       every rank sends [header | its k local inputs] to every other rank in one round of
 //       MPI_Isend/MPI_Irecv (not a tree or ring allgather: with 8 ranks on 2 cores each dependent
-//       round waits for a process to get a core); every rank checks the R headers (op, count, sequence number, permutation hash), then folds the n inputs in global
-//       order 0..n-1 itself (or copies them, for all_gather). One exchange, no chain: the small
-//       messages pay one hop, and every rank computes the same left fold, so the same bits.
+//       round waits for a process to get a core); every rank checks the R headers (op, count,
+//       sequence number, permutation hash), then folds the n inputs in global order 0..n-1 itself
+//       (or copies them, for all_gather). One exchange, no chain: the small messages pay one hop,
+//       and every rank computes the same left fold, so the same bits.
 //     It also carries every psum, pmean and psum_scatter of a group whose members are not
 //     consecutive runs in rank order (a tuple of axes not in mesh order, ('model','data')): the
 //     chain below needs each rank's members to be the next terms of the fold.
@@ -33,7 +34,8 @@
 //       chunks still travel forward; a broadcast copies bits, it does not reorder any sum), and
 //       each rank copies every completed chunk to its k outputs. psum_scatter ends with one
 //       MPI_Iscatterv of the last rank's sum, each rank's members' blocks to it.
-//     ppermute: point to point; member g receives from rank owner[source_of[g]] with tag kPermute + g
+//     ppermute: point to point; member g receives from rank owner[source_of[g]] with tag kPermute +
+//     g
 //       (MPI keeps the order of messages with the same source, tag and communicator, so calls
 //       cannot overtake each other); sources on the same rank are plain copies.
 //     MPI only ever reads and writes the group's own buffers (see Buffers), never a device's, so
@@ -157,11 +159,13 @@ class MpiGroup {
 
   int size() const { return static_cast<int>(device_.size()); }  // n: members over all ranks
   int ranks() const { return ranks_; }
-  int rank() const { return rank_; }   // in the group's communicator
+  int rank() const { return rank_; }  // in the group's communicator
   int local_devices() const { return local_; }
   // Local member j's rank in the group and number on the mesh.
   int member_rank(int local) const { return mine_[static_cast<std::size_t>(local)]; }
-  int member_device(int local) const { return device_[static_cast<std::size_t>(member_rank(local))]; }
+  int member_device(int local) const {
+    return device_[static_cast<std::size_t>(member_rank(local))];
+  }
   const std::string& axis() const { return axis_; }
   // The handle of local member j; each is used by one thread.
   MpiCommunicator& member(int local);
@@ -191,7 +195,7 @@ class MpiGroup {
 
   // Step 2, on the leader.
   void cross(const Desc& d);
-  void gather(const Desc& d);           // every rank's [header | k inputs] to every rank
+  void gather(const Desc& d);               // every rank's [header | k inputs] to every rank
   const float* gathered(int device) const;  // device's input in the gathered buffer
   // The ordered chain over `count` floats of every device's input; the final sum ends in
   // buf_->result on the last rank, and on every rank too with `broadcast`.
@@ -232,12 +236,12 @@ class MpiGroup {
   // request may still be pending (MPI cannot cancel a non-blocking collective), so a failed group
   // leaks these on destruction instead of freeing memory MPI may still touch.
   struct Buffers {
-    std::vector<float> send, recv;                      // gather path, ppermute
+    std::vector<float> send, recv;                        // gather path, ppermute
     std::vector<std::vector<float>> chain_in, chain_out;  // chain path: `window` chunks each
-    std::vector<float> result;                          // chain path: the final sum
+    std::vector<float> result;                            // chain path: the final sum
   };
   std::unique_ptr<Buffers> buf_ = std::make_unique<Buffers>();
-  std::size_t count_ = 0;  // floats per member in buf_->recv (gather path)
+  std::size_t count_ = 0;              // floats per member in buf_->recv (gather path)
   std::vector<std::size_t> block_at_;  // where each rank's block starts in buf_->recv
   std::vector<const float*> srcs_;
   std::vector<float*> dsts_;  // the k local outputs

@@ -28,8 +28,8 @@ MpiJob::~MpiJob() {
 
 void MpiJob::timed_out(const std::string& what, int peer, ms bound) {
   broken_ = true;
-  throw TimeoutError("timed out after " + std::to_string(bound.count()) + " ms waiting for " + what +
-                         (peer >= 0 ? " from rank " + std::to_string(peer) : ""),
+  throw TimeoutError("timed out after " + std::to_string(bound.count()) + " ms waiting for " +
+                         what + (peer >= 0 ? " from rank " + std::to_string(peer) : ""),
                      peer >= 0 ? std::vector<int>{peer} : std::vector<int>{});
 }
 

@@ -49,11 +49,11 @@ void MpiMesh::build(const MeshShape& mesh, const MpiOptions& options) {
       MpiMembers layout;
       for (int d : members) {
         layout.device.push_back(d);
-        layout.owner.push_back(static_cast<int>(
-            std::lower_bound(hosts.begin(), hosts.end(), d / k_) - hosts.begin()));
+        layout.owner.push_back(
+            static_cast<int>(std::lower_bound(hosts.begin(), hosts.end(), d / k_) - hosts.begin()));
       }
-      set.spread[g] = std::make_unique<MpiGroup>(comm, std::move(layout), set.layout.label,
-                                                 options, channel_);
+      set.spread[g] =
+          std::make_unique<MpiGroup>(comm, std::move(layout), set.layout.label, options, channel_);
     }
     // The in-process groups of this rank are released by the channel too.
     for (auto& group : set.local)

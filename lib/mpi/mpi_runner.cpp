@@ -31,7 +31,8 @@ std::vector<std::exception_ptr> run_local_devices(
           if (dynamic_cast<const CollectiveError*>(&e) == nullptr) {
             group.abort("device " + std::to_string(comm.rank()) + " (rank " +
                         std::to_string(group.rank()) + ") failed after " + op_name(comm.last_op()) +
-                        " #" + std::to_string(comm.seq()) + " on '" + group.axis() + "': " + e.what());
+                        " #" + std::to_string(comm.seq()) + " on '" + group.axis() +
+                        "': " + e.what());
           }
         }
       });

@@ -94,12 +94,23 @@ CollectiveRecord record(Wire& w) {
 // This rank's devices: their blocks in, their outputs, collectives and errors out.
 class LocalRun {
  public:
-  // `profiling`: each device records its DeviceProfile; the outcome carries them, times after `ref`.
+  // `profiling`: each device records its DeviceProfile; the outcome carries them, times after
+  // `ref`.
   LocalRun(MpiMesh& group, const MeshShape& mesh, const MeshOptions& options, bool profiling,
            ProfileClock::time_point ref)
-      : group_(group), mesh_(mesh), options_(options), k_(static_cast<std::size_t>(group.local_devices())),
-        blocks_(k_), outs_(k_), logs_(k_), entered_(k_, 0), stalled_(k_), errors_(k_),
-        fired_(options.injections.size(), 0), profiles_(profiling ? k_ : 0), ref_(ref) {}
+      : group_(group),
+        mesh_(mesh),
+        options_(options),
+        k_(static_cast<std::size_t>(group.local_devices())),
+        blocks_(k_),
+        outs_(k_),
+        logs_(k_),
+        entered_(k_, 0),
+        stalled_(k_),
+        errors_(k_),
+        fired_(options.injections.size(), 0),
+        profiles_(profiling ? k_ : 0),
+        ref_(ref) {}
 
   std::vector<std::vector<Tensor>>& blocks() { return blocks_; }
 
@@ -149,10 +160,11 @@ class LocalRun {
  private:
   void run_device(const Body& body, std::size_t j) {
     const int index = group_.first_device() + static_cast<int>(j);
-    Device device(index, mesh_, group_.memberships(static_cast<int>(j)),
-                  [this, j](int d, CollectiveOp op, std::uint64_t count, const std::string& label,
-                            std::uint64_t seq) { inject(j, d, op, count, label, seq); },
-                  &logs_[j], profiles_.empty() ? nullptr : &profiles_[j]);
+    Device device(
+        index, mesh_, group_.memberships(static_cast<int>(j)),
+        [this, j](int d, CollectiveOp op, std::uint64_t count, const std::string& label,
+                  std::uint64_t seq) { inject(j, d, op, count, label, seq); },
+        &logs_[j], profiles_.empty() ? nullptr : &profiles_[j]);
     if (!profiles_.empty()) profiles_[j].body_start = ProfileClock::now();
     // However the body ends: the timeline of a failed run is the one most looked at.
     struct BodyEnd {
@@ -185,13 +197,14 @@ class LocalRun {
   }
 
   // --inject, as the in-process mesh does it (mesh.cpp), for this rank's devices.
-  void inject(std::size_t j, int index, CollectiveOp op, std::uint64_t count, const std::string& label,
-              std::uint64_t seq) {
+  void inject(std::size_t j, int index, CollectiveOp op, std::uint64_t count,
+              const std::string& label, std::uint64_t seq) {
     for (std::size_t i = 0; i < options_.injections.size(); ++i) {
       const Injection& inj = options_.injections[i];
       if (inj.device != index || inj.at != count) continue;
       fired_[i] = 1;
-      const std::string at = std::string(op_name(op)) + " #" + std::to_string(seq) + " on '" + label + "'";
+      const std::string at =
+          std::string(op_name(op)) + " #" + std::to_string(seq) + " on '" + label + "'";
       if (inj.kind == Injection::Kind::kFail)
         throw std::runtime_error("injected failure (--inject " + injection_str(inj) + ")");
       if (inj.kind == Injection::Kind::kInternal)
@@ -204,7 +217,8 @@ class LocalRun {
       const auto limit = std::chrono::steady_clock::now() + options_.timeout + kStallGrace;
       while (!group_.aborted() && std::chrono::steady_clock::now() < limit)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      if (group_.aborted()) throw AbortedError("device " + std::to_string(index) + " stalled at " + at);
+      if (group_.aborted())
+        throw AbortedError("device " + std::to_string(index) + " stalled at " + at);
       throw CollectiveError("device " + std::to_string(index) + " stalled at " + at +
                             " and never arrived; gave up after " +
                             std::to_string(options_.timeout.count()) + " ms");
@@ -220,7 +234,7 @@ class LocalRun {
   std::vector<std::uint64_t> entered_;
   std::vector<std::string> stalled_;
   std::vector<std::exception_ptr> errors_;
-  std::vector<char> fired_;  // per injection; each written only by its device's thread
+  std::vector<char> fired_;              // per injection; each written only by its device's thread
   std::vector<DeviceProfile> profiles_;  // per local device when profiling, else empty
   ProfileClock::time_point ref_;
 };
@@ -228,7 +242,8 @@ class LocalRun {
 // "data=2,model=4", as --mesh spells it.
 std::string mesh_flag(const MeshShape& mesh) {
   std::string s;
-  for (const auto& [axis, size] : mesh) s += (s.empty() ? "" : ",") + axis + "=" + std::to_string(size);
+  for (const auto& [axis, size] : mesh)
+    s += (s.empty() ? "" : ",") + axis + "=" + std::to_string(size);
   return s;
 }
 
@@ -254,7 +269,8 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
   for (const Injection& inj : options.injections) {  // as Mesh refuses it: on every rank alike
     if (inj.device >= n)
       throw InputError("--inject", "device " + std::to_string(inj.device) +
-                                       " does not exist on a mesh of " + std::to_string(n) + " devices");
+                                       " does not exist on a mesh of " + std::to_string(n) +
+                                       " devices");
   }
   const int k = n / job.ranks();
   MpiMesh group(mesh, MpiOptions{.timeout = options.timeout});
@@ -274,7 +290,8 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
         for (const Tensor& t : device_blocks(mesh, in_specs, inputs, d)) w.put(t);
       job.send(r, w.bytes());
     }
-    for (int d = 0; d < k; ++d) local.blocks()[static_cast<std::size_t>(d)] = device_blocks(mesh, in_specs, inputs, d);
+    for (int d = 0; d < k; ++d)
+      local.blocks()[static_cast<std::size_t>(d)] = device_blocks(mesh, in_specs, inputs, d);
   } else {
     Wire w(job.recv(0));
     for (auto& blocks : local.blocks())
@@ -334,7 +351,8 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
   if (trace) trace->collectives.assign(static_cast<std::size_t>(n), {});
   for (int d = 0; d < n; ++d) {
     Wire& w = wires[static_cast<std::size_t>(d / k)];
-    for (std::uint64_t o = w.u64(); o > 0; --o) outs[static_cast<std::size_t>(d)].push_back(w.tensor());
+    for (std::uint64_t o = w.u64(); o > 0; --o)
+      outs[static_cast<std::size_t>(d)].push_back(w.tensor());
     for (std::uint64_t c = w.u64(); c > 0; --c) {
       CollectiveRecord r = record(w);
       if (trace) trace->collectives[static_cast<std::size_t>(d)].push_back(std::move(r));

@@ -22,8 +22,8 @@
 namespace meshrun {
 
 struct MpiShardMapResult {
-  std::vector<Tensor> outputs;      // rank 0: the global outputs; elsewhere empty
-  std::vector<Injection> unfired;   // rank 0: the injections that never fired
+  std::vector<Tensor> outputs;         // rank 0: the global outputs; elsewhere empty
+  std::vector<Injection> unfired;      // rank 0: the injections that never fired
   std::vector<std::uint64_t> entered;  // rank 0: collectives entered, per device
 };
 

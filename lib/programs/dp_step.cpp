@@ -60,7 +60,9 @@ const ProgramDef& dp_step_program() {
       {input_split("x", 0), input_split("y", 0), reduced_over(kAxis, {"loss", "w", "b"})},
       {{kAxis, 8}},
       // x W forward and x^T g backward: N x D x K multiply-adds each.
-      [](const std::vector<Tensor>& in) { return 2 * 2 * in[2].rows() * in[2].cols() * in[0].cols(); },
+      [](const std::vector<Tensor>& in) {
+        return 2 * 2 * in[2].rows() * in[2].cols() * in[0].cols();
+      },
   };
   return def;
 }

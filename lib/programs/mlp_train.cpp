@@ -72,8 +72,8 @@ std::vector<Tensor> mlp_train_body(Device& dev, const std::vector<Tensor>& in) {
   Tensor dz = matmul(g, transpose(w2));  // (B/d, H/m)
   for (std::size_t i = 0; i < dz.size(); ++i)
     if (!(z.data[i] > 0.0f)) dz.data[i] = 0.0f;  // relu'(0) = 0, as JAX and PyTorch
-  const Tensor dw1 = matmul_tn(x, dz);  // (D, H/m)
-  const Tensor db1 = sum_rows(dz);      // (H/m,)
+  const Tensor dw1 = matmul_tn(x, dz);           // (D, H/m)
+  const Tensor db1 = sum_rows(dz);               // (H/m,)
 
   std::vector<float> packed{sq * inv_rows};
   packed.reserve(1 + dw1.size() + db1.size() + dw2.size() + db2.size());
@@ -98,7 +98,9 @@ std::size_t partial_outputs(const Trace& t, int) {
   const int data = mesh_axis_position(t.mesh, kData);
   std::size_t rows = 0, outs = 0;
   for (const ArrayRecord& a : t.inputs) {
-    if (a.name == "x") rows = a.global.at(0) / static_cast<std::size_t>(t.mesh.at(static_cast<std::size_t>(data)).second);
+    if (a.name == "x")
+      rows = a.global.at(0) /
+             static_cast<std::size_t>(t.mesh.at(static_cast<std::size_t>(data)).second);
     if (a.name == "b2") outs = shape_size(a.global);
   }
   return rows * outs;

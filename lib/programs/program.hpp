@@ -38,12 +38,12 @@ struct ProgramDef {
 // (--mesh) if given, else {axis: flag_devices} when flag_devices > 0 (--devices, one-axis
 // programs only), else `case_mesh` (the case's "mesh" key) if given, else the program's default.
 // Throws InputError ("--devices") for --devices on a multi-axis program or beside --mesh.
-MeshShape run_mesh(const ProgramDef& program, const MeshShape& flag_mesh, const MeshShape& case_mesh,
-                   int flag_devices);
+MeshShape run_mesh(const ProgramDef& program, const MeshShape& flag_mesh,
+                   const MeshShape& case_mesh, int flag_devices);
 
 // shard_map of the program's body and specs (mesh/shard_map.hpp), recording its name in `trace`.
-std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program, const std::vector<Tensor>& inputs,
-                              Trace* trace = nullptr);
+std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
+                              const std::vector<Tensor>& inputs, Trace* trace = nullptr);
 
 // For check_values: the learning rate `lr` (a scalar input) must be finite and > 0; throws
 // InputError naming "input.lr".

@@ -15,18 +15,17 @@ void check_learning_rate(const Tensor& lr) {
   if (!std::isfinite(v) || !(v > 0.0f)) throw InputError("input.lr", "must be a finite number > 0");
 }
 
-std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program, const std::vector<Tensor>& inputs,
-                              Trace* trace) {
+std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
+                              const std::vector<Tensor>& inputs, Trace* trace) {
   if (trace) trace->program = program.name;
   return shard_map(mesh, program.body, program.inputs, program.outputs, inputs, trace);
 }
 
-MeshShape run_mesh(const ProgramDef& program, const MeshShape& flag_mesh, const MeshShape& case_mesh,
-                   int flag_devices) {
+MeshShape run_mesh(const ProgramDef& program, const MeshShape& flag_mesh,
+                   const MeshShape& case_mesh, int flag_devices) {
   if (flag_devices > 0 && program.axis.empty()) {
     throw InputError("--devices", program.name + " runs on a mesh of several axes " +
-                                      mesh_str(program.mesh) +
-                                      "; give their sizes with --mesh");
+                                      mesh_str(program.mesh) + "; give their sizes with --mesh");
   }
   if (flag_devices > 0 && !flag_mesh.empty()) {
     throw InputError("--devices", "give either --devices or --mesh, not both");
@@ -39,7 +38,7 @@ MeshShape run_mesh(const ProgramDef& program, const MeshShape& flag_mesh, const 
 
 const std::vector<const ProgramDef*>& all_programs() {
   static const std::vector<const ProgramDef*> programs{&dp_step_program(), &tp_mlp_program(),
-                                                        &mlp_train_program()};
+                                                       &mlp_train_program()};
   return programs;
 }
 

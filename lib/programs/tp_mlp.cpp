@@ -22,7 +22,7 @@ std::vector<Tensor> tp_mlp_body(Device& dev, const std::vector<Tensor>& in) {
 
   Tensor hidden = matmul_bias_relu(x, w1, b1);  // relu(x w1 + b1), bias and relu in the epilogue
   Tensor out = dev.psum(matmul(hidden, w2), kAxis);  // the sum of every device's partial (B, O)
-  add_row_vector(out, b2);  // once, after the sum
+  add_row_vector(out, b2);                           // once, after the sum
   return {std::move(out), std::move(hidden)};
 }
 
@@ -41,8 +41,8 @@ const ProgramDef& tp_mlp_program() {
       {{"out", {"B", "O"}, P()}, {"hidden", {"B", "H"}, P{None, kAxis}}},
       tp_mlp_body,
       {},
-      {input_split("w1", 1), input_split("b1", 0), input_split("w2", 0), reduced_over(kAxis, {"out"}),
-       output_split("hidden", 1)},
+      {input_split("w1", 1), input_split("b1", 0), input_split("w2", 0),
+       reduced_over(kAxis, {"out"}), output_split("hidden", 1)},
       {{kAxis, 8}},
       // x w1 (B x D x H) and h w2 (B x H x O).
       [](const std::vector<Tensor>& in) {

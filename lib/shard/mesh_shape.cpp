@@ -55,7 +55,8 @@ void check_mesh(const std::string& field, const MeshShape& mesh, int max_devices
       throw InputError(field, "axis '" + name + "' appears twice");
     }
     if (size < 1) {
-      throw InputError(field, "axis '" + name + "' must have size >= 1, got " + std::to_string(size));
+      throw InputError(field,
+                       "axis '" + name + "' must have size >= 1, got " + std::to_string(size));
     }
     devices *= size;
     if (devices > max_devices) {
@@ -72,11 +73,12 @@ MeshShape parse_mesh(const std::string& text, const std::string& field) {
     const std::string item = text.substr(pos, comma - pos);
     const std::size_t eq = item.find('=');
     const std::string size = eq == std::string::npos ? "" : item.substr(eq + 1);
-    const bool digits = !size.empty() && size.size() <= 4 &&
-                        std::all_of(size.begin(), size.end(), [](unsigned char c) { return std::isdigit(c); });
+    const bool digits =
+        !size.empty() && size.size() <= 4 &&
+        std::all_of(size.begin(), size.end(), [](unsigned char c) { return std::isdigit(c); });
     if (eq == std::string::npos || eq == 0 || !digits) {
-      throw InputError(field, "expected AXIS=SIZE[,AXIS=SIZE...] (e.g. data=2,model=4), got '" +
-                                  text + "'");
+      throw InputError(
+          field, "expected AXIS=SIZE[,AXIS=SIZE...] (e.g. data=2,model=4), got '" + text + "'");
     }
     mesh.emplace_back(item.substr(0, eq), std::stoi(size));
     pos = comma + 1;

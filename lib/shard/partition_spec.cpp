@@ -12,7 +12,8 @@ PartitionSpec::PartitionSpec(std::initializer_list<Entry> dims) {
 
 int PartitionSpec::split_dim(const std::string& axis) const {
   for (std::size_t i = 0; i < dims_.size(); ++i)
-    if (std::find(dims_[i].begin(), dims_[i].end(), axis) != dims_[i].end()) return static_cast<int>(i);
+    if (std::find(dims_[i].begin(), dims_[i].end(), axis) != dims_[i].end())
+      return static_cast<int>(i);
   return -1;
 }
 
@@ -118,14 +119,17 @@ struct Box {
 Box box_of(const Shape& block, const PartitionSpec& spec, const MeshShape& mesh, int device) {
   const std::size_t rows = block.size() == 2 ? block[0] : 1;
   const std::size_t cols = block.empty() ? 1 : block.back();
-  const std::size_t row_index = block.size() == 2 ? static_cast<std::size_t>(shard_index(spec, 0, mesh, device)) : 0;
+  const std::size_t row_index =
+      block.size() == 2 ? static_cast<std::size_t>(shard_index(spec, 0, mesh, device)) : 0;
   const std::size_t col_index =
-      block.empty() ? 0 : static_cast<std::size_t>(shard_index(spec, block.size() - 1, mesh, device));
+      block.empty() ? 0
+                    : static_cast<std::size_t>(shard_index(spec, block.size() - 1, mesh, device));
   return {rows, cols, row_index * rows, col_index * cols};
 }
 }  // namespace
 
-Tensor block_of(const Tensor& global, const PartitionSpec& spec, const MeshShape& mesh, int device) {
+Tensor block_of(const Tensor& global, const PartitionSpec& spec, const MeshShape& mesh,
+                int device) {
   Tensor block(block_shape(global.shape, spec, mesh));
   if (block.shape == global.shape) return global;
   const Box b = box_of(block.shape, spec, mesh, device);
@@ -137,7 +141,8 @@ Tensor block_of(const Tensor& global, const PartitionSpec& spec, const MeshShape
   return block;
 }
 
-Tensor assemble(const std::vector<Tensor>& blocks, const PartitionSpec& spec, const MeshShape& mesh) {
+Tensor assemble(const std::vector<Tensor>& blocks, const PartitionSpec& spec,
+                const MeshShape& mesh) {
   MESHRUN_CHECK(!blocks.empty() && blocks.size() == static_cast<std::size_t>(mesh_devices(mesh)),
                 "assemble needs one block per device");
   Shape shape = blocks[0].shape;
@@ -163,8 +168,8 @@ void check_divisible(const std::string& field, const Shape& shape, const Partiti
   check_divisible(field, shape, spec, MeshShape{{axis, devices}});
 }
 
-Tensor block_of(const Tensor& global, const PartitionSpec& spec, const std::string& axis,
-                int index, int count) {
+Tensor block_of(const Tensor& global, const PartitionSpec& spec, const std::string& axis, int index,
+                int count) {
   return block_of(global, spec, MeshShape{{axis, count}}, index);
 }
 

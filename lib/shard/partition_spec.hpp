@@ -34,7 +34,8 @@ class PartitionSpec {
 
   // [dim]: the axes that dimension is split over (empty: not split).
   const std::vector<std::vector<std::string>>& dims() const { return dims_; }
-  // The dimension split over `axis` (alone or in a tuple), or -1 when the array is replicated over it.
+  // The dimension split over `axis` (alone or in a tuple), or -1 when the array is replicated over
+  // it.
   int split_dim(const std::string& axis) const;
   bool replicated() const;
   // "P('data',)", "P(None, 'model')", "P(('data', 'model'),)", "P()"
@@ -69,13 +70,14 @@ Tensor block_of(const Tensor& global, const PartitionSpec& spec, const MeshShape
 Shape block_shape(const Shape& global, const PartitionSpec& spec, const MeshShape& mesh);
 // The global array from the blocks of every device of `mesh` (blocks[device]). Devices that hold
 // the same block (replicated over an axis) must agree; the lowest-numbered one is taken.
-Tensor assemble(const std::vector<Tensor>& blocks, const PartitionSpec& spec, const MeshShape& mesh);
+Tensor assemble(const std::vector<Tensor>& blocks, const PartitionSpec& spec,
+                const MeshShape& mesh);
 
 // The same on a one-axis mesh {axis: count}.
 void check_divisible(const std::string& field, const Shape& shape, const PartitionSpec& spec,
                      const std::string& axis, int devices);
-Tensor block_of(const Tensor& global, const PartitionSpec& spec, const std::string& axis,
-                int index, int count);
+Tensor block_of(const Tensor& global, const PartitionSpec& spec, const std::string& axis, int index,
+                int count);
 Shape block_shape(const Shape& global, const PartitionSpec& spec, const std::string& axis,
                   int count);
 Tensor assemble(const std::vector<Tensor>& blocks, const PartitionSpec& spec,

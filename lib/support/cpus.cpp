@@ -14,7 +14,8 @@ std::vector<int> usable_cpu_ids() {
 #if defined(__linux__)
   cpu_set_t allowed;
   if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return cpus;
-  const auto count = static_cast<std::size_t>(CPU_COUNT(&allowed));  // stop at the last one, not at 1024
+  const auto count =
+      static_cast<std::size_t>(CPU_COUNT(&allowed));  // stop at the last one, not at 1024
   cpus.reserve(count);
   for (int c = 0; c < CPU_SETSIZE && cpus.size() < count; ++c)
     if (CPU_ISSET(c, &allowed)) cpus.push_back(c);

@@ -11,16 +11,26 @@ bool is_control(char c) {
   return u < 0x20 || u == 0x7f;
 }
 
-bool has_control(const std::string& text) { return std::any_of(text.begin(), text.end(), is_control); }
+bool has_control(const std::string& text) {
+  return std::any_of(text.begin(), text.end(), is_control);
+}
 
 std::string escaped(const std::string& text, bool quote) {
   std::string out;
   for (const char c : text) {
     switch (c) {
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      case '\\': out += "\\\\"; break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
       case '"':
         out += quote ? "\\\"" : "\"";
         break;

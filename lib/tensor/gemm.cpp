@@ -2,10 +2,10 @@
 // k in order (see gemm.hpp). Highway compiles the per-target part once per x86 target
 // (foreach_target.h re-includes this file); HWY_ONCE marks the part compiled once.
 //
-// Only Highway's headers are used, not libhwy.so: its load-time timer calibration cost every meshrun
-// process ~5 ms before main (callgrind: 4.3 of 8.3 M instructions of `meshrun --version`), and
-// Debian ships no static libhwy. So the per-target code is compiled for the two x86 targets with a
-// real FMA only, and gemm() picks one from the CPU's own feature bits (see HWY_ONCE below).
+// Only Highway's headers are used, not libhwy.so: its load-time timer calibration cost every
+// meshrun process ~5 ms before main (callgrind: 4.3 of 8.3 M instructions of `meshrun --version`),
+// and Debian ships no static libhwy. So the per-target code is compiled for the two x86 targets
+// with a real FMA only, and gemm() picks one from the CPU's own feature bits (see HWY_ONCE below).
 #ifndef HWY_TARGETS
 #define HWY_TARGETS (HWY_AVX3 | HWY_AVX2)
 #endif
@@ -213,7 +213,6 @@ void GemmTarget(const Gemm& g) {
 #endif
   gemm_portable(g);
 }
-
 
 }  // namespace HWY_NAMESPACE
 }  // namespace meshrun

@@ -5,8 +5,9 @@
 // How the speed comes without changing a bit: C is cut into MR x NR tiles held in vector registers
 // and vectorised across columns, so every lane is one element's own chain; K is cut into blocks,
 // and each block continues the chain from the tile it loads back. Nothing is summed in another
-// order, nothing is reduced horizontally. Dispatch is at run time (Highway kernels, our own CPU check) to AVX-512 or
-// AVX2 (both with a real FMA); CPUs without one run gemm_portable, the plain loop on std::fma.
+// order, nothing is reduced horizontally. Dispatch is at run time (Highway kernels, our own CPU
+// check) to AVX-512 or AVX2 (both with a real FMA); CPUs without one run gemm_portable, the plain
+// loop on std::fma.
 #pragma once
 
 #include <cstddef>
@@ -38,8 +39,16 @@ struct Gemm {
   // Whole row-major matrices: c (m, n) = a (m, k) @ b (k, n), or a stored (k, m) transposed.
   static Gemm dense(const float* a, const float* b, float* c, std::size_t m, std::size_t k,
                     std::size_t n, bool a_transposed = false) {
-    return {.a = a, .lda = a_transposed ? m : k, .a_transposed = a_transposed, .b = b, .ldb = n,
-            .c = c, .ldc = n, .m = m, .n = n, .k = k};
+    return {.a = a,
+            .lda = a_transposed ? m : k,
+            .a_transposed = a_transposed,
+            .b = b,
+            .ldb = n,
+            .c = c,
+            .ldc = n,
+            .m = m,
+            .n = n,
+            .k = k};
   }
 };
 

@@ -17,12 +17,12 @@ using ProfileClock = std::chrono::steady_clock;
 // One collective as one device made it: from the call (before the --inject hook, so an injected
 // stall shows as a collective that never arrived) to its return or throw.
 struct CollectiveSpan {
-  std::string op;     // psum, pmean, ...
-  std::string group;  // "data", "(data,model)"
+  std::string op;         // psum, pmean, ...
+  std::string group;      // "data", "(data,model)"
   std::uint64_t seq = 0;  // the group's sequence number, as the trace records it
   std::size_t bytes = 0;  // this device's operand
   ProfileClock::time_point start{}, end{};
-  SyncMarks marks;       // arrived / all arrived; default (zero) where the engine did not mark
+  SyncMarks marks;      // arrived / all arrived; default (zero) where the engine did not mark
   bool failed = false;  // it threw (a timeout, an abort, an injected failure)
 };
 
@@ -48,7 +48,9 @@ struct Profile {
 class ProfilePhase {
  public:
   ProfilePhase(Profile* profile, const char* name)
-      : profile_(profile), name_(name), start_(profile ? ProfileClock::now() : ProfileClock::time_point{}) {}
+      : profile_(profile),
+        name_(name),
+        start_(profile ? ProfileClock::now() : ProfileClock::time_point{}) {}
   ~ProfilePhase() {
     if (profile_) profile_->phases.push_back({name_, start_, ProfileClock::now()});
   }

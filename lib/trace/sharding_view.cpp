@@ -69,7 +69,8 @@ void draw(std::ostringstream& out, const ArrayRecord& a, const Trace& t) {
   out << line("┌", "┬", "┐");
   for (int r = 0; r < rows; ++r) {
     out << "│";
-    for (int c = 0; c < cols; ++c) out << pad(label[static_cast<std::size_t>(r * cols + c)], w) << "│";
+    for (int c = 0; c < cols; ++c)
+      out << pad(label[static_cast<std::size_t>(r * cols + c)], w) << "│";
     out << (rows > 1 ? " rows " + range(a.global[0], rows, r) : "") << "\n";
     out << (r + 1 < rows ? line("├", "┼", "┤") : line("└", "┴", "┘"));
   }

@@ -7,7 +7,8 @@ namespace meshrun {
 namespace {
 
 const ArrayRecord* find(const std::vector<ArrayRecord>& list, const std::string& name) {
-  auto it = std::find_if(list.begin(), list.end(), [&](const ArrayRecord& a) { return a.name == name; });
+  auto it =
+      std::find_if(list.begin(), list.end(), [&](const ArrayRecord& a) { return a.name == name; });
   return it == list.end() ? nullptr : &*it;
 }
 
@@ -24,13 +25,14 @@ Shape split_shape(Shape global, int dim, const std::string& axis, const Trace& t
 std::optional<std::string> check_blocks(const ArrayRecord* a, const std::string& name, int dim,
                                         const std::string& axis, const Trace& t) {
   if (!a) return name + " was not recorded";
-  if (dim >= static_cast<int>(a->global.size())) return name + " has no dimension " + std::to_string(dim);
+  if (dim >= static_cast<int>(a->global.size()))
+    return name + " has no dimension " + std::to_string(dim);
   const Shape want = split_shape(a->global, dim, axis, t);
   for (int d = 0; d < t.devices; ++d) {
     const Shape& got = a->blocks.at(static_cast<std::size_t>(d));
     if (got != want) {
-      return "device " + std::to_string(d) + " held " + shape_str(got) + (got == a->global ? " (the full " + name + ")" : "") +
-             ", expected " + shape_str(want);
+      return "device " + std::to_string(d) + " held " + shape_str(got) +
+             (got == a->global ? " (the full " + name + ")" : "") + ", expected " + shape_str(want);
     }
   }
   return std::nullopt;
@@ -47,26 +49,34 @@ std::size_t reduced_elements(const Trace& t, int d, const std::string& axis) {
 }
 
 std::string dims_text(const std::string& name, int dim, const std::string& axis) {
-  return name + " split along dimension " + std::to_string(dim) + (axis.empty() ? "" : " over '" + axis + "'");
+  return name + " split along dimension " + std::to_string(dim) +
+         (axis.empty() ? "" : " over '" + axis + "'");
 }
 
 }  // namespace
 
 StructuralRule input_split(const std::string& input, int dim, const std::string& axis) {
-  return {"every device received only its block of " + dims_text(input, dim, axis) + ", never the full " + input,
-          [input, dim, axis](const Trace& t) { return check_blocks(find(t.inputs, input), input, dim, axis, t); }};
+  return {"every device received only its block of " + dims_text(input, dim, axis) +
+              ", never the full " + input,
+          [input, dim, axis](const Trace& t) {
+            return check_blocks(find(t.inputs, input), input, dim, axis, t);
+          }};
 }
 
 StructuralRule output_split(const std::string& output, int dim, const std::string& axis) {
-  return {output + " left split: each device returned only its block (" + dims_text(output, dim, axis) + ")",
-          [output, dim, axis](const Trace& t) { return check_blocks(find(t.outputs, output), output, dim, axis, t); }};
+  return {output + " left split: each device returned only its block (" +
+              dims_text(output, dim, axis) + ")",
+          [output, dim, axis](const Trace& t) {
+            return check_blocks(find(t.outputs, output), output, dim, axis, t);
+          }};
 }
 
 ElementCount output_blocks(std::vector<std::string> arrays) {
   return [arrays](const Trace& t, int d) {
     std::size_t n = 0;
     for (const auto& name : arrays)
-      if (const ArrayRecord* a = find(t.outputs, name)) n += shape_size(a->blocks.at(static_cast<std::size_t>(d)));
+      if (const ArrayRecord* a = find(t.outputs, name))
+        n += shape_size(a->blocks.at(static_cast<std::size_t>(d)));
     return n;
   };
 }
@@ -75,8 +85,10 @@ namespace {
 // reduced_over and reduced_exactly_over: device d's elements over `axis` against `need`.
 StructuralRule reduction_rule(const std::string& axis, std::vector<std::string> outputs,
                               const std::string& what, ElementCount need, bool exact) {
-  std::string description = exact ? "every device reduced (psum/pmean) exactly " + what + " over '" + axis + "', and nothing else over it"
-                                  : "every device reduced (psum/pmean) " + what + " over '" + axis + "'";
+  std::string description =
+      exact ? "every device reduced (psum/pmean) exactly " + what + " over '" + axis +
+                  "', and nothing else over it"
+            : "every device reduced (psum/pmean) " + what + " over '" + axis + "'";
   return {std::move(description),
           [axis, outputs, what, need, exact](const Trace& t) -> std::optional<std::string> {
             for (const auto& o : outputs)
@@ -101,7 +113,8 @@ StructuralRule reduced_over(const std::string& axis, std::vector<std::string> ou
   return reduction_rule(axis, std::move(outputs), names, std::move(need), false);
 }
 
-StructuralRule reduced_exactly_over(const std::string& axis, const std::string& what, ElementCount need) {
+StructuralRule reduced_exactly_over(const std::string& axis, const std::string& what,
+                                    ElementCount need) {
   return reduction_rule(axis, {}, what, std::move(need), true);
 }
 
@@ -112,9 +125,10 @@ StructuralRule only_reductions_over(std::vector<std::string> axes, const std::st
           [axes](const Trace& t) -> std::optional<std::string> {
             for (int d = 0; d < t.devices; ++d) {
               for (const CollectiveRecord& c : t.collectives.at(static_cast<std::size_t>(d))) {
-                if (is_reduction(c) && std::find(axes.begin(), axes.end(), c.axis) != axes.end()) continue;
-                return "device " + std::to_string(d) + " called " + c.op + " #" + std::to_string(c.seq) +
-                       " over '" + c.axis + "'";
+                if (is_reduction(c) && std::find(axes.begin(), axes.end(), c.axis) != axes.end())
+                  continue;
+                return "device " + std::to_string(d) + " called " + c.op + " #" +
+                       std::to_string(c.seq) + " over '" + c.axis + "'";
               }
             }
             return std::nullopt;

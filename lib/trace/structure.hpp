@@ -33,7 +33,8 @@ using ElementCount = std::function<std::size_t(const Trace&, int device)>;
 StructuralRule input_split(const std::string& input, int dim, const std::string& axis = "");
 StructuralRule reduced_over(const std::string& axis, std::vector<std::string> outputs);
 // `what` names the elements in the description, e.g. "the partial outputs".
-StructuralRule reduced_exactly_over(const std::string& axis, const std::string& what, ElementCount need);
+StructuralRule reduced_exactly_over(const std::string& axis, const std::string& what,
+                                    ElementCount need);
 StructuralRule only_reductions_over(std::vector<std::string> axes, const std::string& why);
 StructuralRule output_split(const std::string& output, int dim, const std::string& axis = "");
 // The elements of device `device`'s blocks of `arrays` (outputs) -- a need for the rules above.

@@ -17,8 +17,8 @@
 namespace meshrun {
 
 struct CollectiveRecord {
-  std::string op;  // JAX's name: psum, pmean, all_gather, psum_scatter, ppermute
-  std::string axis;  // "data", or "(data,model)" for a tuple of axes
+  std::string op;     // JAX's name: psum, pmean, all_gather, psum_scatter, ppermute
+  std::string axis;   // "data", or "(data,model)" for a tuple of axes
   Shape in_shape;     // the operand this device passed
   Shape out_shape;    // what it got back
   bool out_varying;   // the result differs from device to device (psum_scatter, ppermute)

@@ -45,9 +45,11 @@ void arrays(std::ostringstream& out, const char* title, const std::vector<ArrayR
   for (const ArrayRecord& a : list) {
     out << "  " << a.name << ": " << shape_str(a.global) << " " << a.spec.str() << "\n";
     const std::vector<std::string> varying = varying_axes(a.spec, t.mesh);
-    const bool same = std::all_of(a.blocks.begin(), a.blocks.end(), [&](const Shape& s) { return s == a.global; });
+    const bool same = std::all_of(a.blocks.begin(), a.blocks.end(),
+                                  [&](const Shape& s) { return s == a.global; });
     if (same && varying.empty()) {  // replicated: one line for all devices
-      out << (t.devices == 1 ? "    device 0: " : "    devices 0-" + std::to_string(t.devices - 1) + ": ")
+      out << (t.devices == 1 ? "    device 0: "
+                             : "    devices 0-" + std::to_string(t.devices - 1) + ": ")
           << shape_str(a.global) << "  whole array\n";
       continue;
     }
@@ -63,7 +65,8 @@ void arrays(std::ostringstream& out, const char* title, const std::vector<ArrayR
 std::string axis_name(const std::string& label) {
   if (label.empty() || label[0] != '(') return "'" + label + "'";
   std::string s = "('";
-  for (char ch : label.substr(1, label.size() - 2)) s += ch == ',' ? std::string("', '") : std::string(1, ch);
+  for (char ch : label.substr(1, label.size() - 2))
+    s += ch == ',' ? std::string("', '") : std::string(1, ch);
   return s + "')";
 }
 

@@ -28,8 +28,9 @@ int ranks() {
 
 Result mpirun(const std::vector<std::string>& args) {
   RunOptions o;
-  o.command = {MESHRUN_MPIEXEC, "--oversubscribe", "--mca", "btl", "self,vader", "--mca",
-               "oob_tcp_if_include", "lo", "-np", std::to_string(ranks()), kBinary};
+  o.command = {MESHRUN_MPIEXEC, "--oversubscribe",    "--mca", "btl", "self,vader",
+               "--mca",         "oob_tcp_if_include", "lo",    "-np", std::to_string(ranks()),
+               kBinary};
   return run_with(args, o);
 }
 
@@ -71,7 +72,8 @@ BOOST_AUTO_TEST_CASE(every_dp_step_and_tp_mlp_case_prints_the_same_bytes) {
     for (const std::string& file : cases_in(dir)) {
       const std::string program = std::string(dir).substr(6);
       same_as_one_process({program, file, "--exact"});
-      if (file.ends_with("example1.json")) same_as_one_process({program, file});  // graded, 6 decimals
+      if (file.ends_with("example1.json"))
+        same_as_one_process({program, file});  // graded, 6 decimals
     }
   }
 }
@@ -88,8 +90,8 @@ BOOST_AUTO_TEST_CASE(a_failing_device_on_the_last_rank_ends_every_rank_with_one_
 }
 
 BOOST_AUTO_TEST_CASE(a_stalled_device_on_the_last_rank_is_reported_at_the_timeout) {
-  const Result r = mpirun({"dp-step", "cases/dp-step/example2.json", "--inject", "stall:7@1",
-                           "--timeout", "1"});
+  const Result r =
+      mpirun({"dp-step", "cases/dp-step/example2.json", "--inject", "stall:7@1", "--timeout", "1"});
   const auto lines = meshrun_lines(r.err);
   BOOST_TEST(r.code == 3);
   BOOST_TEST(r.out.empty());
@@ -121,11 +123,14 @@ BOOST_AUTO_TEST_CASE(every_mlp_train_case_prints_the_same_bytes_on_2d_meshes) {
   same_as_one_process({"mlp-train", "cases/mlp-train/example1.json"});  // graded, 6 decimals
   // The trace (mesh, blocks, every device's collectives per group) is the same text too.
   TempDir dir;
-  const Result one = run({"mlp-train", "cases/mlp-train/example1.json", "--trace=" + (dir / "one.txt")});
-  const Result many = mpirun({"mlp-train", "cases/mlp-train/example1.json", "--trace=" + (dir / "many.txt")});
+  const Result one =
+      run({"mlp-train", "cases/mlp-train/example1.json", "--trace=" + (dir / "one.txt")});
+  const Result many =
+      mpirun({"mlp-train", "cases/mlp-train/example1.json", "--trace=" + (dir / "many.txt")});
   BOOST_TEST(many.code == one.code);
   BOOST_TEST(slurp(dir / "many.txt") == slurp(dir / "one.txt"));
-  BOOST_TEST(slurp(dir / "one.txt").find("device 7: #1 psum[axis_name='model']") != std::string::npos);
+  BOOST_TEST(slurp(dir / "one.txt").find("device 7: #1 psum[axis_name='model']") !=
+             std::string::npos);
   for (const char* mesh : {"data=4,model=2", "data=2,model=4"}) {
     same_as_one_process({"dp-step", "cases/dp-step/example1.json", "--exact", "--mesh", mesh});
     same_as_one_process({"tp-mlp", "cases/tp-mlp/example1.json", "--exact", "--mesh", mesh});
@@ -147,8 +152,8 @@ BOOST_AUTO_TEST_CASE(a_failure_on_a_2d_mesh_ends_every_rank_with_one_message) {
 }
 
 BOOST_AUTO_TEST_CASE(a_stall_on_a_2d_mesh_is_reported_at_the_timeout) {
-  const Result r = mpirun({"mlp-train", "cases/mlp-train/example1.json", "--inject", "stall:7@1",
-                           "--timeout", "1"});
+  const Result r = mpirun(
+      {"mlp-train", "cases/mlp-train/example1.json", "--inject", "stall:7@1", "--timeout", "1"});
   const auto lines = meshrun_lines(r.err);
   BOOST_TEST(r.code == 3);
   BOOST_TEST(r.out.empty());
@@ -213,8 +218,9 @@ std::size_t threads_of(pid_t pid) {
 // message and a non-zero code, well before the test's own bound (kHang, 60 s).
 BOOST_AUTO_TEST_CASE(a_killed_rank_ends_the_job_with_a_message) {
   RunOptions o;
-  o.command = {MESHRUN_MPIEXEC, "--oversubscribe", "--mca", "btl", "self,vader", "--mca",
-               "oob_tcp_if_include", "lo", "-np", std::to_string(ranks()), kBinary};
+  o.command = {MESHRUN_MPIEXEC, "--oversubscribe",    "--mca", "btl", "self,vader",
+               "--mca",         "oob_tcp_if_include", "lo",    "-np", std::to_string(ranks()),
+               kBinary};
   bool killed = false;
   o.meanwhile = [&](pid_t mpirun) {
     // Bounded: 20 s for the rank to start its device threads (k of them, beside MPI's own).
@@ -230,7 +236,8 @@ BOOST_AUTO_TEST_CASE(a_killed_rank_ends_the_job_with_a_message) {
     }
   };
   const Result r = run_with({"mlp-train", "cases/mlp-train/b16-d4-h32-o3.json", "--inject",
-                             "stall:0@1", "--timeout", "3"}, o);
+                             "stall:0@1", "--timeout", "3"},
+                            o);
   BOOST_TEST(killed);
   BOOST_TEST(!r.killed, "the job hung: " << r.err);
   BOOST_TEST(r.code != 0);
@@ -303,8 +310,8 @@ BOOST_AUTO_TEST_CASE(timings_and_profile_across_ranks) {
   BOOST_TEST(got.phases == want.phases);
   BOOST_TEST((got.collectives == want.collectives));
 
-  const Result failed = mpirun({"mlp-train", "cases/mlp-train/example1.json", "--inject", "fail:7@1",
-                                "--profile", dir / "failed.json"});
+  const Result failed = mpirun({"mlp-train", "cases/mlp-train/example1.json", "--inject",
+                                "fail:7@1", "--profile", dir / "failed.json"});
   BOOST_TEST(failed.code == 3);
   BOOST_REQUIRE(std::filesystem::exists(dir / "failed.json"));
   const Timeline f = timeline(slurp(dir / "failed.json"));
@@ -340,6 +347,7 @@ BOOST_AUTO_TEST_CASE(bench_allreduce_across_ranks_prints_one_table) {
   const Result op = mpirun({"bench", "allreduce", "--op", "all_gather", "--max-bytes", "16"});
   BOOST_TEST(op.code == 2);
   BOOST_TEST(meshrun_lines(op.err) ==
-                 std::vector<std::string>{"meshrun: --op: across ranks only psum is timed, not all_gather"},
+                 std::vector<std::string>{
+                     "meshrun: --op: across ranks only psum is timed, not all_gather"},
              op.err);
 }

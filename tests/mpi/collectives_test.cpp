@@ -29,9 +29,7 @@ namespace {
 constexpr int kDevices = 8;
 
 struct MpiFixture {
-  MpiFixture() {
-    init_mpi_threads(nullptr, nullptr);
-  }
+  MpiFixture() { init_mpi_threads(nullptr, nullptr); }
   ~MpiFixture() { MPI_Finalize(); }
 };
 BOOST_TEST_GLOBAL_FIXTURE(MpiFixture);
@@ -214,12 +212,13 @@ BOOST_AUTO_TEST_CASE(many_small_chunks) {
 
 BOOST_AUTO_TEST_CASE(ppermute_across_ranks) {
   auto group = make_group();
-  std::vector<std::vector<int>> tables = {{1, 2, 3, 4, 5, 6, 7, 0},      // shift by one
-                                          {7, 6, 5, 4, 3, 2, 1, 0},      // reverse
-                                          {-1, 0, -1, 2, 3, -1, 5, 6},   // zeros and a chain
-                                          {0, 1, 2, 3, 4, 5, 6, 7}};     // identity
+  std::vector<std::vector<int>> tables = {{1, 2, 3, 4, 5, 6, 7, 0},     // shift by one
+                                          {7, 6, 5, 4, 3, 2, 1, 0},     // reverse
+                                          {-1, 0, -1, 2, 3, -1, 5, 6},  // zeros and a chain
+                                          {0, 1, 2, 3, 4, 5, 6, 7}};    // identity
   Diffs diffs;
-  for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{1009}, std::size_t{1} << 18}) {
+  for (std::size_t count :
+       {std::size_t{0}, std::size_t{1}, std::size_t{1009}, std::size_t{1} << 18}) {
     for (const std::vector<int>& t : tables) {
       run_ok(*group, [&](MpiCommunicator& c) {
         const int g = c.rank();
@@ -317,10 +316,10 @@ BOOST_AUTO_TEST_CASE(a_device_that_throws_on_a_remote_rank_fails_every_rank) {
     if (m.find("injected failure") != std::string::npos &&
         m.find("device 7 (rank") == std::string::npos)
       continue;  // the victim's own exception
-    BOOST_TEST((m.find("device 7") != std::string::npos &&
-                m.find("injected failure") != std::string::npos &&
-                m.find("psum #3") != std::string::npos),
-               "every device reports the cause (device, op, sequence number): " << m);
+    BOOST_TEST(
+        (m.find("device 7") != std::string::npos &&
+         m.find("injected failure") != std::string::npos && m.find("psum #3") != std::string::npos),
+        "every device reports the cause (device, op, sequence number): " << m);
   }
 }
 

@@ -67,7 +67,8 @@ std::vector<float> input(int device, std::size_t count, std::uint64_t salt) {
   return v;
 }
 // The left fold over `members` in order, element by element.
-std::vector<float> serial_sum(const std::vector<int>& members, std::size_t count, std::uint64_t salt) {
+std::vector<float> serial_sum(const std::vector<int>& members, std::size_t count,
+                              std::uint64_t salt) {
   std::vector<float> sum = input(members[0], count, salt);
   for (std::size_t g = 1; g < members.size(); ++g)
     for (std::size_t i = 0; i < count; ++i) sum[i] += value(members[g], i, salt);
@@ -78,9 +79,11 @@ struct Diffs {
   std::mutex mu;
   std::string first;
   int count = 0;
-  void compare(const std::string& what, const std::vector<float>& got, const std::vector<float>& want) {
+  void compare(const std::string& what, const std::vector<float>& got,
+               const std::vector<float>& want) {
     for (std::size_t i = 0; i < want.size(); ++i) {
-      if (i < got.size() && std::bit_cast<std::uint32_t>(got[i]) == std::bit_cast<std::uint32_t>(want[i]))
+      if (i < got.size() &&
+          std::bit_cast<std::uint32_t>(got[i]) == std::bit_cast<std::uint32_t>(want[i]))
         continue;
       std::lock_guard lock(mu);
       if (count++ == 0) {
@@ -103,8 +106,8 @@ Communicator& comm_for(const std::vector<GroupMembership>& groups, const std::st
 // One thread per local device, body(device, its groups); returns each device's error message
 // ("" where it returned; "aborted: ..." for a device released by an abort). A body that throws
 // aborts the mesh, as mpi_shard_map does.
-std::vector<std::string> run_devices(MpiMesh& mesh,
-                                     const std::function<void(int, const std::vector<GroupMembership>&)>& body) {
+std::vector<std::string> run_devices(
+    MpiMesh& mesh, const std::function<void(int, const std::vector<GroupMembership>&)>& body) {
   std::vector<std::string> errors(static_cast<std::size_t>(mesh.local_devices()));
   {
     std::vector<std::jthread> threads;
@@ -154,7 +157,8 @@ BOOST_AUTO_TEST_CASE(every_collective_in_every_group_matches_the_serial_fold) {
       for (const char* tuple : kTuples) {
         const std::vector<int> members = group_of(tuple, d);
         const auto n = members.size();
-        const int me = static_cast<int>(std::find(members.begin(), members.end(), d) - members.begin());
+        const int me =
+            static_cast<int>(std::find(members.begin(), members.end(), d) - members.begin());
         Communicator& c = comm_for(groups, tuple);
         const std::string at = std::string(" on ") + tuple + ", count " + std::to_string(count) +
                                ", device " + std::to_string(d);
@@ -211,21 +215,22 @@ namespace {
 // Returns each local device's error, then the mesh's abort reason.
 std::vector<std::string> two_groups(std::chrono::milliseconds timeout, bool stall) {
   MpiMesh mesh(kMesh, options(timeout));
-  std::vector<std::string> out = run_devices(mesh, [&](int d, const std::vector<GroupMembership>& groups) {
-    Communicator& model = comm_for(groups, "model");
-    std::vector<float> v(1000, 1.0f);
-    model.all_reduce_sum(v, v);  // one collective that completes everywhere
-    if (d == 0) {
-      while (!mesh.aborted()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      throw AbortedError("device 0 saw the abort");
-    }
-    if (d == 7) {
-      if (!stall) throw std::runtime_error("injected failure");
-      while (!mesh.aborted()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      throw AbortedError("device 7 stalled until the abort");
-    }
-    model.all_reduce_sum(v, v);
-  });
+  std::vector<std::string> out =
+      run_devices(mesh, [&](int d, const std::vector<GroupMembership>& groups) {
+        Communicator& model = comm_for(groups, "model");
+        std::vector<float> v(1000, 1.0f);
+        model.all_reduce_sum(v, v);  // one collective that completes everywhere
+        if (d == 0) {
+          while (!mesh.aborted()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          throw AbortedError("device 0 saw the abort");
+        }
+        if (d == 7) {
+          if (!stall) throw std::runtime_error("injected failure");
+          while (!mesh.aborted()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          throw AbortedError("device 7 stalled until the abort");
+        }
+        model.all_reduce_sum(v, v);
+      });
   out.push_back(mesh.reason());
   return out;
 }
@@ -261,8 +266,9 @@ BOOST_AUTO_TEST_CASE(a_stall_in_one_group_releases_devices_waiting_in_another_at
     // the abort: 1-3 are released by the abort or by their own timeout, whichever comes first
     // (both at about 1.5 s), never left waiting.
     if (d >= 1 && d <= 6)
-      BOOST_TEST((e.starts_with("aborted: ") || e.find("timed out after 1500 ms") != std::string::npos),
-                 "device " << d << ": " << e);
+      BOOST_TEST(
+          (e.starts_with("aborted: ") || e.find("timed out after 1500 ms") != std::string::npos),
+          "device " << d << ": " << e);
   }
   BOOST_TEST(errors.back().find("timed out after 1500 ms") != std::string::npos, errors.back());
 }
