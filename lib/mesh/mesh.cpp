@@ -187,6 +187,10 @@ void Mesh::Impl::abort_all() {
     for (auto& g : set.groups) g->abort();
 }
 
+// The mesh whose device the calling thread is (nullptr on every other thread): ~Mesh refuses to
+// run on one of its own devices.
+thread_local const void* t_device_of = nullptr;
+
 // MeshOptions::pin_devices: device `index` of `size` onto one of the CPUs this process may use,
 // round robin, when the devices outnumber them. Best effort: a refusal leaves the thread unpinned.
 static void pin_if_oversubscribed(int index, int size) {
@@ -204,6 +208,7 @@ static void pin_if_oversubscribed(int index, int size) {
 }
 
 void Mesh::Impl::device_loop(int index, std::stop_token stop) {
+  t_device_of = this;
   if (options.pin_devices) pin_if_oversubscribed(index, size);
   std::uint32_t seen = 0;
   for (;;) {
@@ -471,13 +476,11 @@ void Mesh::Impl::start_missing_threads() {
 // for: C++ threads cannot be interrupted, only joined.
 Mesh::~Mesh() {
   Impl& m = *impl_;
-  for (const auto& t : m.threads) {
-    if (t.get_id() == std::this_thread::get_id()) {
-      // It would wait for its own run to end: a certain deadlock. Refuse loudly instead.
-      std::fputs("meshrun: internal error: a Mesh was destroyed by one of its own devices\n",
-                 stderr);
-      std::abort();
-    }
+  // Not by scanning `threads`: a run on another thread may be starting them right now.
+  if (t_device_of == &m) {
+    // It would wait for its own run to end: a certain deadlock. Refuse loudly instead.
+    std::fputs("meshrun: internal error: a Mesh was destroyed by one of its own devices\n", stderr);
+    std::abort();
   }
   {
     std::unique_lock lock(m.state_mu);
