@@ -145,8 +145,7 @@ void add_bench_command(CLI::App& app) {
     o.op = bench::parse_bench_op(flags->op);
     if (use_mpi(flags->backend)) {
       // Every rank parsed the same flags: rank 0 says what is refused, the others exit quietly.
-      const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
-      const bool quiet = rank != nullptr && std::string_view(rank) != "0";
+      const bool quiet = quiet_rank();
       auto refuse = [quiet](const std::string& flag, const std::string& why) {
         if (quiet) throw CLI::RuntimeError(kExitUsage);
         throw InputError(flag, why);

@@ -46,12 +46,12 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e) {
 // Under mpirun every rank parses the same command line, before MPI starts: a usage error (or
 // --help) is printed by rank 0 alone, and the other ranks exit with the same code silently.
 // OpenMPI tells each process its rank in OMPI_COMM_WORLD_RANK.
+}  // namespace
+
 bool quiet_rank() {
   const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
   return rank != nullptr && std::string_view(rank) != "0";
 }
-
-}  // namespace
 
 // The one mapping from meshrun's error types (support/errors.hpp) to exit codes.
 int exit_code_of(const Error& e) {

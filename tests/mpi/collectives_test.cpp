@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "fold_values.hpp"
 #include "mpi/mpi_runner.hpp"
 #include "support/errors.hpp"
 
@@ -40,23 +41,8 @@ int world_size() {
   return r;
 }
 
-// A float whose sums are not exact (full mantissa, exponents 2^-6..2^6), so the order of a fold
-// changes its bits; a pure function of (device, element, salt), known on every rank.
-float value(int device, std::size_t i, std::uint64_t salt) {
-  std::uint64_t x = (static_cast<std::uint64_t>(device) << 40) ^ (i * 0x9e3779b97f4a7c15ull) ^ salt;
-  x ^= x >> 31;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 29;
-  const float m = 1.0f + static_cast<float>(x >> 40) / static_cast<float>(1ull << 24);
-  const float v = std::ldexp(m, static_cast<int>((x >> 8) % 13) - 6);
-  return (x & 1) ? -v : v;
-}
-
-std::vector<float> input(int device, std::size_t count, std::uint64_t salt) {
-  std::vector<float> v(count);
-  for (std::size_t i = 0; i < count; ++i) v[i] = value(device, i, salt);
-  return v;
-}
+using meshrun::testing::input;
+using meshrun::testing::value;
 
 // The serial left fold over all n devices' inputs, element by element.
 std::vector<float> serial_sum(std::size_t count, std::uint64_t salt) {

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "fold_values.hpp"
 #include "mpi/mpi_mesh.hpp"
 #include "mpi/mpi_runner.hpp"
 #include "support/errors.hpp"
@@ -51,21 +52,8 @@ std::vector<int> group_of(const std::string& tuple, int d) {
 }
 const char* const kTuples[] = {"model", "data", "(data,model)", "(model,data)"};
 
-// As in collectives_test.cpp: full-mantissa floats whose sums depend on the order of the fold.
-float value(int device, std::size_t i, std::uint64_t salt) {
-  std::uint64_t x = (static_cast<std::uint64_t>(device) << 40) ^ (i * 0x9e3779b97f4a7c15ull) ^ salt;
-  x ^= x >> 31;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 29;
-  const float m = 1.0f + static_cast<float>(x >> 40) / static_cast<float>(1ull << 24);
-  const float v = std::ldexp(m, static_cast<int>((x >> 8) % 13) - 6);
-  return (x & 1) ? -v : v;
-}
-std::vector<float> input(int device, std::size_t count, std::uint64_t salt) {
-  std::vector<float> v(count);
-  for (std::size_t i = 0; i < count; ++i) v[i] = value(device, i, salt);
-  return v;
-}
+using meshrun::testing::input;
+using meshrun::testing::value;
 // The left fold over `members` in order, element by element.
 std::vector<float> serial_sum(const std::vector<int>& members, std::size_t count,
                               std::uint64_t salt) {
