@@ -147,7 +147,7 @@ void add_bench_command(CLI::App& app) {
       // Every rank parsed the same flags: rank 0 says what is refused, the others exit quietly.
       const bool quiet = quiet_rank();
       auto refuse = [quiet](const std::string& flag, const std::string& why) {
-        if (quiet) throw CLI::RuntimeError(kExitUsage);
+        if (quiet) throw CLI::RuntimeError(kExitOk);  // rank 0 says it and exits 2 (main.cpp)
         throw InputError(flag, why);
       };
       if (flags->op != "psum") refuse("--op", "across ranks only psum is timed, not " + flags->op);

@@ -21,8 +21,8 @@ void add_program_command(CLI::App& app, const ProgramDef& program);
 void add_check_command(CLI::App& app);
 // --backend: auto is mpi when started by OpenMPI's mpirun (it sets OMPI_COMM_WORLD_SIZE).
 bool use_mpi(const std::string& backend);
-// Under mpirun, a rank other than 0 (OMPI_COMM_WORLD_RANK): it exits with the same code as rank
-// 0 but leaves saying why to rank 0, so a usage error is printed once.
+// Under mpirun, a rank other than 0 (OMPI_COMM_WORLD_RANK): it leaves saying why to rank 0, so
+// a usage error or --help is printed once (and exits 0, leaving mpirun's code to rank 0).
 bool quiet_rank();
 
 // `meshrun bench` (cmd_bench.cpp), whose `bench programs` is in bench_programs.cpp.

@@ -83,7 +83,11 @@ int run_app(CLI::App& app, int argc, char** argv) {
       }
       return kExitOk;
     }
-    if (!quiet_rank()) report_error(parse_error_message(app, e));
+    // Under mpirun every rank finds the same usage error before MPI starts. Rank 0 says it and
+    // exits 2, which is mpirun's exit code; the others exit 0, because mpirun kills the whole
+    // job as soon as one rank exits non-zero, and that could cut rank 0's message off.
+    if (quiet_rank()) return kExitOk;
+    report_error(parse_error_message(app, e));
     return kExitUsage;
   } catch (const Error& e) {  // meshrun's own: the message says what happened
     report_error(e.what());
