@@ -162,9 +162,8 @@ BOOST_AUTO_TEST_CASE(a_stall_on_a_2d_mesh_is_reported_at_the_timeout) {
   BOOST_TEST(lines[0].find("stall:7@1") != std::string::npos, lines[0]);
 }
 
-// CLI11's usage errors come before MPI starts; rank 0 alone prints them and exits 2. Run a few
-// times: before the other ranks exited 0, mpirun sometimes killed rank 0 before its message was
-// out (one CI run in a few).
+// CLI11's usage errors come before MPI starts; rank 0 alone prints them and exits 2. (While the
+// other ranks exited 2 as well, mpirun sometimes killed rank 0 before its message was out.)
 BOOST_AUTO_TEST_CASE(usage_errors_are_printed_once) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"mlp-train", "cases/mlp-train/example1.json", "--bogus"},
