@@ -715,6 +715,47 @@ BOOST_AUTO_TEST_CASE(rejects_bad_npy_files) {
   expect_rejected(dp_case(lr), "input.lr: must be a number, got an object");
 }
 
+// A float32 file of several of read_npy's 4096-value runs: every bit pattern of a finite float
+// comes through as stored (-0.0 and subnormals included), and a non-finite value deep in a later
+// run is named by its own index, whether it is the run's first, last or a middle value.
+BOOST_AUTO_TEST_CASE(reads_large_float32_npy_bit_for_bit_and_names_the_first_non_finite) {
+  constexpr std::size_t kRows = 5000, kCols = 3;  // 15000 values: runs of 4096, the last short
+  std::mt19937 rng(7);
+  std::vector<std::uint32_t> bits(kRows * kCols);
+  for (auto& b : bits) {
+    do b = static_cast<std::uint32_t>(rng());
+    while ((b & 0x7f800000u) == 0x7f800000u);  // finite only
+  }
+  bits[1] = 0x80000000u;  // -0.0
+  bits[2] = 0x00000001u;  // the smallest subnormal
+  const auto file_of = [&](const std::vector<std::uint32_t>& b) {
+    std::string data(b.size() * 4, '\0');
+    std::memcpy(data.data(), b.data(), data.size());  // this test runs little-endian (x86-64)
+    return npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (5000, 3), }", data);
+  };
+  NpyCase ok({{"x.npy", file_of(bits)}});
+  const Tensor t = read_npy(ok.path("x.npy"), {"N", "D"}, "input.x");
+  BOOST_REQUIRE(t.shape == (Shape{kRows, kCols}));
+  BOOST_TEST(std::memcmp(t.data.data(), bits.data(), bits.size() * 4) == 0);
+
+  for (const std::size_t at :
+       {std::size_t{4096}, std::size_t{8191}, std::size_t{9000}, std::size_t{14999}}) {
+    std::vector<std::uint32_t> bad = bits;
+    bad[at] = at % 2 ? 0x7fc00000u : 0xff800000u;        // nan, -inf
+    if (at + 1 < bad.size()) bad[at + 1] = 0x7f800000u;  // a later +inf is not the one named
+    NpyCase c({{"x.npy", file_of(bad)}});
+    try {
+      read_npy(c.path("x.npy"), {"N", "D"}, "input.x");
+      BOOST_ERROR("accepted a non-finite value at " << at);
+    } catch (const InputError& e) {
+      const std::string want = "input.x[" + std::to_string(at / kCols) + "][" +
+                               std::to_string(at % kCols) + "]: " + (at % 2 ? "nan" : "-inf") +
+                               " is not a finite number (" + c.path("x.npy") + ")";
+      BOOST_TEST(std::string(e.what()) == want);
+    }
+  }
+}
+
 // What --save-npy writes, byte for byte against a .npy assembled here (np.save's format 1.0).
 BOOST_AUTO_TEST_CASE(writes_npy_as_np_save_does) {
   const Tensor m({2, 3}, {1.5f, -2.0f, 0.1f, 3e38f, -0.0f, 7.0f});
