@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -438,6 +439,46 @@ BOOST_AUTO_TEST_CASE(a_block_split_both_ways_is_a_grid) {
                 "│ dev 2 │ dev 3 │ rows [2:4)\n└───────┴───────┘\n  [0:2)   [2:4)  columns\n") !=
           std::string::npos,
       grid);
+}
+
+// Inputs of 1 MiB and more are cut by the device threads themselves (shard_map), smaller ones
+// by the caller: either way each device gets exactly its own blocks, so a body that hands them
+// back assembles the inputs bit for bit, split both ways, replicated, or split over one axis.
+BOOST_AUTO_TEST_CASE(blocks_cut_on_the_devices_or_the_caller_come_back_bit_for_bit) {
+  ProgramDef p{"copy",
+               "",
+               "",
+               {{"a", {"R", "C"}, P{"data", "model"}},
+                {"b", {"S", "T"}, P()},
+                {"c", {"S", "C"}, P{None, "model"}}},
+               {{"a", {"R", "C"}, P{"data", "model"}},
+                {"b", {"S", "T"}, P()},
+                {"c", {"S", "C"}, P{None, "model"}}},
+               [](Device&, const std::vector<Tensor>& in) { return in; },
+               {},
+               {},
+               {},
+               {}};
+  std::mt19937 rng(11);
+  const auto random = [&](std::size_t rows, std::size_t cols) {
+    std::vector<float> v(rows * cols);
+    for (float& x : v) x = static_cast<float>(rng()) / 4096.0f;
+    return Tensor({rows, cols}, std::move(v));
+  };
+  for (const std::size_t rows : {std::size_t{8}, std::size_t{512}}) {  // 32 KiB, 2 MiB of a
+    const std::vector<Tensor> in{random(rows, 1024), random(16, 24), random(4, 1024)};
+    for (const MeshShape& shape :
+         {MeshShape{{"data", 2}, {"model", 4}}, MeshShape{{"data", 4}, {"model", 2}},
+          MeshShape{{"data", 1}, {"model", 1}}}) {
+      Mesh mesh(shape);
+      const std::vector<Tensor> out = shard_map(mesh, p, in);
+      BOOST_TEST_REQUIRE(out.size() == in.size());
+      for (std::size_t i = 0; i < in.size(); ++i) {
+        BOOST_TEST((out[i] == in[i]),
+                   "rows " << rows << ", mesh " << mesh_str(shape) << ", input " << i);
+      }
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(every_case_passes_through_the_binary_and_check) {

@@ -36,6 +36,9 @@ int first_holder(const PartitionSpec& spec, std::size_t rank, const MeshShape& m
   return d;
 }
 
+// From this many bytes of inputs, the devices cut their own blocks (shard_map).
+constexpr std::size_t kSplitOnDevicesBytes = std::size_t{1} << 20;
+
 bool same_bits(const Tensor& a, const Tensor& b) {
   return a.shape == b.shape && (a.data.empty() || std::memcmp(a.data.data(), b.data.data(),
                                                               a.data.size() * sizeof(float)) == 0);
@@ -103,11 +106,23 @@ std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<Ar
   check_shard_map_inputs(mesh.shape(), in_specs, out_specs, inputs);
   const int n = mesh.size();
   Profile* profile = trace ? trace->profile : nullptr;
-  // Each device's own blocks, made before the run: a device body can reach nothing else.
+  // Each device's own blocks, made before the run: a device body can reach nothing else. Large
+  // inputs are cut by the device threads, each its own blocks, so the copies (and the page
+  // faults of fresh memory) run on every core; small ones here, where waking the devices would
+  // cost more than the copies.
   std::vector<std::vector<Tensor>> blocks(static_cast<std::size_t>(n));
   {
     const ProfilePhase phase(profile, "split");
-    for (int d = 0; d < n; ++d) blocks[d] = device_blocks(mesh.shape(), in_specs, inputs, d);
+    std::size_t bytes = 0;
+    for (const Tensor& t : inputs) bytes += t.size() * sizeof(float);
+    if (bytes >= kSplitOnDevicesBytes && n > 1) {
+      mesh.run([&](Device& dev) {
+        const int d = dev.index();
+        blocks[static_cast<std::size_t>(d)] = device_blocks(mesh.shape(), in_specs, inputs, d);
+      });
+    } else {
+      for (int d = 0; d < n; ++d) blocks[d] = device_blocks(mesh.shape(), in_specs, inputs, d);
+    }
   }
   if (trace) record_inputs(*trace, mesh.shape(), in_specs, inputs);
 
