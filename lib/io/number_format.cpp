@@ -1,5 +1,6 @@
 #include "io/number_format.hpp"
 
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -44,10 +45,10 @@ Digits shortest_digits(float v) {
   return out;
 }
 
-// The characters of one number go to a buffer on the stack, then to the string in one append:
-// a result may hold millions of numbers. The longest is "-1.2345679e-38" (fixed notation has at
-// most 16 integer digits and ".0", or "-0.000" and 9 digits).
-constexpr std::size_t kMaxNumberChars = 32;
+// The characters of one number are written to a buffer (kMaxNumberChars, number_format.hpp),
+// never appended one by one: a result may hold millions of numbers. The longest is
+// "-1.2345679e-38" (fixed notation has at most 16 integer digits and ".0", or "-0.000" and 9
+// digits).
 
 char* put(char* o, const char* s, std::size_t n) {
   std::memcpy(o, s, n);
@@ -104,10 +105,13 @@ char* put_rounded_fast(char* o, float v, int precision) {
   const double scale = kPow10[precision];
   const double a = static_cast<double>(m) * scale;
   if (a >= 0x1p52) return nullptr;
-  int e2 = 0;
-  std::frexp(m, &e2);                           // m in [2^(e2-1), 2^e2): ulp = 2^(e2-24)
-  const double h = std::ldexp(scale, e2 - 25);  // half an ulp, scaled
-  const double whole = std::floor(a);
+  // m in [2^(e2-1), 2^e2) (frexp's e2, from the biased exponent of a normal float): its ulp is
+  // 2^(e2-24), and h, half an ulp scaled, is scale * 2^(e2-25). Built from bits rather than with
+  // frexp/ldexp/floor, which are library calls in a baseline x86-64 build; a is below 2^52 and
+  // not negative, so truncating it is its floor.
+  const int e2 = static_cast<int>((std::bit_cast<std::uint32_t>(m) >> 23) & 0xff) - 126;
+  const double h = scale * std::bit_cast<double>(static_cast<std::uint64_t>(e2 - 25 + 1023) << 52);
+  const auto whole = static_cast<double>(static_cast<std::uint64_t>(a));
   const double off_tie = std::fabs(a - whole - 0.5);  // distance to the half-integer between
   if (!(off_tie > h)) return nullptr;
   const auto r = static_cast<std::uint64_t>(a - whole > 0.5 ? whole + 1 : whole);
@@ -149,9 +153,7 @@ char* put_rounded(char* o, float v, int precision) {
 
 }  // namespace
 
-void append_number(std::string& out, float v, const NumberFormat& format) {
-  char buf[kMaxNumberChars];
-  char* o = buf;
+char* put_number(char* o, float v, const NumberFormat& format) {
   if (std::isnan(v)) {
     o = put(o, "nan", 3);
   } else if (std::isinf(v)) {
@@ -165,7 +167,12 @@ void append_number(std::string& out, float v, const NumberFormat& format) {
     MESHRUN_CHECK(format.precision >= 0, "precision is validated by the caller");
     o = put_rounded(o, v, format.precision);
   }
-  out.append(buf, static_cast<std::size_t>(o - buf));
+  return o;
+}
+
+void append_number(std::string& out, float v, const NumberFormat& format) {
+  char buf[kMaxNumberChars];
+  out.append(buf, static_cast<std::size_t>(put_number(buf, v, format) - buf));
 }
 
 std::string format_number(float v, const NumberFormat& format) {

@@ -2,6 +2,7 @@
 // decimal rounded to 6 places), so those outputs come out byte-identical.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace meshrun {
@@ -21,5 +22,8 @@ struct NumberFormat {
 std::string format_number(float v, const NumberFormat& format);
 // The same, appended to `out` without allocating (beyond `out`'s own growth).
 void append_number(std::string& out, float v, const NumberFormat& format);
+// The same, written at `out`, which has room for kMaxNumberChars; returns the end.
+constexpr std::size_t kMaxNumberChars = 32;
+char* put_number(char* out, float v, const NumberFormat& format);
 
 }  // namespace meshrun

@@ -14,34 +14,63 @@
 namespace meshrun {
 namespace {
 
-void append_row(std::string& out, const float* values, std::size_t n, const NumberFormat& format) {
-  out += '[';
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i > 0) out += ',';
-    MESHRUN_CHECK(std::isfinite(values[i]), "a non-finite result is refused before it is written");
-    append_number(out, values[i], format);
+// Text for `out`, gathered in a fixed buffer and appended a buffer at a time: a number is
+// written straight into it (put_number), not appended to the string character by character.
+class TextBuffer {
+ public:
+  explicit TextBuffer(std::string& out) : out_(out) {}
+  ~TextBuffer() { flush(); }
+  TextBuffer(const TextBuffer&) = delete;
+  TextBuffer& operator=(const TextBuffer&) = delete;
+
+  void put(char c) {
+    room(1);
+    *at_++ = c;
   }
-  out += ']';
+  void number(float v, const NumberFormat& format) {
+    MESHRUN_CHECK(std::isfinite(v), "a non-finite result is refused before it is written");
+    room(kMaxNumberChars);
+    at_ = put_number(at_, v, format);
+  }
+  void flush() {
+    out_.append(buf_, static_cast<std::size_t>(at_ - buf_));
+    at_ = buf_;
+  }
+
+ private:
+  void room(std::size_t n) {
+    if (static_cast<std::size_t>(buf_ + sizeof buf_ - at_) < n) flush();
+  }
+  std::string& out_;
+  char buf_[std::size_t{1} << 14];
+  char* at_ = buf_;
+};
+
+void append_row(TextBuffer& out, const float* values, std::size_t n, const NumberFormat& format) {
+  out.put('[');
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i > 0) out.put(',');
+    out.number(values[i], format);
+  }
+  out.put(']');
 }
 
-void append_tensor(std::string& out, const Tensor& t, const NumberFormat& format) {
+void append_tensor(TextBuffer& out, const Tensor& t, const NumberFormat& format) {
   MESHRUN_CHECK(t.rank() <= 2 && t.size() == shape_size(t.shape), "malformed output tensor");
   if (t.rank() == 0) {
-    MESHRUN_CHECK(std::isfinite(t.data.at(0)),
-                  "a non-finite result is refused before it is written");
-    append_number(out, t.data[0], format);
+    out.number(t.data.at(0), format);
     return;
   }
   if (t.rank() == 1) {
     append_row(out, t.data.data(), t.size(), format);
     return;
   }
-  out += '[';
+  out.put('[');
   for (std::size_t i = 0; i < t.rows(); ++i) {
-    if (i > 0) out += ',';
+    if (i > 0) out.put(',');
     append_row(out, t.data.data() + i * t.cols(), t.cols(), format);
   }
-  out += ']';
+  out.put(']');
 }
 
 // The result in document order as pieces: literal text, then optionally numbers -- one bare
@@ -81,15 +110,16 @@ std::vector<Piece> result_pieces(const ProgramDef& program, const std::vector<Te
   return pieces;
 }
 
-void format_pieces(std::string& out, const Piece* first, const Piece* last,
+void format_pieces(std::string& text, const Piece* first, const Piece* last,
                    const NumberFormat& format) {
+  TextBuffer out(text);
   for (const Piece* p = first; p != last; ++p) {
-    out += p->text;
+    for (const char c : p->text) out.put(c);
     if (p->values == nullptr) continue;
     if (p->row) {
       append_row(out, p->values, p->n, format);
     } else {
-      append_number(out, p->values[0], format);
+      out.number(p->values[0], format);
     }
   }
 }
@@ -101,7 +131,10 @@ constexpr std::size_t kParallelNumbers = std::size_t{1} << 16;
 
 std::string tensor_json(const Tensor& t, const NumberFormat& format) {
   std::string out;
-  append_tensor(out, t, format);
+  {
+    TextBuffer buffer(out);
+    append_tensor(buffer, t, format);
+  }  // flushed
   return out;
 }
 
