@@ -195,7 +195,7 @@ std::string write_result(const ProgramDef& program, const std::vector<Tensor>& o
   std::size_t size = 0;
   for (const std::string& t : text) size += t.size();
   std::string out;
-  out.reserve(size);
+  out.reserve(size + 1);  // + 1: the caller's final newline must not reallocate (and copy) it all
   for (const std::string& t : text) out += t;
   return out;
 }

@@ -12,7 +12,7 @@
 
 namespace meshrun {
 
-// One line, no trailing newline.
+// One line, no trailing newline (its capacity has room for one, appended without a copy).
 std::string write_result(const ProgramDef& program, const std::vector<Tensor>& outputs,
                          const NumberFormat& format);
 
