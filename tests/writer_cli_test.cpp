@@ -142,6 +142,25 @@ BOOST_AUTO_TEST_CASE(every_file_flag_to_a_full_device_is_exit_6_with_one_line) {
   expect_dev_full_intact();
 }
 
+// `check --json /dev/stdout > out.txt`: the report goes to the file the shell redirected stdout
+// to, the same file (inode), not a new one renamed over it -- which would have left the shell's
+// redirection, and the verdict lines, writing to a file no longer in the directory.
+BOOST_AUTO_TEST_CASE(a_report_to_dev_stdout_redirected_to_a_file_is_written_in_place) {
+  TempDir dir;
+  const std::string out = dir.write("out.txt", "");
+  struct stat before {};
+  BOOST_REQUIRE(stat(out.c_str(), &before) == 0);
+  RunOptions o;
+  o.stdout_path = out;
+  const Result r = run_with({"check", "--json", "/dev/stdout", kExample}, o);
+  BOOST_TEST(r.code == 0, r.err);
+  struct stat after {};
+  BOOST_REQUIRE(stat(out.c_str(), &after) == 0);
+  BOOST_TEST(after.st_ino == before.st_ino);
+  BOOST_TEST(slurp(out).find("\"passed\": 1") != std::string::npos, slurp(out));
+  BOOST_TEST(names(dir.path) == std::vector<std::string>{"out.txt"});
+}
+
 // RLIMIT_FSIZE (`ulimit -f`) cuts a report short: exit 6 naming --json and the file, the old
 // report kept whole, no temporary file left. The verdict lines on stdout are shorter than the
 // limit and get through.

@@ -37,8 +37,12 @@ mode_t default_mode() {
   return 0666 & ~mask;
 }
 
-// True when `path` names something that exists and is not a regular file (stat follows links).
-bool exists_not_regular(const std::string& path) {
+// True when `path` is written where it is, never replaced: something that exists and is not a
+// regular file (stat follows links), or a name under /dev or /proc -- /dev/stdout is a link to
+// whatever stdout is, a regular file when it is redirected to one, and replacing that file would
+// leave the shell's redirection writing to a file no longer in the directory.
+bool written_in_place(const std::string& path) {
+  if (path.starts_with("/dev/") || path.starts_with("/proc/")) return true;
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
 }
@@ -64,7 +68,7 @@ OutputFile::OutputFile(const std::string& path, const std::string& field, Mode m
   const auto refuse = [&](int err) {
     throw InputError(field, "cannot write " + path + ": " + std::strerror(err));
   };
-  if (mode == Mode::kInPlace || exists_not_regular(path)) {
+  if (mode == Mode::kInPlace || written_in_place(path)) {
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd_ < 0) refuse(errno);
     return;
