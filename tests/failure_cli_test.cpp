@@ -87,6 +87,43 @@ BOOST_AUTO_TEST_CASE(injected_stall_times_out_naming_the_missing_device) {
   }
 }
 
+// A program run leaves its device threads unpinned (mesh_options: pinning slows the start of a
+// one-run process). While device 5 stalls, every thread of the process may still run on every
+// CPU this test may use.
+BOOST_AUTO_TEST_CASE(program_runs_leave_device_threads_unpinned) {
+  const auto allowed = [](const std::string& status_file) {
+    std::istringstream in(slurp(status_file));
+    for (std::string line; std::getline(in, line);)
+      if (line.starts_with("Cpus_allowed_list:")) return line;
+    return std::string("no Cpus_allowed_list in " + status_file);
+  };
+  std::vector<std::string> masks;
+  meshrun::testing::RunOptions o;
+  o.meanwhile = [&](pid_t pid) {
+    const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+    const auto until = std::chrono::steady_clock::now() + 5s;
+    std::size_t threads = 0;
+    while (threads < 9 && std::chrono::steady_clock::now() < until) {  // main + 8 devices
+      std::this_thread::sleep_for(20ms);
+      std::error_code ec;
+      threads = 0;
+      for (auto it = fs::directory_iterator(tasks, ec); !ec && it != fs::directory_iterator();
+           it.increment(ec))
+        ++threads;
+    }
+    std::error_code ec;
+    for (auto it = fs::directory_iterator(tasks, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec))
+      masks.push_back(allowed(it->path().string() + "/status"));
+  };
+  const Result r = meshrun::testing::run_with(
+      {"dp-step", "--inject", "stall:5@1", "--timeout", "3", "cases/dp-step/example1.json"}, o);
+  BOOST_TEST(r.code == 3, r.err);
+  BOOST_TEST(masks.size() >= 9u);
+  const std::string mine = allowed("/proc/self/status");
+  for (const std::string& m : masks) BOOST_TEST(m == mine);
+}
+
 // Several devices stalled: all of them are named.
 BOOST_AUTO_TEST_CASE(two_stalled_devices_are_both_named) {
   const Result r = run({"dp-step", "--inject", "stall:2@1", "--inject", "stall:6@1", "--timeout",
