@@ -360,7 +360,10 @@ BOOST_AUTO_TEST_CASE(permute_moves_blocks_and_zeroes_receivers_of_nothing) {
     for (std::size_t m : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{4096},
                           std::size_t{4097}, std::size_t{12289}}) {
       const auto in = make_inputs(n, m, m + 3);
-      for (const auto& [tname, src] : permutation_tables(n, g)) {
+      for (const auto& table : permutation_tables(n, g)) {
+        // Named references, not a structured binding: clang 14 lets no lambda capture one.
+        const auto& tname = table.first;
+        const auto& src = table.second;
         for (const auto& [sw_name, sw] : switch_settings()) {
           InProcessGroup grp(n, "data", with_switch(sw));
           std::vector<std::vector<float>> outs(static_cast<std::size_t>(n),

@@ -82,7 +82,9 @@ bool same_bits(const Tensor& a, const Tensor& b) {
 BOOST_AUTO_TEST_SUITE(collectives_on_groups)
 
 BOOST_AUTO_TEST_CASE(psum_pmean_all_gather_per_group_in_documented_order) {
-  for (auto [data, model] : {std::pair{2, 4}, std::pair{4, 2}, std::pair{3, 2}, std::pair{1, 8}}) {
+  for (const auto& shape : {std::pair{2, 4}, std::pair{4, 2}, std::pair{3, 2}, std::pair{1, 8}}) {
+    // Plain variables, not a structured binding: clang 14 lets no lambda capture one.
+    const int data = shape.first, model = shape.second;
     Mesh mesh(MeshShape{{"data", data}, {"model", model}});
     const int n = data * model;
     std::vector<std::string> errors(static_cast<std::size_t>(n));
