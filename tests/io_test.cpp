@@ -761,7 +761,7 @@ std::string big_case(std::size_t rows, bool ragged_last) {
 }
 
 BOOST_AUTO_TEST_CASE(a_50_mb_case_is_read_and_rejected) {
-  const std::size_t rows = 8 * 140'000;
+  const std::size_t rows = std::size_t{8} * 140'000;
   {
     TempFile f(big_case(rows, false));
     const Case c = read_case(f.path, nullptr, 8);

@@ -333,7 +333,7 @@ BOOST_AUTO_TEST_CASE(a_stall_on_a_remote_rank_is_reported_at_the_timeout) {
 // every device reports the mismatch instead of mixing data.
 BOOST_AUTO_TEST_CASE(mismatched_collectives_across_ranks_fail_every_device) {
   const auto messages = run_failing([](MpiCommunicator& c) {
-    std::vector<float> in(5, 1.0f), out(5), all(5 * kDevices);
+    std::vector<float> in(5, 1.0f), out(5), all(5 * static_cast<std::size_t>(kDevices));
     c.all_reduce_sum(in, out);
     if (c.rank() == kVictim) {
       c.all_gather(in, all);
