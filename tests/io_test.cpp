@@ -265,8 +265,8 @@ std::string reference_format(float v, int precision) {
     return out + "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
   if (n <= exponent + 1)
     return out + digits + std::string(static_cast<std::size_t>(exponent + 1 - n), '0') + ".0";
-  return out + digits.substr(0, static_cast<std::size_t>(exponent + 1)) + "." +
-         digits.substr(static_cast<std::size_t>(exponent + 1));
+  const std::size_t whole = static_cast<std::size_t>(exponent) + 1;  // digits before the point
+  return out + digits.substr(0, whole) + "." + digits.substr(whole);
 }
 
 BOOST_AUTO_TEST_CASE(rounding_matches_an_independent_reference) {
