@@ -123,7 +123,7 @@ class MpiAbortChannel {
   void stop();
 
  private:
-  void watch(std::stop_token stop);
+  void watch(const std::stop_token& stop);
   void tell_other_ranks();
 
   MPI_Comm notices_ = MPI_COMM_NULL;
