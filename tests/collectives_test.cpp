@@ -554,6 +554,7 @@ BOOST_AUTO_TEST_CASE(ten_thousand_back_to_back) {
         } else {  // ppermute by a shift that changes every call
           const int s = static_cast<int>(shared() % static_cast<std::uint64_t>(n));
           std::vector<std::pair<int, int>> perm;
+          perm.reserve(static_cast<std::size_t>(n));
           for (int r = 0; r < n; ++r) perm.emplace_back(r, (r + s) % n);
           Tensor x({m});
           for (std::size_t i = 0; i < m; ++i) x.data[i] = val(c, d, i);

@@ -358,6 +358,7 @@ BOOST_AUTO_TEST_CASE(through_mesh_each_kind) {
       {"ppermute table",
        [](Device& dev) {
          std::vector<std::pair<int, int>> perm;
+         perm.reserve(8);
          for (int d = 0; d < 8; ++d) perm.emplace_back(d, (d + (dev.index() == 4 ? 2 : 1)) % 8);
          (void)dev.ppermute(Tensor({6000}), "data", perm);
        },

@@ -163,6 +163,7 @@ BOOST_AUTO_TEST_CASE(same_bits_as_the_in_process_engine) {
     {
       InProcessGroup engine(kDevices, "data");
       std::vector<std::jthread> threads;
+      threads.reserve(kDevices);
       for (int d = 0; d < kDevices; ++d)
         threads.emplace_back([&, d] {
           local[static_cast<std::size_t>(d)].resize(count);
