@@ -275,7 +275,7 @@ const char* gemm_target() { return chosen.load(std::memory_order_relaxed)->name;
 std::vector<std::string> gemm_targets() {
   std::vector<std::string> names;
   for (const Kernel& k : kKernels)
-    if (k.supported()) names.push_back(k.name);
+    if (k.supported()) names.emplace_back(k.name);
   return names;
 }
 

@@ -264,9 +264,9 @@ std::vector<std::string> run_failing(const std::function<void(MpiCommunicator&)>
   for (const std::exception_ptr& e : errors) {
     try {
       if (e) std::rethrow_exception(e);
-      messages.push_back("(no error)");
+      messages.emplace_back("(no error)");
     } catch (const std::exception& x) {
-      messages.push_back(x.what());
+      messages.emplace_back(x.what());
     }
   }
   return messages;
