@@ -157,6 +157,7 @@ nlohmann::json run_timed(const std::string& program, const std::string& case_pat
   // In process even when the bench itself runs under mpirun: --timings times one process.
   std::vector<std::string> args = {self, program, case_path, "--timings", "--backend", "inprocess"};
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = 0;

@@ -189,6 +189,7 @@ void run_in_process(const ProgramDef& program, const ProgramFlags& flags, Prepar
     throw;
   }
   std::vector<std::uint64_t> entered;
+  entered.reserve(static_cast<std::size_t>(mesh.size()));
   for (int d = 0; d < mesh.size(); ++d) entered.push_back(mesh.collectives_entered(d));
   finish_run(program, flags, p.c, outputs, trace, p.trace_out, mesh.unfired_injections(), entered,
              profile);

@@ -28,8 +28,7 @@ Json float32(double v) {
 
 Json case_json(const CaseReport& c, const CheckSummary& summary) {
   Json elements = Json::array(), shapes = Json::array();
-  for (std::size_t i = 0; i < c.mismatches.size(); ++i) {
-    const Mismatch& m = c.mismatches[i];
+  for (const Mismatch& m : c.mismatches) {
     if (!m.shape_note.empty()) {
       shapes.push_back({{"output", m.path}, {"difference", m.shape_note}});
     } else if (elements.size() < kMaxReportedElements) {

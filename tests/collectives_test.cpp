@@ -46,7 +46,8 @@ constexpr int kScale = 4;
 constexpr int kScale = 1;
 #endif
 
-constexpr std::size_t kDefaultSwitch = 16 * 1024 / sizeof(float);  // 4096 floats
+constexpr std::size_t kDefaultSwitchBytes = std::size_t{16} * 1024;  // GroupOptions' default
+constexpr std::size_t kDefaultSwitch = kDefaultSwitchBytes / sizeof(float);  // 4096 floats
 constexpr std::size_t kHuge = std::numeric_limits<std::size_t>::max() / 2;
 
 // A float whose sums are not exact: full 24-bit mantissa, exponent spread over 2^-6..2^6, so the
@@ -111,7 +112,7 @@ GroupOptions with_switch(std::size_t staged_max_bytes) {
 // The three switch settings: the default (16 KiB), everything direct, everything staged.
 const std::vector<std::pair<std::string, std::size_t>>& switch_settings() {
   static const std::vector<std::pair<std::string, std::size_t>> s{
-      {"default", 16 * 1024}, {"direct", 0}, {"staged", kHuge}};
+      {"default", kDefaultSwitchBytes}, {"direct", 0}, {"staged", kHuge}};
   return s;
 }
 
@@ -127,7 +128,7 @@ const std::vector<std::size_t>& sweep_counts() {
 const std::vector<float>& pool() {
   static const std::vector<float> p = [] {
     std::mt19937_64 g(0x5eed1234);
-    std::vector<float> v(16 * ((1u << 20) + 64));
+    std::vector<float> v(std::size_t{16} * ((1u << 20) + 64));
     for (float& f : v) f = rand_float(g);
     return v;
   }();
@@ -243,7 +244,7 @@ BOOST_AUTO_TEST_CASE(psum_equals_serial_left_fold) {
 // The seq() counter and member identity through the interface.
 BOOST_AUTO_TEST_CASE(rank_size_and_seq) {
   for (int n : {1, 2, 5, 16}) {
-    InProcessGroup g(n, "x", with_switch(16 * 1024));
+    InProcessGroup g(n, "x", with_switch(kDefaultSwitchBytes));
     std::vector<int> ranks(static_cast<std::size_t>(n)), sizes(ranks.size());
     std::vector<std::uint64_t> seq_before(ranks.size()), seq_after(ranks.size());
     run_ranks(g, [&](Communicator& c, int r) {
@@ -360,7 +361,10 @@ BOOST_AUTO_TEST_CASE(permute_moves_blocks_and_zeroes_receivers_of_nothing) {
     for (std::size_t m : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{4096},
                           std::size_t{4097}, std::size_t{12289}}) {
       const auto in = make_inputs(n, m, m + 3);
-      for (const auto& [tname, src] : permutation_tables(n, g)) {
+      for (const auto& table : permutation_tables(n, g)) {
+        // Named references, not a structured binding: clang 14 lets no lambda capture one.
+        const auto& tname = table.first;
+        const auto& src = table.second;
         for (const auto& [sw_name, sw] : switch_settings()) {
           InProcessGroup grp(n, "data", with_switch(sw));
           std::vector<std::vector<float>> outs(static_cast<std::size_t>(n),
@@ -550,6 +554,7 @@ BOOST_AUTO_TEST_CASE(ten_thousand_back_to_back) {
         } else {  // ppermute by a shift that changes every call
           const int s = static_cast<int>(shared() % static_cast<std::uint64_t>(n));
           std::vector<std::pair<int, int>> perm;
+          perm.reserve(static_cast<std::size_t>(n));
           for (int r = 0; r < n; ++r) perm.emplace_back(r, (r + s) % n);
           Tensor x({m});
           for (std::size_t i = 0; i < m; ++i) x.data[i] = val(c, d, i);
@@ -726,10 +731,11 @@ BOOST_AUTO_TEST_CASE(random_sizes_random_delays) {
     std::size_t switch_bytes, small_max, big_lo, max_m;
   };
   const std::vector<Config> configs{
-      {8, 30'000, 16 * 1024, 300, 3990, 4200},  // crosses the default switch (4096 floats)
-      {8, 25'000, 256, 100, 40, 200},           // switch at 64 floats
-      {2, 25'000, 256, 100, 40, 200},           // not oversubscribed: the spinning waiter
-      {5, 15'000, 256, 100, 40, 200},          {16, 5'000, 256, 100, 40, 200},
+      {8, 30'000, kDefaultSwitchBytes, 300, 3990, 4200},  // crosses the default: 4096 floats
+      {8, 25'000, 256, 100, 40, 200},                     // switch at 64 floats
+      {2, 25'000, 256, 100, 40, 200},                     // not oversubscribed: the spinning waiter
+      {5, 15'000, 256, 100, 40, 200},
+      {16, 5'000, 256, 100, 40, 200},
   };
   int total = 0;
   for (std::size_t i = 0; i < configs.size(); ++i) {

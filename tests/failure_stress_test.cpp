@@ -149,6 +149,7 @@ void body(Device& dev, const std::vector<Step>& steps, std::size_t count,
         break;
       case Op::kPpermute: {
         std::vector<std::pair<int, int>> perm;
+        perm.reserve(static_cast<std::size_t>(n));
         for (int d = 0; d < n; ++d) perm.emplace_back(d, (d + 1) % n);
         out[i] = dev.ppermute(x, "data", perm);
         break;
@@ -351,6 +352,7 @@ BOOST_AUTO_TEST_CASE(ten_thousand_injected_failures_and_stalls) {
   };
   {
     std::vector<std::jthread> drivers;
+    drivers.reserve(kDrivers);
     for (int i = 0; i < kDrivers; ++i) drivers.emplace_back(driver);
   }
 

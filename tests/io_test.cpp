@@ -265,8 +265,8 @@ std::string reference_format(float v, int precision) {
     return out + "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
   if (n <= exponent + 1)
     return out + digits + std::string(static_cast<std::size_t>(exponent + 1 - n), '0') + ".0";
-  return out + digits.substr(0, static_cast<std::size_t>(exponent + 1)) + "." +
-         digits.substr(static_cast<std::size_t>(exponent + 1));
+  const std::size_t whole = static_cast<std::size_t>(exponent) + 1;  // digits before the point
+  return out + digits.substr(0, whole) + "." + digits.substr(whole);
 }
 
 BOOST_AUTO_TEST_CASE(rounding_matches_an_independent_reference) {
@@ -802,7 +802,7 @@ std::string big_case(std::size_t rows, bool ragged_last) {
 }
 
 BOOST_AUTO_TEST_CASE(a_50_mb_case_is_read_and_rejected) {
-  const std::size_t rows = 8 * 140'000;
+  const std::size_t rows = std::size_t{8} * 140'000;
   {
     TempFile f(big_case(rows, false));
     const Case c = read_case(f.path, nullptr, 8);

@@ -83,7 +83,9 @@ bool same_bits(const Tensor& a, const Tensor& b) {
 BOOST_AUTO_TEST_SUITE(collectives_on_groups)
 
 BOOST_AUTO_TEST_CASE(psum_pmean_all_gather_per_group_in_documented_order) {
-  for (auto [data, model] : {std::pair{2, 4}, std::pair{4, 2}, std::pair{3, 2}, std::pair{1, 8}}) {
+  for (const auto& shape : {std::pair{2, 4}, std::pair{4, 2}, std::pair{3, 2}, std::pair{1, 8}}) {
+    // Plain variables, not a structured binding: clang 14 lets no lambda capture one.
+    const int data = shape.first, model = shape.second;
     Mesh mesh(MeshShape{{"data", data}, {"model", model}});
     const int n = data * model;
     std::vector<std::string> errors(static_cast<std::size_t>(n));
@@ -114,6 +116,7 @@ BOOST_AUTO_TEST_CASE(psum_pmean_all_gather_per_group_in_documented_order) {
         }
         // ppermute: a shift by one rank within the group.
         std::vector<std::pair<int, int>> shift;
+        shift.reserve(static_cast<std::size_t>(size));
         for (int r = 0; r < size; ++r) shift.emplace_back(r, (r + 1) % size);
         const Tensor p = dev.ppermute(x, axes, shift);
         const int from = members[static_cast<std::size_t>((rank + size - 1) % size)];
@@ -156,6 +159,7 @@ BOOST_AUTO_TEST_CASE(blocks_follow_jax_numbering) {
   BOOST_TEST((block_of(v, P{{"model", "data"}}, mesh, 5).data[0] == 3.0f));  // model 1 * 2 + data 1
   BOOST_TEST((P{{"data", "model"}}.str() == "P(('data', 'model'),)"));
   std::vector<Tensor> blocks;
+  blocks.reserve(8);
   for (int d = 0; d < 8; ++d) blocks.push_back(block_of(g, P{"data", "model"}, mesh, d));
   BOOST_TEST(same_bits(assemble(blocks, P{"data", "model"}, mesh), g));
 }

@@ -315,7 +315,7 @@ void expect_mismatch_everywhere(int n, std::size_t switch_bytes, Kind kind, std:
 
 BOOST_AUTO_TEST_CASE(every_member_detects_it_on_every_path) {
   for (int n : {2, 3, 8}) {
-    for (std::size_t sw : {std::size_t{16 * 1024}, std::size_t{0}, kHuge}) {
+    for (std::size_t sw : {std::size_t{16} * 1024, std::size_t{0}, kHuge}) {
       for (std::size_t count : {std::size_t{7}, std::size_t{5000}}) {
         BOOST_TEST_CONTEXT("n=" << n << " switch=" << sw << " count=" << count) {
           expect_mismatch_everywhere(n, sw, Kind::kOp, count);
@@ -358,6 +358,7 @@ BOOST_AUTO_TEST_CASE(through_mesh_each_kind) {
       {"ppermute table",
        [](Device& dev) {
          std::vector<std::pair<int, int>> perm;
+         perm.reserve(8);
          for (int d = 0; d < 8; ++d) perm.emplace_back(d, (d + (dev.index() == 4 ? 2 : 1)) % 8);
          (void)dev.ppermute(Tensor({6000}), "data", perm);
        },

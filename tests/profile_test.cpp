@@ -289,7 +289,7 @@ BOOST_AUTO_TEST_CASE(timings_line) {
   };
   for (const Want& w : wants) {
     std::vector<std::string> args = w.args;
-    args.push_back("--timings");
+    args.emplace_back("--timings");
     const auto res = run(args);
     BOOST_TEST_CONTEXT(w.args[1]) {
       BOOST_TEST(res.code == 0);

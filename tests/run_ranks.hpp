@@ -19,6 +19,7 @@ std::vector<std::exception_ptr> run_ranks_collect(InProcessGroup& g, F&& fn, boo
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
   {
     std::vector<std::jthread> threads;
+    threads.reserve(static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) {
       threads.emplace_back([&, r] {
         try {

@@ -237,7 +237,7 @@ BOOST_AUTO_TEST_CASE(trace_file_is_checked_before_the_run_and_written_on_failure
 BOOST_AUTO_TEST_CASE(when_every_device_stalls_all_are_named) {
   std::vector<std::string> args{"dp-step", kExample, "--timeout", "1"};
   for (int d = 0; d < 8; ++d) {
-    args.push_back("--inject");
+    args.emplace_back("--inject");
     args.push_back("stall:" + std::to_string(d) + "@1");
   }
   const Result r = run(args);

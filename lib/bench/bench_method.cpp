@@ -45,7 +45,8 @@ float test_value(int rank, std::size_t k) {
   return static_cast<float>(rank + 1) + static_cast<float>(k % 7);
 }
 float expected_sum(int n, std::size_t k) {
-  return static_cast<float>(n * (n + 1) / 2) + static_cast<float>(n) * static_cast<float>(k % 7);
+  const int ranks_sum = n * (n + 1) / 2;  // 1 + 2 + ... + n, exact in int: n (n + 1) is even
+  return static_cast<float>(ranks_sum) + static_cast<float>(n) * static_cast<float>(k % 7);
 }
 
 std::string machine_line() {

@@ -82,7 +82,7 @@ namespace meshrun {
 struct GroupOptions {
   std::chrono::nanoseconds timeout = std::chrono::seconds(10);
   // Messages of at most this many bytes per member take the staged path.
-  std::size_t staged_max_bytes = 16 * 1024;
+  std::size_t staged_max_bytes = std::size_t{16} * 1024;
   // psum messages of at least this many bytes per member write their outputs with non-temporal
   // stores (the n outputs and n inputs no longer fit the last-level cache; see kernels.hpp).
   std::size_t nontemporal_min_bytes = 4 << 20;

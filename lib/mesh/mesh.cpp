@@ -170,7 +170,7 @@ struct Mesh::Impl {
   std::vector<char> fired;
   std::vector<std::jthread> threads;  // last member: joined first, before the state above dies
 
-  void device_loop(int index, std::stop_token stop);
+  void device_loop(int index, const std::stop_token& stop);
   void run_job(int index, const std::stop_token& stop);
   // --inject at the device's `count`-th collective, which is `op` #seq in `group`.
   void inject(int index, CollectiveOp op, std::uint64_t count, const std::string& group,
@@ -207,7 +207,7 @@ static void pin_if_oversubscribed(int index, int size) {
 #endif
 }
 
-void Mesh::Impl::device_loop(int index, std::stop_token stop) {
+void Mesh::Impl::device_loop(int index, const std::stop_token& stop) {
   t_device_of = this;
   if (options.pin_devices) pin_if_oversubscribed(index, size);
   std::uint32_t seen = 0;
@@ -340,7 +340,7 @@ void Mesh::Impl::inject(int index, CollectiveOp op, std::uint64_t count, const s
 // group -- followed to the members that group waited for, down to the stalled and late ones, the
 // cause; for a stall that ended the run, every device that stalled, not just the first to give up.
 std::exception_ptr Mesh::Impl::explain(int first) const {
-  const std::exception_ptr error = errors[static_cast<std::size_t>(first)];
+  std::exception_ptr error = errors[static_cast<std::size_t>(first)];  // not const: returned, moved
   auto list = [](const std::vector<int>& devices) {
     std::string s;
     for (int d : devices) s += (s.empty() ? "" : ", ") + std::to_string(d);
@@ -456,7 +456,7 @@ Mesh::Mesh(MeshShape shape, MeshOptions options) : impl_(std::make_unique<Impl>(
 void Mesh::Impl::start_missing_threads() {
   for (int i = static_cast<int>(threads.size()); i < size; ++i) {
     try {
-      threads.emplace_back([this, i](std::stop_token st) { device_loop(i, st); });
+      threads.emplace_back([this, i](const std::stop_token& st) { device_loop(i, st); });
     } catch (const std::system_error& e) {
       for (int d = i; d < size; ++d) {
         record(d, std::make_exception_ptr(

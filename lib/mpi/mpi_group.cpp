@@ -62,7 +62,7 @@ MpiAbortChannel::MpiAbortChannel(MPI_Comm comm, std::chrono::milliseconds timeou
     std::this_thread::sleep_for(kSleep);
   }
   MPI_Comm_set_errhandler(notices_, MPI_ERRORS_RETURN);
-  watcher_ = std::jthread([this](std::stop_token stop) { watch(stop); });
+  watcher_ = std::jthread([this](const std::stop_token& stop) { watch(stop); });
 }
 
 MpiAbortChannel::~MpiAbortChannel() {
@@ -111,7 +111,7 @@ void MpiAbortChannel::forget(int id) {
 
 // The watcher: keeps one receive posted for a notice from any rank; sends this rank's own reason,
 // once, to every other rank when it aborts for a reason of its own.
-void MpiAbortChannel::watch(std::stop_token stop) {
+void MpiAbortChannel::watch(const std::stop_token& stop) {
   std::vector<char> notice(kNoticeMax);
   MPI_Request incoming = MPI_REQUEST_NULL;
   MPI_Irecv(notice.data(), kNoticeMax, MPI_CHAR, MPI_ANY_SOURCE, 0, notices_, &incoming);

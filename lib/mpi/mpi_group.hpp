@@ -84,9 +84,9 @@ namespace meshrun {
 struct MpiOptions {
   std::chrono::milliseconds timeout{10'000};
   // psum, pmean and psum_scatter inputs of at most this many bytes per device take the gather path.
-  std::size_t gather_max_bytes = 16 * 1024;
+  std::size_t gather_max_bytes = std::size_t{16} * 1024;
   // The chain path's chunk, and how many chunks a rank has in flight per direction.
-  std::size_t chunk_bytes = 512 * 1024;
+  std::size_t chunk_bytes = std::size_t{512} * 1024;
   int window = 4;
 };
 
@@ -123,7 +123,7 @@ class MpiAbortChannel {
   void stop();
 
  private:
-  void watch(std::stop_token stop);
+  void watch(const std::stop_token& stop);
   void tell_other_ranks();
 
   MPI_Comm notices_ = MPI_COMM_NULL;

@@ -32,6 +32,7 @@ void MpiMesh::build(const MeshShape& mesh, const MpiOptions& options) {
     for (std::size_t g = 0; g < groups; ++g) {
       const std::vector<int>& members = set.layout.members[g];
       std::vector<int> hosts;  // the ranks hosting a member, ascending
+      hosts.reserve(members.size());
       for (int d : members) hosts.push_back(d / k_);
       std::sort(hosts.begin(), hosts.end());
       hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());

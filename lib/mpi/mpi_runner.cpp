@@ -21,6 +21,7 @@ std::vector<std::exception_ptr> run_local_devices(
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(k));
   {
     std::vector<std::jthread> threads;
+    threads.reserve(static_cast<std::size_t>(k));
     for (int j = 0; j < k; ++j) {
       threads.emplace_back([&, j] {
         MpiCommunicator& comm = group.member(j);

@@ -317,6 +317,7 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
 
   // Rank 0: the first failure (its own, else the lowest rank's), or the outputs.
   std::vector<Wire> wires;
+  wires.reserve(outcomes.size());
   for (std::string& o : outcomes) wires.emplace_back(std::move(o));
   std::string stalls;
   std::uint64_t code = 0;

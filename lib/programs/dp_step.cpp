@@ -59,9 +59,9 @@ const ProgramDef& dp_step_program() {
       dp_step_check,
       {input_split("x", 0), input_split("y", 0), reduced_over(kAxis, {"loss", "w", "b"})},
       {{kAxis, 8}},
-      // x W forward and x^T g backward: N x D x K multiply-adds each.
+      // x W forward and x^T g backward: N x D x K multiply-adds each, 2 flops apiece.
       [](const std::vector<Tensor>& in) {
-        return 2 * 2 * in[2].rows() * in[2].cols() * in[0].cols();
+        return 2 * (2 * in[2].rows() * in[2].cols() * in[0].cols());
       },
   };
   return def;

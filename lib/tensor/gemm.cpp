@@ -13,6 +13,7 @@
 #define HWY_TARGET_INCLUDE "tensor/gemm.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 // (foreach_target.h must come first: it re-includes this file, and everything below, per target.)
+#include <cpuid.h>
 #include <hwy/highway.h>
 
 #include <algorithm>
@@ -230,7 +231,13 @@ struct Kernel {
 };
 
 // What Highway's AVX3 and AVX2 targets require of the CPU (hwy/targets.cc), read with GCC's
-// cpuid-backed builtins.
+// cpuid-backed builtins -- but F16C straight from CPUID leaf 1 (ECX bit 29): clang 14's
+// __builtin_cpu_supports knows no "f16c", and has_avx2 asks for AVX2 and FMA too, which the
+// builtins report only where the OS saves the AVX state, so the conjunction is unchanged.
+bool has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
 bool has_avx3() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
@@ -239,7 +246,7 @@ bool has_avx3() {
 bool has_avx2() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("f16c");
+         __builtin_cpu_supports("bmi2") && has_f16c();
 }
 bool always() { return true; }
 
@@ -268,7 +275,7 @@ const char* gemm_target() { return chosen.load(std::memory_order_relaxed)->name;
 std::vector<std::string> gemm_targets() {
   std::vector<std::string> names;
   for (const Kernel& k : kKernels)
-    if (k.supported()) names.push_back(k.name);
+    if (k.supported()) names.emplace_back(k.name);
   return names;
 }
 

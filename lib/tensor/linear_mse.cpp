@@ -10,7 +10,7 @@ namespace meshrun {
 
 namespace {
 // Rows per block: the block of x (at most this many floats) stays in L2 between its two reads.
-constexpr std::size_t kBlockFloats = 32 * 1024;
+constexpr std::size_t kBlockFloats = std::size_t{32} * 1024;
 }  // namespace
 
 float linear_mse_grad(const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b,

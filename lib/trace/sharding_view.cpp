@@ -41,11 +41,16 @@ void draw(std::ostringstream& out, const ArrayRecord& a, const Trace& t) {
   const int rows = matrix ? shard_count(a.spec, 0, t.mesh) : 1;
   const int cols = rank >= 1 ? shard_count(a.spec, rank - 1, t.mesh) : 1;
   std::vector<std::string> label(static_cast<std::size_t>(rows * cols), "dev ");
+  // Row-major, multiplied in size_t.
+  auto cell_of = [cols](int r, int c) {
+    return static_cast<std::size_t>(r) * static_cast<std::size_t>(cols) +
+           static_cast<std::size_t>(c);
+  };
   std::vector<bool> first(label.size(), true);
   for (int d = 0; d < t.devices; ++d) {
     const int r = matrix ? shard_index(a.spec, 0, t.mesh, d) : 0;
     const int c = rank >= 1 ? shard_index(a.spec, rank - 1, t.mesh, d) : 0;
-    const auto cell = static_cast<std::size_t>(r * cols + c);
+    const std::size_t cell = cell_of(r, c);
     if (!first[cell]) label[cell] += ',';
     label[cell] += std::to_string(d);
     first[cell] = false;
@@ -69,8 +74,7 @@ void draw(std::ostringstream& out, const ArrayRecord& a, const Trace& t) {
   out << line("┌", "┬", "┐");
   for (int r = 0; r < rows; ++r) {
     out << "│";
-    for (int c = 0; c < cols; ++c)
-      out << pad(label[static_cast<std::size_t>(r * cols + c)], w) << "│";
+    for (int c = 0; c < cols; ++c) out << pad(label[cell_of(r, c)], w) << "│";
     out << (rows > 1 ? " rows " + range(a.global[0], rows, r) : "") << "\n";
     out << (r + 1 < rows ? line("├", "┼", "┤") : line("└", "┴", "┘"));
   }

@@ -1,6 +1,7 @@
 #include "trace/structure.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace meshrun {
 
@@ -72,7 +73,7 @@ StructuralRule output_split(const std::string& output, int dim, const std::strin
 }
 
 ElementCount output_blocks(std::vector<std::string> arrays) {
-  return [arrays](const Trace& t, int d) {
+  return [arrays = std::move(arrays)](const Trace& t, int d) {
     std::size_t n = 0;
     for (const auto& name : arrays)
       if (const ArrayRecord* a = find(t.outputs, name))
@@ -90,7 +91,8 @@ StructuralRule reduction_rule(const std::string& axis, std::vector<std::string> 
                   "', and nothing else over it"
             : "every device reduced (psum/pmean) " + what + " over '" + axis + "'";
   return {std::move(description),
-          [axis, outputs, what, need, exact](const Trace& t) -> std::optional<std::string> {
+          [axis, outputs = std::move(outputs), what, need = std::move(need),
+           exact](const Trace& t) -> std::optional<std::string> {
             for (const auto& o : outputs)
               if (!find(t.outputs, o)) return o + " was not recorded";
             for (int d = 0; d < t.devices; ++d) {
@@ -122,7 +124,7 @@ StructuralRule only_reductions_over(std::vector<std::string> axes, const std::st
   std::string names;
   for (const auto& a : axes) names += (names.empty() ? "'" : " or '") + a + "'";
   return {why + ": every collective was a psum or pmean over " + names + " alone",
-          [axes](const Trace& t) -> std::optional<std::string> {
+          [axes = std::move(axes)](const Trace& t) -> std::optional<std::string> {
             for (int d = 0; d < t.devices; ++d) {
               for (const CollectiveRecord& c : t.collectives.at(static_cast<std::size_t>(d))) {
                 if (is_reduction(c) && std::find(axes.begin(), axes.end(), c.axis) != axes.end())

@@ -163,6 +163,7 @@ BOOST_AUTO_TEST_CASE(same_bits_as_the_in_process_engine) {
     {
       InProcessGroup engine(kDevices, "data");
       std::vector<std::jthread> threads;
+      threads.reserve(kDevices);
       for (int d = 0; d < kDevices; ++d)
         threads.emplace_back([&, d] {
           local[static_cast<std::size_t>(d)].resize(count);
@@ -263,9 +264,9 @@ std::vector<std::string> run_failing(const std::function<void(MpiCommunicator&)>
   for (const std::exception_ptr& e : errors) {
     try {
       if (e) std::rethrow_exception(e);
-      messages.push_back("(no error)");
+      messages.emplace_back("(no error)");
     } catch (const std::exception& x) {
-      messages.push_back(x.what());
+      messages.emplace_back(x.what());
     }
   }
   return messages;
@@ -333,7 +334,7 @@ BOOST_AUTO_TEST_CASE(a_stall_on_a_remote_rank_is_reported_at_the_timeout) {
 // every device reports the mismatch instead of mixing data.
 BOOST_AUTO_TEST_CASE(mismatched_collectives_across_ranks_fail_every_device) {
   const auto messages = run_failing([](MpiCommunicator& c) {
-    std::vector<float> in(5, 1.0f), out(5), all(5 * kDevices);
+    std::vector<float> in(5, 1.0f), out(5), all(5 * static_cast<std::size_t>(kDevices));
     c.all_reduce_sum(in, out);
     if (c.rank() == kVictim) {
       c.all_gather(in, all);

@@ -99,6 +99,7 @@ std::vector<std::string> run_devices(
   std::vector<std::string> errors(static_cast<std::size_t>(mesh.local_devices()));
   {
     std::vector<std::jthread> threads;
+    threads.reserve(errors.size());
     for (int j = 0; j < mesh.local_devices(); ++j) {
       threads.emplace_back([&, j] {
         const int d = mesh.first_device() + j;
