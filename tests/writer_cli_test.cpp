@@ -142,23 +142,39 @@ BOOST_AUTO_TEST_CASE(every_file_flag_to_a_full_device_is_exit_6_with_one_line) {
   expect_dev_full_intact();
 }
 
-// `check --json /dev/stdout > out.txt`: the report goes to the file the shell redirected stdout
-// to, the same file (inode), not a new one renamed over it -- which would have left the shell's
-// redirection, and the verdict lines, writing to a file no longer in the directory.
-BOOST_AUTO_TEST_CASE(a_report_to_dev_stdout_redirected_to_a_file_is_written_in_place) {
-  TempDir dir;
-  const std::string out = dir.write("out.txt", "");
-  struct stat before {};
-  BOOST_REQUIRE(stat(out.c_str(), &before) == 0);
-  RunOptions o;
-  o.stdout_path = out;
-  const Result r = run_with({"check", "--json", "/dev/stdout", kExample}, o);
-  BOOST_TEST(r.code == 0, r.err);
-  struct stat after {};
-  BOOST_REQUIRE(stat(out.c_str(), &after) == 0);
-  BOOST_TEST(after.st_ino == before.st_ino);
-  BOOST_TEST(slurp(out).find("\"passed\": 1") != std::string::npos, slurp(out));
-  BOOST_TEST(names(dir.path) == std::vector<std::string>{"out.txt"});
+// `check --json /dev/stdout > out.txt` (and `>> out.txt`): the report goes to the file the shell
+// redirected stdout to, after the verdict lines and what the file held before -- the same file
+// (inode), neither emptied by a second open nor replaced by a new file renamed over it (which
+// would have left the shell's redirection writing to a file no longer in the directory). The
+// report may also name that file itself rather than /dev/stdout.
+BOOST_AUTO_TEST_CASE(a_report_to_where_stdout_goes_follows_the_verdict_lines) {
+  for (const bool append : {false, true}) {
+    for (const bool by_name : {false, true}) {
+      BOOST_TEST_CONTEXT((append ? ">> " : "> ") << (by_name ? "by its name" : "/dev/stdout")) {
+        TempDir dir;
+        const std::string out = dir.write("out.txt", "earlier line\n");
+        struct stat before {};
+        BOOST_REQUIRE(stat(out.c_str(), &before) == 0);
+        RunOptions o;
+        o.stdout_path = out;
+        o.stdout_append = append;
+        const Result r = run_with({"check", "--json", by_name ? out : "/dev/stdout", kExample}, o);
+        BOOST_TEST(r.code == 0, r.err);
+        struct stat after {};
+        BOOST_REQUIRE(stat(out.c_str(), &after) == 0);
+        BOOST_TEST(after.st_ino == before.st_ino);
+        const std::string text = slurp(out);
+        const std::string lines =
+            std::string(append ? "earlier line\n" : "") + "PASS " + std::string(kExample) + ": ";
+        BOOST_TEST(text.starts_with(lines), text);
+        const std::size_t tally = text.find("\n1 passed, 0 failed\n{");
+        BOOST_TEST(tally != std::string::npos, text);
+        BOOST_TEST(text.find("\"passed\": 1") > tally, text);
+        BOOST_TEST(text.ends_with("}\n"), text);
+        BOOST_TEST(names(dir.path) == std::vector<std::string>{"out.txt"});
+      }
+    }
+  }
 }
 
 // RLIMIT_FSIZE (`ulimit -f`) cuts a report short: exit 6 naming --json and the file, the old

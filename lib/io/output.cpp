@@ -37,12 +37,29 @@ mode_t default_mode() {
   return 0666 & ~mask;
 }
 
+// The standard stream (stdout or stderr) whose regular file `path` names -- /dev/stdout when
+// stdout is redirected to a file, or that file's own name -- or -1. Such a file is written through
+// a duplicate of the stream's descriptor, so at the stream's offset: opened anew it would get a
+// second offset at 0 (and O_TRUNC would empty it) and the report would overwrite the stream's
+// lines; replaced by rename, the stream would go on writing to a file no longer in the directory.
+int standard_stream_of(const std::string& path) {
+  struct stat target {};
+  if (::stat(path.c_str(), &target) != 0 || !S_ISREG(target.st_mode)) return -1;
+  for (const int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && st.st_dev == target.st_dev && st.st_ino == target.st_ino)
+      return fd;
+  }
+  return -1;
+}
+
 // True when `path` is written where it is, never replaced: something that exists and is not a
-// regular file (stat follows links), or a name under /dev or /proc -- /dev/stdout is a link to
-// whatever stdout is, a regular file when it is redirected to one, and replacing that file would
-// leave the shell's redirection writing to a file no longer in the directory.
+// regular file (stat follows links), or a name of an open descriptor (/dev/stdout, /dev/fd/N,
+// /proc/PID/fd/N): the file behind it is somebody's open file, not one to replace.
 bool written_in_place(const std::string& path) {
-  if (path.starts_with("/dev/") || path.starts_with("/proc/")) return true;
+  if (path == "/dev/stdout" || path == "/dev/stderr" || path.starts_with("/dev/fd/") ||
+      (path.starts_with("/proc/") && path.find("/fd/") != std::string::npos))
+    return true;
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
 }
@@ -68,6 +85,11 @@ OutputFile::OutputFile(const std::string& path, const std::string& field, Mode m
   const auto refuse = [&](int err) {
     throw InputError(field, "cannot write " + path + ": " + std::strerror(err));
   };
+  if (const int stream = standard_stream_of(path); stream >= 0) {
+    fd_ = ::fcntl(stream, F_DUPFD_CLOEXEC, 3);
+    if (fd_ < 0) refuse(errno);
+    return;
+  }
   if (mode == Mode::kInPlace || written_in_place(path)) {
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd_ < 0) refuse(errno);

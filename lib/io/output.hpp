@@ -30,9 +30,11 @@ void close_stdout();
 //               closed. A reader never sees half a file; a failure leaves the old file as it was,
 //               and the temporary file is removed. A target that is a symbolic link is resolved
 //               (the file it points to is replaced, the link kept); one that exists and is not a
-//               regular file (/dev/full, a FIFO, a terminal) has nothing to replace, and a name
-//               under /dev or /proc (/dev/stdout redirected to a file) must not be replaced: both
-//               are written in place.
+//               regular file (/dev/full, a FIFO, a terminal) has nothing to replace, and the name
+//               of an open descriptor (/dev/stdout, /dev/fd/N) must not be replaced: both are
+//               written in place. In both modes, the file stdout or stderr is redirected to (named
+//               /dev/stdout or by its own name) is written through a duplicate of that stream's
+//               descriptor, after what the stream wrote.
 // Opened up front, so a bad path fails before any work: InputError(field, "cannot write PATH:
 // <reason>"), exit 2. Every later failure (write, sync, close, rename) is OutputError("FIELD:
 // cannot write PATH: <reason>"), exit 6.
