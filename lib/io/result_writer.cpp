@@ -4,6 +4,7 @@
 #include <cmath>
 #include <exception>
 #include <system_error>
+#include <string_view>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -16,16 +17,26 @@ namespace {
 
 // Text for `out`, gathered in a fixed buffer and appended a buffer at a time: a number is
 // written straight into it (put_number), not appended to the string character by character.
+// The last part reaches `out` at flush(), which the writer calls: not in a destructor, where a
+// failing append (bad_alloc) could only end the process.
 class TextBuffer {
  public:
   explicit TextBuffer(std::string& out) : out_(out) {}
-  ~TextBuffer() { flush(); }
   TextBuffer(const TextBuffer&) = delete;
   TextBuffer& operator=(const TextBuffer&) = delete;
 
   void put(char c) {
     room(1);
     *at_++ = c;
+  }
+  void put(std::string_view text) {
+    if (text.size() > sizeof buf_) {
+      flush();
+      out_.append(text);
+      return;
+    }
+    room(text.size());
+    at_ = std::copy(text.begin(), text.end(), at_);
   }
   void number(float v, const NumberFormat& format) {
     MESHRUN_CHECK(std::isfinite(v), "a non-finite result is refused before it is written");
@@ -114,7 +125,7 @@ void format_pieces(std::string& text, const Piece* first, const Piece* last,
                    const NumberFormat& format) {
   TextBuffer out(text);
   for (const Piece* p = first; p != last; ++p) {
-    for (const char c : p->text) out.put(c);
+    out.put(p->text);
     if (p->values == nullptr) continue;
     if (p->row) {
       append_row(out, p->values, p->n, format);
@@ -122,6 +133,7 @@ void format_pieces(std::string& text, const Piece* first, const Piece* last,
       out.number(p->values[0], format);
     }
   }
+  out.flush();
 }
 
 // Below this many numbers one thread formats the result; above, the CPUs share it.
@@ -131,10 +143,9 @@ constexpr std::size_t kParallelNumbers = std::size_t{1} << 16;
 
 std::string tensor_json(const Tensor& t, const NumberFormat& format) {
   std::string out;
-  {
-    TextBuffer buffer(out);
-    append_tensor(buffer, t, format);
-  }  // flushed
+  TextBuffer buffer(out);
+  append_tensor(buffer, t, format);
+  buffer.flush();
   return out;
 }
 
