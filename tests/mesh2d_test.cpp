@@ -469,7 +469,10 @@ BOOST_AUTO_TEST_CASE(blocks_cut_on_the_devices_or_the_caller_come_back_bit_for_b
     for (float& x : v) x = static_cast<float>(rng()) / 4096.0f;
     return Tensor({rows, cols}, std::move(v));
   };
-  for (const std::size_t rows : {std::size_t{8}, std::size_t{512}}) {  // 32 KiB, 2 MiB of a
+  // 8 rows of a: 32 KiB of inputs in all, cut by the caller; 512 rows: 2 MiB, by the devices.
+  static_assert(std::size_t{8 * 1024 + 16 * 24 + 4 * 1024} * sizeof(float) < kSplitOnDevicesBytes);
+  static_assert(std::size_t{512 * 1024} * sizeof(float) >= kSplitOnDevicesBytes);
+  for (const std::size_t rows : {std::size_t{8}, std::size_t{512}}) {
     const std::vector<Tensor> in{random(rows, 1024), random(16, 24), random(4, 1024)};
     for (const MeshShape& shape :
          {MeshShape{{"data", 2}, {"model", 4}}, MeshShape{{"data", 4}, {"model", 2}},

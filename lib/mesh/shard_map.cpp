@@ -1,5 +1,6 @@
 // shard_map: global arrays in, device blocks to the devices, device blocks out, global arrays back.
 #include <cstring>
+#include <exception>
 
 #include "mesh/shard_map.hpp"
 
@@ -35,9 +36,6 @@ int first_holder(const PartitionSpec& spec, std::size_t rank, const MeshShape& m
   }
   return d;
 }
-
-// From this many bytes of inputs, the devices cut their own blocks (shard_map).
-constexpr std::size_t kSplitOnDevicesBytes = std::size_t{1} << 20;
 
 bool same_bits(const Tensor& a, const Tensor& b) {
   return a.shape == b.shape && (a.data.empty() || std::memcmp(a.data.data(), b.data.data(),
@@ -116,10 +114,18 @@ std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<Ar
     std::size_t bytes = 0;
     for (const Tensor& t : inputs) bytes += t.size() * sizeof(float);
     if (bytes >= kSplitOnDevicesBytes && n > 1) {
+      // A failure here (bad_alloc) is the caller's, as when the caller cuts: not a device's.
+      std::vector<std::exception_ptr> failed(static_cast<std::size_t>(n));
       mesh.run([&](Device& dev) {
-        const int d = dev.index();
-        blocks[static_cast<std::size_t>(d)] = device_blocks(mesh.shape(), in_specs, inputs, d);
+        const auto d = static_cast<std::size_t>(dev.index());
+        try {
+          blocks[d] = device_blocks(mesh.shape(), in_specs, inputs, dev.index());
+        } catch (...) {
+          failed[d] = std::current_exception();
+        }
       });
+      for (const std::exception_ptr& e : failed)
+        if (e) std::rethrow_exception(e);
     } else {
       for (int d = 0; d < n; ++d) blocks[d] = device_blocks(mesh.shape(), in_specs, inputs, d);
     }

@@ -4,6 +4,7 @@
 // Below the programs: a program is a body plus its specs, and nothing here knows any program.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ struct ArgDef {
 // Runs once per device on that device's blocks (in the order of the in-specs) and returns
 // its blocks of the outputs (in the order of the out-specs).
 using Body = std::function<std::vector<Tensor>(Device&, const std::vector<Tensor>& blocks)>;
+
+// From this many bytes of inputs, shard_map has the device threads cut their own blocks (in a
+// first run of the mesh, on every core); below it, the caller cuts them.
+inline constexpr std::size_t kSplitOnDevicesBytes = std::size_t{1} << 20;
 
 // Splits each global input by its in-spec (each device gets a copy of its own block only), runs
 // `body` on every device, assembles the outputs by their out-specs. Devices holding copies of one
