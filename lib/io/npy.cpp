@@ -52,8 +52,14 @@ class Mapping {
     // another process truncates while it is being read ends meshrun with SIGBUS. A file that was
     // short from the start is refused by the size checks below, with its field and path.
     if (size_ > 0) {
-      // MAP_POPULATE: every page is read, so they are mapped in one call, not one fault each.
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      // MAP_POPULATE (Linux): every page is read, so they are mapped in one call, not one fault
+      // each.
+#ifdef MAP_POPULATE
+      constexpr int kFlags = MAP_PRIVATE | MAP_POPULATE;
+#else
+      constexpr int kFlags = MAP_PRIVATE;
+#endif
+      void* p = ::mmap(nullptr, size_, PROT_READ, kFlags, fd, 0);
       const int err = errno;
       ::close(fd);
       if (p == MAP_FAILED) fail(path, field, err);
