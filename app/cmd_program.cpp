@@ -345,10 +345,11 @@ void add_run_flags(CLI::App& command, RunFlags& flags, bool with_inject) {
 
 MeshOptions mesh_options(const RunFlags& flags) {
   MeshOptions options;
-  // A program is one run of the mesh, a few collectives long: pinning pays off over the many
-  // collectives of `bench allreduce` (which keeps it), but at start-up it sends half the new
-  // device threads onto the CPU of the thread still creating the others (measured: the first
-  // example's median went from 3.96 to 1.85 ms under load, ~0.2 ms quiet; bench/README.md).
+  // A program is one run of the mesh (two with large inputs, whose blocks the devices cut in the
+  // first), a few collectives long: pinning pays off over the many collectives of `bench
+  // allreduce` (which keeps it), but at start-up it sends half the new device threads onto the
+  // CPU of the thread still creating the others (the first example's median went from 3.96 to
+  // 1.85 ms, measured under load; bench/README.md).
   options.pin_devices = false;
   // Rounded up so a tiny positive --timeout never becomes 0 ms.
   options.timeout = std::chrono::milliseconds(static_cast<long>(std::ceil(flags.timeout_s * 1000)));

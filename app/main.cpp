@@ -44,7 +44,7 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e) {
 }
 
 // Under mpirun every rank parses the same command line, before MPI starts: a usage error (or
-// --help) is printed by rank 0 alone, and the other ranks exit with the same code silently.
+// --help) is printed by rank 0 alone; the other ranks exit 0 silently (run_app says why).
 // OpenMPI tells each process its rank in OMPI_COMM_WORLD_RANK.
 }  // namespace
 

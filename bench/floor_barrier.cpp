@@ -4,9 +4,8 @@
 // before any can go on). Used beside floor_threads in bench/README.md (issue 9, start-up row):
 //
 //   g++ -O2 -std=c++20 -static bench/floor_barrier.cpp -o /tmp/floor_barrier
-//   hyperfine -N --warmup 30 --runs 300 'build/release/meshrun dp-step cases/dp-step/example1.json'
-//   \
-//     /tmp/floor_barrier /tmp/meshrun-programs-table/floor_static
+//   hyperfine -N --warmup 30 --runs 300 /tmp/floor_barrier /tmp/meshrun-programs-table/floor_static
+//   'build/release/meshrun dp-step cases/dp-step/example1.json'
 #include <atomic>
 #include <barrier>
 #include <cstdio>
