@@ -470,8 +470,10 @@ BOOST_AUTO_TEST_CASE(blocks_cut_on_the_devices_or_the_caller_come_back_bit_for_b
     return Tensor({rows, cols}, std::move(v));
   };
   // 8 rows of a: 32 KiB of inputs in all, cut by the caller; 512 rows: 2 MiB, by the devices.
-  static_assert(std::size_t{8 * 1024 + 16 * 24 + 4 * 1024} * sizeof(float) < kSplitOnDevicesBytes);
-  static_assert(std::size_t{512 * 1024} * sizeof(float) >= kSplitOnDevicesBytes);
+  constexpr std::size_t kSmall = (std::size_t{8} + 4) * 1024 + std::size_t{16} * 24;  // floats
+  constexpr std::size_t kLarge = std::size_t{512} * 1024;                             // floats of a
+  static_assert(kSmall * sizeof(float) < kSplitOnDevicesBytes);
+  static_assert(kLarge * sizeof(float) >= kSplitOnDevicesBytes);
   for (const std::size_t rows : {std::size_t{8}, std::size_t{512}}) {
     const std::vector<Tensor> in{random(rows, 1024), random(16, 24), random(4, 1024)};
     for (const MeshShape& shape :
