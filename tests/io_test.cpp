@@ -72,6 +72,13 @@ std::string dp_case(const std::string& input, const std::string& extra = "") {
   return R"({"problem":"dp-step","name":"t","input":)" + input + extra + "}";
 }
 
+// The dp-step case of kDpInput with its first `from` replaced by `to`.
+std::string dp_case_with(const std::string& from, const std::string& to) {
+  std::string s = kDpInput;
+  s.replace(s.find(from), from.size(), to);
+  return dp_case(s);
+}
+
 // A .npy file's bytes, written here byte by byte (not by the library): magic, version, header
 // length (2 bytes for 1.0, 4 for 2.0 and 3.0), the header dict padded to 64 bytes, the data.
 std::string npy_file(const std::string& dict, const std::string& data, int major = 1) {
@@ -514,52 +521,43 @@ BOOST_AUTO_TEST_CASE(rejects_keys_and_types) {
   expect_rejected(dp_case(R"({"W":[[0.0]]})"),
                   R"(input: unknown key "W" (expected w, b, x, y, lr))");
   expect_rejected(dp_case(R"([])"), "input: must be an object, got an array");
-  const auto with = [](const std::string& from, const std::string& to) {
-    std::string s = kDpInput;
-    s.replace(s.find(from), from.size(), to);
-    return dp_case(s);
-  };
-  expect_rejected(with("[[1],[2],[3]", R"([[1],[2],["3"])"),
+  expect_rejected(dp_case_with("[[1],[2],[3]", R"([[1],[2],["3"])"),
                   "input.x[2][0]: must be a number, got a string");
-  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[true]"),
+  expect_rejected(dp_case_with("[[1],[2],[3]", "[[1],[2],[true]"),
                   "input.x[2][0]: must be a number, got a boolean");
-  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[null]"),
+  expect_rejected(dp_case_with("[[1],[2],[3]", "[[1],[2],[null]"),
                   "input.x[2][0]: must be a number, got null");
-  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[{}]"),
+  expect_rejected(dp_case_with("[[1],[2],[3]", "[[1],[2],[{}]"),
                   "input.x[2][0]: must be a number, got an object");
-  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[[3]]"),
+  expect_rejected(dp_case_with("[[1],[2],[3]", "[[1],[2],[[3]]"),
                   "input.x[2][0]: must be a number, got an array");
-  expect_rejected(with("[[1],[2],[3]", "[[1],[2],3"),
+  expect_rejected(dp_case_with("[[1],[2],[3]", "[[1],[2],3"),
                   "input.x[2]: must be an array (a row), got a number");
-  expect_rejected(with("[[1],[2],[3]", "[[1],[2],[3,3]"),
+  expect_rejected(dp_case_with("[[1],[2],[3]", "[[1],[2],[3,3]"),
                   "input.x[2]: has 2 columns but input.x[0] has 1");
-  expect_rejected(with("\"lr\":0.01", "\"lr\":[0.01]"), "input.lr: must be a number, got an array");
-  expect_rejected(with("\"b\":[0.0]", "\"b\":0.0"),
+  expect_rejected(dp_case_with("\"lr\":0.01", "\"lr\":[0.01]"),
+                  "input.lr: must be a number, got an array");
+  expect_rejected(dp_case_with("\"b\":[0.0]", "\"b\":0.0"),
                   "input.b: must be a 1-D array (K), got a number");
-  expect_rejected(with("\"b\":[0.0]", "\"b\":[[0.0]]"),
+  expect_rejected(dp_case_with("\"b\":[0.0]", "\"b\":[[0.0]]"),
                   "input.b: must be a 1-D array (K), got a 2-D array");
-  expect_rejected(with("\"w\":[[0.0]]", "\"w\":\"0\""),
+  expect_rejected(dp_case_with("\"w\":[[0.0]]", "\"w\":\"0\""),
                   "input.w: must be a 2-D array (D, K), got a string");
-  expect_rejected(with("\"w\":[[0.0]]", "\"w\":[0.0]"),
+  expect_rejected(dp_case_with("\"w\":[[0.0]]", "\"w\":[0.0]"),
                   "input.w: must be a 2-D array (D, K), got a 1-D array");
 }
 
 BOOST_AUTO_TEST_CASE(rejects_shapes) {
-  const auto with = [](const std::string& from, const std::string& to) {
-    std::string s = kDpInput;
-    s.replace(s.find(from), from.size(), to);
-    return dp_case(s);
-  };
-  expect_rejected(with(",[17]]", "]"), "input.y: has 7 rows (N) but input.x has 8");
-  expect_rejected(with("\"b\":[0.0]", "\"b\":[0.0,1.0]"),
+  expect_rejected(dp_case_with(",[17]]", "]"), "input.y: has 7 rows (N) but input.x has 8");
+  expect_rejected(dp_case_with("\"b\":[0.0]", "\"b\":[0.0,1.0]"),
                   "input.b: has 2 elements (K) but input.w has 1 column");
-  expect_rejected(with("\"w\":[[0.0]]", "\"w\":[[0.0],[1.0]]"),
+  expect_rejected(dp_case_with("\"w\":[[0.0]]", "\"w\":[[0.0],[1.0]]"),
                   "input.x: has 1 column (D) but input.w has 2 rows");
-  expect_rejected(with("\"b\":[0.0]", "\"b\":[]"),
+  expect_rejected(dp_case_with("\"b\":[0.0]", "\"b\":[]"),
                   "input.b: has 0 elements (K); dimensions must be at least 1");
-  expect_rejected(with("\"w\":[[0.0]]", "\"w\":[[]]"),
+  expect_rejected(dp_case_with("\"w\":[[0.0]]", "\"w\":[[]]"),
                   "input.w: has 0 columns (K); dimensions must be at least 1");
-  expect_rejected(with("\"w\":[[0.0]]", "\"w\":[]"),
+  expect_rejected(dp_case_with("\"w\":[[0.0]]", "\"w\":[]"),
                   "input.w: has 0 rows (D); dimensions must be at least 1");
   expect_rejected(dp_case(kDpInput), "input.x: 8 rows are not divisible by 3 devices", &dp(), 3);
   expect_rejected(dp_case(kDpInput), "input.x: 8 rows are not divisible by 16 devices", &dp(), 16);
@@ -579,24 +577,24 @@ BOOST_AUTO_TEST_CASE(rejects_shapes) {
 }
 
 BOOST_AUTO_TEST_CASE(rejects_values) {
-  const auto with = [](const std::string& from, const std::string& to) {
-    std::string s = kDpInput;
-    s.replace(s.find(from), from.size(), to);
-    return dp_case(s);
-  };
-  expect_rejected(with("[[1],[2]", "[[1e39],[2]"), "input.x[0][0]: 1e+39 overflows float32");
-  expect_rejected(with("[[1],[2]", "[[-3.5e38],[2]"), "input.x[0][0]: -3.5e+38 overflows float32");
+  expect_rejected(dp_case_with("[[1],[2]", "[[1e39],[2]"),
+                  "input.x[0][0]: 1e+39 overflows float32");
+  expect_rejected(dp_case_with("[[1],[2]", "[[-3.5e38],[2]"),
+                  "input.x[0][0]: -3.5e+38 overflows float32");
   // Beyond double's range: found while parsing, and still named by its field.
-  expect_rejected(with("[[1],[2]", "[[1e400],[2]"), "input.x[0][0]: 1e400 overflows float32");
-  expect_rejected(with("\"lr\":0.01", "\"lr\":-1" + std::string(400, '0')),
+  expect_rejected(dp_case_with("[[1],[2]", "[[1e400],[2]"),
+                  "input.x[0][0]: 1e400 overflows float32");
+  expect_rejected(dp_case_with("\"lr\":0.01", "\"lr\":-1" + std::string(400, '0')),
                   "input.lr: -100000000000000000000000000000000000000... overflows float32");
   expect_rejected(dp_case(kDpInput, R"(,"expected":{"w":[[1.11]],"b":[2e999],"loss":1})"),
                   "expected.b[0]: 2e999 overflows float32");
-  expect_rejected(with("[[1],[2]", "[[400000000000000000000000000000000000000000],[2]"),
+  expect_rejected(dp_case_with("[[1],[2]", "[[400000000000000000000000000000000000000000],[2]"),
                   "input.x[0][0]: 4e+41 overflows float32");
-  expect_rejected(with("\"lr\":0.01", "\"lr\":0"), "input.lr: must be a finite number > 0");
-  expect_rejected(with("\"lr\":0.01", "\"lr\":-0.01"), "input.lr: must be a finite number > 0");
-  expect_rejected(with("\"lr\":0.01", "\"lr\":1e-50"), "input.lr: must be a finite number > 0");
+  expect_rejected(dp_case_with("\"lr\":0.01", "\"lr\":0"), "input.lr: must be a finite number > 0");
+  expect_rejected(dp_case_with("\"lr\":0.01", "\"lr\":-0.01"),
+                  "input.lr: must be a finite number > 0");
+  expect_rejected(dp_case_with("\"lr\":0.01", "\"lr\":1e-50"),
+                  "input.lr: must be a finite number > 0");
 }
 
 // The reader streams the file, but reports as if it had the whole document: keys in any order,
