@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <thread>
@@ -558,12 +559,15 @@ BOOST_AUTO_TEST_CASE(size_below_one_is_an_input_error) {
   check_mesh_works(one);
 }
 
-// Destroying a mesh right after a failure (or without ever running) joins all device threads.
+// Destroying a mesh right after a failure (or without ever running) joins all device threads,
+// whether they park between runs or end with each run.
 BOOST_AUTO_TEST_CASE(destroy_right_after_failures) {
-  for (int rep = 0; rep < kRepeats; ++rep) {
-    { Mesh m(8, "data"); }
+  for (int rep = 0; rep < 2 * kRepeats; ++rep) {
+    MeshOptions keep;
+    keep.keep_threads = rep % 2 == 0;
+    { Mesh m(8, "data", keep); }
     {
-      Mesh m(8, "data");
+      Mesh m(8, "data", keep);
       auto e = capture([&] {
         m.run([](Device& dev) {
           if (dev.index() == 0) throw std::runtime_error("x");
@@ -574,7 +578,7 @@ BOOST_AUTO_TEST_CASE(destroy_right_after_failures) {
       BOOST_TEST(static_cast<bool>(e));
     }
     {
-      MeshOptions o;
+      MeshOptions o = keep;
       o.timeout = std::chrono::milliseconds(100);
       Mesh m(4, "data", o);
       auto e = capture([&] {
@@ -589,25 +593,81 @@ BOOST_AUTO_TEST_CASE(destroy_right_after_failures) {
   }
 }
 
-// Many runs on one mesh, alternating failures and successes of every kind.
+// Many runs on one mesh, alternating failures and successes of every kind; with device threads
+// that park between runs and with threads that end with every run (each run starts new ones).
 BOOST_AUTO_TEST_CASE(mesh_survives_alternating_failures) {
-  MeshOptions o;
-  o.timeout = std::chrono::milliseconds(200);
-  Mesh mesh(6, "data", o);
-  for (int rep = 0; rep < kRepeats; ++rep) {
-    BOOST_TEST(static_cast<bool>(capture([&] {
-      mesh.run([](Device& dev) {
-        if (dev.index() == 4) throw std::logic_error("bad");
-        std::vector<float> v(9000);
-        dev.psum_inplace(v, "data");
-      });
-    })));
-    check_mesh_works(mesh);
-    BOOST_TEST(static_cast<bool>(capture([&] {
-      mesh.run([](Device& dev) { (void)dev.psum(Tensor({dev.index() == 0 ? 2u : 3u}), "data"); });
-    })));
-    check_mesh_works(mesh);
+  for (bool keep_threads : {true, false}) {
+    MeshOptions o;
+    o.timeout = std::chrono::milliseconds(200);
+    o.keep_threads = keep_threads;
+    Mesh mesh(6, "data", o);
+    for (int rep = 0; rep < kRepeats; ++rep) {
+      BOOST_TEST(static_cast<bool>(capture([&] {
+        mesh.run([](Device& dev) {
+          if (dev.index() == 4) throw std::logic_error("bad");
+          std::vector<float> v(9000);
+          dev.psum_inplace(v, "data");
+        });
+      })));
+      check_mesh_works(mesh);
+      BOOST_TEST(static_cast<bool>(capture([&] {
+        mesh.run([](Device& dev) { (void)dev.psum(Tensor({dev.index() == 0 ? 2u : 3u}), "data"); });
+      })));
+      check_mesh_works(mesh);
+    }
   }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ------------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(device_threads)
+
+namespace {
+// The threads of this process, from /proc/self/task (-1 where it cannot be read).
+int process_threads() {
+  std::error_code ec;
+  int n = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+    ++n;
+  return ec ? -1 : n;
+}
+
+// The thread count once it has settled at `want` (it may take the ending threads a moment),
+// polling for at most 10 s; the last count read otherwise.
+int threads_settled_at(int want) {
+  int n = process_threads();
+  for (int i = 0; i < 1000 && n != want; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    n = process_threads();
+  }
+  return n;
+}
+}  // namespace
+
+// MeshOptions::keep_threads: with it (the default) the device threads outlive a run, parked;
+// without it they end as soon as the run is over, before the mesh is destroyed, and the next run
+// starts new ones.
+BOOST_AUTO_TEST_CASE(keep_threads_decides_whether_device_threads_outlive_a_run) {
+  const int base = process_threads();
+  if (base < 0) {
+    BOOST_TEST_MESSAGE("no /proc/self/task here: skipped");
+    return;
+  }
+  for (bool keep_threads : {true, false}) {
+    MeshOptions o;
+    o.keep_threads = keep_threads;
+    Mesh mesh(8, "data", o);
+    BOOST_TEST(process_threads() == base, "threads start with the first run");
+    for (int run = 0; run < 3; ++run) {
+      check_mesh_works(mesh);  // two runs each
+      const int want = keep_threads ? base + 8 : base;
+      BOOST_TEST(threads_settled_at(want) == want,
+                 "keep_threads=" << keep_threads << " after run " << run);
+    }
+  }
+  BOOST_TEST(threads_settled_at(base) == base, "every mesh joined its threads");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -228,6 +228,8 @@ void Mesh::Impl::device_loop(int index, const std::stop_token& stop) {
     run_job(index, stop);
     if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(size))
       futex_wake_all(done);
+    // options never change after construction, and the mesh outlives this thread (it joins it).
+    if (!options.keep_threads) return;  // the next run starts a new thread
   }
 }
 
@@ -450,10 +452,12 @@ Mesh::Mesh(MeshShape shape, MeshOptions options) : impl_(std::make_unique<Impl>(
   // instead of going to sleep and being woken for it (start-up of a one-run process, issue 9).
 }
 
-// Starts the device threads run() still lacks (all of them on the first run). They find the job
-// just posted. A thread that cannot be created fails its device, as if its body had thrown: the
-// others are released by the abort, and the device counts as done.
+// Starts the device threads run() still lacks (all of them on the first run, and on every run
+// without keep_threads, after joining the previous run's, which have ended or are ending). They
+// find the job just posted. A thread that cannot be created fails its device, as if its body had
+// thrown: the others are released by the abort, and the device counts as done.
 void Mesh::Impl::start_missing_threads() {
+  if (!options.keep_threads) threads.clear();  // joins
   for (int i = static_cast<int>(threads.size()); i < size; ++i) {
     try {
       threads.emplace_back([this, i](const std::stop_token& st) { device_loop(i, st); });
@@ -538,7 +542,7 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
   m.done.store(0, std::memory_order_relaxed);
   m.body.store(&body, std::memory_order_relaxed);
   m.job.fetch_add(1, std::memory_order_release);  // publishes everything above to the devices
-  if (static_cast<int>(m.threads.size()) < m.size) {
+  if (!m.options.keep_threads || static_cast<int>(m.threads.size()) < m.size) {
     m.start_missing_threads();
   } else {
     futex_wake_all(m.job);

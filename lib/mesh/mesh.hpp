@@ -1,5 +1,6 @@
 // Mesh: named axes with sizes ({data: 2, model: 4}), devices numbered row-major over them as
-// jax.make_mesh numbers them, each a std::jthread that lives as long as the mesh.
+// jax.make_mesh numbers them, each a std::jthread: parked between runs for the mesh's lifetime, or
+// (MeshOptions::keep_threads = false) started by each run and ended with it.
 // Mesh::run hands every device the same body, waits for all of them and rethrows the first
 // error; a device that throws aborts every collective group of the mesh (each wait observes its
 // group's abort flag), so the others are released instead of hanging, whichever group they wait in.
@@ -32,6 +33,12 @@ struct MeshOptions {
   // then waits for the busier core: measured here, a 4-byte psum took 5.3-9.2 us unpinned and
   // 4.6-4.8 us pinned, 64 KiB 17-23 us against 16.5-17 us. Linux only; a no-op elsewhere.
   bool pin_devices = true;
+  // Device threads park between runs and live as long as the mesh (a mesh that runs many times:
+  // tests, benchmarks). false: each run starts its device threads and every thread ends as soon
+  // as its body has returned -- for a process that runs once and exits, which would otherwise
+  // park 8 threads only to wake them again to exit (on 2 cores, ~0.2 ms of a 2 ms process; issue
+  // 9). The ended threads are joined by the next run or by ~Mesh.
+  bool keep_threads = true;
 };
 
 // Every ordered tuple of distinct axes of `mesh`, the full tuple in mesh order first (Device
