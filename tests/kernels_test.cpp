@@ -6,6 +6,10 @@
 // accumulation into C, and values that expose a reordered or refused chain (signed zeros, inf).
 #include <boost/test/unit_test.hpp>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -16,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "support/cpu_features.hpp"
 #include "tensor/gemm.hpp"
 #include "tensor/linear_mse.hpp"
 #include "tensor/tensor.hpp"
@@ -302,4 +307,29 @@ BOOST_AUTO_TEST_CASE(linear_mse_grad_equals_the_unfused_dp_step_arithmetic) {
       }
     }
   });
+}
+
+// The features the kernels are chosen by (glibc's, read without CPUID: support/cpu_features.hpp)
+// against an independent probe, libgcc's __builtin_cpu_supports (CPUID, and the OS's XSAVE state),
+// plus CPUID leaf 1 for F16C: a mix-up of glibc's feature names would pick a kernel this CPU lacks.
+BOOST_AUTO_TEST_CASE(cpu_features_agree_with_libgcc) {
+#if defined(__x86_64__)
+  const meshrun::cpu::Features& f = meshrun::cpu::features();
+  __builtin_cpu_init();
+  BOOST_TEST(f.avx2 == static_cast<bool>(__builtin_cpu_supports("avx2")));
+  BOOST_TEST(f.fma == static_cast<bool>(__builtin_cpu_supports("fma")));
+  BOOST_TEST(f.bmi2 == static_cast<bool>(__builtin_cpu_supports("bmi2")));
+  BOOST_TEST(f.avx512f == static_cast<bool>(__builtin_cpu_supports("avx512f")));
+  BOOST_TEST(f.avx512vl == static_cast<bool>(__builtin_cpu_supports("avx512vl")));
+  BOOST_TEST(f.avx512dq == static_cast<bool>(__builtin_cpu_supports("avx512dq")));
+  BOOST_TEST(f.avx512bw == static_cast<bool>(__builtin_cpu_supports("avx512bw")));
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
+                    (ecx & bit_F16C) != 0;
+  BOOST_TEST(f.f16c == f16c);
+  BOOST_TEST_MESSAGE("gemm target: " << meshrun::gemm_target() << ", avx2=" << f.avx2
+                                     << " avx512f=" << f.avx512f);
+#else
+  BOOST_TEST(!meshrun::cpu::features().avx2);
+#endif
 }

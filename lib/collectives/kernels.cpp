@@ -7,42 +7,52 @@
 #include <immintrin.h>
 #endif
 
-// The helpers below take 32-byte vectors by reference only: passing them by value in the SSE2
-// clone would change the ABI (GCC warns, clang refuses).
+#include "support/cpu_features.hpp"
+
+// The helpers below take 32-byte vectors by reference only: passing them by value in the baseline
+// version would change the ABI (GCC warns, clang refuses).
 
 namespace meshrun::kernels {
 namespace {
 
-// 8 floats: one AVX register in the avx2 clone, two SSE registers in the default one.
+// 8 floats: one AVX register in the AVX2 version, two SSE registers in the baseline one.
 typedef float v8 __attribute__((vector_size(32)));
 constexpr std::size_t kW = 8;
 
-inline void load(v8& v, const float* p) { std::memcpy(&v, p, sizeof v); }  // unaligned
-inline void add(v8& acc, const float* p) {
+[[gnu::always_inline]] inline void load(v8& v, const float* p) {
+  std::memcpy(&v, p, sizeof v);
+}  // unaligned
+[[gnu::always_inline]] inline void add(v8& acc, const float* p) {
   v8 t;
   load(t, p);
   acc += t;
 }
-inline void store(float* p, const v8& v) { std::memcpy(p, &v, sizeof v); }
+[[gnu::always_inline]] inline void store(float* p, const v8& v) { std::memcpy(p, &v, sizeof v); }
 
 }  // namespace
 
+// Each vector kernel below is written once, as an always-inline function, and compiled twice: for
+// AVX2 (a target("avx2") wrapper) and for the baseline; the wrapper is chosen at run time from the
+// features glibc found (support/cpu_features.hpp). Not GCC's target_clones: its resolver links
+// libgcc's CPU probe, a constructor that runs ~15 CPUIDs, each a trap to the hypervisor in a VM.
+#if defined(__x86_64__)
+#define MESHRUN_AVX2 __attribute__((target("avx2")))
+namespace {
+const bool kHaveAvx2 = cpu::features().avx2;
+}  // namespace
+#endif
+
 const char* isa() {
 #if defined(__x86_64__)
-  return __builtin_cpu_supports("avx2") ? "avx2" : "sse2";
+  return kHaveAvx2 ? "avx2" : "sse2";
 #else
   return "generic";
 #endif
 }
 
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-#define MESHRUN_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define MESHRUN_CLONES
-#endif
-
-MESHRUN_CLONES
-void fold_sum(const float* const* src, int n, float* dst, std::size_t begin, std::size_t end) {
+namespace {
+[[gnu::always_inline]] inline void fold_sum_body(const float* const* src, int n, float* dst,
+                                                 std::size_t begin, std::size_t end) {
   std::size_t i = begin;
   for (; i + 2 * kW <= end; i += 2 * kW) {
     v8 a, b;
@@ -60,6 +70,24 @@ void fold_sum(const float* const* src, int n, float* dst, std::size_t begin, std
     for (int r = 1; r < n; ++r) a += src[r][i];
     dst[i] = a;
   }
+}
+#if defined(__x86_64__)
+MESHRUN_AVX2 void fold_sum_avx2(const float* const* src, int n, float* dst, std::size_t begin,
+                                std::size_t end) {
+  fold_sum_body(src, n, dst, begin, end);
+}
+#endif
+void fold_sum_baseline(const float* const* src, int n, float* dst, std::size_t begin,
+                       std::size_t end) {
+  fold_sum_body(src, n, dst, begin, end);
+}
+}  // namespace
+
+void fold_sum(const float* const* src, int n, float* dst, std::size_t begin, std::size_t end) {
+#if defined(__x86_64__)
+  if (kHaveAvx2) return fold_sum_avx2(src, n, dst, begin, end);
+#endif
+  fold_sum_baseline(src, n, dst, begin, end);
 }
 
 namespace {
@@ -84,9 +112,8 @@ bool same_offset_mod64(float* const* dst, int m) {
 // versions picked at run time (GCC has no portable non-temporal vector store, and a
 // target_clones body cannot hold AVX intrinsics), each one line (16 floats) per step, the sources
 // folded in rank order as everywhere else.
-__attribute__((target("avx2"))) void stream_lines_avx2(const float* const* src, int n,
-                                                       float* const* dst, int m, std::size_t i,
-                                                       std::size_t end) {
+MESHRUN_AVX2 void stream_lines_avx2(const float* const* src, int n, float* const* dst, int m,
+                                    std::size_t i, std::size_t end) {
   for (; i < end; i += 16) {
     __m256 a = _mm256_loadu_ps(src[0] + i), b = _mm256_loadu_ps(src[0] + i + 8);
     for (int r = 1; r < n; ++r) {
@@ -119,15 +146,13 @@ void stream_lines_sse2(const float* const* src, int n, float* const* dst, int m,
     }
   }
 }
-
-const bool kHaveAvx2 = __builtin_cpu_supports("avx2");
 #endif
 }  // namespace
 
 namespace {
-MESHRUN_CLONES
-void fold_sum_to_all_cached(const float* const* src, int n, float* const* dst, int m,
-                            std::size_t begin, std::size_t end) {
+[[gnu::always_inline]] inline void fold_sum_to_all_body(const float* const* src, int n,
+                                                        float* const* dst, int m, std::size_t begin,
+                                                        std::size_t end) {
   std::size_t i = begin;
   for (; i + 2 * kW <= end; i += 2 * kW) {
     v8 a, b;
@@ -143,6 +168,16 @@ void fold_sum_to_all_cached(const float* const* src, int n, float* const* dst, i
     }
   }
   for (; i < end; ++i) fold_one_to_all(src, n, dst, m, i);
+}
+#if defined(__x86_64__)
+MESHRUN_AVX2 void fold_sum_to_all_avx2(const float* const* src, int n, float* const* dst, int m,
+                                       std::size_t begin, std::size_t end) {
+  fold_sum_to_all_body(src, n, dst, m, begin, end);
+}
+#endif
+void fold_sum_to_all_baseline(const float* const* src, int n, float* const* dst, int m,
+                              std::size_t begin, std::size_t end) {
+  fold_sum_to_all_body(src, n, dst, m, begin, end);
 }
 }  // namespace
 
@@ -168,7 +203,10 @@ void fold_sum_to_all(const float* const* src, int n, float* const* dst, int m, s
 #else
   (void)nontemporal;
 #endif
-  fold_sum_to_all_cached(src, n, dst, m, begin, end);
+#if defined(__x86_64__)
+  if (kHaveAvx2) return fold_sum_to_all_avx2(src, n, dst, m, begin, end);
+#endif
+  fold_sum_to_all_baseline(src, n, dst, m, begin, end);
 }
 
 }  // namespace meshrun::kernels

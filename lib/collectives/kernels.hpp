@@ -1,15 +1,15 @@
 // The reduction kernels of the collectives. Every element is folded in source order
 // (((s0 + s1) + s2) + ...), the same order as a serial left fold in rank order, so vector width
-// never changes a bit. The vector path is chosen at run time (GCC target_clones, and a
-// __builtin_cpu_supports check for the streaming-store loop: AVX2 where the CPU has it, SSE2
-// elsewhere), so the default build runs on any x86-64; no -march flag is needed.
+// never changes a bit. The vector path is chosen at run time (AVX2 where the CPU and OS have it,
+// SSE2 elsewhere, as glibc found at start-up: support/cpu_features.hpp), so the default build
+// runs on any x86-64; no -march flag is needed.
 #pragma once
 
 #include <cstddef>
 
 namespace meshrun::kernels {
 
-// The vector path the clones below take on this CPU: "avx2" or "sse2" (for benchmark headers).
+// The vector path the kernels below take on this CPU: "avx2" or "sse2" (for benchmark headers).
 const char* isa();
 
 // dst[i] = src[0][i] + ... + src[n-1][i] for i in [begin, end). dst may be one of the sources.

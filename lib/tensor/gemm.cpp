@@ -13,7 +13,6 @@
 #define HWY_TARGET_INCLUDE "tensor/gemm.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 // (foreach_target.h must come first: it re-includes this file, and everything below, per target.)
-#include <cpuid.h>
 #include <hwy/highway.h>
 
 #include <algorithm>
@@ -24,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "support/cpu_features.hpp"
 #include "tensor/gemm.hpp"
 
 // Only targets whose MulAdd is a true fused multiply-add may run the vector kernel: on SSE4 and
@@ -230,23 +230,15 @@ struct Kernel {
   bool (*supported)();
 };
 
-// What Highway's AVX3 and AVX2 targets require of the CPU (hwy/targets.cc), read with GCC's
-// cpuid-backed builtins -- but F16C straight from CPUID leaf 1 (ECX bit 29): clang 14's
-// __builtin_cpu_supports knows no "f16c", and has_avx2 asks for AVX2 and FMA too, which the
-// builtins report only where the OS saves the AVX state, so the conjunction is unchanged.
-bool has_f16c() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
-}
+// What Highway's AVX3 and AVX2 targets require of the CPU (hwy/targets.cc), as glibc found it at
+// start-up (support/cpu_features.hpp: no CPUID of our own).
 bool has_avx3() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+  const cpu::Features& f = cpu::features();
+  return f.avx512f && f.avx512vl && f.avx512dq && f.avx512bw;
 }
 bool has_avx2() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("bmi2") && has_f16c();
+  const cpu::Features& f = cpu::features();
+  return f.avx2 && f.fma && f.bmi2 && f.f16c;
 }
 bool always() { return true; }
 
