@@ -417,6 +417,23 @@ BOOST_AUTO_TEST_CASE(columns_not_divisible_and_wrong_axis) {
 
 BOOST_AUTO_TEST_CASE(unknown_program) { BOOST_TEST(find_program("nope") == nullptr); }
 
+// find_program builds only the program it is asked for; it must hand out the same definitions,
+// under the same names, as all_programs (the --help order).
+BOOST_AUTO_TEST_CASE(find_program_agrees_with_all_programs) {
+  const std::vector<std::string> names = {"dp-step", "tp-mlp", "mlp-train"};
+  for (const std::string& name : names) {
+    const ProgramDef* p = find_program(name);
+    BOOST_REQUIRE(p != nullptr);
+    BOOST_TEST(p->name == name);
+  }
+  const auto& all = all_programs();
+  BOOST_REQUIRE_EQUAL(all.size(), names.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    BOOST_TEST(all[i]->name == names[i]);
+    BOOST_TEST(find_program(names[i]) == all[i]);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // ------------------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 #include "programs/program.hpp"
 
 #include <cmath>
+#include <string>
+#include <string_view>
 
 #include "support/errors.hpp"
 
@@ -36,15 +38,35 @@ MeshShape run_mesh(const ProgramDef& program, const MeshShape& flag_mesh,
   return program.mesh;
 }
 
+namespace {
+// Each program's name beside the function that builds its definition (once, on first use): a
+// process builds only the program it runs (issue 9: start-up).
+struct Entry {
+  std::string_view name;
+  const ProgramDef& (*def)();
+};
+constexpr Entry kPrograms[] = {
+    {"dp-step", &dp_step_program}, {"tp-mlp", &tp_mlp_program}, {"mlp-train", &mlp_train_program}};
+
+const ProgramDef& built(const Entry& e) {
+  const ProgramDef& p = e.def();
+  MESHRUN_CHECK(p.name == e.name, "program table: " + std::string(e.name) + " builds " + p.name);
+  return p;
+}
+}  // namespace
+
 const std::vector<const ProgramDef*>& all_programs() {
-  static const std::vector<const ProgramDef*> programs{&dp_step_program(), &tp_mlp_program(),
-                                                       &mlp_train_program()};
+  static const std::vector<const ProgramDef*> programs = [] {
+    std::vector<const ProgramDef*> all;
+    for (const Entry& e : kPrograms) all.push_back(&built(e));
+    return all;
+  }();
   return programs;
 }
 
 const ProgramDef* find_program(const std::string& name) {
-  for (const ProgramDef* p : all_programs())
-    if (p->name == name) return p;
+  for (const Entry& e : kPrograms)
+    if (e.name == name) return &built(e);
   return nullptr;
 }
 
