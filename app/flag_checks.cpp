@@ -2,7 +2,7 @@
 
 #include <charconv>
 #include <cmath>
-#include <sstream>
+#include <cstdio>
 
 #include "io/output.hpp"
 #include "support/errors.hpp"
@@ -15,10 +15,12 @@ std::string shown(const std::string& text) {
   return "'" + (text.size() > 24 ? text.substr(0, 24) + "..." : text) + "'";
 }
 
+// As `std::ostream << v` prints it (%g, 6 significant digits), without building a stream and its
+// locale: three of these run on every program start-up.
 std::string number_text(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
+  char text[32];
+  const int n = std::snprintf(text, sizeof text, "%g", v);
+  return std::string(text, static_cast<std::size_t>(n > 0 ? n : 0));
 }
 
 }  // namespace
