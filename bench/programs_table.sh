@@ -8,7 +8,10 @@
 #   3. whole process, tp-mlp of row 1 with .npy inputs vs programs_numpy.py
 #   4. peak RSS of row 2 (/usr/bin/time -f %M)
 #   5. the first documented example as a whole process vs floor_threads.cpp built -static
-#      (hyperfine -N, medians and minimums of 300 runs each)
+#      (hyperfine -N in 10 slices of 30 runs each, the two commands side by side in every slice,
+#      their order alternating: the median of the 10 per-slice ratios of medians, and their range.
+#      One 300-run block per command put minutes between them, and this VM's floor moves by 2x
+#      from one minute to the next.)
 #
 # numpy runs as ../shared/peers/README.md asks (OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset) and
 # again with OPENBLAS_CORETYPE=SkylakeX: OpenBLAS 0.3.21 does not recognise every AVX-512 CPU
@@ -59,9 +62,24 @@ for r in $(seq "$ROUNDS"); do
   done
   rss=$( { /usr/bin/time -f %M "$M" dp-step "$DIR/dp.json" >/dev/null; } 2>&1 | tail -1)
   echo "| $r | 4. peak RSS dp-step (MB) | $(echo "scale=1; $rss / 1024" | bc) | | | |"
-  hyperfine -N --warmup 20 --runs 300 --export-json "$DIR/h.json" \
-    "$M dp-step cases/dp-step/example1.json" "$DIR/floor_static" >/dev/null 2>&1
-  read -r mm fm mn fn < <($PY -c "import json; r=json.load(open('$DIR/h.json'))['results']; \
-print(*[round(x[k]*1e3, 3) for k in ('median', 'min') for x in r])")
-  echo "| $r | 5. first example, median / min (ms) | $mm / $mn | floor_threads -static: $fm / $fn | | $(ratio "$mm" "$fm") / $(ratio "$mn" "$fn") |"
+  for slice in $(seq 10); do
+    cmds=("$M dp-step cases/dp-step/example1.json" "$DIR/floor_static")
+    [ $((slice % 2)) = 0 ] && cmds=("${cmds[1]}" "${cmds[0]}")
+    hyperfine -N --warmup 5 --runs 30 --export-json "$DIR/h$slice.json" "${cmds[@]}" >/dev/null 2>&1
+  done
+  read -r mm fm q lo hi < <($PY - "$DIR" <<'PY'
+import json, statistics as st, sys
+meshrun, floor, ratios = [], [], []
+for s in range(1, 11):
+    res = json.load(open(f"{sys.argv[1]}/h{s}.json"))["results"]
+    f = next(r for r in res if r["command"].endswith("floor_static"))["times"]
+    m = next(r for r in res if not r["command"].endswith("floor_static"))["times"]
+    meshrun += m
+    floor += f
+    ratios.append(st.median(m) / st.median(f))
+print(round(st.median(meshrun) * 1e3, 3), round(st.median(floor) * 1e3, 3),
+      f"{st.median(ratios):.2f}", f"{min(ratios):.2f}", f"{max(ratios):.2f}")
+PY
+)
+  echo "| $r | 5. first example, median of 300 (ms) | $mm | floor_threads -static: $fm | | $q (slices $lo-$hi) |"
 done
