@@ -77,7 +77,7 @@ RanCase run_case(const std::string& file, const RunFlags& flags) {
   ran.program = find_program(ran.c.problem);
   Mesh mesh(run_mesh(*ran.program, asked, ran.c.mesh, flags.devices), mesh_options(flags));
   Trace trace;
-  ran.outputs = shard_map(mesh, *ran.program, ran.c.inputs, &trace);
+  ran.outputs = shard_map(mesh, *ran.program, ran.c.input_refs(), &trace);
   ran.structure = check_structure(ran.program->structure, trace);
   return ran;
 }

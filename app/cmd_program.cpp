@@ -138,7 +138,7 @@ void finish_run(const ProgramDef& program, const ProgramFlags& flags, const Case
     }
   }
   profile.save("");
-  profile.print_timings(program.flops ? program.flops(c.inputs) : 0, c.bytes);
+  profile.print_timings(program.flops ? program.flops(c.input_refs()) : 0, c.bytes);
   if (!c.expected || (mismatches.empty() && verdict.ok())) return;
   if (!mismatches.empty()) report_mismatches(mismatches, expected_size(*c.expected));
   for (const std::string& failure : verdict.failures) report_error("structure: " + failure);
@@ -181,7 +181,7 @@ void run_in_process(const ProgramDef& program, const ProgramFlags& flags, Prepar
   Mesh mesh(p.mesh, p.options);
   std::vector<Tensor> outputs;
   try {
-    outputs = shard_map(mesh, program, p.c.inputs, &trace);
+    outputs = shard_map(mesh, program, p.c.input_refs(), &trace);
   } catch (const Error& e) {
     // The trace matters most now: it shows which device entered which collective.
     if (p.trace_out.active()) p.trace_out.write(trace_text(trace, nullptr, e.what()));
@@ -229,8 +229,8 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
   MpiShardMapResult r;
   try {
     r = mpi_shard_map(job, mesh, program.body, program.inputs, program.outputs,
-                      p ? p->c.inputs : std::vector<Tensor>{}, options, p ? &trace : nullptr,
-                      profiling);
+                      p ? p->c.input_refs() : std::vector<TensorRef>{}, options,
+                      p ? &trace : nullptr, profiling);
   } catch (const Error& e) {
     if (p) {
       p->trace_out.write(trace_text(trace, nullptr, e.what()));

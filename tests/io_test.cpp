@@ -23,6 +23,7 @@
 #include "io/npy.hpp"
 #include "io/number_format.hpp"
 #include "io/result_writer.hpp"
+#include "mesh/mesh.hpp"
 #include "programs/program.hpp"
 #include "support/errors.hpp"
 
@@ -653,6 +654,96 @@ BOOST_AUTO_TEST_CASE(reads_npy_arrays) {
   nested.replace(nested.find("x.npy"), 5, "arrays/x.npy");
   NpyCase c({{"sub/case.json", nested}, {"sub/arrays/x.npy", npy_file(kX, kXData)}});
   BOOST_TEST(read_case(c.path("sub/case.json"), &dp(), 8).inputs[2].data[3] == 4.0f);
+}
+
+namespace {
+// A .npy file of `values` (float32, shape (n, 1)) whose data starts `skew` bytes past the 64-byte
+// boundary np.save aligns it to: skew 2 leaves it where no float may be loaded from.
+std::string npy_column(const std::vector<float>& values, std::size_t skew = 0) {
+  const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
+                           std::to_string(values.size()) + ", 1), }";
+  std::string header = dict;
+  while ((10 + header.size() + 1) % 64 != skew % 64) header += ' ';
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\0';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  out += header;
+  out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  return out;
+}
+}  // namespace
+
+// Issue 9: a large float32 .npy input is not copied. read_case leaves it in its mapping (the
+// Tensor holds the shape only), every value still checked; each device's block is then cut from
+// the mapping, and the program's outputs are bit for bit those of the same arrays read into
+// tensors. A small array, float64 or a misaligned one is copied as before.
+BOOST_AUTO_TEST_CASE(large_float32_npy_inputs_stay_mapped) {
+  const std::size_t n = kMapFromBytes / sizeof(float) + 8;  // just past the threshold, 8 | n
+  std::vector<float> x(n), y(n);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = u(rng);
+    y[i] = 3.0f * x[i] + 0.5f + 0.01f * u(rng);
+  }
+  const std::string case_json = R"({"problem":"dp-step","name":"big","input":{"w":[[0.0]],)"
+                                R"("b":[0.0],"x":{"npy":"x.npy"},"y":{"npy":"y.npy"},"lr":0.1}})";
+  NpyCase c({{"case.json", case_json}, {"x.npy", npy_column(x)}, {"y.npy", npy_column(y)}});
+  const Case got = read_case(c.path("case.json"), nullptr, 8);
+  BOOST_REQUIRE_EQUAL(got.mapped.size(), got.inputs.size());
+  for (const std::size_t i : {2u, 3u}) {
+    BOOST_TEST(got.mapped[i].mapped != nullptr, "input " << i << " is mapped");
+    BOOST_TEST(got.inputs[i].data.empty());
+    BOOST_TEST(got.inputs[i].shape == (Shape{n, 1}));
+  }
+  BOOST_TEST(got.mapped[0].mapped == nullptr);  // inline JSON
+  const std::vector<TensorRef> in = got.input_refs();
+  BOOST_TEST(std::memcmp(in[2].data, x.data(), n * sizeof(float)) == 0);
+  BOOST_TEST(std::memcmp(in[3].data, y.data(), n * sizeof(float)) == 0);
+  BOOST_TEST(in[4].data[0] == 0.1f);
+
+  // The same arrays read into tensors (read_npy copies): the same outputs, bit for bit.
+  std::vector<Tensor> copied = got.inputs;
+  copied[2] = read_npy(c.path("x.npy"), {"N", "D"}, "input.x");
+  copied[3] = read_npy(c.path("y.npy"), {"N", "K"}, "input.y");
+  BOOST_TEST(std::memcmp(copied[2].data.data(), x.data(), n * sizeof(float)) == 0);
+  for (int devices : {1, 8}) {
+    Mesh m1(devices, "data"), m2(devices, "data");
+    const std::vector<Tensor> from_mapping = shard_map(m1, dp(), in);
+    const std::vector<Tensor> from_tensors = shard_map(m2, dp(), copied);
+    BOOST_REQUIRE_EQUAL(from_mapping.size(), from_tensors.size());
+    for (std::size_t o = 0; o < from_mapping.size(); ++o)
+      BOOST_TEST((from_mapping[o] == from_tensors[o]), "output " << o << " on " << devices);
+  }
+
+  // Every value of a mapped array is checked, as when it is copied: the index is named.
+  std::vector<float> bad = x;
+  bad[n - 3] = std::numeric_limits<float>::quiet_NaN();
+  NpyCase b({{"case.json", case_json}, {"x.npy", npy_column(bad)}, {"y.npy", npy_column(y)}});
+  try {
+    (void)read_case(b.path("case.json"), nullptr, 8);
+    BOOST_ERROR("a NaN in a mapped array was accepted");
+  } catch (const InputError& e) {
+    BOOST_TEST(std::string(e.what()) == b.path("case.json") + ": input.x[" + std::to_string(n - 3) +
+                                            "][0]: nan is not a finite number (" + b.path("x.npy") +
+                                            ")");
+  }
+
+  // Copied instead: data that float loads cannot reach (skewed by 2 bytes), and a small array.
+  NpyCase s({{"case.json", case_json}, {"x.npy", npy_column(x, 2)}, {"y.npy", npy_column(y)}});
+  const Case skewed = read_case(s.path("case.json"), nullptr, 8);
+  BOOST_TEST(skewed.mapped[2].mapped == nullptr);
+  BOOST_TEST(skewed.mapped[3].mapped != nullptr);
+  BOOST_REQUIRE_EQUAL(skewed.inputs[2].data.size(), n);
+  BOOST_TEST(std::memcmp(skewed.inputs[2].data.data(), x.data(), n * sizeof(float)) == 0);
+  const std::vector<float> few(x.begin(), x.begin() + 8), few_y(y.begin(), y.begin() + 8);
+  NpyCase t({{"case.json", case_json}, {"x.npy", npy_column(few)}, {"y.npy", npy_column(few_y)}});
+  const Case small = read_case(t.path("case.json"), nullptr, 8);
+  BOOST_TEST(small.mapped[2].mapped == nullptr);
+  BOOST_TEST((small.inputs[2].data == few));
 }
 
 BOOST_AUTO_TEST_CASE(rejects_bad_npy_files) {

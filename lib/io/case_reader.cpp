@@ -177,10 +177,12 @@ std::optional<std::string> npy_reference(JsonSummary& value, const std::vector<s
 }
 
 // Converts each of `args` from `object` (keys already checked), binding their symbolic dims.
-// Arrays may come from .npy files when `case_path` is given (input, not expected).
+// Arrays may come from .npy files when `case_path` is given (input, not expected); then `mapped`
+// gets one entry per arg, set for a large float32 one left in its mapping (Case::inputs).
 std::vector<Tensor> read_tensors(JsonSummary& object, const std::vector<ArgDef>& args,
                                  const std::string& prefix, DimBinder& binder,
-                                 const std::string* case_path, std::uint64_t* npy_bytes = nullptr) {
+                                 const std::string* case_path, std::uint64_t* npy_bytes = nullptr,
+                                 std::vector<NpyInput>* mapped = nullptr) {
   std::vector<Tensor> tensors;
   tensors.reserve(args.size());
   for (const ArgDef& a : args) {
@@ -188,11 +190,17 @@ std::vector<Tensor> read_tensors(JsonSummary& object, const std::vector<ArgDef>&
     JsonSummary& value = *find(object.members, a.name);
     const std::optional<std::string> npy =
         case_path != nullptr ? npy_reference(value, a.dims, field, *case_path) : std::nullopt;
-    Tensor t = npy ? read_npy(*npy, a.dims, field) : tensor_from_json(value, a.dims, field);
+    NpyInput in;
+    if (npy) {
+      in = map_npy(*npy, a.dims, field, kMapFromBytes);
+    } else {
+      in.tensor = tensor_from_json(value, a.dims, field);
+    }
     std::error_code size_error;  // the file was just read; a size it will not tell counts 0
     if (npy && npy_bytes) *npy_bytes += std::filesystem::file_size(*npy, size_error) * !size_error;
-    binder.bind(field, a.dims, t.shape);
-    tensors.push_back(std::move(t));
+    binder.bind(field, a.dims, in.tensor.shape);
+    tensors.push_back(std::move(in.tensor));
+    if (mapped) mapped->push_back(std::move(in));  // its tensor moved out: shape and data empty
   }
   return tensors;
 }
@@ -220,13 +228,13 @@ void read_document(JsonSummary& doc, const std::string& path, const ProgramDef* 
   JsonSummary& input = full_case ? *find(doc.members, "input") : doc;
   check_keys(input, program.inputs, "input");
   DimBinder binder;
-  c.inputs = read_tensors(input, program.inputs, "input", binder, &path, &c.bytes);
+  c.inputs = read_tensors(input, program.inputs, "input", binder, &path, &c.bytes, &c.mapped);
   for (std::size_t i = 0; i < program.inputs.size(); ++i) {
     const ArgDef& a = program.inputs[i];
     check_spec_axes("input." + a.name, a.spec, mesh);
     check_divisible("input." + a.name, c.inputs[i].shape, a.spec, mesh);
   }
-  if (program.check_values) program.check_values(c.inputs);
+  if (program.check_values) program.check_values(c.input_refs());
 
   if (JsonSummary* expected = full_case ? find(doc.members, "expected") : nullptr) {
     check_keys(*expected, program.outputs, "expected");
@@ -235,6 +243,13 @@ void read_document(JsonSummary& doc, const std::string& path, const ProgramDef* 
 }
 
 }  // namespace
+
+std::vector<TensorRef> Case::input_refs() const {
+  std::vector<TensorRef> out = refs(inputs);
+  for (std::size_t i = 0; i < out.size() && i < mapped.size(); ++i)
+    if (mapped[i].mapped != nullptr) out[i].data = mapped[i].mapped;
+  return out;
+}
 
 Case read_case(const std::string& path, const ProgramDef* program, int devices,
                const MeshShape& mesh, std::uint64_t max_input_bytes) {

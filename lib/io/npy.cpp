@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -168,12 +169,24 @@ std::string element_path(const std::string& field, const Shape& shape, std::size
 
 }  // namespace
 
-Tensor read_npy(const std::string& path, const std::vector<std::string>& dims,
-                const std::string& field) {
-  const Mapping file(path, field);
+namespace {
+
+// A .npy file mapped and its header checked: the element type and count, where the data starts.
+struct OpenNpy {
+  std::shared_ptr<const Mapping> file;
+  Shape shape;
+  std::size_t itemsize = 4;  // 4: '<f4', 8: '<f8'
+  std::size_t count = 0;
+  const unsigned char* data = nullptr;
+};
+
+OpenNpy open_npy(const std::string& path, const std::vector<std::string>& dims,
+                 const std::string& field) {
+  OpenNpy npy;
+  npy.file = std::make_shared<const Mapping>(path, field);
   const auto bad = [&](const std::string& what) { return InputError(field, path + ": " + what); };
-  const unsigned char* bytes = file.data();
-  const std::size_t size = file.size();
+  const unsigned char* bytes = npy.file->data();
+  const std::size_t size = npy.file->size();
   if (size < 10 || std::string_view(reinterpret_cast<const char*>(bytes), 6) != kMagic) {
     throw bad("not a .npy file (no \\x93NUMPY magic)");
   }
@@ -199,66 +212,107 @@ Tensor read_npy(const std::string& path, const std::vector<std::string>& dims,
   if (header->fortran_order) throw bad("Fortran order is not supported (save it in C order)");
   check_shape(header->shape, dims, field);
 
-  const std::size_t itemsize = header->descr == "<f4" ? 4 : 8;
+  npy.itemsize = header->descr == "<f4" ? 4 : 8;
   const std::size_t available = size - prefix - header_len;
   std::size_t count = 1;  // dimensions are >= 1 (checked); a product past the file is truncated
   bool fits = true;
   for (const std::size_t d : header->shape) {
-    fits = fits && count <= available / itemsize / d;
+    fits = fits && count <= available / npy.itemsize / d;
     if (fits) count *= d;
   }
   if (!fits) {
     throw bad("truncated: " + std::to_string(available) + " bytes of data for shape " +
               shape_tuple(header->shape) + " of " + header->descr);
   }
-  const unsigned char* data = bytes + prefix + header_len;
-  std::vector<float> values;
-  if (itemsize == 4 && std::endian::native == std::endian::little) {
-    // float32 as stored, in runs through a buffer that stays in L1: each run is checked in one
-    // vectorisable pass (only a run holding a non-finite value is walked, to name its first one)
-    // and appended, so the tensor's memory is written once, never zeroed first.
-    values.reserve(count);
-    constexpr std::size_t kRun = 4096;
-    float run[kRun];
-    for (std::size_t at = 0; at < count; at += kRun) {
-      const std::size_t n = std::min(kRun, count - at);
-      std::memcpy(run, data + 4 * at, 4 * n);
-      std::uint32_t all_ones_exponent = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        const auto u = std::bit_cast<std::uint32_t>(run[i]);
-        all_ones_exponent |= static_cast<std::uint32_t>((u & 0x7f800000u) == 0x7f800000u);
-      }
-      for (std::size_t i = 0; all_ones_exponent != 0 && i < n; ++i) {
-        if (!std::isfinite(run[i])) {
-          throw InputError(element_path(field, header->shape, at + i),
-                           number_text(run[i]) + " is not a finite number (" + path + ")");
-        }
-      }
-      values.insert(values.end(), run, run + n);
+  npy.shape = header->shape;
+  npy.count = count;
+  npy.data = bytes + prefix + header_len;
+  return npy;
+}
+
+// float32 as stored (little-endian host), checked in runs through a buffer that stays in L1: each
+// run in one vectorisable pass (only a run holding a non-finite value is walked, to name its first
+// one), then appended to `values` when given -- so a tensor's memory is written once, never zeroed
+// first -- or only checked, for an array left in its mapping.
+void scan_float32(const OpenNpy& npy, const std::string& path, const std::string& field,
+                  std::vector<float>* values) {
+  constexpr std::size_t kRun = 4096;
+  float run[kRun];
+  for (std::size_t at = 0; at < npy.count; at += kRun) {
+    const std::size_t n = std::min(kRun, npy.count - at);
+    std::memcpy(run, npy.data + 4 * at, 4 * n);
+    std::uint32_t all_ones_exponent = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto u = std::bit_cast<std::uint32_t>(run[i]);
+      all_ones_exponent |= static_cast<std::uint32_t>((u & 0x7f800000u) == 0x7f800000u);
     }
-    return Tensor(header->shape, std::move(values));
+    for (std::size_t i = 0; all_ones_exponent != 0 && i < n; ++i) {
+      if (!std::isfinite(run[i])) {
+        throw InputError(element_path(field, npy.shape, at + i),
+                         number_text(run[i]) + " is not a finite number (" + path + ")");
+      }
+    }
+    if (values != nullptr) values->insert(values->end(), run, run + n);
   }
-  values.resize(count);
-  for (std::size_t i = 0; i < count; ++i) {
+}
+
+bool float32_in_place(const OpenNpy& npy) {
+  return npy.itemsize == 4 && std::endian::native == std::endian::little;
+}
+
+Tensor to_tensor(const OpenNpy& npy, const std::string& path, const std::string& field) {
+  std::vector<float> values;
+  if (float32_in_place(npy)) {
+    values.reserve(npy.count);
+    scan_float32(npy, path, field, &values);
+    return Tensor(npy.shape, std::move(values));
+  }
+  values.resize(npy.count);
+  for (std::size_t i = 0; i < npy.count; ++i) {
     double v = 0;
-    if (itemsize == 4) {
-      v = std::bit_cast<float>(le32(data + 4 * i));
+    if (npy.itemsize == 4) {
+      v = std::bit_cast<float>(le32(npy.data + 4 * i));
     } else {
-      v = std::bit_cast<double>(le64(data + 8 * i));
+      v = std::bit_cast<double>(le64(npy.data + 8 * i));
     }
     // Inline JSON cannot hold NaN or infinity; a .npy input is held to the same values.
     if (!std::isfinite(v)) {
-      throw InputError(element_path(field, header->shape, i),
+      throw InputError(element_path(field, npy.shape, i),
                        number_text(v) + " is not a finite number (" + path + ")");
     }
     const auto f = static_cast<float>(v);  // float64: rounded to nearest, as JAX converts
     if (std::isinf(f)) {
-      throw InputError(element_path(field, header->shape, i),
+      throw InputError(element_path(field, npy.shape, i),
                        number_text(v) + " overflows float32 (" + path + ")");
     }
     values[i] = f;
   }
-  return Tensor(header->shape, std::move(values));
+  return Tensor(npy.shape, std::move(values));
+}
+
+}  // namespace
+
+Tensor read_npy(const std::string& path, const std::vector<std::string>& dims,
+                const std::string& field) {
+  return to_tensor(open_npy(path, dims, field), path, field);
+}
+
+NpyInput map_npy(const std::string& path, const std::vector<std::string>& dims,
+                 const std::string& field, std::size_t map_from_bytes) {
+  const OpenNpy npy = open_npy(path, dims, field);
+  NpyInput in;
+  // Left in the mapping: float32 as stored, large enough to matter, and aligned for float loads
+  // (np.save aligns the data to 64 bytes; a hand-made header may not).
+  if (float32_in_place(npy) && npy.count * sizeof(float) >= map_from_bytes &&
+      reinterpret_cast<std::uintptr_t>(npy.data) % alignof(float) == 0) {
+    scan_float32(npy, path, field, nullptr);
+    in.tensor.shape = npy.shape;
+    in.mapped = reinterpret_cast<const float*>(npy.data);
+    in.file = npy.file;
+    return in;
+  }
+  in.tensor = to_tensor(npy, path, field);
+  return in;
 }
 
 std::string npy_bytes(const Tensor& tensor) {

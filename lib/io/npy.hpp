@@ -3,6 +3,7 @@
 // arrays is read: little-endian float32 ('<f4') or float64 ('<f8'), C order.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,20 @@ namespace meshrun {
 // Fortran order, truncated), and for a value that is not finite or overflows float32.
 Tensor read_npy(const std::string& path, const std::vector<std::string>& dims,
                 const std::string& field);
+
+// An input array from a .npy file: either in `tensor`, or -- float32 as stored, from
+// `map_from_bytes` up -- left in the file's mapping, each device's block to be read from it: then
+// `tensor` holds the shape only (no data), `mapped` the values and `file` keeps them mapped.
+struct NpyInput {
+  Tensor tensor;
+  const float* mapped = nullptr;
+  std::shared_ptr<const void> file;
+};
+
+// read_npy's checks and messages (every value is checked, mapped or not), without the copy for
+// a large float32 array.
+NpyInput map_npy(const std::string& path, const std::vector<std::string>& dims,
+                 const std::string& field, std::size_t map_from_bytes);
 
 // `tensor` as a .npy file (format 1.0, '<f4', C order), as np.save would write it.
 std::string npy_bytes(const Tensor& tensor);

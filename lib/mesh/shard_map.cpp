@@ -8,11 +8,9 @@
 
 namespace meshrun {
 
-namespace {}  // namespace
-
 void check_shard_map_inputs(const MeshShape& mesh, const std::vector<ArgDef>& in_specs,
                             const std::vector<ArgDef>& out_specs,
-                            const std::vector<Tensor>& inputs) {
+                            const std::vector<TensorRef>& inputs) {
   MESHRUN_CHECK(inputs.size() == in_specs.size(), "shard_map: wrong number of inputs");
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const ArgDef& arg = in_specs[i];
@@ -45,7 +43,7 @@ bool same_bits(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 std::vector<Tensor> device_blocks(const MeshShape& mesh, const std::vector<ArgDef>& in_specs,
-                                  const std::vector<Tensor>& inputs, int device) {
+                                  const std::vector<TensorRef>& inputs, int device) {
   std::vector<Tensor> blocks;
   for (std::size_t i = 0; i < inputs.size(); ++i)
     blocks.push_back(block_of(inputs[i], in_specs[i].spec, mesh, device));
@@ -53,7 +51,7 @@ std::vector<Tensor> device_blocks(const MeshShape& mesh, const std::vector<ArgDe
 }
 
 void record_inputs(Trace& trace, const MeshShape& mesh, const std::vector<ArgDef>& in_specs,
-                   const std::vector<Tensor>& inputs) {
+                   const std::vector<TensorRef>& inputs) {
   trace.mesh = mesh;
   trace.axis = mesh[0].first;
   trace.devices = mesh_devices(mesh);
@@ -101,6 +99,12 @@ std::vector<Tensor> assemble_outputs(const MeshShape& mesh, const std::vector<Ar
 std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<ArgDef>& in_specs,
                               const std::vector<ArgDef>& out_specs,
                               const std::vector<Tensor>& inputs, Trace* trace) {
+  return shard_map(mesh, body, in_specs, out_specs, refs(inputs), trace);
+}
+
+std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<ArgDef>& in_specs,
+                              const std::vector<ArgDef>& out_specs,
+                              const std::vector<TensorRef>& inputs, Trace* trace) {
   check_shard_map_inputs(mesh.shape(), in_specs, out_specs, inputs);
   const int n = mesh.size();
   Profile* profile = trace ? trace->profile : nullptr;
@@ -112,7 +116,7 @@ std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<Ar
   {
     const ProfilePhase phase(profile, "split");
     std::size_t bytes = 0;
-    for (const Tensor& t : inputs) bytes += t.size() * sizeof(float);
+    for (const TensorRef& t : inputs) bytes += t.size() * sizeof(float);
     if (bytes >= kSplitOnDevicesBytes && n > 1) {
       // A failure here (bad_alloc) is the caller's, as when the caller cuts: not a device's.
       std::vector<std::exception_ptr> failed(static_cast<std::size_t>(n));

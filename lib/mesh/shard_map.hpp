@@ -41,18 +41,23 @@ inline constexpr std::size_t kSplitOnDevicesBytes = std::size_t{1} << 20;
 std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<ArgDef>& in_specs,
                               const std::vector<ArgDef>& out_specs,
                               const std::vector<Tensor>& inputs, Trace* trace = nullptr);
+// The same on inputs held elsewhere (a Case's, some left in their mapped .npy files): each
+// device's block is copied straight from them. They must outlive the call.
+std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<ArgDef>& in_specs,
+                              const std::vector<ArgDef>& out_specs,
+                              const std::vector<TensorRef>& inputs, Trace* trace = nullptr);
 
 // shard_map's steps, for a backend that runs the devices elsewhere (lib/mpi: across ranks).
 // check_shard_map_inputs: the InputErrors shard_map throws before running anything.
 void check_shard_map_inputs(const MeshShape& mesh, const std::vector<ArgDef>& in_specs,
                             const std::vector<ArgDef>& out_specs,
-                            const std::vector<Tensor>& inputs);
+                            const std::vector<TensorRef>& inputs);
 // Device `device`'s own blocks of the inputs, in the order of the in-specs.
 std::vector<Tensor> device_blocks(const MeshShape& mesh, const std::vector<ArgDef>& in_specs,
-                                  const std::vector<Tensor>& inputs, int device);
+                                  const std::vector<TensorRef>& inputs, int device);
 // Records the mesh and every device's input blocks in `trace` (clearing inputs and outputs).
 void record_inputs(Trace& trace, const MeshShape& mesh, const std::vector<ArgDef>& in_specs,
-                   const std::vector<Tensor>& inputs);
+                   const std::vector<TensorRef>& inputs);
 // The global outputs from every device's output blocks (outs[device][output]), checking that
 // replicated copies hold the same bits; records the outputs in `trace` when given.
 std::vector<Tensor> assemble_outputs(const MeshShape& mesh, const std::vector<ArgDef>& out_specs,

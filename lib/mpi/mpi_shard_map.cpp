@@ -262,7 +262,7 @@ void check_mpi_mesh(const MeshShape& mesh, int ranks) {
 MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& body,
                                 const std::vector<ArgDef>& in_specs,
                                 const std::vector<ArgDef>& out_specs,
-                                const std::vector<Tensor>& inputs, const MeshOptions& options,
+                                const std::vector<TensorRef>& inputs, const MeshOptions& options,
                                 Trace* trace, bool profiling) {
   check_mpi_mesh(mesh, job.ranks());
   const int n = mesh_devices(mesh);

@@ -36,7 +36,7 @@ struct MpiShardMapResult {
 MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& body,
                                 const std::vector<ArgDef>& in_specs,
                                 const std::vector<ArgDef>& out_specs,
-                                const std::vector<Tensor>& inputs, const MeshOptions& options,
+                                const std::vector<TensorRef>& inputs, const MeshOptions& options,
                                 Trace* trace, bool profiling = false);
 
 // InputError unless a mesh of this shape can run over `ranks` ranks.

@@ -40,7 +40,7 @@ std::vector<Tensor> dp_step_body(Device& dev, const std::vector<Tensor>& in) {
   return {std::move(w_new), std::move(b_new), Tensor::scalar(packed[0])};
 }
 
-void dp_step_check(const std::vector<Tensor>& in) { check_learning_rate(in[4]); }
+void dp_step_check(const std::vector<TensorRef>& in) { check_learning_rate(in[4]); }
 
 }  // namespace
 
@@ -60,7 +60,7 @@ const ProgramDef& dp_step_program() {
       {input_split("x", 0), input_split("y", 0), reduced_over(kAxis, {"loss", "w", "b"})},
       {{kAxis, 8}},
       // x W forward and x^T g backward: N x D x K multiply-adds each, 2 flops apiece.
-      [](const std::vector<Tensor>& in) {
+      [](const std::vector<TensorRef>& in) {
         return 2 * (2 * in[2].rows() * in[2].cols() * in[0].cols());
       },
   };

@@ -106,7 +106,7 @@ std::size_t partial_outputs(const Trace& t, int) {
   return rows * outs;
 }
 
-void mlp_train_check(const std::vector<Tensor>& in) { check_learning_rate(in[6]); }
+void mlp_train_check(const std::vector<TensorRef>& in) { check_learning_rate(in[6]); }
 
 }  // namespace
 
@@ -139,7 +139,7 @@ const ProgramDef& mlp_train_program() {
       {{kData, 2}, {kModel, 4}},
       // programs_numpy.py's count, each product three times (forward, weight gradient, input
       // gradient), though x's gradient is never formed: 2 B D H more than are done.
-      [](const std::vector<Tensor>& in) {
+      [](const std::vector<TensorRef>& in) {
         const std::size_t b = in[0].rows(), d = in[0].cols(), h = in[2].cols(), o = in[4].cols();
         return 6 * b * d * h + 6 * b * h * o;
       },

@@ -24,14 +24,14 @@ struct ProgramDef {
   Body body;
   // Checks on input values beyond shapes (e.g. lr finite and > 0); throws InputError naming the
   // field as "input.<name>". May be empty.
-  std::function<void(const std::vector<Tensor>& inputs)> check_values;
+  std::function<void(const std::vector<TensorRef>& inputs)> check_values;
   // What the exercise's grader checks about the program's structure, checked against the trace.
   std::vector<StructuralRule> structure;
   // The mesh it runs on unless told otherwise (the case's "mesh", --mesh, --devices).
   MeshShape mesh;
   // Floating-point operations of one run on these (global) inputs: its multiply-adds x 2, as
   // ../shared/peers/programs_numpy.py counts them, so --timings' gflops compare with numpy's.
-  std::function<std::uint64_t(const std::vector<Tensor>& inputs)> flops;
+  std::function<std::uint64_t(const std::vector<TensorRef>& inputs)> flops;
 };
 
 // The mesh a run uses: the flags override the case, the case the program's default. `flag_mesh`
@@ -44,10 +44,12 @@ MeshShape run_mesh(const ProgramDef& program, const MeshShape& flag_mesh,
 // shard_map of the program's body and specs (mesh/shard_map.hpp), recording its name in `trace`.
 std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
                               const std::vector<Tensor>& inputs, Trace* trace = nullptr);
+std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
+                              const std::vector<TensorRef>& inputs, Trace* trace = nullptr);
 
 // For check_values: the learning rate `lr` (a scalar input) must be finite and > 0; throws
 // InputError naming "input.lr".
-void check_learning_rate(const Tensor& lr);
+void check_learning_rate(const TensorRef& lr);
 
 // All programs, in the order `meshrun --help` lists them.
 const std::vector<const ProgramDef*>& all_programs();

@@ -12,15 +12,21 @@ const ProgramDef& dp_step_program();
 const ProgramDef& tp_mlp_program();
 const ProgramDef& mlp_train_program();
 
-void check_learning_rate(const Tensor& lr) {
-  const float v = lr.data.at(0);
+void check_learning_rate(const TensorRef& lr) {
+  MESHRUN_CHECK(lr.size() == 1 && lr.data != nullptr, "input.lr: not a scalar");
+  const float v = lr.data[0];
   if (!std::isfinite(v) || !(v > 0.0f)) throw InputError("input.lr", "must be a finite number > 0");
 }
 
 std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
-                              const std::vector<Tensor>& inputs, Trace* trace) {
+                              const std::vector<TensorRef>& inputs, Trace* trace) {
   if (trace) trace->program = program.name;
   return shard_map(mesh, program.body, program.inputs, program.outputs, inputs, trace);
+}
+
+std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
+                              const std::vector<Tensor>& inputs, Trace* trace) {
+  return shard_map(mesh, program, refs(inputs), trace);
 }
 
 MeshShape run_mesh(const ProgramDef& program, const MeshShape& flag_mesh,

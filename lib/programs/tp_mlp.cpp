@@ -45,7 +45,7 @@ const ProgramDef& tp_mlp_program() {
        reduced_over(kAxis, {"out"}), output_split("hidden", 1)},
       {{kAxis, 8}},
       // x w1 (B x D x H) and h w2 (B x H x O).
-      [](const std::vector<Tensor>& in) {
+      [](const std::vector<TensorRef>& in) {
         const std::size_t b = in[0].rows(), d = in[0].cols(), h = in[1].cols(), o = in[3].cols();
         return 2 * b * d * h + 2 * b * h * o;
       },

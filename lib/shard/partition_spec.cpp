@@ -128,19 +128,24 @@ Box box_of(const Shape& block, const PartitionSpec& spec, const MeshShape& mesh,
 }
 }  // namespace
 
-Tensor block_of(const Tensor& global, const PartitionSpec& spec, const MeshShape& mesh,
+Tensor block_of(const TensorRef& global, const PartitionSpec& spec, const MeshShape& mesh,
                 int device) {
   Shape shape = block_shape(global.shape, spec, mesh);
-  if (shape == global.shape) return global;
   const Box b = box_of(shape, spec, mesh, device);
   const std::size_t stride = global.shape.empty() ? 1 : global.shape.back();
   std::vector<float> data;  // filled row by row: each element written once, none zeroed first
   data.reserve(b.rows * b.cols);
   for (std::size_t i = 0; i < b.rows; ++i) {
-    const float* src = &global.data[(b.row0 + i) * stride + b.col0];
+    const float* src = global.data + (b.row0 + i) * stride + b.col0;
     data.insert(data.end(), src, src + b.cols);
   }
   return Tensor(std::move(shape), std::move(data));
+}
+
+Tensor block_of(const Tensor& global, const PartitionSpec& spec, const MeshShape& mesh,
+                int device) {
+  if (block_shape(global.shape, spec, mesh) == global.shape) return global;
+  return block_of(TensorRef(global), spec, mesh, device);
 }
 
 Tensor assemble(const std::vector<Tensor>& blocks, const PartitionSpec& spec,

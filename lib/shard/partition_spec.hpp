@@ -67,6 +67,9 @@ int shard_index(const PartitionSpec& spec, std::size_t dim, const MeshShape& mes
 // The block of `global` that device `device` of `mesh` holds under `spec`: a copy, so the device
 // owns it and cannot see past it. Every split dimension must be divisible (check_divisible).
 Tensor block_of(const Tensor& global, const PartitionSpec& spec, const MeshShape& mesh, int device);
+// The same from an array held elsewhere (a mapped .npy input): always a copy.
+Tensor block_of(const TensorRef& global, const PartitionSpec& spec, const MeshShape& mesh,
+                int device);
 Shape block_shape(const Shape& global, const PartitionSpec& spec, const MeshShape& mesh);
 // The global array from the blocks of every device of `mesh` (blocks[device]). Devices that hold
 // the same block (replicated over an axis) must agree; the lowest-numbered one is taken.

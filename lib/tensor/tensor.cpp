@@ -25,6 +25,13 @@ std::size_t shape_size(const Shape& shape) {
   return n;
 }
 
+std::vector<TensorRef> refs(const std::vector<Tensor>& tensors) {
+  std::vector<TensorRef> out;
+  out.reserve(tensors.size());
+  for (const Tensor& t : tensors) out.emplace_back(t);
+  return out;
+}
+
 Tensor::Tensor(Shape s, std::vector<float> d) : shape(std::move(s)), data(std::move(d)) {
   MESHRUN_CHECK(data.size() == shape_size(shape), "tensor data does not match its shape");
 }

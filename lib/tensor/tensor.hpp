@@ -42,6 +42,24 @@ struct Tensor {
   bool operator==(const Tensor&) const = default;
 };
 
+// A read-only view of a dense row-major float32 array held elsewhere: a Tensor's data, or an
+// input left in its mapped .npy file (io/npy.hpp), which each device's block is cut from.
+struct TensorRef {
+  Shape shape;
+  const float* data = nullptr;  // shape_size(shape) values
+
+  TensorRef() = default;
+  TensorRef(Shape s, const float* d) : shape(std::move(s)), data(d) {}
+  explicit TensorRef(const Tensor& t) : shape(t.shape), data(t.data.data()) {}
+  std::size_t rank() const { return shape.size(); }
+  std::size_t size() const { return shape_size(shape); }
+  std::size_t rows() const { return shape.at(0); }
+  std::size_t cols() const { return shape.at(1); }
+};
+
+// A view of each of `tensors`.
+std::vector<TensorRef> refs(const std::vector<Tensor>& tensors);
+
 // c = a @ b for a (M, K), b (K, N); c[i][j] = fma(a[i][k], b[k][j], c[i][j]) for k = 0..K-1.
 Tensor matmul(const Tensor& a, const Tensor& b);
 // c = a^T @ b for a (K, M), b (K, N).
