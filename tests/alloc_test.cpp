@@ -5,6 +5,11 @@
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <future>
+#include <thread>
 #include <cstdlib>
 #include <new>
 #include <vector>
@@ -15,13 +20,22 @@ namespace {
 std::atomic<long> g_news{0};
 }  // namespace
 
+namespace {
+// Fault injection: when >= 0, this thread's allocation that many from now throws bad_alloc.
+thread_local long t_fail_in = -1;
+}  // namespace
+
 void* operator new(std::size_t n) {
   g_news.fetch_add(1, std::memory_order_relaxed);
+  if (t_fail_in >= 0 && t_fail_in-- == 0) throw std::bad_alloc();
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+// Out of line, so GCC does not see the pointers operator new returned reach free() (a false
+// -Wmismatched-new-delete).
+[[gnu::noinline]] void release(void* p) noexcept { std::free(p); }
+void operator delete(void* p) noexcept { release(p); }
+void operator delete(void* p, std::size_t) noexcept { release(p); }
 
 using namespace meshrun;
 
@@ -75,4 +89,56 @@ BOOST_AUTO_TEST_CASE(the_counter_sees_allocations) {
   auto* v = new std::vector<float>(10);
   BOOST_TEST(g_news.load() - before >= 2);
   delete v;
+}
+
+// An allocation that fails in Mesh::run on the calling thread -- setting up the run, starting a
+// device thread (its state), explaining an error -- fails that run or not, but never leaves the
+// mesh hung: the run returns, the mesh runs again correctly, and ~Mesh returns. Every allocation
+// of the run is failed in turn, with threads that end with each run (so every run starts them)
+// and with parked ones. A hang is reported after 60 s, and the process ends rather than wait.
+BOOST_AUTO_TEST_CASE(an_allocation_failure_in_run_never_hangs_the_mesh) {
+  for (bool keep_threads : {false, true}) {
+    std::promise<std::string> result;
+    std::future<std::string> finished = result.get_future();
+    std::thread trials([&result, keep_threads] {
+      std::string problems;
+      MeshOptions o;
+      o.keep_threads = keep_threads;
+      o.timeout = std::chrono::milliseconds(2000);
+      auto sum_on_every_device = [](Mesh& mesh) {
+        std::atomic<int> right{0};
+        mesh.run([&](Device& dev) {
+          std::vector<float> v(3, static_cast<float>(dev.index() + 1));
+          dev.psum_inplace(v, "data");
+          if (v[0] == 10.0f && v[2] == 10.0f) right.fetch_add(1);  // 1 + 2 + 3 + 4
+        });
+        return right.load() == mesh.size();
+      };
+      int failed_runs = 0;
+      for (long k = 0; k < 200; ++k) {
+        Mesh mesh(4, "data", o);
+        if (!sum_on_every_device(mesh)) problems += "first run wrong; ";
+        t_fail_in = k;
+        try {
+          (void)sum_on_every_device(mesh);
+        } catch (...) {
+          ++failed_runs;
+        }
+        t_fail_in = -1;
+        if (!sum_on_every_device(mesh))
+          problems += "run after failing allocation " + std::to_string(k) + " wrong; ";
+      }
+      if (failed_runs == 0) problems += "no injected failure ever reached a run; ";
+      result.set_value(problems);
+    });
+    if (finished.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+      std::fprintf(stderr,
+                   "alloc_test: the mesh hung after a failed allocation (keep_threads=%d)\n",
+                   keep_threads ? 1 : 0);
+      std::_Exit(1);
+    }
+    trials.join();
+    const std::string problems = finished.get();
+    BOOST_TEST(problems.empty(), "keep_threads=" << keep_threads << ": " << problems);
+  }
 }

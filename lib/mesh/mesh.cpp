@@ -461,11 +461,18 @@ void Mesh::Impl::start_missing_threads() {
   for (int i = static_cast<int>(threads.size()); i < size; ++i) {
     try {
       threads.emplace_back([this, i](const std::stop_token& st) { device_loop(i, st); });
-    } catch (const std::system_error& e) {
+    } catch (const std::exception& e) {  // system_error (no thread), bad_alloc (its state)
       for (int d = i; d < size; ++d) {
-        record(d, std::make_exception_ptr(
-                      InternalError("internal error: cannot start the thread of device " +
-                                    std::to_string(d) + ": " + e.what())));
+        std::exception_ptr why;
+        try {
+          why =
+              std::make_exception_ptr(InternalError("internal error: cannot start the thread of "
+                                                    "device " +
+                                                    std::to_string(d) + ": " + e.what()));
+        } catch (...) {  // no memory for the message either: the cause itself
+          why = std::current_exception();
+        }
+        record(d, why);
         done.fetch_add(1, std::memory_order_acq_rel);
       }
       return;
@@ -508,6 +515,7 @@ const std::string& Mesh::axis() const { return impl_->axis; }
 
 void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
   Impl& m = *impl_;
+  const std::string label = m.label;  // for a message after m may be gone; copied before running
   {
     std::lock_guard lock(m.state_mu);
     if (m.stopping.load(std::memory_order_relaxed)) {
@@ -542,11 +550,10 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
   m.done.store(0, std::memory_order_relaxed);
   m.body.store(&body, std::memory_order_relaxed);
   m.job.fetch_add(1, std::memory_order_release);  // publishes everything above to the devices
-  if (!m.options.keep_threads || static_cast<int>(m.threads.size()) < m.size) {
+  const bool parked = m.options.keep_threads && !m.threads.empty();  // some wait on `job`
+  if (!m.options.keep_threads || static_cast<int>(m.threads.size()) < m.size)
     m.start_missing_threads();
-  } else {
-    futex_wake_all(m.job);
-  }
+  if (parked) futex_wake_all(m.job);
   // Bounded as long as every body returns: each collective wait ends by its deadline or the
   // abort, an injected stall by the abort or its own limit.
   for (;;) {
@@ -558,10 +565,16 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
   m.trace = nullptr;
   int first = m.first_error.load(std::memory_order_acquire);
   if (first < 0) first = m.first_consequence.load(std::memory_order_acquire);
-  std::exception_ptr error = first >= 0 ? m.explain(first) : nullptr;
+  std::exception_ptr error;
+  if (first >= 0) {
+    try {  // nothing may throw past here before `running` is cleared: ~Mesh waits for it
+      error = m.explain(first);
+    } catch (...) {
+      error = m.errors[static_cast<std::size_t>(first)];
+    }
+  }
   const bool cancelled = m.stopping.load(std::memory_order_acquire) &&
                          m.first_error.load(std::memory_order_relaxed) < 0 && error;
-  const std::string label = m.label;
   {
     std::lock_guard lock(m.state_mu);
     m.running = false;
