@@ -38,13 +38,17 @@ constexpr std::size_t kW = 8;
 #if defined(__x86_64__)
 #define MESHRUN_AVX2 __attribute__((target("avx2")))
 namespace {
-const bool kHaveAvx2 = cpu::features().avx2;
+// Read on first use, not by a namespace-scope initialiser another one could run before.
+bool have_avx2() {
+  static const bool avx2 = cpu::features().avx2;
+  return avx2;
+}
 }  // namespace
 #endif
 
 const char* isa() {
 #if defined(__x86_64__)
-  return kHaveAvx2 ? "avx2" : "sse2";
+  return have_avx2() ? "avx2" : "sse2";
 #else
   return "generic";
 #endif
@@ -85,7 +89,7 @@ void fold_sum_baseline(const float* const* src, int n, float* dst, std::size_t b
 
 void fold_sum(const float* const* src, int n, float* dst, std::size_t begin, std::size_t end) {
 #if defined(__x86_64__)
-  if (kHaveAvx2) return fold_sum_avx2(src, n, dst, begin, end);
+  if (have_avx2()) return fold_sum_avx2(src, n, dst, begin, end);
 #endif
   fold_sum_baseline(src, n, dst, begin, end);
 }
@@ -191,7 +195,7 @@ void fold_sum_to_all(const float* const* src, int n, float* const* dst, int m, s
     while (i < end && (reinterpret_cast<std::uintptr_t>(dst[0] + i) & 63u) != 0)
       fold_one_to_all(src, n, dst, m, i++);
     const std::size_t lines_end = i + (end - i) / 16 * 16;
-    if (kHaveAvx2) {
+    if (have_avx2()) {
       stream_lines_avx2(src, n, dst, m, i, lines_end);
     } else {
       stream_lines_sse2(src, n, dst, m, i, lines_end);
@@ -204,7 +208,7 @@ void fold_sum_to_all(const float* const* src, int n, float* const* dst, int m, s
   (void)nontemporal;
 #endif
 #if defined(__x86_64__)
-  if (kHaveAvx2) return fold_sum_to_all_avx2(src, n, dst, m, begin, end);
+  if (have_avx2()) return fold_sum_to_all_avx2(src, n, dst, m, begin, end);
 #endif
   fold_sum_to_all_baseline(src, n, dst, m, begin, end);
 }

@@ -4,7 +4,9 @@
 #if defined(__x86_64__) && !defined(__clang__) && defined(__has_include)
 #if __has_include(<sys/platform/x86.h>)
 #include <sys/platform/x86.h>
+#if defined(CPU_FEATURE_ACTIVE)  // glibc 2.33+ (2.32 had CPU_FEATURE_USABLE)
 #define MESHRUN_GLIBC_CPU_FEATURES 1
+#endif
 #endif
 #endif
 #if defined(__x86_64__) && !defined(MESHRUN_GLIBC_CPU_FEATURES)

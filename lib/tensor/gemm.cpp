@@ -255,14 +255,18 @@ const Kernel* best_kernel() {
   return &kKernels[std::size(kKernels) - 1];
 }
 
-// The kernel gemm() runs: the best this CPU supports, unless gemm_use_target chose another.
-std::atomic<const Kernel*> chosen{best_kernel()};
+// The kernel gemm() runs: the best this CPU supports, unless gemm_use_target chose another. Made
+// on first use, not by a namespace-scope initialiser another one could run before.
+std::atomic<const Kernel*>& chosen() {
+  static std::atomic<const Kernel*> kernel{best_kernel()};
+  return kernel;
+}
 
 }  // namespace
 
-void gemm(const Gemm& g) { chosen.load(std::memory_order_relaxed)->run(g); }
+void gemm(const Gemm& g) { chosen().load(std::memory_order_relaxed)->run(g); }
 
-const char* gemm_target() { return chosen.load(std::memory_order_relaxed)->name; }
+const char* gemm_target() { return chosen().load(std::memory_order_relaxed)->name; }
 
 std::vector<std::string> gemm_targets() {
   std::vector<std::string> names;
@@ -273,12 +277,12 @@ std::vector<std::string> gemm_targets() {
 
 bool gemm_use_target(const std::string& name) {
   if (name.empty()) {
-    chosen.store(best_kernel(), std::memory_order_relaxed);
+    chosen().store(best_kernel(), std::memory_order_relaxed);
     return true;
   }
   for (const Kernel& k : kKernels) {
     if (name == k.name && k.supported()) {
-      chosen.store(&k, std::memory_order_relaxed);
+      chosen().store(&k, std::memory_order_relaxed);
       return true;
     }
   }
