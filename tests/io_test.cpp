@@ -3,8 +3,10 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <functional>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -657,6 +659,13 @@ BOOST_AUTO_TEST_CASE(reads_npy_arrays) {
 }
 
 namespace {
+// Whether a[0..n) and b[0..n) hold the same bits, value by value.
+bool same_floats(const float* a, const float* b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (std::bit_cast<std::uint32_t>(a[i]) != std::bit_cast<std::uint32_t>(b[i])) return false;
+  return true;
+}
+
 // A .npy file of `values` (float32, shape (n, 1)) whose data starts `skew` bytes past the 64-byte
 // boundary np.save aligns it to: skew 2 leaves it where no float may be loaded from.
 std::string npy_column(const std::vector<float>& values, std::size_t skew = 0) {
@@ -701,15 +710,15 @@ BOOST_AUTO_TEST_CASE(large_float32_npy_inputs_stay_mapped) {
   }
   BOOST_TEST(got.mapped[0].mapped == nullptr);  // inline JSON
   const std::vector<TensorRef> in = got.input_refs();
-  BOOST_TEST(std::memcmp(in[2].data, x.data(), n * sizeof(float)) == 0);
-  BOOST_TEST(std::memcmp(in[3].data, y.data(), n * sizeof(float)) == 0);
+  BOOST_TEST(same_floats(in[2].data, x.data(), n));
+  BOOST_TEST(same_floats(in[3].data, y.data(), n));
   BOOST_TEST(in[4].data[0] == 0.1f);
 
   // The same arrays read into tensors (read_npy copies): the same outputs, bit for bit.
   std::vector<Tensor> copied = got.inputs;
   copied[2] = read_npy(c.path("x.npy"), {"N", "D"}, "input.x");
   copied[3] = read_npy(c.path("y.npy"), {"N", "K"}, "input.y");
-  BOOST_TEST(std::memcmp(copied[2].data.data(), x.data(), n * sizeof(float)) == 0);
+  BOOST_TEST(same_floats(copied[2].data.data(), x.data(), n));
   for (int devices : {1, 8}) {
     Mesh m1(devices, "data"), m2(devices, "data");
     const std::vector<Tensor> from_mapping = shard_map(m1, dp(), in);
@@ -738,7 +747,7 @@ BOOST_AUTO_TEST_CASE(large_float32_npy_inputs_stay_mapped) {
   BOOST_TEST(skewed.mapped[2].mapped == nullptr);
   BOOST_TEST(skewed.mapped[3].mapped != nullptr);
   BOOST_REQUIRE_EQUAL(skewed.inputs[2].data.size(), n);
-  BOOST_TEST(std::memcmp(skewed.inputs[2].data.data(), x.data(), n * sizeof(float)) == 0);
+  BOOST_TEST(same_floats(skewed.inputs[2].data.data(), x.data(), n));
   const std::vector<float> few(x.begin(), x.begin() + 8), few_y(y.begin(), y.begin() + 8);
   NpyCase t({{"case.json", case_json}, {"x.npy", npy_column(few)}, {"y.npy", npy_column(few_y)}});
   const Case small = read_case(t.path("case.json"), nullptr, 8);

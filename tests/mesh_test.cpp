@@ -659,7 +659,7 @@ BOOST_AUTO_TEST_CASE(keep_threads_decides_whether_device_threads_outlive_a_run) 
     MeshOptions o;
     o.keep_threads = keep_threads;
     Mesh mesh(8, "data", o);
-    BOOST_TEST(process_threads() == base, "threads start with the first run");
+    BOOST_TEST(threads_settled_at(base) == base, "threads start with the first run");
     for (int run = 0; run < 3; ++run) {
       check_mesh_works(mesh);  // two runs each
       const int want = keep_threads ? base + 8 : base;
