@@ -178,7 +178,7 @@ std::optional<std::string> npy_reference(JsonSummary& value, const std::vector<s
 
 // Converts each of `args` from `object` (keys already checked), binding their symbolic dims.
 // Arrays may come from .npy files when `case_path` is given (input, not expected); then `mapped`
-// gets one entry per arg, set for a large float32 one left in its mapping (Case::inputs).
+// gets one entry per arg, set for a float32 one left in its mapping (Case::inputs).
 std::vector<Tensor> read_tensors(JsonSummary& object, const std::vector<ArgDef>& args,
                                  const std::string& prefix, DimBinder& binder,
                                  const std::string* case_path, std::uint64_t* npy_bytes = nullptr,
@@ -192,7 +192,7 @@ std::vector<Tensor> read_tensors(JsonSummary& object, const std::vector<ArgDef>&
         case_path != nullptr ? npy_reference(value, a.dims, field, *case_path) : std::nullopt;
     NpyInput in;
     if (npy) {
-      in = map_npy(*npy, a.dims, field, kMapFromBytes);
+      in = map_npy(*npy, a.dims, field);
     } else {
       in.tensor = tensor_from_json(value, a.dims, field);
     }

@@ -15,7 +15,6 @@
 
 #include "io/json_text.hpp"
 #include "io/npy.hpp"
-#include "mesh/shard_map.hpp"
 #include "programs/program.hpp"
 #include "tensor/tensor.hpp"
 
@@ -29,9 +28,9 @@ struct Case {
   // The optional "mesh" key, {"data": 2, "model": 4}; empty when absent. JSON objects are
   // unordered, so the axes come in the program's default mesh order (others after, in file order).
   std::vector<std::pair<std::string, int>> mesh;
-  // In ProgramDef::inputs order. A float32 .npy array of kMapFromBytes or more is not copied:
-  // its Tensor here holds the shape only (no data), its values stay in the file's mapping
-  // (`mapped`), and each device's block is read from there. input_refs() sees every input's values.
+  // In ProgramDef::inputs order. A float32 .npy array is not copied: its Tensor here holds the
+  // shape only (no data), its values stay in the file's mapping (`mapped`, io/npy.hpp), and each
+  // device's block is read from there. input_refs() sees every input's values.
   std::vector<Tensor> inputs;
   std::vector<NpyInput> mapped;                 // per input: `mapped` set when it stays mapped
   std::optional<std::vector<Tensor>> expected;  // in ProgramDef::outputs order
@@ -40,10 +39,6 @@ struct Case {
   // Every input, from its Tensor or its mapping: what shard_map, check_values and flops take.
   std::vector<TensorRef> input_refs() const;
 };
-
-// From this size a float32 .npy input stays in its mapping (shard_map's devices cut their own
-// blocks from this size too: mesh/shard_map.hpp).
-inline constexpr std::size_t kMapFromBytes = kSplitOnDevicesBytes;
 
 // Reads `path` ("-" = stdin) for `program` (nullptr: the case's "problem" names it; a bare input
 // object then cannot be read) and checks it against the mesh it will run on: run_mesh(program,

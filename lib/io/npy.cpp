@@ -298,13 +298,12 @@ Tensor read_npy(const std::string& path, const std::vector<std::string>& dims,
 }
 
 NpyInput map_npy(const std::string& path, const std::vector<std::string>& dims,
-                 const std::string& field, std::size_t map_from_bytes) {
+                 const std::string& field) {
   const OpenNpy npy = open_npy(path, dims, field);
   NpyInput in;
-  // Left in the mapping: float32 as stored, large enough to matter, and aligned for float loads
-  // (np.save aligns the data to 64 bytes; a hand-made header may not).
-  if (float32_in_place(npy) && npy.count * sizeof(float) >= map_from_bytes &&
-      reinterpret_cast<std::uintptr_t>(npy.data) % alignof(float) == 0) {
+  // Left in the mapping: float32 as stored, aligned for float loads (np.save aligns the data to
+  // 64 bytes; a hand-made header may not).
+  if (float32_in_place(npy) && reinterpret_cast<std::uintptr_t>(npy.data) % alignof(float) == 0) {
     scan_float32(npy, path, field, nullptr);
     in.tensor.shape = npy.shape;
     in.mapped = reinterpret_cast<const float*>(npy.data);

@@ -19,19 +19,19 @@ namespace meshrun {
 Tensor read_npy(const std::string& path, const std::vector<std::string>& dims,
                 const std::string& field);
 
-// An input array from a .npy file: either in `tensor`, or -- float32 as stored, from
-// `map_from_bytes` up -- left in the file's mapping, each device's block to be read from it: then
-// `tensor` holds the shape only (no data), `mapped` the values and `file` keeps them mapped.
+// An input array from a .npy file: float32 as stored (what np.save writes) is left in the file's
+// mapping, each device's block to be read from it -- then `tensor` holds the shape only (no
+// data), `mapped` the values and `file` keeps them mapped; float64 (converted to float32) and data
+// a float load cannot reach (a hand-made header not padded to alignment) are read into `tensor`.
 struct NpyInput {
   Tensor tensor;
   const float* mapped = nullptr;
   std::shared_ptr<const void> file;
 };
 
-// read_npy's checks and messages (every value is checked, mapped or not), without the copy for
-// a large float32 array.
+// read_npy's checks and messages (every value is checked, mapped or not), without its copy.
 NpyInput map_npy(const std::string& path, const std::vector<std::string>& dims,
-                 const std::string& field, std::size_t map_from_bytes);
+                 const std::string& field);
 
 // `tensor` as a .npy file (format 1.0, '<f4', C order), as np.save would write it.
 std::string npy_bytes(const Tensor& tensor);
