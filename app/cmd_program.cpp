@@ -352,7 +352,7 @@ MeshOptions mesh_options(const RunFlags& flags) {
   // 1.85 ms, measured under load; bench/README.md).
   options.pin_devices = false;
   // And its device threads end with the run instead of parking, to be woken again by ~Mesh only
-  // to exit (0.2 ms of the first example's 2 ms; bench/README.md).
+  // to exit (the first example went from 1.33x to 1.20x floor_threads; bench/README.md).
   options.keep_threads = false;
   // Rounded up so a tiny positive --timeout never becomes 0 ms.
   options.timeout = std::chrono::milliseconds(static_cast<long>(std::ceil(flags.timeout_s * 1000)));

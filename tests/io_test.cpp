@@ -84,10 +84,12 @@ std::string dp_case_with(const std::string& from, const std::string& to) {
 
 // A .npy file's bytes, written here byte by byte (not by the library): magic, version, header
 // length (2 bytes for 1.0, 4 for 2.0 and 3.0), the header dict padded to 64 bytes, the data.
-std::string npy_file(const std::string& dict, const std::string& data, int major = 1) {
+// With `skew`, the data starts that many bytes past the 64-byte boundary instead.
+std::string npy_file(const std::string& dict, const std::string& data, int major = 1,
+                     std::size_t skew = 0) {
   const std::size_t prefix = major == 1 ? 10 : 12;
   std::string header = dict;
-  while ((prefix + header.size() + 1) % 64 != 0) header += ' ';
+  while ((prefix + header.size() + 1) % 64 != skew % 64) header += ' ';
   header += '\n';
   std::string out = "\x93NUMPY";
   out += static_cast<char>(major);
@@ -670,19 +672,11 @@ bool same_floats(const float* a, const float* b, std::size_t n) {
 // A .npy file of `values` (float32, shape (n, 1)) whose data starts `skew` bytes past the 64-byte
 // boundary np.save aligns it to: skew 2 leaves it where no float may be loaded from.
 std::string npy_column(const std::vector<float>& values, std::size_t skew = 0) {
-  const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
-                           std::to_string(values.size()) + ", 1), }";
-  std::string header = dict;
-  while ((10 + header.size() + 1) % 64 != skew % 64) header += ' ';
-  header += '\n';
-  std::string out = "\x93NUMPY";
-  out += '\x01';
-  out += '\0';
-  out += static_cast<char>(header.size() & 0xff);
-  out += static_cast<char>(header.size() >> 8);
-  out += header;
-  out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
-  return out;
+  return npy_file(
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(values.size()) +
+          ", 1), }",
+      std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)), 1,
+      skew);
 }
 }  // namespace
 
@@ -705,11 +699,11 @@ BOOST_AUTO_TEST_CASE(float32_npy_inputs_stay_mapped) {
   const Case got = read_case(c.path("case.json"), nullptr, 8);
   BOOST_REQUIRE_EQUAL(got.mapped.size(), got.inputs.size());
   for (const std::size_t i : {2u, 3u}) {
-    BOOST_TEST(got.mapped[i].mapped != nullptr, "input " << i << " is mapped");
+    BOOST_TEST(got.mapped[i].data != nullptr, "input " << i << " is mapped");
     BOOST_TEST(got.inputs[i].data.empty());
     BOOST_TEST(got.inputs[i].shape == (Shape{n, 1}));
   }
-  BOOST_TEST(got.mapped[0].mapped == nullptr);  // inline JSON
+  BOOST_TEST(got.mapped[0].data == nullptr);  // inline JSON
   const std::vector<TensorRef> in = got.input_refs();
   BOOST_TEST(same_floats(in[2].data, x.data(), n));
   BOOST_TEST(same_floats(in[3].data, y.data(), n));
@@ -745,15 +739,15 @@ BOOST_AUTO_TEST_CASE(float32_npy_inputs_stay_mapped) {
   // Copied instead: data that float loads cannot reach (skewed by 2 bytes).
   NpyCase s({{"case.json", case_json}, {"x.npy", npy_column(x, 2)}, {"y.npy", npy_column(y)}});
   const Case skewed = read_case(s.path("case.json"), nullptr, 8);
-  BOOST_TEST(skewed.mapped[2].mapped == nullptr);
-  BOOST_TEST(skewed.mapped[3].mapped != nullptr);
+  BOOST_TEST(skewed.mapped[2].data == nullptr);
+  BOOST_TEST(skewed.mapped[3].data != nullptr);
   BOOST_REQUIRE_EQUAL(skewed.inputs[2].data.size(), n);
   BOOST_TEST(same_floats(skewed.inputs[2].data.data(), x.data(), n));
   // A small array stays mapped too; its blocks are cut by the caller, from the mapping.
   const std::vector<float> few(x.begin(), x.begin() + 8), few_y(y.begin(), y.begin() + 8);
   NpyCase t({{"case.json", case_json}, {"x.npy", npy_column(few)}, {"y.npy", npy_column(few_y)}});
   const Case small = read_case(t.path("case.json"), nullptr, 8);
-  BOOST_TEST(small.mapped[2].mapped != nullptr);
+  BOOST_TEST(small.mapped[2].data != nullptr);
   BOOST_TEST(small.inputs[2].data.empty());
   BOOST_TEST(same_floats(small.input_refs()[2].data, few.data(), few.size()));
   std::vector<Tensor> small_copied = small.inputs;

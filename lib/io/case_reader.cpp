@@ -182,7 +182,7 @@ std::optional<std::string> npy_reference(JsonSummary& value, const std::vector<s
 std::vector<Tensor> read_tensors(JsonSummary& object, const std::vector<ArgDef>& args,
                                  const std::string& prefix, DimBinder& binder,
                                  const std::string* case_path, std::uint64_t* npy_bytes = nullptr,
-                                 std::vector<NpyInput>* mapped = nullptr) {
+                                 std::vector<MappedArray>* mapped = nullptr) {
   std::vector<Tensor> tensors;
   tensors.reserve(args.size());
   for (const ArgDef& a : args) {
@@ -200,7 +200,7 @@ std::vector<Tensor> read_tensors(JsonSummary& object, const std::vector<ArgDef>&
     if (npy && npy_bytes) *npy_bytes += std::filesystem::file_size(*npy, size_error) * !size_error;
     binder.bind(field, a.dims, in.tensor.shape);
     tensors.push_back(std::move(in.tensor));
-    if (mapped) mapped->push_back(std::move(in));  // its tensor moved out: shape and data empty
+    if (mapped) mapped->push_back(std::move(in.mapped));
   }
   return tensors;
 }
@@ -247,7 +247,7 @@ void read_document(JsonSummary& doc, const std::string& path, const ProgramDef* 
 std::vector<TensorRef> Case::input_refs() const {
   std::vector<TensorRef> out = refs(inputs);
   for (std::size_t i = 0; i < out.size() && i < mapped.size(); ++i)
-    if (mapped[i].mapped != nullptr) out[i].data = mapped[i].mapped;
+    if (mapped[i].data != nullptr) out[i].data = mapped[i].data;
   return out;
 }
 

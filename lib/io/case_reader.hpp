@@ -32,7 +32,7 @@ struct Case {
   // shape only (no data), its values stay in the file's mapping (`mapped`, io/npy.hpp), and each
   // device's block is read from there. input_refs() sees every input's values.
   std::vector<Tensor> inputs;
-  std::vector<NpyInput> mapped;                 // per input: `mapped` set when it stays mapped
+  std::vector<MappedArray> mapped;              // per input; set when it stays mapped
   std::optional<std::vector<Tensor>> expected;  // in ProgramDef::outputs order
   std::uint64_t bytes = 0;  // read: the case file and the .npy files it names (--timings)
 

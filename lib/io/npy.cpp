@@ -230,30 +230,43 @@ OpenNpy open_npy(const std::string& path, const std::vector<std::string>& dims,
   return npy;
 }
 
-// float32 as stored (little-endian host), checked in runs through a buffer that stays in L1: each
-// run in one vectorisable pass (only a run holding a non-finite value is walked, to name its first
-// one), then appended to `values` when given -- so a tensor's memory is written once, never zeroed
-// first -- or only checked, for an array left in its mapping.
-void scan_float32(const OpenNpy& npy, const std::string& path, const std::string& field,
-                  std::vector<float>* values) {
-  constexpr std::size_t kRun = 4096;
+// Values [at, at + n) of a float32 array, checked in one vectorisable pass; only a run holding a
+// non-finite value is walked, to name its first one.
+void check_finite_run(const float* run, std::size_t at, std::size_t n, const OpenNpy& npy,
+                      const std::string& path, const std::string& field) {
+  std::uint32_t all_ones_exponent = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto u = std::bit_cast<std::uint32_t>(run[i]);
+    all_ones_exponent |= static_cast<std::uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+  }
+  for (std::size_t i = 0; all_ones_exponent != 0 && i < n; ++i) {
+    if (!std::isfinite(run[i])) {
+      throw InputError(element_path(field, npy.shape, at + i),
+                       number_text(run[i]) + " is not a finite number (" + path + ")");
+    }
+  }
+}
+
+constexpr std::size_t kRun = 4096;
+
+// float32 as stored (little-endian host) into `values`, in runs through a buffer that stays in L1:
+// each run checked, then appended, so the tensor's memory is written once, never zeroed first.
+void copy_float32(const OpenNpy& npy, const std::string& path, const std::string& field,
+                  std::vector<float>& values) {
   float run[kRun];
   for (std::size_t at = 0; at < npy.count; at += kRun) {
     const std::size_t n = std::min(kRun, npy.count - at);
     std::memcpy(run, npy.data + 4 * at, 4 * n);
-    std::uint32_t all_ones_exponent = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto u = std::bit_cast<std::uint32_t>(run[i]);
-      all_ones_exponent |= static_cast<std::uint32_t>((u & 0x7f800000u) == 0x7f800000u);
-    }
-    for (std::size_t i = 0; all_ones_exponent != 0 && i < n; ++i) {
-      if (!std::isfinite(run[i])) {
-        throw InputError(element_path(field, npy.shape, at + i),
-                         number_text(run[i]) + " is not a finite number (" + path + ")");
-      }
-    }
-    if (values != nullptr) values->insert(values->end(), run, run + n);
+    check_finite_run(run, at, n, npy, path, field);
+    values.insert(values.end(), run, run + n);
   }
+}
+
+// The same checks on an aligned float32 array left in its mapping: read in place, nothing copied.
+void check_float32_in_place(const float* data, const OpenNpy& npy, const std::string& path,
+                            const std::string& field) {
+  for (std::size_t at = 0; at < npy.count; at += kRun)
+    check_finite_run(data + at, at, std::min(kRun, npy.count - at), npy, path, field);
 }
 
 bool float32_in_place(const OpenNpy& npy) {
@@ -264,7 +277,7 @@ Tensor to_tensor(const OpenNpy& npy, const std::string& path, const std::string&
   std::vector<float> values;
   if (float32_in_place(npy)) {
     values.reserve(npy.count);
-    scan_float32(npy, path, field, &values);
+    copy_float32(npy, path, field, values);
     return Tensor(npy.shape, std::move(values));
   }
   values.resize(npy.count);
@@ -304,10 +317,10 @@ NpyInput map_npy(const std::string& path, const std::vector<std::string>& dims,
   // Left in the mapping: float32 as stored, aligned for float loads (np.save aligns the data to
   // 64 bytes; a hand-made header may not).
   if (float32_in_place(npy) && reinterpret_cast<std::uintptr_t>(npy.data) % alignof(float) == 0) {
-    scan_float32(npy, path, field, nullptr);
+    const auto* values = reinterpret_cast<const float*>(npy.data);
+    check_float32_in_place(values, npy, path, field);
     in.tensor.shape = npy.shape;
-    in.mapped = reinterpret_cast<const float*>(npy.data);
-    in.file = npy.file;
+    in.mapped = {values, npy.file};
     return in;
   }
   in.tensor = to_tensor(npy, path, field);

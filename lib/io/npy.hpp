@@ -19,14 +19,20 @@ namespace meshrun {
 Tensor read_npy(const std::string& path, const std::vector<std::string>& dims,
                 const std::string& field);
 
+// The values of a float32 array left in its mapped .npy file, and what keeps the file mapped
+// (both null when the array was read into a tensor instead).
+struct MappedArray {
+  const float* data = nullptr;
+  std::shared_ptr<const void> file;
+};
+
 // An input array from a .npy file: float32 as stored (what np.save writes) is left in the file's
-// mapping, each device's block to be read from it -- then `tensor` holds the shape only (no
-// data), `mapped` the values and `file` keeps them mapped; float64 (converted to float32) and data
-// a float load cannot reach (a hand-made header not padded to alignment) are read into `tensor`.
+// mapping, each device's block to be read from it -- then `tensor` holds the shape only (no data)
+// and `mapped` the values; float64 (converted to float32) and data a float load cannot reach (a
+// hand-made header not padded to alignment) are read into `tensor`.
 struct NpyInput {
   Tensor tensor;
-  const float* mapped = nullptr;
-  std::shared_ptr<const void> file;
+  MappedArray mapped;
 };
 
 // read_npy's checks and messages (every value is checked, mapped or not), without its copy.
