@@ -83,7 +83,12 @@ inline Result run_with(const std::vector<std::string>& args, const RunOptions& o
   BOOST_REQUIRE(mkdtemp(dir) != nullptr);
   const std::string out_path = std::string(dir) + "/out", err_path = std::string(dir) + "/err";
   int gone[2] = {-1, -1};
-  if (o.stdout_reader_gone) BOOST_REQUIRE(pipe(gone) == 0);
+  if (o.stdout_reader_gone) {
+    BOOST_REQUIRE(pipe(gone) == 0);
+    // The read end goes before the child exists: closed only after fork, a fast child could
+    // write its whole output into the pipe while the parent still held it open (no EPIPE).
+    close(gone[0]);
+  }
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = fork();
   BOOST_REQUIRE(pid >= 0);
@@ -99,7 +104,6 @@ inline Result run_with(const std::vector<std::string>& args, const RunOptions& o
     dup2(err, 2);
     if (o.stdout_reader_gone) {
       dup2(gone[1], 1);
-      close(gone[0]);
       close(gone[1]);
     }
     if (o.stdout_closed) close(1);
@@ -121,10 +125,7 @@ inline Result run_with(const std::vector<std::string>& args, const RunOptions& o
     execv(argv[0], argv.data());
     _exit(127);
   }
-  if (o.stdout_reader_gone) {
-    close(gone[0]);
-    close(gone[1]);
-  }
+  if (o.stdout_reader_gone) close(gone[1]);
   if (o.meanwhile) o.meanwhile(pid);
   Result r;
   int status = 0;
