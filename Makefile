@@ -88,7 +88,7 @@ asan: deps
 tsan: deps
 	cmake --preset tsan -B $(BUILD)/tsan >/dev/null
 	cmake --build $(BUILD)/tsan -j $(JOBS) --target \
-	  $$(ctest --test-dir $(BUILD)/tsan -N -R '$(TSAN_TESTS)' | sed -n 's/^ *Test *#[0-9]*: //p')
+	  $$(ctest --test-dir $(BUILD)/tsan -N -R '$(TSAN_TESTS)' | sed -n 's/^ *Test *#[0-9]*: \([^.]*\).*/\1/p' | sort -u)
 	ctest --test-dir $(BUILD)/tsan --output-on-failure -j $(JOBS) -R '$(TSAN_TESTS)'
 
 # libFuzzer on the case reader (clang, ASan + UBSan): first every hostile input of
