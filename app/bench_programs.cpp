@@ -19,6 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "io/npy.hpp"

@@ -11,6 +11,8 @@
 
 #include <cmath>
 
+#include <CLI/Error.hpp>
+
 #include "check_cases.hpp"
 #include "exit_codes.hpp"
 #include "io/compare.hpp"

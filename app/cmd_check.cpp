@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 
+#include <CLI/CLI.hpp>
+
 #include "check_cases.hpp"
 #include "check_report.hpp"
 #include "commands.hpp"

@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "io/case_reader.hpp"

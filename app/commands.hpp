@@ -8,7 +8,11 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+// CLI11 is included only where options are registered: every file that includes it constructs
+// its own copies of CLI11's eight predefined validators at start-up and destroys them at exit.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 #include "mesh/mesh.hpp"
 #include "programs/program.hpp"

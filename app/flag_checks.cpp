@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <CLI/CLI.hpp>
+
 #include "io/output.hpp"
 #include "support/errors.hpp"
 

@@ -3,7 +3,11 @@
 // says what was wanted: "--devices: must be an integer, got '1.5'".
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include <string>
+
+namespace CLI {
+class Validator;
+}  // namespace CLI
 
 namespace meshrun {
 
