@@ -151,9 +151,12 @@ AlignedFloats AllocateAligned(std::size_t n) {
 }
 
 void GemmFma(const Gemm& g) {
+  // Sized for this product, not for the largest blocks: a small one (dp-step's 1x1 weights) then
+  // packs into a few bytes, not 40 KB of fresh pages in its device's new malloc arena.
   const std::size_t nc_max = std::min(kNC, (g.n + kNR - 1) / kNR * kNR);
-  auto bpack = AllocateAligned(kKC * nc_max);
-  auto apack = AllocateAligned(kKC * kMR);
+  const std::size_t kc_max = std::min(kKC, g.k);
+  auto bpack = AllocateAligned(kc_max * nc_max);
+  auto apack = AllocateAligned(kc_max * kMR);
   // The bias, padded to whole tiles so the epilogue never reads past it.
   AlignedFloats bias;
   if (g.bias) {
