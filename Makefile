@@ -83,8 +83,9 @@ asan: deps
 	cmake --build $(BUILD)/asan -j $(JOBS)
 	ctest --test-dir $(BUILD)/asan --output-on-failure -j $(JOBS)
 
-# Builds only the test executables TSAN_TESTS selects (their names are their targets) and what
-# they depend on, meshrun included.
+# Builds only the test executables TSAN_TESTS selects (a test is named after its target, or
+# <target>.<suite> when it is split, tests/CMakeLists.txt) and what they depend on, meshrun
+# included.
 tsan: deps
 	cmake --preset tsan -B $(BUILD)/tsan >/dev/null
 	cmake --build $(BUILD)/tsan -j $(JOBS) --target \
