@@ -8,21 +8,22 @@
 #   3. whole process, tp-mlp of row 1 with .npy inputs vs programs_numpy.py
 #   4. peak RSS of row 2 (/usr/bin/time -f %M)
 #   5. the first documented example as a whole process vs floor_threads.cpp built -static
-#      (hyperfine -N in 10 slices of 30 runs each, the two commands side by side in every slice,
-#      their order alternating: the median of the 10 per-slice ratios of medians, and their range.
-#      One 300-run block per command put minutes between them, and this VM's floor moves by 2x
-#      from one minute to the next.)
+#      (bench/alternate.cpp: 10 rounds of 30 pairs, each pair the two commands back to back, their
+#      order alternating: the median of the 10 rounds' ratios of medians, and their range. With
+#      hyperfine, even in slices of 30 runs of each command, the slices' ratios spread from 0.4 to
+#      3.9 on this VM, whose speed moves by up to 2x from one second to the next.)
 #
 # numpy runs as ../shared/peers/README.md asks (OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset) and
 # again with OPENBLAS_CORETYPE=SkylakeX: OpenBLAS 0.3.21 does not recognise every AVX-512 CPU
 # and falls back to SSE3 kernels; the faster of the two is the peer.
 #
-#   bash bench/programs_table.sh [ROUNDS]      (needs make build, python3-numpy, hyperfine, bc)
+#   bash bench/programs_table.sh [ROUNDS]      (needs make build, python3-numpy, bc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
 M=${MESHRUN:-build/release/meshrun}
 K=${KERNELS_BENCH:-build/release/kernels_bench}
+ALT=${ALTERNATE:-build/release/alternate}
 PEERS=${PEERS:-../shared/peers}
 DIR=${CASES:-/tmp/meshrun-programs-table}
 PY=/usr/bin/python3
@@ -62,24 +63,19 @@ for r in $(seq "$ROUNDS"); do
   done
   rss=$( { /usr/bin/time -f %M "$M" dp-step "$DIR/dp.json" >/dev/null; } 2>&1 | tail -1)
   echo "| $r | 4. peak RSS dp-step (MB) | $(echo "scale=1; $rss / 1024" | bc) | | | |"
+  # Row 5: bench/alternate.cpp, 10 rounds of 30 pairs (meshrun and the floor back to back, the
+  # order alternating): the median and range of the rounds' ratios of medians.
   for slice in $(seq 10); do
-    cmds=("$M dp-step cases/dp-step/example1.json" "$DIR/floor_static")
-    [ $((slice % 2)) = 0 ] && cmds=("${cmds[1]}" "${cmds[0]}")
-    hyperfine -N --warmup 5 --runs 30 --export-json "$DIR/h$slice.json" "${cmds[@]}" >/dev/null 2>&1
+    "$ALT" 30 3 -- "$M" dp-step cases/dp-step/example1.json -- "$DIR/floor_static" >"$DIR/a$slice.json"
   done
   read -r mm fm q lo hi < <($PY - "$DIR" <<'PY'
 import json, statistics as st, sys
-meshrun, floor, ratios = [], [], []
-for s in range(1, 11):
-    res = json.load(open(f"{sys.argv[1]}/h{s}.json"))["results"]
-    f = next(r for r in res if r["command"].endswith("floor_static"))["times"]
-    m = next(r for r in res if not r["command"].endswith("floor_static"))["times"]
-    meshrun += m
-    floor += f
-    ratios.append(st.median(m) / st.median(f))
-print(round(st.median(meshrun) * 1e3, 3), round(st.median(floor) * 1e3, 3),
+rounds = [json.load(open(f"{sys.argv[1]}/a{s}.json")) for s in range(1, 11)]
+ratios = [r["ratio"] for r in rounds]
+print(round(st.median(r["a_median_ms"] for r in rounds), 3),
+      round(st.median(r["b_median_ms"] for r in rounds), 3),
       f"{st.median(ratios):.2f}", f"{min(ratios):.2f}", f"{max(ratios):.2f}")
 PY
 )
-  echo "| $r | 5. first example, median of 300 (ms) | $mm | floor_threads -static: $fm | | $q (slices $lo-$hi) |"
+  echo "| $r | 5. first example, median of 10 x 30 pairs (ms) | $mm | floor_threads -static: $fm | | $q (rounds $lo-$hi) |"
 done
