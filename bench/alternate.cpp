@@ -4,15 +4,17 @@
 //
 //   alternate PAIRS WARMUP -- COMMAND_A ARGS... -- COMMAND_B ARGS...
 //
-// Each run is timed from fork to waitpid (CLOCK_MONOTONIC), stdout and stderr on /dev/null, argv
-// passed to execv as given (no shell, no PATH search). Pair i runs A then B when i is even, B then
+// (A's arguments end at the first "--", so A cannot take "--" itself; B can.) Each run is timed
+// from fork to waitpid (CLOCK_MONOTONIC), stdin, stdout and stderr on /dev/null, argv passed to
+// execv as given (no shell, no PATH search). Pair i runs A then B when i is even, B then
 // A when odd. WARMUP pairs run first and are not counted. Prints one JSON line:
 //
 //   {"pairs":N,"a_median_ms":...,"b_median_ms":...,"ratio":...,"pair_ratio_median":...,
-//    "pair_ratio_p25":...,"pair_ratio_p75":...,"failed":F}
+//    "pair_ratio_p25":...,"pair_ratio_p75":...,"a_failed":F,"b_failed":G}
 //
-// ratio is A's median over B's; pair_ratio_* are over each pair's A/B. A run that does not exit 0
-// is counted in `failed` (exit 1 at the end when any did: a timing of a failing run means nothing).
+// ratio is A's median over B's; pair_ratio_* are over each pair's A/B, of the pairs whose two runs
+// both exited 0. a_failed and b_failed count the runs of each that did not (exit 1 at the end when
+// any did: the timing of a failing run means nothing).
 //
 // Why not hyperfine: it runs all of one command's runs and then the other's, so on this shared
 // 2-vCPU VM, whose speed moves by up to 2x from one second to the next, the ratio depends on what
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,10 +46,12 @@ double run_once(char* const* argv) {
   const pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
-    const int null = open("/dev/null", O_WRONLY);
+    const int null = open("/dev/null", O_RDWR);
     if (null >= 0) {
+      dup2(null, 0);
       dup2(null, 1);
       dup2(null, 2);
+      if (null > 2) close(null);
     }
     execv(argv[0], argv);
     _exit(127);
@@ -70,21 +75,31 @@ int usage() {
   return 2;
 }
 
+// A count in [min, 10^6]; -1 when `text` is anything else.
+long count_arg(const char* text, long min) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v < min || v > 1000000) return -1;
+  return v;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 7 || std::strcmp(argv[3], "--") != 0) return usage();
-  const int pairs = std::atoi(argv[1]);
-  const int warmup = std::atoi(argv[2]);
+  const long pairs = count_arg(argv[1], 1);
+  const long warmup = count_arg(argv[2], 0);
   char** a = argv + 4;
   char** b = a;
   while (*b != nullptr && std::strcmp(*b, "--") != 0) ++b;
-  if (*b == nullptr || b == a || b[1] == nullptr || pairs < 1 || warmup < 0) return usage();
+  if (*b == nullptr || b == a || b[1] == nullptr || pairs < 0 || warmup < 0) return usage();
   *b++ = nullptr;  // A's argv ends here; B's starts after the separator
 
   std::vector<double> ta, tb, ratios;
-  int failed = 0;
-  for (int i = -warmup; i < pairs; ++i) {
+  int a_failed = 0;
+  int b_failed = 0;
+  for (long i = -warmup; i < pairs; ++i) {
     double x = 0;
     double y = 0;
     if ((i & 1) == 0) {
@@ -95,24 +110,26 @@ int main(int argc, char** argv) {
       x = run_once(a);
     }
     if (i < 0) continue;
-    if (x < 0 || y < 0) {
-      ++failed;
-      continue;
-    }
+    a_failed += x < 0 ? 1 : 0;
+    b_failed += y < 0 ? 1 : 0;
+    if (x < 0 || y < 0) continue;
     ta.push_back(x);
     tb.push_back(y);
     ratios.push_back(x / y);
   }
   if (ta.empty()) {
-    std::fprintf(stderr, "alternate: every run failed (%d)\n", failed);
+    std::fprintf(stderr,
+                 "alternate: no pair where both commands exited 0 (%s failed %d times, %s %d)\n",
+                 a[0], a_failed, b[0], b_failed);
     return 1;
   }
   const double ma = quantile(ta, 0.5);
   const double mb = quantile(tb, 0.5);
   std::printf(
       "{\"pairs\":%zu,\"a_median_ms\":%.4f,\"b_median_ms\":%.4f,\"ratio\":%.4f,"
-      "\"pair_ratio_median\":%.4f,\"pair_ratio_p25\":%.4f,\"pair_ratio_p75\":%.4f,\"failed\":%d}\n",
+      "\"pair_ratio_median\":%.4f,\"pair_ratio_p25\":%.4f,\"pair_ratio_p75\":%.4f,"
+      "\"a_failed\":%d,\"b_failed\":%d}\n",
       ta.size(), ma, mb, ma / mb, quantile(ratios, 0.5), quantile(ratios, 0.25),
-      quantile(ratios, 0.75), failed);
-  return failed == 0 ? 0 : 1;
+      quantile(ratios, 0.75), a_failed, b_failed);
+  return a_failed + b_failed == 0 ? 0 : 1;
 }

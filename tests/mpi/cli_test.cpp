@@ -1,9 +1,9 @@
 // `mpirun -np R meshrun ...` against the single-process run, at the CLI: R comes from
 // MESHRUN_RANKS (one ctest entry per R, see CMakeLists.txt). Every case of cases/dp-step and
-// cases/tp-mlp and cases/mlp-train (2-D meshes, with the --mesh variants) prints byte-identical
-// `--exact` stdout with the same exit code; failures on the
-// last device (on the last rank) end every rank with one message; ranks that do not divide the
-// devices are exit 2 with one message.
+// cases/tp-mlp and cases/mlp-train (2-D meshes; two of them on the other meshes too) prints
+// byte-identical `--exact` stdout with the same exit code; failures on the last device (on the
+// last rank) end every rank with one message; ranks that do not divide the devices are exit 2
+// with one message.
 #include <signal.h>
 
 #include <algorithm>
@@ -116,7 +116,8 @@ BOOST_AUTO_TEST_CASE(ranks_that_do_not_divide_the_devices_are_exit_2_with_one_me
 // data=8,model=1 and data=4,model=2; the others on data=2,model=4), and the smallest and the
 // largest case on each of the meshes tests/mesh2d_test.cpp checks in process; the one-axis
 // programs on 2-D meshes. (Every case on every mesh was 36 mpiruns per R, a minute of CI in all;
-// mesh2d_test's `check --mesh` runs every case on every one of these meshes in one process.)
+// mesh2d_test's `check --mesh` grades every case on every one of these meshes, one process per
+// mesh, against `expected`.)
 BOOST_AUTO_TEST_CASE(every_mlp_train_case_prints_the_same_bytes_on_2d_meshes) {
   for (const std::string& file : cases_in("cases/mlp-train"))
     same_as_one_process({"mlp-train", file, "--exact"});
