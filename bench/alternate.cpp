@@ -2,11 +2,13 @@
 // commands timed as whole processes, run in pairs, so that every run of one has a run of the
 // other beside it at the same moment of the machine.
 //
-//   alternate PAIRS WARMUP -- COMMAND_A ARGS... -- COMMAND_B ARGS...
+//   alternate PAIRS WARMUP [--limit SECONDS] -- COMMAND_A ARGS... -- COMMAND_B ARGS...
 //
 // (A's arguments end at the first "--", so A cannot take "--" itself; B can.) Each run is timed
 // from fork to waitpid (CLOCK_MONOTONIC), stdin, stdout and stderr on /dev/null, argv passed to
-// execv as given (no shell, no PATH search). Pair i runs A then B when i is even, B then
+// execv as given (no shell, no PATH search). A run still going after --limit seconds (default
+// 60) is killed by SIGALRM (set in the child before exec, so the timing is untouched) and counts
+// as failed. Pair i runs A then B when i is even, B then
 // A when odd. WARMUP pairs run first and are not counted. Prints one JSON line:
 //
 //   {"pairs":N,"a_median_ms":...,"b_median_ms":...,"ratio":...,"pair_ratio_median":...,
@@ -40,8 +42,9 @@ double now_ms() {
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
 }
 
-// One run of argv; its wall time in ms, or a negative number when it did not exit 0.
-double run_once(char* const* argv) {
+// One run of argv, killed after `limit_s` seconds; its wall time in ms, or a negative number when
+// it did not exit 0.
+double run_once(char* const* argv, unsigned limit_s) {
   const double start = now_ms();
   const pid_t pid = fork();
   if (pid < 0) return -1;
@@ -53,6 +56,7 @@ double run_once(char* const* argv) {
       dup2(null, 2);
       if (null > 2) close(null);
     }
+    alarm(limit_s);  // survives exec: SIGALRM's default action ends a command that hangs
     execv(argv[0], argv);
     _exit(127);
   }
@@ -71,7 +75,9 @@ double quantile(std::vector<double> v, double q) {
 }
 
 int usage() {
-  std::fputs("usage: alternate PAIRS WARMUP -- COMMAND_A ARGS... -- COMMAND_B ARGS...\n", stderr);
+  std::fputs(
+      "usage: alternate PAIRS WARMUP [--limit SECONDS] -- COMMAND_A ARGS... -- COMMAND_B ARGS...\n",
+      stderr);
   return 2;
 }
 
@@ -87,10 +93,17 @@ long count_arg(const char* text, long min) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 7 || std::strcmp(argv[3], "--") != 0) return usage();
+  if (argc < 7) return usage();
   const long pairs = count_arg(argv[1], 1);
   const long warmup = count_arg(argv[2], 0);
-  char** a = argv + 4;
+  long limit_s = 60;
+  int at = 3;
+  if (std::strcmp(argv[at], "--limit") == 0 && at + 1 < argc) {
+    limit_s = count_arg(argv[at + 1], 1);
+    at += 2;
+  }
+  if (at >= argc || std::strcmp(argv[at], "--") != 0 || limit_s < 0) return usage();
+  char** a = argv + at + 1;
   char** b = a;
   while (*b != nullptr && std::strcmp(*b, "--") != 0) ++b;
   if (*b == nullptr || b == a || b[1] == nullptr || pairs < 0 || warmup < 0) return usage();
@@ -103,11 +116,11 @@ int main(int argc, char** argv) {
     double x = 0;
     double y = 0;
     if ((i & 1) == 0) {
-      x = run_once(a);
-      y = run_once(b);
+      x = run_once(a, static_cast<unsigned>(limit_s));
+      y = run_once(b, static_cast<unsigned>(limit_s));
     } else {
-      y = run_once(b);
-      x = run_once(a);
+      y = run_once(b, static_cast<unsigned>(limit_s));
+      x = run_once(a, static_cast<unsigned>(limit_s));
     }
     if (i < 0) continue;
     a_failed += x < 0 ? 1 : 0;

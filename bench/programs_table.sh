@@ -11,7 +11,7 @@
 #      (bench/alternate.cpp: 10 rounds of 30 pairs, each pair the two commands back to back, their
 #      order alternating: the median of the 10 rounds' ratios of medians, and their range. With
 #      hyperfine, even in slices of 30 runs of each command, the slices' ratios spread from 0.4 to
-#      3.9 on this VM, whose speed moves by up to 2x from one second to the next.)
+#      3.9 on this VM, whose speed changes several-fold from one second to the next.)
 #
 # numpy runs as ../shared/peers/README.md asks (OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset) and
 # again with OPENBLAS_CORETYPE=SkylakeX: OpenBLAS 0.3.21 does not recognise every AVX-512 CPU
