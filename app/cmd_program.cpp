@@ -311,6 +311,12 @@ void run_program(const ProgramDef& program, const ProgramFlags& flags) {
 
 }  // namespace
 
+void run_plain_program(const ProgramDef& program, const std::string& case_path) {
+  ProgramFlags flags;
+  flags.case_path = case_path;
+  run_program(program, flags);
+}
+
 bool use_mpi(const std::string& backend) {
   if (backend == "auto") return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
   return backend == "mpi";

@@ -21,6 +21,8 @@ namespace meshrun {
 
 // `meshrun <program> CASE`: one per registered program (cmd_program.cpp).
 void add_program_command(CLI::App& app, const ProgramDef& program);
+// `meshrun <program> CASE` with every flag at its default, without CLI11 (main.cpp says when).
+void run_plain_program(const ProgramDef& program, const std::string& case_path);
 // `meshrun check PATH...` (cmd_check.cpp).
 void add_check_command(CLI::App& app);
 // --backend: auto is mpi when started by OpenMPI's mpirun (it sets OMPI_COMM_WORLD_SIZE).

@@ -14,6 +14,7 @@
 // Convention: every error is ONE line on stderr, prefixed "meshrun: "; stdout holds results only.
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace CLI {
@@ -40,10 +41,12 @@ int exit_code_of(const Error& e);
 // Prints "meshrun: <message>" as one line on stderr (newlines inside become spaces).
 void report_error(const std::string& message);
 
-// The one exception ladder: parses the command line (which runs the chosen subcommand's
-// callback) and maps whatever escapes to an exit code, reporting it with report_error.
-// A callback that has already reported its outcome and wants a specific exit code throws
-// CLI::RuntimeError(code) -- CLI11's own idiom for that.
+// The one exception ladder: runs `work` and maps whatever escapes to an exit code, reporting it
+// with report_error. `app` is the CLI11 app whose parse `work` is (its usage errors, --help and
+// --version), or nullptr for a run that skipped CLI11. A callback that has already reported its
+// outcome and wants a specific exit code throws CLI::RuntimeError(code) -- CLI11's own idiom.
+int run_guarded(const CLI::App* app, const std::function<void()>& work);
+// run_guarded of parsing the command line, which runs the chosen subcommand's callback.
 int run_app(CLI::App& app, int argc, char** argv);
 
 }  // namespace meshrun

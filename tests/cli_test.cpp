@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -228,6 +229,38 @@ BOOST_AUTO_TEST_CASE(mismatch_prints_result_and_lists_elements) {
              "meshrun: 1 of 3 output elements differ from expected\n");
   // A looser tolerance accepts it.
   BOOST_TEST(run({"dp-step", "--atol", "1.5", file}).code == 0);
+}
+
+// `meshrun PROGRAM CASE` skips CLI11 (app/main.cpp, plain_run); with a `--` before CASE the same
+// run goes through CLI11. Both must print the same bytes with the same exit code, whatever the
+// outcome: a result, a graded mismatch, an invalid case, a missing file, a directory.
+BOOST_AUTO_TEST_CASE(plain_run_matches_the_cli11_path) {
+  TempDir dir;
+  std::vector<std::pair<std::string, std::string>> runs;  // program, case
+  for (const auto& [file, output] : kDocumented) runs.emplace_back(program_of(file), file);
+  runs.emplace_back("mlp-train", "cases/mlp-train/example1.json");
+  runs.emplace_back("dp-step", dir.write("wrong.json", example1_with_loss("120.0")));
+  runs.emplace_back("dp-step", "cases/no-such-case.json");
+  runs.emplace_back("dp-step", "cases");
+  runs.emplace_back("dp-step", "dp-step");  // a program's name is a CASE here, on both paths
+  for (const std::string& file : json_files("cases/invalid")) {
+    const std::string expect = slurp(kSource + "/" + file.substr(0, file.size() - 5) + ".expect");
+    const std::string args = expect.substr(0, expect.find('\n'));
+    if (args.ends_with(" {}") && args.find(' ') == args.size() - 3) {  // `PROGRAM {}`: no flag
+      runs.emplace_back(args.substr(0, args.size() - 3), file);
+    }
+  }
+  BOOST_TEST(runs.size() >= 40u);
+  std::set<int> codes;
+  for (const auto& [program, file] : runs) {
+    const Result plain = run({program, file});
+    const Result parsed = run({program, "--", file});
+    BOOST_TEST(plain.code == parsed.code, program << " " << file);
+    BOOST_TEST(plain.out == parsed.out, program << " " << file);
+    BOOST_TEST(plain.err == parsed.err, program << " " << file);
+    codes.insert(plain.code);
+  }
+  BOOST_TEST((codes == std::set<int>{0, 1, 2}));  // every kind of outcome was compared
 }
 
 BOOST_AUTO_TEST_CASE(stdin_input) {
