@@ -192,9 +192,15 @@ void smaller_thread_stacks() {
 // allocation would otherwise make its own arena: an mmap of 128 MiB of address space, an munmap to
 // align it, an mprotect, two fresh pages, and their teardown at exit, seven times over. That was
 // ~5% of the first example's run (issue 9: start-up; bench/README.md). No more threads than CPUs
-// run at once, so no more arenas than CPUs are ever contended. Best effort.
+// run at once, so the devices share the arenas without waiting on them for long (the big cases
+// measured no slower). A limit the user set (MALLOC_ARENA_MAX, or glibc.malloc.arena_max in
+// GLIBC_TUNABLES) is left alone. Best effort.
 void fewer_malloc_arenas() {
 #if defined(__GLIBC__)
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  if (std::getenv("MALLOC_ARENA_MAX") != nullptr ||
+      (tunables != nullptr && std::strstr(tunables, "glibc.malloc.arena_max") != nullptr))
+    return;
   const unsigned cpus = std::thread::hardware_concurrency();
   mallopt(M_ARENA_MAX, cpus == 0 ? 1 : static_cast<int>(cpus));
 #endif
@@ -202,11 +208,14 @@ void fewer_malloc_arenas() {
 
 // `meshrun PROGRAM CASE` with no flag, the plain run (and the one issue 9 times as a whole
 // process), skips CLI11: building the command's 17 options and parsing them was ~5% of that run.
-// Anything else -- a flag, `-` for stdin, an empty CASE, another word -- goes through CLI11 as
-// before. Both paths run the same code with the same defaults (ProgramFlags), and cli_test's
-// plain_run_matches_the_cli11_path checks they print the same bytes with the same exit codes.
+// Anything else goes through CLI11 as before: a flag, `-` for stdin, an empty CASE, more words,
+// and `++` (which CLI11 reads as the end of a subcommand, not as a CASE). Both paths run the same
+// code with the same defaults (ProgramFlags), and cli_test's plain_run_matches_the_cli11_path
+// checks they print the same bytes with the same exit codes.
 const meshrun::ProgramDef* plain_run(int argc, char** argv) {
-  if (argc != 3 || argv[2][0] == '\0' || argv[2][0] == '-') return nullptr;
+  if (argc != 3) return nullptr;
+  const std::string_view word = argv[2];
+  if (word.empty() || word.starts_with('-') || word == "++") return nullptr;
   return meshrun::find_program(argv[1]);
 }
 }  // namespace

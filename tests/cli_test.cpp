@@ -231,9 +231,11 @@ BOOST_AUTO_TEST_CASE(mismatch_prints_result_and_lists_elements) {
   BOOST_TEST(run({"dp-step", "--atol", "1.5", file}).code == 0);
 }
 
-// `meshrun PROGRAM CASE` skips CLI11 (app/main.cpp, plain_run); with a `--` before CASE the same
-// run goes through CLI11. Both must print the same bytes with the same exit code, whatever the
-// outcome: a result, a graded mismatch, an invalid case, a missing file, a directory.
+// `meshrun PROGRAM CASE` skips CLI11 (app/main.cpp, plain_run); with `--precision 6` (the
+// default) before CASE the same run goes through CLI11, which classifies CASE as it always did
+// (not after `--`, where every word is positional). Both must print the same bytes with the same
+// exit code, whatever the outcome: a result, a graded mismatch, an invalid case, a missing file, a
+// directory, and words CLI11 could read as something else (`++` ends a subcommand).
 BOOST_AUTO_TEST_CASE(plain_run_matches_the_cli11_path) {
   TempDir dir;
   std::vector<std::pair<std::string, std::string>> runs;  // program, case
@@ -242,7 +244,9 @@ BOOST_AUTO_TEST_CASE(plain_run_matches_the_cli11_path) {
   runs.emplace_back("dp-step", dir.write("wrong.json", example1_with_loss("120.0")));
   runs.emplace_back("dp-step", "cases/no-such-case.json");
   runs.emplace_back("dp-step", "cases");
-  runs.emplace_back("dp-step", "dp-step");  // a program's name is a CASE here, on both paths
+  for (const char* word : {"dp-step", "tp-mlp", "check", "bench", "++", "+", "a=b", "/h", "@x"}) {
+    runs.emplace_back("dp-step", word);  // each a CASE (or, `++`, no CASE) on both paths
+  }
   for (const std::string& file : json_files("cases/invalid")) {
     const std::string expect = slurp(kSource + "/" + file.substr(0, file.size() - 5) + ".expect");
     const std::string args = expect.substr(0, expect.find('\n'));
@@ -254,7 +258,7 @@ BOOST_AUTO_TEST_CASE(plain_run_matches_the_cli11_path) {
   std::set<int> codes;
   for (const auto& [program, file] : runs) {
     const Result plain = run({program, file});
-    const Result parsed = run({program, "--", file});
+    const Result parsed = run({program, "--precision", "6", file});
     BOOST_TEST(plain.code == parsed.code, program << " " << file);
     BOOST_TEST(plain.out == parsed.out, program << " " << file);
     BOOST_TEST(plain.err == parsed.err, program << " " << file);
