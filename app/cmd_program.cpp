@@ -51,6 +51,7 @@ struct ProgramFlags {
   std::string backend = "auto";  // auto, inprocess, mpi
   std::string profile;           // --profile FILE: the run's timeline; "" off
   bool timings = false;          // --timings: the phases' times on stderr
+  std::string output;            // --output FILE: the result there instead of stdout; "" or "-" off
   RunFlags run;
 };
 
@@ -90,6 +91,16 @@ class TraceSink {
   std::unique_ptr<OutputFile> file_;
 };
 
+// Everything before the run, in the order a user's mistakes are reported: flags, the --trace
+// file, the --output file, the case and the mesh it runs on.
+struct Prepared {
+  MeshOptions options;
+  TraceSink trace_out;
+  std::unique_ptr<OutputFile> result_out;  // --output: opened before the run, written at the end
+  Case c;
+  MeshShape mesh;
+};
+
 void report_mismatches(const std::vector<Mismatch>& mismatches, std::size_t total_elements) {
   for (std::size_t i = 0; i < mismatches.size() && i < kMaxListed; ++i) {
     report_error(describe(mismatches[i]));
@@ -103,10 +114,11 @@ void report_mismatches(const std::vector<Mismatch>& mismatches, std::size_t tota
 
 // After the run: the --inject check, the trace, the grading, stdout. `entered` is each device's
 // count of collectives entered (for the --inject message).
-void finish_run(const ProgramDef& program, const ProgramFlags& flags, const Case& c,
-                const std::vector<Tensor>& outputs, const Trace& trace, TraceSink& trace_out,
+void finish_run(const ProgramDef& program, const ProgramFlags& flags, Prepared& p,
+                const std::vector<Tensor>& outputs, const Trace& trace,
                 const std::vector<Injection>& unfired, const std::vector<std::uint64_t>& entered,
                 RunProfile& profile) {
+  const Case& c = p.c;
   for (const Injection& inj : unfired) {  // it tested nothing: say so
     throw InputError("--inject",
                      injection_str(inj) + " never fired: device " + std::to_string(inj.device) +
@@ -115,7 +127,7 @@ void finish_run(const ProgramDef& program, const ProgramFlags& flags, const Case
                          " collective(s)");
   }
   const StructuralVerdict verdict = check_structure(program.structure, trace);
-  if (trace_out.active()) trace_out.write(trace_text(trace, &verdict, ""));
+  if (p.trace_out.active()) p.trace_out.write(trace_text(trace, &verdict, ""));
   if (flags.show_sharding) std::cerr << format_sharding(trace) << std::flush;
   // Graded: the numbers against `expected`, and the structure of what ran against the program's
   // rules. Silent when both hold; each failure is listed on stderr.
@@ -132,7 +144,11 @@ void finish_run(const ProgramDef& program, const ProgramFlags& flags, const Case
     const ProfilePhase phase(trace.profile, "write");
     std::string text = write_result(program, outputs, {flags.precision, flags.exact});
     text += '\n';  // appended in place: `+ "\n"` copied the whole result once more
-    write_stdout(text);
+    if (p.result_out) {
+      p.result_out->commit(text);
+    } else {
+      write_stdout(text);
+    }
     if (!flags.save_npy.empty()) {
       std::vector<std::string> names;
       for (const ArgDef& out : program.outputs) names.push_back(out.name);
@@ -147,21 +163,17 @@ void finish_run(const ProgramDef& program, const ProgramFlags& flags, const Case
   throw CLI::RuntimeError(kExitDiffers);
 }
 
-// Everything before the run, in the order a user's mistakes are reported: flags, the --trace
-// file, the case and the mesh it runs on.
-struct Prepared {
-  MeshOptions options;
-  TraceSink trace_out;
-  Case c;
-  MeshShape mesh;
-};
-
 // With `profile`, opens it (--timings, --profile FILE: the file is checked after the flags and
 // the --trace file) and attaches it to `trace`, which must outlive it.
 Prepared prepare(const ProgramDef& program, const ProgramFlags& flags, Trace* trace,
                  std::optional<RunProfile>* profile) {
   MeshOptions options = mesh_options(flags.run);  // flag errors before input errors
   TraceSink trace_out(flags.trace, flags.case_path);
+  std::unique_ptr<OutputFile> result_out;
+  if (!flags.output.empty() && flags.output != "-") {
+    refuse_case_file("--output", flags.output, flags.case_path);
+    result_out = std::make_unique<OutputFile>(flags.output, "--output", OutputFile::Mode::kAtomic);
+  }
   Profile* timeline = nullptr;
   if (profile != nullptr) {
     profile->emplace(flags.profile, flags.timings, flags.case_path);
@@ -174,7 +186,8 @@ Prepared prepare(const ProgramDef& program, const ProgramFlags& flags, Trace* tr
                      flags.run.max_input_bytes);
   }();
   MeshShape mesh = run_mesh(program, asked, c.mesh, flags.run.devices);
-  return {std::move(options), std::move(trace_out), std::move(c), std::move(mesh)};
+  return {std::move(options), std::move(trace_out), std::move(result_out), std::move(c),
+          std::move(mesh)};
 }
 
 // `trace` carries the run's Profile (when --timings or --profile asked for one).
@@ -193,8 +206,7 @@ void run_in_process(const ProgramDef& program, const ProgramFlags& flags, Prepar
   std::vector<std::uint64_t> entered;
   entered.reserve(static_cast<std::size_t>(mesh.size()));
   for (int d = 0; d < mesh.size(); ++d) entered.push_back(mesh.collectives_entered(d));
-  finish_run(program, flags, p.c, outputs, trace, p.trace_out, mesh.unfired_injections(), entered,
-             profile);
+  finish_run(program, flags, p, outputs, trace, mesh.unfired_injections(), entered, profile);
 }
 
 #ifdef MESHRUN_HAVE_MPI
@@ -242,7 +254,7 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
   }
   if (!p) return;
   trace.program = program.name;
-  finish_run(program, flags, p->c, r.outputs, trace, p->trace_out, r.unfired, r.entered, *profile);
+  finish_run(program, flags, *p, r.outputs, trace, r.unfired, r.entered, *profile);
 }
 
 // Every rank ends with rank 0's exit code; rank 0 alone says why. A wait that timed out means a
@@ -388,6 +400,10 @@ void add_program_command(CLI::App& app, const ProgramDef& program) {
                     "or --trace=FILE");
   command->add_flag("--show-sharding", flags->show_sharding,
                     "Draw which device holds which block of each input and output (stderr)");
+  command->add_option("-o,--output", flags->output,
+                      "Write the result to FILE instead of stdout, whole or not at all (under "
+                      "mpirun the checked way: mpirun does not report a failed write of its "
+                      "stdout)");
   command->add_option("--save-npy", flags->save_npy,
                       "Also write each output as DIR/NAME.npy (float32), creating DIR");
   command

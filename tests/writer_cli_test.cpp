@@ -1,8 +1,8 @@
 // The one checked file writer (io/output.hpp, issue #12): OutputFile in place and atomic, directly
-// and through every flag that writes a file -- --trace, --profile, --junit/--json, --save-npy,
-// check --update -- and `bench allreduce`'s table on the checked stdout. Each failure is exit 6
-// (or 2 when the path is refused up front) with one line naming the flag and the file; an atomic
-// write that fails leaves the old file as it was and no temporary file behind.
+// and through every flag that writes a file -- --output, --trace, --profile, --junit/--json,
+// --save-npy, check --update -- and `bench allreduce`'s table on the checked stdout. Each failure
+// is exit 6 (or 2 when the path is refused up front) with one line naming the flag and the file; an
+// atomic write that fails leaves the old file as it was and no temporary file behind.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -129,6 +129,7 @@ BOOST_AUTO_TEST_CASE(a_full_device_is_written_in_place_and_fails_at_the_write) {
 
 BOOST_AUTO_TEST_CASE(every_file_flag_to_a_full_device_is_exit_6_with_one_line) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> runs = {
+      {{"dp-step", kExample, "--output", "/dev/full"}, "--output"},
       {{"dp-step", kExample, "--trace=/dev/full"}, "--trace"},
       {{"dp-step", kExample, "--profile", "/dev/full"}, "--profile"},
       {{"check", "--json", "/dev/full", kExample}, "--json"},
@@ -140,6 +141,49 @@ BOOST_AUTO_TEST_CASE(every_file_flag_to_a_full_device_is_exit_6_with_one_line) {
     BOOST_TEST(r.err == "meshrun: " + flag + ": cannot write /dev/full: No space left on device\n");
   }
   expect_dev_full_intact();
+}
+
+// --output FILE: the result there instead of stdout, whole or not at all, graded as on stdout
+// (a mismatch still writes it, exit 1); the file is opened before the run, so a bad path or the
+// case file itself is exit 2 before anything runs; past the file size limit the old file stays.
+BOOST_AUTO_TEST_CASE(output_writes_the_result_to_a_file_whole_or_not_at_all) {
+  TempDir dir;
+  const std::string want = R"({"w":[[1.11]],"b":[0.2],"loss":121.0})"
+                           "\n";
+  Result r = run({"dp-step", "-o", dir / "r.json", kExample});
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(r.out == "");
+  BOOST_TEST(slurp(dir / "r.json") == want);
+  r = run({"dp-step", "--output", "-", kExample});  // `-` is stdout
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(r.out == want);
+
+  std::string text = slurp(meshrun::testing::kSource + "/" + kExample);
+  text.replace(text.find("\"loss\":121.0"), 12, "\"loss\":120.0");
+  const std::string wrong = dir.write("wrong.json", text);
+  r = run({"dp-step", "--output", dir / "w.json", wrong});
+  BOOST_TEST(r.code == 1, r.err);
+  BOOST_TEST(slurp(dir / "w.json") == want);
+
+  r = run({"dp-step", "--output", dir / "no-dir/r.json", kExample});
+  BOOST_TEST(r.code == 2);
+  BOOST_TEST(r.err == "meshrun: --output: cannot write " + dir / "no-dir/r.json" +
+                          ": No such file or directory\n");
+  r = run({"dp-step", "--output", wrong, wrong});
+  BOOST_TEST(r.code == 2);
+  BOOST_TEST(r.err == "meshrun: --output: " + wrong +
+                          " is the case file being read; refusing to overwrite it\n");
+  BOOST_TEST(slurp(wrong) == text);
+
+  const std::string old = dir.write("old.json", "old");
+  RunOptions o;
+  o.file_size_limit = 200;  // the result is 288 bytes; the error line on stderr fits
+  r = run_with({"tp-mlp", "--output", old, "cases/tp-mlp/example3.json"}, o);
+  BOOST_TEST(r.code == 6, r.err);
+  BOOST_TEST(r.err == "meshrun: --output: cannot write " + old + ": File too large\n");
+  BOOST_TEST(slurp(old) == "old");
+  BOOST_TEST(names(dir.path) ==
+             (std::vector<std::string>{"old.json", "r.json", "w.json", "wrong.json"}));
 }
 
 // `check --json /dev/stdout > out.txt` (and `>> out.txt`): the report goes to the file the shell

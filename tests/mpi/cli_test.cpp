@@ -325,6 +325,25 @@ BOOST_AUTO_TEST_CASE(timings_and_profile_across_ranks) {
   BOOST_TEST(f.collectives.count(1) == 1u);  // device 0 entered psum #1 'model' at least
 }
 
+// Under mpirun, stdout reaches the user through mpirun, which does not report a failed write of
+// its own stdout (`mpirun ... > /dev/full` exits 0). `--output FILE` is rank 0's own checked
+// write: the same bytes as one process's stdout, and a failed write is exit 6 on every rank.
+BOOST_AUTO_TEST_CASE(output_file_is_written_and_checked_by_rank_0) {
+  TempDir dir;
+  const std::string file = "cases/dp-step/example2.json";
+  const Result one = run({"dp-step", file});
+  const Result many = mpirun({"dp-step", "--output", dir / "r.json", file});
+  BOOST_TEST(many.code == 0, many.err);
+  BOOST_TEST(many.out == "");
+  BOOST_TEST(slurp(dir / "r.json") == one.out);
+  const Result full = mpirun({"dp-step", "--output", "/dev/full", file});
+  BOOST_TEST(full.code == 6);
+  BOOST_TEST(meshrun_lines(full.err) ==
+                 std::vector<std::string>{
+                     "meshrun: --output: cannot write /dev/full: No space left on device"},
+             full.err);
+}
+
 BOOST_AUTO_TEST_CASE(input_errors_are_the_same_one_line_and_exit_code) {
   same_as_one_process({"dp-step", "cases/invalid/not-divisible.json"});
   same_as_one_process({"dp-step", "cases/dp-step/example1.json", "--inject", "fail:9@1"});
