@@ -71,6 +71,7 @@ struct RunOptions {
   bool ignore_sigpipe = false;      // as `trap '' PIPE` does
   long file_size_limit = -1;        // RLIMIT_FSIZE in bytes, as `ulimit -f` does
   long address_space_limit = -1;    // RLIMIT_AS in bytes, as `ulimit -v` does
+  long open_files_limit = -1;       // RLIMIT_NOFILE, as `ulimit -n` does
   // What runs, with `args` after it: meshrun itself, or a launcher (mpirun) that starts it.
   std::vector<std::string> command{kBinary};
   // Run in the parent once the child started (it must return in bounded time): to act on the
@@ -112,6 +113,11 @@ inline Result run_with(const std::vector<std::string>& args, const RunOptions& o
       const rlimit limit{static_cast<rlim_t>(o.file_size_limit),
                          static_cast<rlim_t>(o.file_size_limit)};
       setrlimit(RLIMIT_FSIZE, &limit);
+    }
+    if (o.open_files_limit >= 0) {
+      const rlimit limit{static_cast<rlim_t>(o.open_files_limit),
+                         static_cast<rlim_t>(o.open_files_limit)};
+      setrlimit(RLIMIT_NOFILE, &limit);
     }
     if (o.address_space_limit >= 0) {
       const rlimit limit{static_cast<rlim_t>(o.address_space_limit),

@@ -186,6 +186,20 @@ BOOST_AUTO_TEST_CASE(output_writes_the_result_to_a_file_whole_or_not_at_all) {
              (std::vector<std::string>{"old.json", "r.json", "w.json", "wrong.json"}));
 }
 
+// A file flag naming stdout or stderr writes through a duplicate of that descriptor; when no
+// descriptor is left for the duplicate (`ulimit -n 3`), the flag is refused before the run.
+BOOST_AUTO_TEST_CASE(a_stream_that_cannot_be_duplicated_is_refused_up_front) {
+  RunOptions o;
+  o.open_files_limit = 3;
+  for (const auto& [flag, path] : std::vector<std::pair<std::string, std::string>>{
+           {"--trace", "/dev/stderr"}, {"--output", "/dev/stdout"}}) {
+    const Result r = run_with({"dp-step", flag + "=" + path, kExample}, o);
+    BOOST_TEST(r.code == 2, flag << ": " << r.err);
+    BOOST_TEST(r.out == "");
+    BOOST_TEST(r.err == "meshrun: " + flag + ": cannot write " + path + ": Invalid argument\n");
+  }
+}
+
 // `check --json /dev/stdout > out.txt` (and `>> out.txt`): the report goes to the file the shell
 // redirected stdout to, after the verdict lines and what the file held before -- the same file
 // (inode), neither emptied by a second open nor replaced by a new file renamed over it (which
