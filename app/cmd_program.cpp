@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 
@@ -168,11 +169,21 @@ void finish_run(const ProgramDef& program, const ProgramFlags& flags, Prepared& 
 Prepared prepare(const ProgramDef& program, const ProgramFlags& flags, Trace* trace,
                  std::optional<RunProfile>* profile) {
   MeshOptions options = mesh_options(flags.run);  // flag errors before input errors
+  const bool to_file = !flags.output.empty() && flags.output != "-";
+  std::vector<std::pair<std::string, std::string>> written;  // in the order they are opened
+  if (!flags.trace.empty() && flags.trace != "-") written.emplace_back("--trace", flags.trace);
+  if (to_file) written.emplace_back("--output", flags.output);
+  if (!flags.profile.empty()) written.emplace_back("--profile", flags.profile);
+  refuse_same_file(written);
   TraceSink trace_out(flags.trace, flags.case_path);
   std::unique_ptr<OutputFile> result_out;
-  if (!flags.output.empty() && flags.output != "-") {
+  if (to_file) {
     refuse_case_file("--output", flags.output, flags.case_path);
     result_out = std::make_unique<OutputFile>(flags.output, "--output", OutputFile::Mode::kAtomic);
+    // Replacing a file keeps its permission bits, as `>` into it would.
+    struct stat st {};
+    if (::stat(flags.output.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      result_out->set_mode(st.st_mode & 07777);
   }
   Profile* timeline = nullptr;
   if (profile != nullptr) {
@@ -400,20 +411,26 @@ void add_program_command(CLI::App& app, const ProgramDef& program) {
                     "or --trace=FILE");
   command->add_flag("--show-sharding", flags->show_sharding,
                     "Draw which device holds which block of each input and output (stderr)");
-  command->add_option("-o,--output", flags->output,
-                      "Write the result to FILE instead of stdout, whole or not at all (under "
-                      "mpirun the checked way: mpirun does not report a failed write of its "
-                      "stdout)");
-  command->add_option("--save-npy", flags->save_npy,
-                      "Also write each output as DIR/NAME.npy (float32), creating DIR");
+  command
+      ->add_option("-o,--output", flags->output,
+                   "Write the result to FILE instead of stdout (a regular file: whole or not at "
+                   "all). Under mpirun, the checked way: mpirun does not report a failed write of "
+                   "its stdout")
+      ->check(path_to_write("FILE"));
+  command
+      ->add_option("--save-npy", flags->save_npy,
+                   "Also write each output as DIR/NAME.npy (float32), creating DIR")
+      ->check(path_to_write("DIR"));
   command
       ->add_option("--backend", flags->backend,
                    "inprocess (one process), mpi (one mesh over the ranks of mpirun), or auto: "
                    "mpi when started by mpirun")
       ->check(CLI::IsMember({"auto", "inprocess", "mpi"}))
       ->capture_default_str();
-  command->add_option("--profile", flags->profile,
-                      "Write the run's timeline to FILE (Trace Event JSON for ui.perfetto.dev)");
+  command
+      ->add_option("--profile", flags->profile,
+                   "Write the run's timeline to FILE (Trace Event JSON for ui.perfetto.dev)")
+      ->check(path_to_write("FILE"));
   command->add_flag("--timings", flags->timings,
                     "Print the phases' times, flops and GFLOP/s as one JSON line on stderr");
   add_run_flags(*command, flags->run, true);

@@ -200,6 +200,73 @@ BOOST_AUTO_TEST_CASE(a_stream_that_cannot_be_duplicated_is_refused_up_front) {
   }
 }
 
+// Two file flags of one run naming the same file (by any spelling, or through a link) would
+// replace or overwrite one another -- a result lost behind exit 0 -- so the second is refused
+// before the run, as is the file stdin reads the case from and an empty name.
+BOOST_AUTO_TEST_CASE(output_files_that_would_overwrite_each_other_or_the_case_are_refused) {
+  TempDir dir;
+  const std::string p = dir / "p.txt";
+  const std::string dotted = dir.path + "/./sub/../p.txt";
+  BOOST_REQUIRE(fs::create_directory(dir / "sub"));
+  const std::vector<std::pair<std::vector<std::string>, std::string>> runs = {
+      {{"-o", p, "--profile", p}, "--profile: " + p + " is also the --output file"},
+      {{"-o", p, "--trace=" + dotted}, "--output: " + p + " is also the --trace file"},
+      {{"--trace=" + p, "--profile", dotted}, "--profile: " + dotted + " is also the --trace file"},
+  };
+  for (const auto& [flags, message] : runs) {
+    std::vector<std::string> args = {"dp-step"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.push_back(kExample);
+    const Result r = run(args);
+    BOOST_TEST(r.code == 2, r.err);
+    BOOST_TEST(r.err == "meshrun: " + message + "; refusing to write both to it\n");
+  }
+  dir.write("p.txt", "old");
+  fs::create_symlink(p, dir / "link.txt");
+  const Result linked = run({"dp-step", "-o", dir / "link.txt", "--profile", p, kExample});
+  BOOST_TEST(linked.code == 2, linked.err);
+  BOOST_TEST(slurp(p) == "old");
+
+  const std::string c = dir.write("c.json", slurp(meshrun::testing::kSource + "/" + kExample));
+  const Result in = run({"dp-step", "-", "-o", c}, c);  // the case on stdin
+  BOOST_TEST(in.code == 2);
+  BOOST_TEST(in.err == "meshrun: --output: " + c +
+                           " is the case file being read (on stdin); refusing to overwrite it\n");
+  BOOST_TEST(slurp(c) == slurp(meshrun::testing::kSource + "/" + kExample));
+
+  for (const std::string flag : {"--output", "--profile", "--save-npy"}) {
+    const Result empty = run({"dp-step", flag, "", kExample});
+    BOOST_TEST(empty.code == 2, flag);
+    BOOST_TEST(empty.err == "meshrun: " + flag + ": must name a " +
+                                (flag == "--save-npy" ? "directory" : "file") + "\n");
+  }
+}
+
+// A run that ends without a result (a device failed: exit 3; a non-finite result: exit 7) leaves
+// the --output file as it was, with no temporary file beside it; a file it replaces keeps its
+// permission bits.
+BOOST_AUTO_TEST_CASE(output_is_untouched_without_a_result_and_keeps_its_mode) {
+  TempDir dir;
+  const std::string out = dir.write("r.json", "old");
+  Result r = run({"dp-step", "-o", out, "--inject", "fail:1@1", kExample});
+  BOOST_TEST(r.code == 3, r.err);
+  BOOST_TEST(slurp(out) == "old");
+  std::string text = slurp(meshrun::testing::kSource + "/" + kExample);
+  text.replace(text.find("\"lr\":0.01"), 9, "\"lr\":1e38");
+  const std::string overflow = dir.write("overflow.json", text);
+  r = run({"dp-step", "-o", out, overflow});
+  BOOST_TEST(r.code == 7, r.err);
+  BOOST_TEST(slurp(out) == "old");
+  BOOST_TEST(names(dir.path) == (std::vector<std::string>{"overflow.json", "r.json"}));
+
+  BOOST_REQUIRE(::chmod(out.c_str(), 0600) == 0);
+  r = run({"dp-step", "-o", out, kExample});
+  BOOST_TEST(r.code == 0, r.err);
+  struct stat st {};
+  BOOST_REQUIRE(::stat(out.c_str(), &st) == 0);
+  BOOST_TEST((st.st_mode & 07777) == 0600u);
+}
+
 // `check --json /dev/stdout > out.txt` (and `>> out.txt`): the report goes to the file the shell
 // redirected stdout to, after the verdict lines and what the file held before -- the same file
 // (inode), neither emptied by a second open nor replaced by a new file renamed over it (which
