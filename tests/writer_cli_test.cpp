@@ -188,6 +188,9 @@ BOOST_AUTO_TEST_CASE(output_writes_the_result_to_a_file_whole_or_not_at_all) {
 
 // A file flag naming stdout or stderr writes through a duplicate of that descriptor; when no
 // descriptor is left for the duplicate (`ulimit -n 3`), the flag is refused before the run.
+// Sanitizer builds link dynamically, and with no descriptor free the loader cannot even open
+// libasan: the static release binary is the one this can test.
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 BOOST_AUTO_TEST_CASE(a_stream_that_cannot_be_duplicated_is_refused_up_front) {
   RunOptions o;
   o.open_files_limit = 3;
@@ -199,6 +202,7 @@ BOOST_AUTO_TEST_CASE(a_stream_that_cannot_be_duplicated_is_refused_up_front) {
     BOOST_TEST(r.err == "meshrun: " + flag + ": cannot write " + path + ": Invalid argument\n");
   }
 }
+#endif
 
 // Two file flags of one run naming the same file (by any spelling, or through a link) would
 // replace or overwrite one another -- a result lost behind exit 0 -- so the second is refused
