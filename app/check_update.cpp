@@ -7,7 +7,6 @@
 // NaN or infinity is refused: nothing is written for it, and the exit code is 1.
 #include <fstream>
 #include <sstream>
-#include <sys/stat.h>
 
 #include <cmath>
 
@@ -84,10 +83,7 @@ void rewrite(const std::string& path, const RanCase& ran) {
   const std::string value =
       write_result(*ran.program, ran.outputs, NumberFormat{.precision = 6, .exact = true});
   const std::string patched = with_expected(text, value);
-  OutputFile file(path, "--update", OutputFile::Mode::kAtomic);
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) file.set_mode(st.st_mode & 07777);
-  file.commit(patched);
+  OutputFile(path, "--update", OutputFile::Mode::kAtomic).commit(patched);  // keeps the mode
 }
 
 Outcome bless(const Found& found, const RunFlags& flags) {

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
-#include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 
@@ -180,10 +179,6 @@ Prepared prepare(const ProgramDef& program, const ProgramFlags& flags, Trace* tr
   if (to_file) {
     refuse_case_file("--output", flags.output, flags.case_path);
     result_out = std::make_unique<OutputFile>(flags.output, "--output", OutputFile::Mode::kAtomic);
-    // Replacing a file keeps its permission bits, as `>` into it would.
-    struct stat st {};
-    if (::stat(flags.output.c_str(), &st) == 0 && S_ISREG(st.st_mode))
-      result_out->set_mode(st.st_mode & 07777);
   }
   Profile* timeline = nullptr;
   if (profile != nullptr) {

@@ -101,10 +101,9 @@ void refuse_same_file(const std::vector<std::pair<std::string, std::string>>& fi
     for (std::size_t j = 0; j < i; ++j) {
       const auto& [flag, path] = files[i];
       const auto& [first_flag, first] = files[j];
-      if (path == first || same_file(path, first) || name(path) == name(first)) {
-        throw InputError(flag, path + " is also the " + first_flag +
-                                   " file; refusing to write "
-                                   "both to it");
+      if (same_file(path, first) || name(path) == name(first)) {
+        throw InputError(
+            flag, path + " is also the " + first_flag + " file; refusing to write both to it");
       }
     }
   }

@@ -212,11 +212,10 @@ void fewer_malloc_arenas() {
 // and `++` (which CLI11 reads as the end of a subcommand, not as a CASE). Both paths run the same
 // code with the same defaults (ProgramFlags), and cli_test's plain_run_matches_the_cli11_path
 // checks they print the same bytes with the same exit codes.
-const meshrun::ProgramDef* plain_run(int argc, char** argv) {
-  if (argc != 3) return nullptr;
+bool plain_case_word(int argc, char** argv) {
+  if (argc != 3) return false;
   const std::string_view word = argv[2];
-  if (word.empty() || word.starts_with('-') || word == "++") return nullptr;
-  return meshrun::find_program(argv[1]);
+  return !word.empty() && !word.starts_with('-') && word != "++";
 }
 }  // namespace
 
@@ -235,8 +234,9 @@ int main(int argc, char** argv) {
     report_error("stdout: " + std::string(std::strerror(EBADF)));
     return kExitOutput;
   }
-  if (const ProgramDef* program = plain_run(argc, argv)) {
-    return finish(run_guarded(nullptr, [&] { run_plain_program(*program, argv[2]); }));
+  const ProgramDef* asked = argc >= 2 ? find_program(argv[1]) : nullptr;
+  if (asked != nullptr && plain_case_word(argc, argv)) {
+    return finish(run_guarded(nullptr, [&] { run_plain_program(*asked, argv[2]); }));
   }
   CLI::App app{"meshrun: runs JAX shard_map-style SPMD programs, one thread per device", "meshrun"};
   app.require_subcommand(1);
@@ -245,7 +245,7 @@ int main(int argc, char** argv) {
     // A program run registers its own subcommand only: CLI11 builds every option's parser and
     // help text up front, and that was half of a small run's instructions (issue 9 item 6). The
     // words after a program name are parsed as they would be with every command registered.
-    if (const ProgramDef* asked = argc >= 2 ? find_program(argv[1]) : nullptr) {
+    if (asked != nullptr) {
       add_program_command(app, *asked);
     } else {
       for (const ProgramDef* program : all_programs()) add_program_command(app, *program);

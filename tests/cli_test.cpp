@@ -231,7 +231,7 @@ BOOST_AUTO_TEST_CASE(mismatch_prints_result_and_lists_elements) {
   BOOST_TEST(run({"dp-step", "--atol", "1.5", file}).code == 0);
 }
 
-// `meshrun PROGRAM CASE` skips CLI11 (app/main.cpp, plain_run); with `--precision 6` (the
+// `meshrun PROGRAM CASE` skips CLI11 (app/main.cpp, plain_case_word); with `--precision 6` (the
 // default) before CASE the same run goes through CLI11, which classifies CASE as it always did
 // (not after `--`, where every word is positional). Both must print the same bytes with the same
 // exit code, whatever the outcome: a result, a graded mismatch, an invalid case, a missing file, a

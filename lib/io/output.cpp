@@ -100,6 +100,10 @@ OutputFile::OutputFile(const std::string& path, const std::string& field, Mode m
     const fs::path real = fs::weakly_canonical(path, ec);
     if (!ec) target_ = real.string();
   }
+  // A file it replaces keeps its permission bits, as `>` into it would.
+  if (struct stat st{}; ::stat(target_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    mode_ = st.st_mode & 07777;
+  }
   const fs::path dir = fs::path(target_).parent_path();
   const std::string name = fs::path(target_).filename().string();
   if (name.empty()) throw InputError(field, "cannot write " + path + ": not a file name");

@@ -48,8 +48,8 @@ class OutputFile {
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
 
-  // The permission bits a file created by kAtomic gets (default: 0666 masked by the umask, as
-  // open(2) gives a new file).
+  // The permission bits kAtomic gives the file (default: those of the regular file it replaces,
+  // else 0666 masked by the umask, as open(2) gives a new file).
   void set_mode(mode_t mode) { mode_ = mode; }
   void write(std::string_view data);
   // Closes the file, checked; kAtomic: syncs it first and renames it over the target. At most once.
