@@ -57,7 +57,8 @@ std::vector<Found> collect_cases(const std::vector<std::string>& paths) {
     std::error_code ec;
     if (!fs::exists(path, ec)) throw InputError(path, "no such file or directory");
     if (!fs::is_directory(path, ec)) {
-      cases.push_back({path, "", suite});
+      // A FIFO or a device is no case file (as in a directory): reading one could wait forever.
+      cases.push_back({path, fs::is_regular_file(path, ec) ? "" : "not a regular file", suite});
       continue;
     }
     std::set<std::pair<dev_t, ino_t>> seen;
@@ -70,15 +71,29 @@ std::vector<Found> collect_cases(const std::vector<std::string>& paths) {
   return cases;
 }
 
-RanCase run_case(const std::string& file, const RunFlags& flags) {
+RanCase run_case(const std::string& file, const RunFlags& flags, FileSet* files) {
   RanCase ran;
   const MeshShape asked = flag_mesh(flags);
-  ran.c = read_case(file, nullptr, flags.devices, asked, flags.max_input_bytes);
+  const MeshOptions options = mesh_options(flags);
+  ran.c = read_case(file, nullptr, flags.devices, asked, flags.max_input_bytes, options.timeout);
+  for (const NpyFile& npy : ran.c.npy_files) {
+    if (files == nullptr) break;
+    try {
+      files->read("the .npy file " + npy.field + " of " + display_name(file) + " reads", npy.path);
+    } catch (const InputError& e) {
+      throw FileClash(e);
+    }
+  }
   ran.program = find_program(ran.c.problem);
-  Mesh mesh(run_mesh(*ran.program, asked, ran.c.mesh, flags.devices), mesh_options(flags));
+  Mesh mesh(run_mesh(*ran.program, asked, ran.c.mesh, flags.devices), options);
   Trace trace;
   ran.outputs = shard_map(mesh, *ran.program, ran.c.input_refs(), &trace);
   ran.structure = check_structure(ran.program->structure, trace);
+  // As a program run says it (exit 2): an injection that never fired tested nothing.
+  for (const Injection& inj : mesh.unfired_injections()) {
+    ran.unfired.push_back("--inject: " +
+                          unfired_message(inj, mesh.collectives_entered(inj.device)));
+  }
   return ran;
 }
 

@@ -7,6 +7,8 @@
 
 #include "commands.hpp"
 #include "io/case_reader.hpp"
+#include "io/file_set.hpp"
+#include "support/errors.hpp"
 #include "trace/structure.hpp"
 
 namespace meshrun {
@@ -29,12 +31,21 @@ struct RanCase {
   Case c;
   std::vector<Tensor> outputs;
   StructuralVerdict structure;
+  std::vector<std::string> unfired;  // each --inject that never fired in this case (its message)
 };
 
-// Reads and runs the case at `file`. Throws what the case itself can fail with (InputError,
+// A case's .npy input that is also a file the command writes (--junit, --json): the command
+// ends with exit 2 before writing it, not one ERROR line (io/file_set.hpp).
+class FileClash : public InputError {
+ public:
+  explicit FileClash(const InputError& e) : InputError(e) {}
+};
+
+// Reads and runs the case at `file`; with `files`, its .npy inputs are checked against the files
+// the command writes (FileClash). Throws what the case itself can fail with (InputError,
 // CollectiveError, DeviceError) -- ungraded cases, see case_error -- and anything else for a
 // failure of meshrun (internal, output), which ends the whole command.
-RanCase run_case(const std::string& file, const RunFlags& flags);
+RanCase run_case(const std::string& file, const RunFlags& flags, FileSet* files = nullptr);
 
 // The one-line reason a case could not run, when `e` is such a failure (the message of an
 // InputError without the leading "file: " that the line already shows); "" otherwise.

@@ -20,6 +20,7 @@ struct CaseReport {
   std::vector<Mismatch> mismatches;       // every differing element (FAIL)
   std::vector<std::string> rules_passed;  // structural rules that held
   std::vector<std::string> rules_failed;  // and those that broke (FAIL)
+  bool unfired = false;                   // ERROR: an --inject never fired (the command: exit 2)
   bool passed() const { return word == "PASS"; }
   bool error() const { return word == "ERROR"; }
 };

@@ -13,6 +13,8 @@
 #include "check_report.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "flag_checks.hpp"
+#include "io/file_set.hpp"
 #include "io/output.hpp"
 #include "progress.hpp"
 #include "support/errors.hpp"
@@ -47,7 +49,7 @@ std::string verdict_detail(const CaseReport& r) {
 
 // Runs and grades one case. Only the case's own failures grade it (input, device, collective
 // errors): an internal error or an unwritable report ends the whole command with its own code.
-CaseReport grade_case(const Found& found, const RunFlags& flags) {
+CaseReport grade_case(const Found& found, const RunFlags& flags, FileSet* files) {
   CaseReport r;
   r.path = found.path;
   r.suite = found.suite;
@@ -56,9 +58,12 @@ CaseReport grade_case(const Found& found, const RunFlags& flags) {
   if (!found.problem.empty()) return r;
   const auto start = std::chrono::steady_clock::now();
   try {
-    const RanCase ran = run_case(found.path, flags);
+    const RanCase ran = run_case(found.path, flags, files);
     r.problem = ran.program->name;
-    if (!ran.c.expected) {
+    if (!ran.unfired.empty()) {  // it tested nothing: not a verdict on the case
+      r.unfired = true;
+      r.detail = ran.unfired.front();
+    } else if (!ran.c.expected) {
       r.detail = "no \"expected\" to grade against";
     } else {
       r.mismatches =
@@ -68,6 +73,8 @@ CaseReport grade_case(const Found& found, const RunFlags& flags) {
       r.word = r.mismatches.empty() && r.rules_failed.empty() ? "PASS" : "FAIL";
       r.detail = verdict_detail(r);
     }
+  } catch (const FileClash&) {
+    throw;  // ends the command before a report replaces the input
   } catch (const Error& e) {
     r.detail = case_error(e, found.path);
     if (r.detail.empty()) throw;
@@ -78,22 +85,24 @@ CaseReport grade_case(const Found& found, const RunFlags& flags) {
 
 // The --junit and --json files: opened before any case runs (a bad path is exit 2 at once), and
 // written whole at the end -- also when meshrun itself ends the run (exit 4 or 6), then holding the
-// cases graded so far and saying the run is incomplete.
+// cases graded so far and saying the run is incomplete. Neither may be the other, a case file, or
+// a .npy file a case reads (checked as each case is read, before anything is written): `files`.
 class Reports {
  public:
   Reports(const CheckFlags& flags, const std::vector<Found>& cases) {
     summary_ = {flags.paths, flags.run.atol, flags.run.rtol, ""};
-    for (const auto& [path, field] : {std::pair{flags.junit, "--junit"}, {flags.json, "--json"}}) {
-      if (path.empty()) continue;
-      for (const Found& c : cases) {
-        if (same_file(path, c.path)) {
-          throw InputError(field, path + " is a case file being graded; refusing to overwrite it");
-        }
-      }
-    }
-    if (!flags.junit.empty()) junit_.emplace(flags.junit, "--junit", OutputFile::Mode::kAtomic);
-    if (!flags.json.empty()) json_.emplace(flags.json, "--json", OutputFile::Mode::kAtomic);
+    if (flags.junit.empty() && flags.json.empty()) return;
+    files_.emplace();
+    if (!flags.junit.empty()) files_->write("--junit", flags.junit);
+    if (!flags.json.empty()) files_->write("--json", flags.json);
+    for (const Found& c : cases) files_->read("a case file being graded", c.path);
+    const auto wait = mesh_options(flags.run).timeout;
+    if (!flags.junit.empty())
+      junit_.emplace(flags.junit, "--junit", OutputFile::Mode::kAtomic, wait);
+    if (!flags.json.empty()) json_.emplace(flags.json, "--json", OutputFile::Mode::kAtomic, wait);
   }
+  // The files the command writes, for each case's .npy inputs; nullptr when it writes none.
+  FileSet* files() { return files_ ? &*files_ : nullptr; }
   const CaseReport& add(CaseReport r) { return cases_.emplace_back(std::move(r)); }
   void write(const std::string& incomplete) {
     summary_.incomplete = incomplete;
@@ -104,6 +113,7 @@ class Reports {
  private:
   CheckSummary summary_;
   std::vector<CaseReport> cases_;
+  std::optional<FileSet> files_;
   std::optional<OutputFile> junit_, json_;
 };
 
@@ -112,11 +122,13 @@ void run_check(const CheckFlags& flags) {
   Reports reports(flags, cases);
   std::size_t passed = 0;
   std::size_t failed = 0;
+  bool unfired = false;
   Progress progress("check", cases.size(), "cases");
   try {
     for (const Found& c : cases) {
-      const CaseReport& r = reports.add(grade_case(c, flags.run));
+      const CaseReport& r = reports.add(grade_case(c, flags.run, reports.files()));
       ++(r.passed() ? passed : failed);
+      unfired = unfired || r.unfired;
       // Written as it is graded, and checked: a reader that went away (EPIPE) or a full disk ends
       // the run at once instead of grading every remaining case into the void. The file name is
       // printed so that no byte of it (a newline, say) can forge a line of the report.
@@ -126,6 +138,9 @@ void run_check(const CheckFlags& flags) {
     }
     progress.clear();
     write_stdout(std::to_string(passed) + " passed, " + std::to_string(failed) + " failed\n");
+  } catch (const FileClash&) {
+    progress.clear();
+    throw;  // exit 2; no report is written over a case's input
   } catch (const std::exception& e) {
     // meshrun itself failed (exit 4 or 6): the reports still say what was graded before it.
     progress.clear();
@@ -137,6 +152,8 @@ void run_check(const CheckFlags& flags) {
     throw;
   }
   reports.write("");
+  // An --inject that never fired is a usage error, as for a program run: the ERROR lines say where.
+  if (unfired) throw CLI::RuntimeError(kExitUsage);
   if (failed > 0) throw CLI::RuntimeError(kExitDiffers);
 }
 
@@ -148,9 +165,9 @@ void add_check_command(CLI::App& app) {
       "check", "Run every case (files, or *.json under directories) and grade it");
   command->add_option("PATH", flags->paths, "Case files or directories")->required();
   command->add_option("--junit", flags->junit, "Also write the verdicts as JUnit XML to FILE")
-      ->type_name("FILE");
+      ->check(path_to_write("FILE"));
   command->add_option("--json", flags->json, "Also write the verdicts as JSON to FILE")
-      ->type_name("FILE");
+      ->check(path_to_write("FILE"));
   CLI::Option* update = command->add_flag(
       "--update", flags->update,
       "Bless: rewrite each case's expected from what meshrun computes now where it is outside "
@@ -158,6 +175,9 @@ void add_check_command(CLI::App& app) {
   update->excludes("--junit")->excludes("--json");
   add_run_flags(*command, flags->run, true);  // --inject: into every case
   command->callback([flags] {
+    // Malformed flags are one usage error before any case, not one ERROR line per case.
+    mesh_options(flags->run);
+    flag_mesh(flags->run);
     if (flags->update) return run_update(flags->paths, flags->run);
     run_check(*flags);
   });

@@ -14,6 +14,7 @@
 #include "io/case_reader.hpp"
 #include "flag_checks.hpp"
 #include "io/compare.hpp"
+#include "io/file_set.hpp"
 #include "io/npy.hpp"
 #include "io/output.hpp"
 #include "io/result_writer.hpp"
@@ -67,13 +68,12 @@ std::string trace_text(const Trace& trace, const StructuralVerdict* verdict,
 }
 
 // Where --trace goes: stderr for "-", else a file opened before the run (a bad path fails at
-// once, with the OS's reason), never the case file itself.
+// once, with the OS's reason) and written when the run ends.
 class TraceSink {
  public:
-  TraceSink(const std::string& where, const std::string& case_path) : where_(where) {
+  TraceSink(const std::string& where, std::chrono::milliseconds open_wait) : where_(where) {
     if (where.empty() || where == "-") return;
-    refuse_case_file("--trace", where, case_path);
-    file_ = std::make_unique<OutputFile>(where, "--trace");
+    file_ = std::make_unique<OutputFile>(where, "--trace", OutputFile::Mode::kInPlace, open_wait);
   }
   // Whether --trace was given: the trace's text is made only then.
   bool active() const { return !where_.empty(); }
@@ -121,10 +121,7 @@ void finish_run(const ProgramDef& program, const ProgramFlags& flags, Prepared& 
   const Case& c = p.c;
   for (const Injection& inj : unfired) {  // it tested nothing: say so
     throw InputError("--inject",
-                     injection_str(inj) + " never fired: device " + std::to_string(inj.device) +
-                         " entered only " +
-                         std::to_string(entered.at(static_cast<std::size_t>(inj.device))) +
-                         " collective(s)");
+                     unfired_message(inj, entered.at(static_cast<std::size_t>(inj.device))));
   }
   const StructuralVerdict verdict = check_structure(program.structure, trace);
   if (p.trace_out.active()) p.trace_out.write(trace_text(trace, &verdict, ""));
@@ -163,34 +160,53 @@ void finish_run(const ProgramDef& program, const ProgramFlags& flags, Prepared& 
   throw CLI::RuntimeError(kExitDiffers);
 }
 
+// Every file the run writes, beside the case file it reads: two that are one file (by any
+// spelling, link or hard link) are refused before anything is opened (io/file_set.hpp). The
+// .npy files the case names join the set once the case is read, still before the run.
+FileSet run_files(const ProgramDef& program, const ProgramFlags& flags) {
+  FileSet files;
+  if (flags.case_path == "-") {
+    files.read("the case file being read (on stdin)", "-", stdin_id());
+  } else {
+    files.read("the case file being read", flags.case_path);
+  }
+  if (!flags.trace.empty() && flags.trace != "-") files.write("--trace", flags.trace);
+  if (!flags.output.empty() && flags.output != "-") files.write("--output", flags.output);
+  if (!flags.profile.empty()) files.write("--profile", flags.profile);
+  if (!flags.save_npy.empty()) {
+    for (const ArgDef& out : program.outputs) {
+      files.write("--save-npy", npy_path(flags.save_npy, out.name));
+    }
+  }
+  return files;
+}
+
 // With `profile`, opens it (--timings, --profile FILE: the file is checked after the flags and
 // the --trace file) and attaches it to `trace`, which must outlive it.
 Prepared prepare(const ProgramDef& program, const ProgramFlags& flags, Trace* trace,
                  std::optional<RunProfile>* profile) {
   MeshOptions options = mesh_options(flags.run);  // flag errors before input errors
-  const bool to_file = !flags.output.empty() && flags.output != "-";
-  std::vector<std::pair<std::string, std::string>> written;  // in the order they are opened
-  if (!flags.trace.empty() && flags.trace != "-") written.emplace_back("--trace", flags.trace);
-  if (to_file) written.emplace_back("--output", flags.output);
-  if (!flags.profile.empty()) written.emplace_back("--profile", flags.profile);
-  refuse_same_file(written);
-  TraceSink trace_out(flags.trace, flags.case_path);
+  FileSet files = run_files(program, flags);
+  TraceSink trace_out(flags.trace, options.timeout);
   std::unique_ptr<OutputFile> result_out;
-  if (to_file) {
-    refuse_case_file("--output", flags.output, flags.case_path);
-    result_out = std::make_unique<OutputFile>(flags.output, "--output", OutputFile::Mode::kAtomic);
+  if (!flags.output.empty() && flags.output != "-") {
+    result_out = std::make_unique<OutputFile>(flags.output, "--output", OutputFile::Mode::kAtomic,
+                                              options.timeout);
   }
   Profile* timeline = nullptr;
   if (profile != nullptr) {
-    profile->emplace(flags.profile, flags.timings, flags.case_path);
+    profile->emplace(flags.profile, flags.timings, options.timeout);
     timeline = (*profile)->attach(*trace);
   }
   const MeshShape asked = flag_mesh(flags.run);
   Case c = [&] {
     const ProfilePhase phase(timeline, "read");
-    return read_case(flags.case_path, &program, flags.run.devices, asked,
-                     flags.run.max_input_bytes);
+    return read_case(flags.case_path, &program, flags.run.devices, asked, flags.run.max_input_bytes,
+                     options.timeout);
   }();
+  for (const NpyFile& npy : c.npy_files) {
+    files.read("the .npy file " + npy.field + " reads", npy.path);
+  }
   MeshShape mesh = run_mesh(program, asked, c.mesh, flags.run.devices);
   return {std::move(options), std::move(trace_out), std::move(result_out), std::move(c),
           std::move(mesh)};
@@ -201,6 +217,7 @@ void run_in_process(const ProgramDef& program, const ProgramFlags& flags, Prepar
                     RunProfile& profile) {
   Mesh mesh(p.mesh, p.options);
   std::vector<Tensor> outputs;
+  profile.mesh_started();
   try {
     outputs = shard_map(mesh, program, p.c.input_refs(), &trace);
   } catch (const Error& e) {
@@ -247,6 +264,7 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
   }
   const MeshOptions options = p ? p->options : mesh_options(flags.run);
   MpiShardMapResult r;
+  if (profile) profile->mesh_started();
   try {
     r = mpi_shard_map(job, mesh, program.body, program.inputs, program.outputs,
                       p ? p->c.input_refs() : std::vector<TensorRef>{}, options,

@@ -3,14 +3,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
-
-#include "io/output.hpp"
-#include "support/errors.hpp"
 
 namespace meshrun {
 namespace {
@@ -69,44 +63,6 @@ CLI::Validator path_to_write(const std::string& kind) {
   const std::string message = kind == "DIR" ? "must name a directory" : "must name a file";
   return CLI::Validator(
       [message](const std::string& text) { return text.empty() ? message : std::string(); }, kind);
-}
-
-void refuse_case_file(const std::string& flag, const std::string& path,
-                      const std::string& case_path) {
-  if (case_path == "-") {
-    struct stat in {
-    }, out{};
-    if (::fstat(STDIN_FILENO, &in) == 0 && S_ISREG(in.st_mode) && ::stat(path.c_str(), &out) == 0 &&
-        in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
-      throw InputError(flag, path +
-                                 " is the case file being read (on stdin); refusing to "
-                                 "overwrite it");
-    }
-    return;
-  }
-  if (path == case_path || same_file(path, case_path)) {
-    throw InputError(flag, path + " is the case file being read; refusing to overwrite it");
-  }
-}
-
-void refuse_same_file(const std::vector<std::pair<std::string, std::string>>& files) {
-  // Neither file need exist yet: their absolute, normalised names are compared too.
-  const auto name = [](const std::string& path) {
-    std::error_code ec;
-    const std::filesystem::path absolute = std::filesystem::absolute(path, ec).lexically_normal();
-    const std::filesystem::path p = std::filesystem::weakly_canonical(absolute, ec);
-    return ec ? absolute : p;
-  };
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      const auto& [flag, path] = files[i];
-      const auto& [first_flag, first] = files[j];
-      if (same_file(path, first) || name(path) == name(first)) {
-        throw InputError(
-            flag, path + " is also the " + first_flag + " file; refusing to write both to it");
-      }
-    }
-  }
 }
 
 }  // namespace meshrun

@@ -4,8 +4,6 @@
 #pragma once
 
 #include <string>
-#include <utility>
-#include <vector>
 
 namespace CLI {
 class Validator;
@@ -23,15 +21,5 @@ CLI::Validator finite_real(double min, double max, const std::string& unit = "")
 // A flag naming a file (`kind` "FILE") or directory ("DIR") meshrun writes: refuses an empty name
 // ("must name a file").
 CLI::Validator path_to_write(const std::string& kind);
-
-// For a flag naming a file meshrun writes (--output, --trace=FILE, --profile FILE):
-// InputError(flag) when `path` is the case file being read -- never overwrite the input. A CASE of
-// `-` is the file stdin reads, when that is a file.
-void refuse_case_file(const std::string& flag, const std::string& path,
-                      const std::string& case_path);
-
-// The files one run writes, as (flag, path): InputError(flag) for the second of two that name the
-// same file, since one would replace the other (or write into it) and a result would be lost.
-void refuse_same_file(const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace meshrun

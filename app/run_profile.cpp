@@ -3,22 +3,20 @@
 #include <exception>
 #include <iostream>
 
-#include "flag_checks.hpp"
 #include "io/profile_json.hpp"
 
 namespace meshrun {
 
-RunProfile::RunProfile(const std::string& file, bool timings, const std::string& case_path)
+RunProfile::RunProfile(const std::string& file, bool timings, std::chrono::milliseconds open_wait)
     : timings_(timings) {
   if (!file.empty()) {
-    refuse_case_file("--profile", file, case_path);
-    file_ = std::make_unique<OutputFile>(file, "--profile", OutputFile::Mode::kAtomic);
+    file_ = std::make_unique<OutputFile>(file, "--profile", OutputFile::Mode::kAtomic, open_wait);
   }
   if (file_ || timings_) profile_ = std::make_unique<Profile>();
 }
 
 RunProfile::~RunProfile() {
-  if (!file_ || std::uncaught_exceptions() == 0) return;
+  if (!file_ || !started_ || std::uncaught_exceptions() == 0) return;
   try {
     save("the run ended with an error after the devices finished (see stderr)");
   } catch (...) {  // the error already on its way out is the one to report

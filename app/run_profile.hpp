@@ -17,15 +17,18 @@ class RunProfile {
  public:
   // Opens --profile's file up front, as --trace does (a bad directory, or the case file itself, is
   // exit 2 before any work). `file` "" and `timings` false: off.
-  RunProfile(const std::string& file, bool timings, const std::string& case_path);
+  RunProfile(const std::string& file, bool timings, std::chrono::milliseconds open_wait);
   // A run that ended by an error save() did not see (after the mesh ran: an --inject that never
-  // fired, a NaN in the result) still leaves its timeline, best effort.
+  // fired, a NaN in the result) still leaves its timeline, best effort. One refused before the
+  // mesh ran (a bad case, a file clash) leaves the file as it was.
   ~RunProfile();
   RunProfile(const RunProfile&) = delete;
   RunProfile& operator=(const RunProfile&) = delete;
 
   // Where the run records: `trace` gets the Profile (when on); null when off.
   Profile* attach(Trace& trace);
+  // The mesh is about to run: from here on, an error still leaves the timeline.
+  void mesh_started() { started_ = true; }
   // Writes the --profile file, whole or not at all (exit 6 when it cannot); `failure` is the error
   // that ended the run, "" for none. At most once; nothing without --profile.
   void save(const std::string& failure);
@@ -37,6 +40,7 @@ class RunProfile {
   std::unique_ptr<OutputFile> file_;
   std::unique_ptr<Profile> profile_;
   const Trace* trace_ = nullptr;
+  bool started_ = false;
 };
 
 }  // namespace meshrun

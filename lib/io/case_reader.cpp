@@ -182,7 +182,8 @@ std::optional<std::string> npy_reference(JsonSummary& value, const std::vector<s
 std::vector<Tensor> read_tensors(JsonSummary& object, const std::vector<ArgDef>& args,
                                  const std::string& prefix, DimBinder& binder,
                                  const std::string* case_path, std::uint64_t* npy_bytes = nullptr,
-                                 std::vector<MappedArray>* mapped = nullptr) {
+                                 std::vector<MappedArray>* mapped = nullptr,
+                                 std::vector<NpyFile>* files = nullptr) {
   std::vector<Tensor> tensors;
   tensors.reserve(args.size());
   for (const ArgDef& a : args) {
@@ -192,6 +193,7 @@ std::vector<Tensor> read_tensors(JsonSummary& object, const std::vector<ArgDef>&
         case_path != nullptr ? npy_reference(value, a.dims, field, *case_path) : std::nullopt;
     NpyInput in;
     if (npy) {
+      if (files) files->push_back({field, *npy});
       in = map_npy(*npy, a.dims, field);
     } else {
       in.tensor = tensor_from_json(value, a.dims, field);
@@ -228,7 +230,8 @@ void read_document(JsonSummary& doc, const std::string& path, const ProgramDef* 
   JsonSummary& input = full_case ? *find(doc.members, "input") : doc;
   check_keys(input, program.inputs, "input");
   DimBinder binder;
-  c.inputs = read_tensors(input, program.inputs, "input", binder, &path, &c.bytes, &c.mapped);
+  c.inputs = read_tensors(input, program.inputs, "input", binder, &path, &c.bytes, &c.mapped,
+                          &c.npy_files);
   for (std::size_t i = 0; i < program.inputs.size(); ++i) {
     const ArgDef& a = program.inputs[i];
     check_spec_axes("input." + a.name, a.spec, mesh);
@@ -252,12 +255,13 @@ std::vector<TensorRef> Case::input_refs() const {
 }
 
 Case read_case(const std::string& path, const ProgramDef* program, int devices,
-               const MeshShape& mesh, std::uint64_t max_input_bytes) {
+               const MeshShape& mesh, std::uint64_t max_input_bytes,
+               std::chrono::milliseconds open_wait) {
   MESHRUN_CHECK(devices >= 0, "the device count is validated by the caller");
   Case c;
   c.file = display_name(path);
   try {
-    JsonSource source(path, max_input_bytes);
+    JsonSource source(path, max_input_bytes, open_wait);
     JsonDocument doc = parse_json_summary(source, is_case_key);
     if (doc.duplicate) {
       // Before anything else is read: with two values for one key, the rest could mean anything.

@@ -20,6 +20,11 @@
 
 namespace meshrun {
 
+// A .npy file a case's input names: the field ("input.w") and the path as opened.
+struct NpyFile {
+  std::string field, path;
+};
+
 struct Case {
   std::string file;         // as shown in messages ("<stdin>" for "-")
   std::string problem;      // the program's name
@@ -34,6 +39,7 @@ struct Case {
   std::vector<Tensor> inputs;
   std::vector<MappedArray> mapped;              // per input; set when it stays mapped
   std::optional<std::vector<Tensor>> expected;  // in ProgramDef::outputs order
+  std::vector<NpyFile> npy_files;               // every .npy file the inputs name, in input order
   std::uint64_t bytes = 0;  // read: the case file and the .npy files it names (--timings)
 
   // Every input, from its Tensor or its mapping: what shard_map, check_values and flops take.
@@ -46,9 +52,11 @@ struct Case {
 // Throws InputError whose what() is one line: the file, the JSON field (input fields are always
 // "input.<name>", also in a bare input object), and what is wrong, e.g.
 // "case.json: input.x: 12 rows are not divisible by 8 devices". An input larger than
-// `max_input_bytes` is refused before it is read whole.
+// `max_input_bytes` is refused before it is read whole; a case file that is a FIFO must start
+// arriving within `open_wait` (--timeout).
 Case read_case(const std::string& path, const ProgramDef* program, int devices,
                const std::vector<std::pair<std::string, int>>& mesh = {},
-               std::uint64_t max_input_bytes = kDefaultMaxInputBytes);
+               std::uint64_t max_input_bytes = kDefaultMaxInputBytes,
+               std::chrono::milliseconds open_wait = std::chrono::seconds(10));
 
 }  // namespace meshrun

@@ -42,6 +42,9 @@ NpyInput map_npy(const std::string& path, const std::vector<std::string>& dims,
 // `tensor` as a .npy file (format 1.0, '<f4', C order), as np.save would write it.
 std::string npy_bytes(const Tensor& tensor);
 
+// DIR/NAME.npy: where save_npy writes the output NAME.
+std::string npy_path(const std::string& dir, const std::string& name);
+
 // Writes each of `tensors` as DIR/NAME.npy (`names` in the same order), creating `dir` if needed;
 // each file whole or not at all (OutputFile's kAtomic). Throws OutputError "--save-npy: cannot
 // write PATH: reason" (or "cannot create DIR") when one cannot be.

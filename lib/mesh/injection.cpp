@@ -48,4 +48,9 @@ std::string injection_str(const Injection& inj) {
   return kind + std::to_string(inj.device) + "@" + std::to_string(inj.at);
 }
 
+std::string unfired_message(const Injection& inj, std::uint64_t entered) {
+  return injection_str(inj) + " never fired: device " + std::to_string(inj.device) +
+         " entered only " + std::to_string(entered) + " collective(s)";
+}
+
 }  // namespace meshrun

@@ -20,5 +20,8 @@ struct Injection {
 Injection parse_injection(const std::string& text, const std::string& flag = "--inject");
 // "fail:3@2": the spec parse_injection reads.
 std::string injection_str(const Injection& inj);
+// "fail:3@9 never fired: device 3 entered only 2 collective(s)": an injection that tested nothing,
+// which every command reports as a usage error (`entered`: that device's count).
+std::string unfired_message(const Injection& inj, std::uint64_t entered);
 
 }  // namespace meshrun
