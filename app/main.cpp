@@ -26,6 +26,7 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "io/output.hpp"
+#include "io/signal_cleanup.hpp"
 #include "support/errors.hpp"
 
 namespace meshrun {
@@ -212,6 +213,18 @@ void fewer_malloc_arenas() {
 // and `++` (which CLI11 reads as the end of a subcommand, not as a CASE). Both paths run the same
 // code with the same defaults (ProgramFlags), and cli_test's plain_run_matches_the_cli11_path
 // checks they print the same bytes with the same exit codes.
+// `--trace=` (`--trace=$FILE` with FILE unset in a script) names no file, yet CLI11 reads it as a
+// bare `--trace` (stderr): refused as every file flag's empty name is. Words after `--` are not
+// flags.
+bool empty_trace_file(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word == "--") return false;
+    if (word == "--trace=") return true;
+  }
+  return false;
+}
+
 bool plain_case_word(int argc, char** argv) {
   if (argc != 3) return false;
   const std::string_view word = argv[2];
@@ -227,6 +240,8 @@ int main(int argc, char** argv) {
   // with SIGXFSZ before it can say anything. SIGPIPE keeps its default: a reader that left ends us
   // at once, as it does every filter; with SIGPIPE ignored, EPIPE is reported as exit 6.
   std::signal(SIGXFSZ, SIG_IGN);
+  // A mapped input truncated under meshrun is an input error (io/signal_cleanup.hpp).
+  set_input_error_exit_code(kExitUsage);
 #ifndef MESHRUN_HAVE_MPI
   exec_mpi_build_if_asked(argc, argv);
 #endif
@@ -237,6 +252,11 @@ int main(int argc, char** argv) {
   const ProgramDef* asked = argc >= 2 ? find_program(argv[1]) : nullptr;
   if (asked != nullptr && plain_case_word(argc, argv)) {
     return finish(run_guarded(nullptr, [&] { run_plain_program(*asked, argv[2]); }));
+  }
+  if (asked != nullptr && empty_trace_file(argc, argv)) {
+    if (quiet_rank()) return kExitOk;  // under mpirun rank 0 says it (see run_guarded)
+    report_error("--trace: must name a file (--trace=FILE), or stand alone for stderr");
+    return kExitUsage;
   }
   CLI::App app{"meshrun: runs JAX shard_map-style SPMD programs, one thread per device", "meshrun"};
   app.require_subcommand(1);

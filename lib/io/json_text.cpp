@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <memory>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "support/errors.hpp"
 
@@ -55,7 +58,36 @@ std::string number_text(double value) {
   return text;
 }
 
-JsonSource::JsonSource(const std::string& path, std::uint64_t max_bytes)
+namespace {
+
+// A descriptor for reading `path` that no FIFO can hang: opened with O_NONBLOCK (which never
+// waits for a writer), a FIFO then waits for its first bytes or its writer's close at most
+// `wait`; made blocking again for the reads. -1 with errno set, or throws for a silent FIFO.
+int open_for_reading(const std::string& path, std::chrono::milliseconds wait) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return -1;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(wait.count()));
+    if (ready <= 0) {
+      ::close(fd);
+      const long ms = static_cast<long>(wait.count());
+      throw InputError(
+          "", "cannot read: no process wrote to the FIFO within " +
+                  (ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms") +
+                  " (--timeout)");
+    }
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags != -1) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
+}  // namespace
+
+JsonSource::JsonSource(const std::string& path, std::uint64_t max_bytes,
+                       std::chrono::milliseconds open_wait)
     : file_(nullptr, &std::fclose),
       max_bytes_(max_bytes),
       buf_(new char[kChunkBytes]),
@@ -65,8 +97,14 @@ JsonSource::JsonSource(const std::string& path, std::uint64_t max_bytes)
     file_.get_deleter() = [](std::FILE*) { return 0; };  // stdin is not ours to close
   } else {
     errno = 0;
-    file_.reset(std::fopen(path.c_str(), "rb"));
-    if (!file_) throw_read_error(errno);
+    const int fd = open_for_reading(path, open_wait);
+    if (fd < 0) throw_read_error(errno);
+    file_.reset(::fdopen(fd, "rb"));
+    if (!file_) {
+      const int err = errno;
+      ::close(fd);
+      throw_read_error(err);
+    }
   }
   // A regular file's size is known: refuse it before reading a byte. Anything else (a pipe,
   // /dev/zero) is counted as it streams.

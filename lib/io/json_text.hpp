@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstddef>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <iterator>
@@ -40,8 +41,11 @@ std::string number_text(double value);
 class JsonSource {
  public:
   // Opens `path`; throws InputError "cannot read: <reason>", or "larger than ..." when a regular
-  // file's size already exceeds `max_bytes`.
-  JsonSource(const std::string& path, std::uint64_t max_bytes);
+  // file's size already exceeds `max_bytes`. A FIFO is opened without blocking, and its first
+  // bytes (or its writer's close) must arrive within `open_wait`: a FIFO nobody writes is an
+  // error, not a hang.
+  JsonSource(const std::string& path, std::uint64_t max_bytes,
+             std::chrono::milliseconds open_wait = std::chrono::seconds(10));
 
   class Iterator {
    public:

@@ -19,6 +19,7 @@
 
 #include "io/json_text.hpp"
 #include "io/output.hpp"
+#include "io/signal_cleanup.hpp"
 #include "io/tensor_json.hpp"
 #include "support/errors.hpp"
 
@@ -48,10 +49,11 @@ class Mapping {
       throw InputError(field, "cannot read " + path + ": not a regular file");
     }
     size_ = static_cast<std::size_t>(st.st_size);
-    // Mapped, as issue 9 asks (the blocks are read from the page cache, no read buffer). Known
-    // limit, as for every program that maps its input (numpy's mmap_mode included): a file that
-    // another process truncates while it is being read ends meshrun with SIGBUS. A file that was
-    // short from the start is refused by the size checks below, with its field and path.
+    // Mapped, as issue 9 asks (the blocks are read from the page cache, no read buffer). A file
+    // that another process truncates while it is being read raises SIGBUS at the next access
+    // past its new end: the guard turns that into this input's error, one line and exit 2
+    // (io/signal_cleanup.hpp). A file that was short from the start is refused by the size
+    // checks below, with its field and path.
     if (size_ > 0) {
       // MAP_POPULATE (Linux): every page is read, so they are mapped in one call, not one fault
       // each.
@@ -65,11 +67,15 @@ class Mapping {
       ::close(fd);
       if (p == MAP_FAILED) fail(path, field, err);
       data_ = static_cast<const unsigned char*>(p);
+      guard_ = std::make_unique<GuardedMapping>(
+          data_, size_,
+          field + ": cannot read " + path + ": the file shrank while it was being read (SIGBUS)");
     } else {
       ::close(fd);
     }
   }
   ~Mapping() {
+    guard_.reset();  // before the range can be mapped again
     if (data_ != nullptr) ::munmap(const_cast<unsigned char*>(data_), size_);
   }
   Mapping(const Mapping&) = delete;
@@ -84,6 +90,7 @@ class Mapping {
   }
   const unsigned char* data_ = nullptr;
   std::size_t size_ = 0;
+  std::unique_ptr<GuardedMapping> guard_;
 };
 
 std::uint32_t le32(const unsigned char* p) {
@@ -347,6 +354,10 @@ std::string npy_bytes(const Tensor& tensor) {
   return out;
 }
 
+std::string npy_path(const std::string& dir, const std::string& name) {
+  return (std::filesystem::path(dir) / (name + ".npy")).string();
+}
+
 void save_npy(const std::string& dir, const std::vector<std::string>& names,
               const std::vector<Tensor>& tensors) {
   MESHRUN_CHECK(names.size() == tensors.size(), "one name per output");
@@ -354,7 +365,7 @@ void save_npy(const std::string& dir, const std::vector<std::string>& names,
   std::filesystem::create_directories(dir, ec);
   if (ec) throw OutputError("--save-npy: cannot create " + dir + ": " + ec.message());
   for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const std::string path = (std::filesystem::path(dir) / (names[i] + ".npy")).string();
+    const std::string path = npy_path(dir, names[i]);
     // Opened after the run: a file that cannot be created is output not written (exit 6), as is
     // one that cannot be written whole.
     std::optional<OutputFile> file;

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <string>
 #include <cstring>
 #include <filesystem>
 
@@ -80,7 +82,37 @@ void close_stdout() {
   }
 }
 
-OutputFile::OutputFile(const std::string& path, const std::string& field, Mode mode)
+namespace {
+
+// open(2) of a file written in place, never blocking: a FIFO with no reader yet (ENXIO) is tried
+// again every 10 ms until `wait` has passed. The descriptor is then made blocking again.
+int open_in_place(const std::string& path, std::chrono::milliseconds wait, int* err,
+                  bool* no_reader) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0666);
+    if (fd >= 0) {
+      const int flags = ::fcntl(fd, F_GETFL);
+      if (flags != -1) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+      return fd;
+    }
+    *err = errno;
+    struct stat st {};
+    *no_reader = *err == ENXIO && ::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+    if (!*no_reader || std::chrono::steady_clock::now() >= deadline) return -1;
+    ::usleep(10000);
+  }
+}
+
+std::string seconds_text(std::chrono::milliseconds t) {
+  const long ms = static_cast<long>(t.count());
+  return ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
+}
+
+}  // namespace
+
+OutputFile::OutputFile(const std::string& path, const std::string& field, Mode mode,
+                       std::chrono::milliseconds open_wait)
     : path_(path), field_(field), target_(path), mode_(default_mode()) {
   const auto refuse = [&](int err) {
     throw InputError(field, "cannot write " + path + ": " + std::strerror(err));
@@ -91,34 +123,64 @@ OutputFile::OutputFile(const std::string& path, const std::string& field, Mode m
     return;
   }
   if (mode == Mode::kInPlace || written_in_place(path)) {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd_ < 0) refuse(errno);
+    int err = 0;
+    bool no_reader = false;
+    fd_ = open_in_place(path, open_wait, &err, &no_reader);
+    if (fd_ < 0 && no_reader) {
+      throw InputError(field, "cannot write " + path +
+                                  ": no process opened the FIFO for reading within " +
+                                  seconds_text(open_wait) + " (--timeout)");
+    }
+    if (fd_ < 0) refuse(err);
+    struct stat st {};
+    truncate_first_ = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
     return;
   }
+  open_atomic(refuse);
+}
+
+void OutputFile::open_atomic(const std::function<void(int)>& refuse) {
+  atomic_ = true;
   std::error_code ec;
-  if (fs::is_symlink(fs::symlink_status(path, ec))) {
-    const fs::path real = fs::weakly_canonical(path, ec);
+  if (fs::is_symlink(fs::symlink_status(path_, ec))) {
+    const fs::path real = fs::weakly_canonical(path_, ec);
     if (!ec) target_ = real.string();
   }
-  // A file it replaces keeps its permission bits, as `>` into it would.
+  // A file it replaces keeps its permission bits, owner and group, as `>` into it would.
   if (struct stat st{}; ::stat(target_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
     mode_ = st.st_mode & 07777;
+    uid_ = st.st_uid;
+    gid_ = st.st_gid;
   }
   const fs::path dir = fs::path(target_).parent_path();
   const std::string name = fs::path(target_).filename().string();
-  if (name.empty()) throw InputError(field, "cannot write " + path + ": not a file name");
-  temp_ = (dir.empty() ? fs::path(".") : dir).string() + "/." + name + ".meshrun-XXXXXX";
+  if (name.empty()) throw InputError(field_, "cannot write " + path_ + ": not a file name");
+  dir_ = (dir.empty() ? fs::path(".") : dir).string();
+  temp_ = dir_ + "/." + name + ".meshrun-XXXXXX";
+  // Nameless until commit: nothing to leave behind, whatever ends the run.
+  fd_ = ::open(dir_.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd_ >= 0) {
+    nameless_ = true;
+    return;
+  }
+  if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
+    const int err = errno;
+    temp_.clear();
+    refuse(err);
+  }
+  // A file system without O_TMPFILE: a named temporary file, removed by a termination signal.
   fd_ = ::mkostemp(temp_.data(), O_CLOEXEC);
   if (fd_ < 0) {
     const int err = errno;
     temp_.clear();
     refuse(err);
   }
+  guard_ = std::make_unique<TempName>(temp_);
 }
 
 OutputFile::~OutputFile() {
   if (fd_ >= 0) ::close(fd_);
-  if (!temp_.empty()) ::unlink(temp_.c_str());
+  if (!temp_.empty() && !nameless_) ::unlink(temp_.c_str());
 }
 
 void OutputFile::fail(int err) const {
@@ -127,21 +189,59 @@ void OutputFile::fail(int err) const {
 
 void OutputFile::write(std::string_view data) {
   MESHRUN_CHECK(fd_ >= 0, "OutputFile::write after commit");
+  if (truncate_first_) {
+    truncate_first_ = false;
+    if (::ftruncate(fd_, 0) != 0) fail(errno);
+  }
   if (const int err = write_whole(fd_, data); err != 0) fail(err);
+}
+
+int OutputFile::link_temp() {
+  const std::string self = "/proc/self/fd/" + std::to_string(fd_);
+  const std::string stem = temp_.substr(0, temp_.size() - 6);
+  static const char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  auto seed = static_cast<unsigned long>(
+      std::chrono::steady_clock::now().time_since_epoch().count() ^ (::getpid() << 16));
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string name = stem;
+    for (int i = 0; i < 6; ++i) {
+      seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+      name += kChars[(seed >> 33) % (sizeof kChars - 1)];
+    }
+    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+      temp_ = name;
+      nameless_ = false;
+      guard_ = std::make_unique<TempName>(temp_);
+      return 0;
+    }
+    if (errno != EEXIST) return errno;
+  }
+  return EEXIST;
 }
 
 void OutputFile::commit() {
   MESHRUN_CHECK(fd_ >= 0, "OutputFile::commit called twice");
-  const bool atomic = !temp_.empty();
-  // Synced before the rename: after a crash the target holds the old text or the new, whole.
-  if (atomic && (::fchmod(fd_, mode_) != 0 || ::fsync(fd_) != 0)) fail(errno);
+  if (truncate_first_) write("");  // nothing written: still the whole (empty) text
+  if (atomic_) {
+    // Owner and group first (chown clears the set-id bits), then the mode; synced before the
+    // rename: after a crash the target holds the old text or the new, whole.
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) fail(errno);
+    const bool owner = uid_ != static_cast<uid_t>(-1) && (st.st_uid != uid_ || st.st_gid != gid_);
+    if (owner && ::fchown(fd_, uid_, gid_) != 0) fail(errno);
+    if (::fchmod(fd_, mode_) != 0 || ::fsync(fd_) != 0) fail(errno);
+    if (nameless_) {
+      if (const int err = link_temp(); err != 0) fail(err);
+    }
+  }
   const int fd = fd_;
   fd_ = -1;
   // POSIX leaves the descriptor's state unspecified after EINTR; Linux has closed it.
   if (::close(fd) != 0 && errno != EINTR) fail(errno);
-  if (atomic) {
+  if (atomic_) {
     if (::rename(temp_.c_str(), target_.c_str()) != 0) fail(errno);
     temp_.clear();
+    guard_.reset();
   }
 }
 

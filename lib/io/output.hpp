@@ -6,9 +6,15 @@
 // silent success.
 #pragma once
 
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
-#include <sys/types.h>
+
+#include "io/signal_cleanup.hpp"
 
 namespace meshrun {
 
@@ -22,27 +28,35 @@ void close_stdout();
 
 // A file meshrun writes: --trace, --profile, --junit/--json, --save-npy, a case --update rewrites,
 // the files `bench programs` generates. One writer, two ways:
-//   kInPlace -- the file is created or truncated when opened and written as the run goes (--trace:
-//               what is written before a failure stays);
+//   kInPlace -- the file is written where it is, as the run goes (--trace: what is written before
+//               a failure stays). It is opened (created if missing) up front but emptied only by
+//               the first write, so a run refused before it starts leaves the file as it was.
 //   kAtomic  -- whole or not at all (reports, blessed cases, profiles, arrays): the text goes to a
 //               temporary file beside the target -- so rename(2) never crosses a file system --
 //               which replaces the target at commit(), once every byte is written, synced and
-//               closed. A reader never sees half a file; a failure leaves the old file as it was,
-//               and the temporary file is removed. A target that is a symbolic link is resolved
-//               (the file it points to is replaced, the link kept); one that exists and is not a
-//               regular file (/dev/full, a FIFO, a terminal) has nothing to replace, and the name
-//               of an open descriptor (/dev/stdout, /dev/fd/N) must not be replaced: both are
-//               written in place. In both modes, the file stdout or stderr is redirected to (named
-//               /dev/stdout or by its own name) is written through a duplicate of that stream's
-//               descriptor, after what the stream wrote.
+//               closed. The temporary file has no name until then (O_TMPFILE; where the file
+//               system has none, a `.NAME.meshrun-XXXXXX` that a termination signal removes,
+//               io/signal_cleanup.hpp): a reader never sees half a file, a failure, a signal or
+//               a kill leaves the old file as it was and no temporary file behind. The new file
+//               keeps the replaced one's permission bits, owner and group (as `>` into it would);
+//               a hard link to the old file keeps the old text. A target that is a symbolic link
+//               is resolved (the file it points to is replaced, the link kept); one that exists
+//               and is not a regular file (/dev/full, a FIFO, a terminal) has nothing to replace,
+//               and the name of an open descriptor (/dev/stdout, /dev/fd/N) must not be replaced:
+//               both are written in place. In both modes, the file stdout or stderr is
+//               redirected to (named /dev/stdout or by its own name) is written through a
+//               duplicate of that stream's descriptor, after what the stream wrote.
 // Opened up front, so a bad path fails before any work: InputError(field, "cannot write PATH:
-// <reason>"), exit 2. Every later failure (write, sync, close, rename) is OutputError("FIELD:
-// cannot write PATH: <reason>"), exit 6.
+// <reason>"), exit 2. A FIFO is opened without blocking: a reader must open its end within
+// `open_wait` (the run's --timeout), else that is the error. Every later failure (write, sync,
+// close, rename) is OutputError("FIELD: cannot write PATH: <reason>"), exit 6.
 class OutputFile {
  public:
   enum class Mode { kInPlace, kAtomic };
+  static constexpr std::chrono::milliseconds kDefaultOpenWait{10000};  // --timeout's default
 
-  OutputFile(const std::string& path, const std::string& field, Mode mode = Mode::kInPlace);
+  OutputFile(const std::string& path, const std::string& field, Mode mode = Mode::kInPlace,
+             std::chrono::milliseconds open_wait = kDefaultOpenWait);
   // Closes quietly; removes the temporary file when commit() never succeeded.
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
@@ -61,13 +75,22 @@ class OutputFile {
 
  private:
   [[noreturn]] void fail(int err) const;
+  void open_atomic(const std::function<void(int)>& refuse);
+  int link_temp();  // a nameless temporary file given its name: 0 or errno
 
   std::string path_;    // as given: what messages name
   std::string field_;   // the flag, in messages
   std::string target_;  // kAtomic: what the rename replaces (a link resolved)
-  std::string temp_;    // kAtomic: the temporary file until it is renamed; "" otherwise
+  std::string temp_;    // kAtomic: the temporary file's name once it has one; "" otherwise
+  std::string dir_;     // kAtomic: the target's directory
+  bool atomic_ = false;
+  bool nameless_ = false;        // kAtomic through O_TMPFILE: temp_ not yet linked
+  bool truncate_first_ = false;  // kInPlace, a regular file: emptied by the first write
   int fd_ = -1;
   mode_t mode_;
+  uid_t uid_ = static_cast<uid_t>(-1);  // kAtomic: the replaced file's owner and group
+  gid_t gid_ = static_cast<gid_t>(-1);
+  std::unique_ptr<TempName> guard_;  // the named temporary file, for the signal handler
 };
 
 // True when `a` and `b` name the same existing file (same device and inode).
