@@ -5,9 +5,6 @@
 // byte of the file is kept (io/expected_patch.hpp). One line per case, then
 // "N updated, U unchanged, R refused". A case that errors, breaks a structural rule or computes a
 // NaN or infinity is refused: nothing is written for it, and the exit code is 1.
-#include <fstream>
-#include <sstream>
-
 #include <cmath>
 
 #include <CLI/Error.hpp>
@@ -67,29 +64,17 @@ std::string change_summary(const RanCase& ran, std::size_t beyond_tolerance) {
   return text;
 }
 
-// The whole case file: --update rewrites its bytes around `expected` (a case it just read, so its
-// size is within --max-input-bytes).
-std::string whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) throw InputError(path, "cannot read it back to update it");
-  return text.str();
-}
-
-// The file rewritten in place, atomically, with its permission bits kept.
-void rewrite(const std::string& path, const RanCase& ran) {
-  const std::string text = whole_file(path);
-  const std::string value =
-      write_result(*ran.program, ran.outputs, NumberFormat{.precision = 6, .exact = true});
-  const std::string patched = with_expected(text, value);
-  OutputFile(path, "--update", OutputFile::Mode::kAtomic).commit(patched);  // keeps the mode
-}
-
-Outcome bless(const Found& found, const RunFlags& flags) {
+// One case blessed. `not_written`: set when a result was due but the file could not take it
+// (exit 6); `unfired`: an --inject never fired (exit 2).
+Outcome bless(const Found& found, const RunFlags& flags, bool* not_written, bool* unfired) {
   if (!found.problem.empty()) return {"REFUSED", found.problem};
   try {
+    const std::string ran_bytes = case_bytes(found.path, flags.max_input_bytes);
     const RanCase ran = run_case(found.path, flags);
+    if (!ran.unfired.empty()) {
+      *unfired = true;
+      return {"REFUSED", ran.unfired.front()};
+    }
     if (const std::string why = bless_refusal(*ran.program, ran.outputs, ran.structure);
         !why.empty()) {
       return {"REFUSED", why};
@@ -101,7 +86,20 @@ Outcome bless(const Found& found, const RunFlags& flags) {
       if (beyond == 0) return {"UNCHANGED", "numbers within tolerance"};
     }
     const std::string summary = change_summary(ran, beyond);
-    rewrite(found.path, ran);
+    std::string why;
+    try {
+      const std::string value =
+          write_result(*ran.program, ran.outputs, NumberFormat{.precision = 6, .exact = true});
+      why = rewrite_expected(found.path, ran_bytes, value, flags.max_input_bytes);
+    } catch (const InputError& e) {  // OutputFile's open: the file cannot be replaced
+      why = e.what();
+    } catch (const OutputError& e) {
+      why = e.what();
+    }
+    if (!why.empty()) {
+      *not_written = true;
+      return {"REFUSED", why};
+    }
     return {"UPDATED", summary};
   } catch (const Error& e) {
     const std::string reason = case_error(e, found.path);
@@ -115,9 +113,10 @@ Outcome bless(const Found& found, const RunFlags& flags) {
 void run_update(const std::vector<std::string>& paths, const RunFlags& flags) {
   const std::vector<Found> cases = collect_cases(paths);
   std::size_t updated = 0, unchanged = 0, refused = 0;
+  bool not_written = false, unfired = false;
   Progress progress("check --update", cases.size(), "cases");
   for (const Found& c : cases) {
-    const Outcome o = bless(c, flags);
+    const Outcome o = bless(c, flags, &not_written, &unfired);
     progress.clear();  // stdout may be the same terminal
     write_stdout(o.word + " " + printable(c.path) + ": " + escape_controls(o.detail) + "\n");
     ++(o.word == "UPDATED" ? updated : o.word == "UNCHANGED" ? unchanged : refused);
@@ -126,6 +125,10 @@ void run_update(const std::vector<std::string>& paths, const RunFlags& flags) {
   progress.clear();
   write_stdout(std::to_string(updated) + " updated, " + std::to_string(unchanged) + " unchanged, " +
                std::to_string(refused) + " refused\n");
+  // The worst outcome decides, as in the exit-code table: a file not written (6), an injection
+  // that tested nothing (2), a refused case (1).
+  if (not_written) throw CLI::RuntimeError(kExitOutput);
+  if (unfired) throw CLI::RuntimeError(kExitUsage);
   if (refused > 0) throw CLI::RuntimeError(kExitDiffers);
 }
 

@@ -1,5 +1,17 @@
 #include "io/expected_patch.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "io/output.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "support/errors.hpp"
@@ -21,6 +33,7 @@ class Scanner {
     if (at_end()) malformed("the case ends inside its top-level object");
     return s_[pos_];
   }
+  void skip(std::size_t n) { pos_ += n; }
   void skip_space() {
     while (!at_end() && is_space(s_[pos_])) ++pos_;
   }
@@ -80,6 +93,8 @@ std::string decoded_key(std::string_view raw) {
 ExpectedSpan find_expected(std::string_view text) {
   Scanner s(text);
   ExpectedSpan span;
+  // A UTF-8 byte order mark, which the case reader skips as JSON parsers do, is kept as it is.
+  if (text.starts_with("\xEF\xBB\xBF")) s.skip(3);
   s.skip_space();
   s.expect('{');
   s.skip_space();
@@ -119,6 +134,40 @@ std::string with_expected(std::string_view text, std::string_view value) {
   out += value;
   out += text.substr(span.end);
   return out;
+}
+
+std::string case_bytes(const std::string& path, std::uint64_t max_bytes) {
+  std::error_code ec;
+  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > max_bytes) return "";
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) throw OutputError("--update: cannot read " + path + " back to update it");
+  return text.str();
+}
+
+std::string rewrite_expected(const std::string& path, const std::string& ran_bytes,
+                             std::string_view value, std::uint64_t max_bytes) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    throw OutputError("--update: cannot write " + path + ": " + std::strerror(errno));
+  }
+  if ((st.st_mode & S_IWUSR) == 0 || ::access(path.c_str(), W_OK) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return std::string("read-only (mode ") + mode + "); not blessed: make it writable first";
+  }
+  if (st.st_nlink > 1) {
+    return "has " + std::to_string(st.st_nlink) +
+           " hard links, which replacing it would split (the others would keep the old "
+           "expected); not blessed";
+  }
+  OutputFile file(path, "--update", OutputFile::Mode::kAtomic);
+  if (case_bytes(path, max_bytes) != ran_bytes) {
+    return "changed during the run; not blessed (run --update again)";
+  }
+  file.commit(with_expected(ran_bytes, value));
+  return "";
 }
 
 }  // namespace meshrun
