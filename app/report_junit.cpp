@@ -2,7 +2,8 @@
 // reporters read -- one <testsuite> per PATH argument, one <testcase> per case with its time, a
 // <failure> holding the differing elements and broken rules, an <error> for a case that could not
 // run. Every name and message is escaped: control bytes (which XML 1.0 cannot carry at all) and
-// bytes that are not UTF-8 are written as \xHH, as the text report writes them.
+// bytes that are not UTF-8 are written as \xHH, as the text report writes them, and U+FFFE and
+// U+FFFF (UTF-8, yet no XML characters either) as \uFFFE and \uFFFF.
 #include <cstdio>
 
 #include "check_report.hpp"
@@ -55,7 +56,11 @@ std::string xml(const std::string& raw) {
       ++i;
       continue;
     }
-    if (n > 1) {
+    if (n == 3 && s.compare(i, 2, "\xEF\xBF") == 0 &&
+        (static_cast<unsigned char>(s[i + 2]) & 0xFE) == 0xBE) {
+      // U+FFFE and U+FFFF: valid UTF-8, but not XML characters (XML 1.0, section 2.2).
+      out += s[i + 2] == '\xBE' ? "\\uFFFE" : "\\uFFFF";
+    } else if (n > 1) {
       out.append(s, i, n);
     } else {
       switch (s[i]) {

@@ -117,6 +117,10 @@ Element parse_xml(const std::string& x) {
     BOOST_REQUIRE_MESSAGE(!(u < 0x20 && c != '\n' && c != '\t' && c != '\r') && u != 0x7f,
                           "control byte in the XML");
   }
+  // Nor the non-characters U+FFFE and U+FFFF (UTF-8 EF BF BE, EF BF BF; section 2.2).
+  BOOST_REQUIRE_MESSAGE(
+      x.find("\xEF\xBF\xBE") == std::string::npos && x.find("\xEF\xBF\xBF") == std::string::npos,
+      "U+FFFE or U+FFFF in the XML");
   std::size_t pos = prolog.size();
   Element root = parse_element(x, pos);
   BOOST_TEST(x.substr(pos) == "\n");
@@ -143,7 +147,9 @@ struct MixedDir {
   std::string none = dir.write(
       "c-none.json",
       R"({"problem":"dp-step","name":"x","input":{"w":[[0.0]],"b":[0.0],"x":[[1.0],[2.0],[3.0],[4.0],[5.0],[6.0],[7.0],[8.0]],"y":[[1.0],[1.0],[1.0],[1.0],[1.0],[1.0],[1.0],[1.0]],"lr":0.1}})");
-  std::string odd = dir.write("d-<odd>&\"\x01\x1b.json", dp_example1("1.11"));
+  // ... and U+FFFE, U+FFFF: valid UTF-8, yet no XML characters.
+  std::string odd =
+      dir.write("d-<odd>&\"\x01\x1b\xEF\xBF\xBE\xEF\xBF\xBF.json", dp_example1("1.11"));
 };
 
 // "N passed, M failed" from the last line of check's stdout.
@@ -227,7 +233,7 @@ BOOST_AUTO_TEST_CASE(junit_and_json_hold_failures_errors_and_escaped_names) {
   BOOST_REQUIRE(error);
   BOOST_TEST(error->attrs.at("message") == "no \"expected\" to grade against");
   // The name with markup and control bytes: markup escaped, control bytes written as \xHH.
-  BOOST_TEST(suite.children[3].attrs.at("name") == "d-<odd>&\"\\x01\\x1b");
+  BOOST_TEST(suite.children[3].attrs.at("name") == "d-<odd>&\"\\x01\\x1b\\uFFFE\\uFFFF");
 
   const auto j = nlohmann::json::parse(slurp(json));
   BOOST_TEST(j.at("complete") == true);
