@@ -2,9 +2,11 @@
 // `jest -u`). Each case runs; where its result is outside the tolerance of its `expected` (or it
 // has none), `expected` is rewritten from what meshrun computes now -- every float32 in its
 // shortest round-trip form, so a following `check --atol 0 --rtol 0` passes -- and every other
-// byte of the file is kept (io/expected_patch.hpp). One line per case, then
-// "N updated, U unchanged, R refused". A case that errors, breaks a structural rule or computes a
-// NaN or infinity is refused: nothing is written for it, and the exit code is 1.
+// byte of the file is kept (io/expected_patch.hpp), only if the file still holds the bytes the run
+// read. One line per case, then "N updated, U unchanged, R refused". A case that errors, breaks a
+// structural rule or computes a NaN or infinity is refused (exit 1); an --inject that never fired,
+// exit 2; a case that had to be written and was not (read-only, hard links, changed during the
+// run, a failed write), exit 6 -- the worst decides (docs/files.md).
 #include <cmath>
 
 #include <CLI/Error.hpp>

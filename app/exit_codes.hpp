@@ -8,8 +8,9 @@
 //   4  internal error: InternalError, any other std::exception, anything else
 //   5  `check` found no case to grade under a PATH (NoCasesError; pytest's "no tests collected")
 //   6  output not written: a write or close of stdout or of a file meshrun writes (--output,
-//      --trace, --profile, --save-npy, reports) failed (OutputError); takes precedence over 0
-//      and 1, which would claim a result the reader never got
+//      --trace, --profile, --save-npy, reports) failed (OutputError), or `check --update` could
+//      not bless a case it had to; takes precedence over 0, 1 and 2, which would claim a result
+//      the reader never got
 //   7  the result holds NaN or an infinity (NonFiniteError): nothing on stdout, the first such
 //      element named on stderr
 // Convention: every error is ONE line on stderr, prefixed "meshrun: "; stdout holds results only.
