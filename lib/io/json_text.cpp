@@ -67,7 +67,8 @@ int open_for_reading(const std::string& path, std::chrono::milliseconds wait) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return -1;
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) return fd;  // O_NONBLOCK means nothing there
+  if (S_ISFIFO(st.st_mode)) {
     pollfd p{fd, POLLIN, 0};
     const int ready = ::poll(&p, 1, static_cast<int>(wait.count()));
     if (ready <= 0) {

@@ -92,6 +92,8 @@ int open_in_place(const std::string& path, std::chrono::milliseconds wait, int* 
   for (;;) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0666);
     if (fd >= 0) {
+      struct stat st {};
+      if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) return fd;  // O_NONBLOCK means nothing
       const int flags = ::fcntl(fd, F_GETFL);
       if (flags != -1) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
       return fd;
