@@ -114,6 +114,9 @@ Outcome bless(const Found& found, const RunFlags& flags, bool* not_written, bool
 
 void run_update(const std::vector<std::string>& paths, const RunFlags& flags) {
   const std::vector<Found> cases = collect_cases(paths);
+  FileSet files;  // the lines on stdout must not go into a case (`>> case.json`)
+  files.standard_output();
+  for (const Found& c : cases) files.read("a case file being blessed", c.path);
   std::size_t updated = 0, unchanged = 0, refused = 0;
   bool not_written = false, unfired = false;
   Progress progress("check --update", cases.size(), "cases");

@@ -91,8 +91,8 @@ class Reports {
  public:
   Reports(const CheckFlags& flags, const std::vector<Found>& cases) {
     summary_ = {flags.paths, flags.run.atol, flags.run.rtol, ""};
-    if (flags.junit.empty() && flags.json.empty()) return;
     files_.emplace();
+    files_->standard_output();  // the text report: `check c.json >> c.json` is refused too
     if (!flags.junit.empty()) files_->write("--junit", flags.junit);
     if (!flags.json.empty()) files_->write("--json", flags.json);
     for (const Found& c : cases) files_->read("a case file being graded", c.path);
@@ -101,8 +101,8 @@ class Reports {
       junit_.emplace(flags.junit, "--junit", OutputFile::Mode::kAtomic, wait);
     if (!flags.json.empty()) json_.emplace(flags.json, "--json", OutputFile::Mode::kAtomic, wait);
   }
-  // The files the command writes, for each case's .npy inputs; nullptr when it writes none.
-  FileSet* files() { return files_ ? &*files_ : nullptr; }
+  // The files the command writes, for each case's .npy inputs.
+  FileSet* files() { return &*files_; }
   const CaseReport& add(CaseReport r) { return cases_.emplace_back(std::move(r)); }
   void write(const std::string& incomplete) {
     summary_.incomplete = incomplete;
@@ -178,6 +178,9 @@ void add_check_command(CLI::App& app) {
     // Malformed flags are one usage error before any case, not one ERROR line per case.
     mesh_options(flags->run);
     flag_mesh(flags->run);
+    if (flags->run.devices != 0 && !flags->run.mesh.empty()) {
+      throw InputError("--devices", "give either --devices or --mesh, not both");
+    }
     if (flags->update) return run_update(flags->paths, flags->run);
     run_check(*flags);
   });

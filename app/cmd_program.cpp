@@ -1,6 +1,7 @@
 // `meshrun <program> CASE`: read the case, run the program on a mesh, print the result dict, and
 // grade it against the case's `expected` when there is one.
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <cstdlib>
@@ -149,7 +150,7 @@ void finish_run(const ProgramDef& program, const ProgramFlags& flags, Prepared& 
     if (!flags.save_npy.empty()) {
       std::vector<std::string> names;
       for (const ArgDef& out : program.outputs) names.push_back(out.name);
-      save_npy(flags.save_npy, names, outputs);
+      save_npy(flags.save_npy, names, outputs, p.options.timeout);
     }
   }
   profile.save("");
@@ -171,9 +172,19 @@ FileSet run_files(const ProgramDef& program, const ProgramFlags& flags) {
     files.read("the case file being read", flags.case_path);
   }
   if (!flags.trace.empty() && flags.trace != "-") files.write("--trace", flags.trace);
-  if (!flags.output.empty() && flags.output != "-") files.write("--output", flags.output);
+  if (!flags.output.empty() && flags.output != "-") {
+    files.write("--output", flags.output);
+  } else {
+    files.standard_output();
+  }
   if (!flags.profile.empty()) files.write("--profile", flags.profile);
   if (!flags.save_npy.empty()) {
+    // Created if missing, after the run; one that is not a directory is refused now.
+    std::error_code ec;
+    if (std::filesystem::exists(flags.save_npy, ec) &&
+        !std::filesystem::is_directory(flags.save_npy, ec)) {
+      throw InputError("--save-npy", "cannot write " + flags.save_npy + ": Not a directory");
+    }
     for (const ArgDef& out : program.outputs) {
       files.write("--save-npy", npy_path(flags.save_npy, out.name));
     }

@@ -213,16 +213,19 @@ void fewer_malloc_arenas() {
 // and `++` (which CLI11 reads as the end of a subcommand, not as a CASE). Both paths run the same
 // code with the same defaults (ProgramFlags), and cli_test's plain_run_matches_the_cli11_path
 // checks they print the same bytes with the same exit codes.
-// `--trace=` (`--trace=$FILE` with FILE unset in a script) names no file, yet CLI11 reads it as a
-// bare `--trace` (stderr): refused as every file flag's empty name is. Words after `--` are not
-// flags.
-bool empty_trace_file(int argc, char** argv) {
-  for (int i = 2; i < argc; ++i) {
+// `--NAME=` with nothing after the `=` (`--json=$REPORT` with REPORT unset in a script): CLI11
+// would take the next word as the value -- the case file, which the report then replaced -- and
+// reads `--trace=` as a bare `--trace`. Every such word is refused before CLI11 sees it: the
+// option named, "" when there is none. Words after `--` are not options.
+std::string empty_option_value(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
     const std::string_view word = argv[i];
-    if (word == "--") return false;
-    if (word == "--trace=") return true;
+    if (word == "--") return "";
+    if (word.size() > 3 && word.starts_with("--") && word.ends_with('=') &&
+        word.find('=') == word.size() - 1)
+      return std::string(word.substr(0, word.size() - 1));
   }
-  return false;
+  return "";
 }
 
 bool plain_case_word(int argc, char** argv) {
@@ -253,9 +256,10 @@ int main(int argc, char** argv) {
   if (asked != nullptr && plain_case_word(argc, argv)) {
     return finish(run_guarded(nullptr, [&] { run_plain_program(*asked, argv[2]); }));
   }
-  if (asked != nullptr && empty_trace_file(argc, argv)) {
+  if (const std::string option = empty_option_value(argc, argv); !option.empty()) {
     if (quiet_rank()) return kExitOk;  // under mpirun rank 0 says it (see run_guarded)
-    report_error("--trace: must name a file (--trace=FILE), or stand alone for stderr");
+    report_error(option + ": '" + option + "=' gives no value" +
+                 (option == "--trace" ? " (--trace=FILE, or --trace alone for stderr)" : ""));
     return kExitUsage;
   }
   CLI::App app{"meshrun: runs JAX shard_map-style SPMD programs, one thread per device", "meshrun"};

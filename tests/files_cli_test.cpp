@@ -115,6 +115,20 @@ BOOST_AUTO_TEST_CASE(no_output_flag_replaces_an_input_the_case_reads) {
                           " reads; refusing to overwrite it\n");
   BOOST_TEST(run({"check", "--junit", c.json, c.json}).code == 2);
   BOOST_TEST(c.bytes() == before);
+  // Nor does stdout, when it is an input (`>> case.json`, `>> x.npy`).
+  const std::string json = slurp(c.json);
+  for (const std::string& input : {c.json, d + "/x.npy"}) {
+    RunOptions o;
+    o.stdout_path = input;
+    o.stdout_append = true;
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"dp-step", c.json}, {"check", c.json}}) {
+      const Result s = run_with(args, o);
+      BOOST_TEST(s.code == 2, s.err);
+      BOOST_TEST(has(s.err, "meshrun: stdout: is "), s.err);
+    }
+  }
+  BOOST_TEST(slurp(c.json) == json);
   BOOST_TEST(names(d) == (std::vector<std::string>{"b.npy", "c.json", "w.npy", "x.npy", "y.npy"}));
 }
 
@@ -147,6 +161,13 @@ BOOST_AUTO_TEST_CASE(two_outputs_naming_one_file_by_any_spelling_are_refused) {
                      "/b.txt is also the --trace file; refusing to write both to "
                      "it");
   BOOST_TEST(slurp(dir / "a.txt") == "keep");
+  // A dangling link is kept: the file it names is created. /dev/fd/N writes at N's own offset.
+  fs::create_symlink("target.json", dir / "dangling");
+  BOOST_TEST(run({"dp-step", kExample, "-o", d + "/dangling"}).code == 0);
+  BOOST_TEST(fs::is_symlink(dir / "dangling"));
+  BOOST_TEST(slurp(dir / "target.json") == kResult);
+  fs::remove(dir / "dangling");
+  fs::remove(dir / "target.json");
   BOOST_TEST(names(d) == (std::vector<std::string>{"a.txt", "b.txt", "link", "sub"}));
   BOOST_TEST(names(dir / "sub").empty());
 }
@@ -163,9 +184,23 @@ BOOST_AUTO_TEST_CASE(every_file_flag_refuses_an_empty_name) {
     const Result r = run(args);
     BOOST_TEST(r.code == 2, args[1] << ": " << r.err);
     BOOST_TEST(r.out == "");
-    BOOST_TEST(has(r.err, "must name a"), r.err);
+    BOOST_TEST((has(r.err, "must name a") || has(r.err, "gives no value")), r.err);
     BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
+  // `--json=$REPORT` with REPORT unset: CLI11 would take the next word -- a case -- for the file.
+  TempDir dir;
+  const std::string a = dir.write("a.json", slurp(meshrun::testing::kSource + "/" + kExample));
+  for (const std::string flag : {"--json", "--junit"}) {
+    const Result r = run({"check", flag + "=", a, kExample});
+    BOOST_TEST(r.code == 2, r.out << r.err);
+    BOOST_TEST(r.err == "meshrun: " + flag + ": '" + flag + "=' gives no value\n");
+  }
+  for (const std::string flag : {"--output", "--profile", "--save-npy"}) {
+    const Result r = run({"dp-step", flag + "=", a, kExample});
+    BOOST_TEST(r.code == 2, r.out << r.err);
+    BOOST_TEST(r.out == "");
+  }
+  BOOST_TEST(slurp(a) == slurp(meshrun::testing::kSource + "/" + kExample));
 }
 
 // ---- 4. --update blesses only what it computed -------------------------------------------------

@@ -24,6 +24,19 @@ std::string real_dir(const fs::path& dir) {
 
 }  // namespace
 
+std::string follow_links(const std::string& path) {
+  fs::path p = path;
+  for (int hops = 0; hops < 40; ++hops) {  // the kernel's own limit
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) break;
+    std::error_code ec;
+    const fs::path to = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = to.is_absolute() ? to : p.parent_path() / to;
+  }
+  return p.string();
+}
+
 FileId file_id(const std::string& path) {
   FileId id;
   if (struct stat st{}; ::stat(path.c_str(), &st) == 0) {
@@ -33,16 +46,8 @@ FileId file_id(const std::string& path) {
     return id;
   }
   // Not there (yet): where open(O_CREAT) would create it. A dangling symbolic link creates its
-  // target, so links are followed first (at most 40, as the kernel's own limit).
-  fs::path p = path;
-  for (int hops = 0; hops < 40; ++hops) {
-    struct stat st {};
-    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) break;
-    std::error_code ec;
-    const fs::path to = fs::read_symlink(p, ec);
-    if (ec) break;
-    p = to.is_absolute() ? to : p.parent_path() / to;
-  }
+  // target, so links are followed first.
+  const fs::path p = follow_links(path);
   const std::string name = p.filename().string();
   if (name.empty() || name == "." || name == "..") return id;
   const std::string dir = real_dir(p.parent_path());
@@ -81,10 +86,19 @@ void FileSet::write(const std::string& flag, const std::string& path) {
   add({flag, path, file_id(path), true});
 }
 
+void FileSet::standard_output() {
+  struct stat st {};
+  if (::fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode)) return;
+  Entry e{"stdout", "stdout", FileId{true, st.st_dev, st.st_ino, ""}, true};
+  e.stream = true;
+  add(std::move(e));
+}
+
 void FileSet::add(Entry e) {
   const bool known = e.id.exists || !e.id.where.empty();
   for (const Entry& other : entries_) {
     if (!known || !(other.written || e.written) || !(other.id == e.id)) continue;
+    if ((e.stream && other.written) || (other.stream && e.written)) continue;
     if (e.written) clash(e, other);
     clash(other, e);
   }
@@ -92,6 +106,10 @@ void FileSet::add(Entry e) {
 }
 
 void FileSet::clash(const Entry& output, const Entry& other) {
+  if (output.stream) {
+    throw InputError("stdout",
+                     "is " + other.path + ", " + other.role + "; refusing to write into it");
+  }
   if (other.written) {
     throw InputError(output.role, output.path + " is also the " + other.role +
                                       " file; refusing to write both to it");

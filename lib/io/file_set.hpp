@@ -22,6 +22,9 @@ struct FileId {
   bool operator==(const FileId&) const = default;
 };
 FileId file_id(const std::string& path);
+// `path` with its symbolic links followed to the name they end at, which need not exist (a dangling
+// link names the file open(O_CREAT) would create); `path` itself when it is no link.
+std::string follow_links(const std::string& path);
 // The file standard input is, when it is a regular file (a case given as `-`); !exists otherwise.
 FileId stdin_id();
 
@@ -32,12 +35,16 @@ class FileSet {
   void read(const std::string& role, const std::string& path, const FileId& id);
   // A file written: throws InputError(`flag`) when a file added before (read or written) is it.
   void write(const std::string& flag, const std::string& path);
+  // Standard output, when it is a regular file (`>> case.json`): refused as an input's
+  // replacement is; another output may be it (written through its descriptor, io/output.hpp).
+  void standard_output();
 
  private:
   struct Entry {
     std::string role, path;
     FileId id;
     bool written;
+    bool stream = false;  // standard output: clashes with reads only
   };
   [[noreturn]] static void clash(const Entry& output, const Entry& other);
   void add(Entry e);

@@ -359,7 +359,7 @@ std::string npy_path(const std::string& dir, const std::string& name) {
 }
 
 void save_npy(const std::string& dir, const std::vector<std::string>& names,
-              const std::vector<Tensor>& tensors) {
+              const std::vector<Tensor>& tensors, std::chrono::milliseconds open_wait) {
   MESHRUN_CHECK(names.size() == tensors.size(), "one name per output");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -370,7 +370,7 @@ void save_npy(const std::string& dir, const std::vector<std::string>& names,
     // one that cannot be written whole.
     std::optional<OutputFile> file;
     try {
-      file.emplace(path, "--save-npy", OutputFile::Mode::kAtomic);
+      file.emplace(path, "--save-npy", OutputFile::Mode::kAtomic, open_wait);
     } catch (const InputError& e) {
       throw OutputError(e.what());
     }

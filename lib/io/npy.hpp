@@ -3,6 +3,7 @@
 // arrays is read: little-endian float32 ('<f4') or float64 ('<f8'), C order.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +50,7 @@ std::string npy_path(const std::string& dir, const std::string& name);
 // each file whole or not at all (OutputFile's kAtomic). Throws OutputError "--save-npy: cannot
 // write PATH: reason" (or "cannot create DIR") when one cannot be.
 void save_npy(const std::string& dir, const std::vector<std::string>& names,
-              const std::vector<Tensor>& tensors);
+              const std::vector<Tensor>& tensors,
+              std::chrono::milliseconds open_wait = std::chrono::seconds(10));
 
 }  // namespace meshrun

@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <string>
 #include <cstring>
 #include <filesystem>
 
+#include "io/file_set.hpp"
 #include "support/errors.hpp"
 
 namespace meshrun {
@@ -45,6 +47,16 @@ mode_t default_mode() {
 // second offset at 0 (and O_TRUNC would empty it) and the report would overwrite the stream's
 // lines; replaced by rename, the stream would go on writing to a file no longer in the directory.
 int standard_stream_of(const std::string& path) {
+  // /dev/fd/N, /proc/self/fd/N: descriptor N itself, whatever it is, at its own offset (a
+  // `3>>log` keeps its lines: opened anew, the name would give a second offset at 0).
+  for (const std::string_view prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (!path.starts_with(prefix)) continue;
+    int n = -1;
+    const char* digits = path.c_str() + prefix.size();
+    const auto [end, ec] = std::from_chars(digits, path.c_str() + path.size(), n);
+    if (ec == std::errc() && *end == '\0' && n > STDERR_FILENO && ::fcntl(n, F_GETFD) != -1)
+      return n;
+  }
   struct stat target {};
   if (::stat(path.c_str(), &target) != 0 || !S_ISREG(target.st_mode)) return -1;
   for (const int fd : {STDOUT_FILENO, STDERR_FILENO}) {
@@ -143,13 +155,12 @@ OutputFile::OutputFile(const std::string& path, const std::string& field, Mode m
 
 void OutputFile::open_atomic(const std::function<void(int)>& refuse) {
   atomic_ = true;
-  std::error_code ec;
-  if (fs::is_symlink(fs::symlink_status(path_, ec))) {
-    const fs::path real = fs::weakly_canonical(path_, ec);
-    if (!ec) target_ = real.string();
-  }
-  // A file it replaces keeps its permission bits, owner and group, as `>` into it would.
+  // A symbolic link is kept: the file it points to is replaced (or created, for a dangling one).
+  target_ = follow_links(path_);
+  // A file it replaces keeps its permission bits, owner and group, as `>` into it would; one
+  // that `>` could not write (no write permission for this user) is refused as `>` refuses it.
   if (struct stat st{}; ::stat(target_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    if (::access(target_.c_str(), W_OK) != 0) refuse(errno);
     mode_ = st.st_mode & 07777;
     uid_ = st.st_uid;
     gid_ = st.st_gid;
@@ -230,7 +241,9 @@ void OutputFile::commit() {
     struct stat st {};
     if (::fstat(fd_, &st) != 0) fail(errno);
     const bool owner = uid_ != static_cast<uid_t>(-1) && (st.st_uid != uid_ || st.st_gid != gid_);
-    if (owner && ::fchown(fd_, uid_, gid_) != 0) fail(errno);
+    // Only root may give a file away; anyone else's replacement is theirs, as an editor's save
+    // by rename is.
+    if (owner && ::fchown(fd_, uid_, gid_) != 0 && ::geteuid() == 0) fail(errno);
     if (::fchmod(fd_, mode_) != 0 || ::fsync(fd_) != 0) fail(errno);
     if (nameless_) {
       if (const int err = link_temp(); err != 0) fail(err);

@@ -49,13 +49,19 @@ void write_stderr(const char* text) {
   }
 }
 
+std::atomic<bool> reporting{false};
+
 void on_signal(int sig, siginfo_t* info, void*) {
   const int saved = errno;
   unlink_temp_files();
-  if (sig == SIGBUS && info != nullptr) {
+  if (sig == SIGBUS && info != nullptr && info->si_code > 0) {
     const auto at = reinterpret_cast<std::uintptr_t>(info->si_addr);
     for (const MapSlot& s : map_slots) {
       if (s.state.load(std::memory_order_acquire) == kLive && at >= s.begin && at < s.end) {
+        // Several devices may fault at once: one says it and exits, the others wait for that.
+        if (reporting.exchange(true)) {
+          for (;;) ::pause();
+        }
         write_stderr("meshrun: ");
         write_stderr(s.message);
         write_stderr("\n");
@@ -63,10 +69,10 @@ void on_signal(int sig, siginfo_t* info, void*) {
       }
     }
   }
-  // Die of the signal, as if no handler were there: SA_RESETHAND restored the default action,
-  // and the signal raised here is delivered as soon as this handler returns (a SIGBUS from a
-  // faulting access recurs by itself when the access is retried).
-  // A SIGBUS sent with kill(2) (si_code <= 0) is re-raised like the others.
+  // Die of the signal, as if no handler were there: the default action back, and the signal
+  // raised here delivered as soon as this handler returns (a SIGBUS from a faulting access recurs
+  // by itself when the access is retried; one sent with kill(2), si_code <= 0, is raised again).
+  ::signal(sig, SIG_DFL);
   if (sig != SIGBUS || info == nullptr || info->si_code <= 0) ::raise(sig);
   errno = saved;
 }
@@ -78,7 +84,7 @@ void on_signal(int sig, siginfo_t* info, void*) {
 void install_handlers() {
   struct sigaction act {};
   act.sa_sigaction = on_signal;
-  act.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_RESTART;
+  act.sa_flags = SA_SIGINFO | SA_RESTART;  // no SA_RESETHAND: faults may come in several threads
   sigemptyset(&act.sa_mask);
   const auto ensure = [&](int sig) {
     struct sigaction old {};
