@@ -26,6 +26,7 @@
 #ifdef MESHRUN_HAVE_MPI
 #include "mpi/mpi_runner.hpp"
 #include "mpi/mpi_shard_map.hpp"
+#include "mpi_ranks.hpp"
 #endif
 
 namespace meshrun {
@@ -229,6 +230,7 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
   if (job.rank() == 0) {
     Wire setup;
     try {
+      check_launch(job);
       p.emplace(prepare(program, flags, &trace, &profile));
       check_mpi_mesh(p->mesh, job.ranks());
     } catch (const Error& e) {
@@ -241,6 +243,7 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
     job.from_root(setup.bytes());
     mesh = p->mesh;
   } else {
+    check_launch(job);
     Wire setup(job.from_root({}));
     if (const auto code = static_cast<int>(setup.u64())) throw CLI::RuntimeError(code);
     mesh = setup.mesh();
