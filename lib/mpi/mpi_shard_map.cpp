@@ -309,12 +309,16 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
   if (job.rank() == 0) running.emplace(profile, "run");
   local.run(body);
   // After a failure a rank may be dead: waiting for its outcome is bounded by the timeout then.
+  // Every live rank sends its outcome as soon as its devices are released (the abort reaches them
+  // all within the timeout), so the ranks still missing when rank 0 gives up -- or rank 0 itself,
+  // for a rank whose outcome it never took -- are the ones that stopped or died: named first, they
+  // are the line's subject whatever rank's wait the failure was seen in first.
   std::vector<std::string> outcomes;
+  const MpiJob::ms bound = group.aborted() ? options.timeout : MpiJob::ms{0};
   try {
-    outcomes = job.to_root(local.outcome(), group.aborted() ? options.timeout : MpiJob::ms{0});
+    outcomes = job.to_root(local.outcome(), bound);
   } catch (const TimeoutError& e) {
-    if (!group.aborted()) throw;
-    throw CollectiveError(group.reason() + "; then " + e.what() + " (that rank may have died)");
+    throw CollectiveError(stopped_answering(e, group.aborted() ? group.reason() : ""));
   }
   MpiShardMapResult result;
   if (job.rank() != 0) {
