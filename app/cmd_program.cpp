@@ -28,6 +28,7 @@
 #ifdef MESHRUN_HAVE_MPI
 #include "mpi/mpi_runner.hpp"
 #include "mpi/mpi_shard_map.hpp"
+#include "mpi_ranks.hpp"
 #endif
 
 namespace meshrun {
@@ -257,6 +258,7 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
   if (job.rank() == 0) {
     Wire setup;
     try {
+      check_launch(job);
       p.emplace(prepare(program, flags, &trace, &profile));
       check_mpi_mesh(p->mesh, job.ranks());
     } catch (const Error& e) {
@@ -269,6 +271,7 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
     job.from_root(setup.bytes());
     mesh = p->mesh;
   } else {
+    check_launch(job);
     Wire setup(job.from_root({}));
     if (const auto code = static_cast<int>(setup.u64())) throw CLI::RuntimeError(code);
     mesh = setup.mesh();
@@ -293,7 +296,8 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
 }
 
 // Every rank ends with rank 0's exit code; rank 0 alone says why. A wait that timed out means a
-// peer may be dead (MPI_Finalize could wait for it forever): MPI_Abort ends the job instead.
+// peer may be dead (MPI_Finalize could wait for it forever): MPI_Abort ends the job instead, and
+// the lowest rank still running says why (give_up, mpi_ranks.hpp).
 void run_program_mpi(const ProgramDef& program, const ProgramFlags& flags) {
   init_mpi_threads(nullptr, nullptr);
   // Waits on rank 0's own work (reading the case, grading, printing) get a minute beyond the
@@ -311,6 +315,9 @@ void run_program_mpi(const ProgramDef& program, const ProgramFlags& flags) {
       run_on_ranks(job, program, flags);
     } catch (const CLI::RuntimeError& e) {
       code = e.get_exit_code();
+    } catch (const TimeoutError& e) {  // a wait of the job's own: on the ranks e names
+      code = kExitMesh;
+      message = job.broken() ? stopped_answering(e, "") : e.what();
     } catch (const Error& e) {
       code = exit_code_of(e);
       message = e.what();
@@ -320,17 +327,21 @@ void run_program_mpi(const ProgramDef& program, const ProgramFlags& flags) {
     }
     // A wait that timed out: a peer may be dead and the code could not reach it. MPI_Abort
     // ends every rank (with mpirun's exit code, not ours).
-    if (job.broken()) abort_job(message, code == kExitOk ? kExitMesh : code);
+    if (job.broken()) give_up(rank, message, code == kExitOk ? kExitMesh : code);
     // Said before the code goes out: mpirun ends the job as soon as one rank exits non-zero.
     if (rank == 0 && !message.empty()) report_error(message);
     try {
       Wire w;
       w.put(static_cast<std::uint64_t>(code));
-      // After a failure here rank 0 only gathers outcomes (bounded by the timeout) and answers.
-      const auto wait = code == kExitOk ? MpiJob::ms{0} : 2 * timeout + std::chrono::seconds(1);
+      // Longer than rank 0 can take to answer, so rank 0 gives up on a stopped peer first: after
+      // a failure it gathers outcomes (bounded by the timeout) and answers; after a success its
+      // wait for them is bounded by `bound`.
+      const auto wait = (code == kExitOk ? bound : timeout) + timeout + std::chrono::seconds(1);
       code = static_cast<int>(Wire(job.from_root(w.bytes(), wait)).u64());
+    } catch (const TimeoutError& e) {
+      give_up(rank, stopped_answering(e, message), code == kExitOk ? kExitMesh : code);
     } catch (const Error& e) {
-      abort_job(e.what(), code == kExitOk ? kExitMesh : code);
+      give_up(rank, e.what(), code == kExitOk ? kExitMesh : code);
     }
   }
   MPI_Finalize();

@@ -27,6 +27,7 @@
 #include "exit_codes.hpp"
 #include "io/output.hpp"
 #include "io/signal_cleanup.hpp"
+#include "mpi_ranks.hpp"
 #include "support/errors.hpp"
 
 namespace meshrun {
@@ -237,6 +238,7 @@ bool plain_case_word(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace meshrun;
+  record_command_line(argc, argv);  // what every rank of an MPI job must agree on
   smaller_thread_stacks();
   fewer_malloc_arenas();
   // Past RLIMIT_FSIZE, write(2) fails with EFBIG (reported, exit 6) instead of killing meshrun

@@ -1,5 +1,6 @@
 #include "mpi/mpi_job.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <thread>
@@ -26,11 +27,13 @@ MpiJob::~MpiJob() {
   if (!broken_ && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-void MpiJob::timed_out(const std::string& what, int peer, ms bound) {
+void MpiJob::timed_out(const std::string& what, std::vector<int> peers, ms bound) {
   broken_ = true;
-  throw TimeoutError("timed out after " + std::to_string(bound.count()) + " ms waiting for " +
-                         what + (peer >= 0 ? " from rank " + std::to_string(peer) : ""),
-                     peer >= 0 ? std::vector<int>{peer} : std::vector<int>{});
+  std::string from;
+  for (int r : peers) from += (from.empty() ? " from rank " : ", rank ") + std::to_string(r);
+  throw TimeoutError(
+      "timed out after " + std::to_string(bound.count()) + " ms waiting for " + what + from,
+      std::move(peers));
 }
 
 void MpiJob::wait(MPI_Request& req, const char* what, int peer, ms bound) {
@@ -42,12 +45,9 @@ void MpiJob::wait(MPI_Request& req, const char* what, int peer, ms bound) {
       throw CollectiveError("rank " + std::to_string(rank_) + ": MPI failed waiting for " + what);
     }
     if (done) return;
-    if (std::chrono::steady_clock::now() >= deadline) timed_out(what, peer, bound);
-    if (tries < 100) {
-      std::this_thread::yield();
-    } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
+    if (std::chrono::steady_clock::now() >= deadline)
+      timed_out(what, peer >= 0 ? std::vector<int>{peer} : std::vector<int>{}, bound);
+    pause(tries);
   }
 }
 
@@ -63,26 +63,37 @@ std::string MpiJob::recv(int from, ms bound) {
   if (bound == ms{0}) bound = bound_;
   // The size first (a probe), then the bytes; both bounded.
   const auto deadline = std::chrono::steady_clock::now() + bound;
+  std::string bytes;
+  for (int tries = 0; !take(from, bytes, deadline); ++tries) {
+    if (std::chrono::steady_clock::now() >= deadline) timed_out("a message", {from}, bound);
+    pause(tries);
+  }
+  return bytes;
+}
+
+bool MpiJob::take(int from, std::string& bytes, Clock::time_point deadline) {
   MPI_Message msg;
   MPI_Status status;
-  for (int tries = 0;; ++tries) {
-    int found = 0;
-    MPI_Improbe(from, kTag, comm_, &found, &msg, &status);
-    if (found) break;
-    if (std::chrono::steady_clock::now() >= deadline) timed_out("a message", from, bound);
-    if (tries < 100) {
-      std::this_thread::yield();
-    } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-  }
+  int found = 0;
+  MPI_Improbe(from, kTag, comm_, &found, &msg, &status);
+  if (!found) return false;
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
-  std::string bytes(static_cast<std::size_t>(count), '\0');
+  bytes.assign(static_cast<std::size_t>(count), '\0');
   MPI_Request req;
   MPI_Imrecv(bytes.data(), count, MPI_BYTE, &msg, &req);
-  wait(req, "a message", from, bound);
-  return bytes;
+  // What is left of the bound (the message is matched: only its bytes are still to come).
+  const auto left = std::chrono::duration_cast<ms>(deadline - Clock::now());
+  wait(req, "a message", from, std::max(left, ms{1}));
+  return true;
+}
+
+void MpiJob::pause(int tries) {
+  if (tries < 100) {
+    std::this_thread::yield();
+  } else {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
 }
 
 std::string MpiJob::from_root(const std::string& bytes, ms bound) {
@@ -96,8 +107,21 @@ std::vector<std::string> MpiJob::to_root(const std::string& bytes, ms bound) {
     send(0, bytes, bound);
     return {};
   }
-  std::vector<std::string> all{bytes};
-  for (int r = 1; r < ranks_; ++r) all.push_back(recv(r, bound));
+  if (bound == ms{0}) bound = bound_;
+  // Every rank's message taken as it comes, under one deadline: a rank that never sends does not
+  // hold up the others', and a timeout names every rank still missing (not only the first).
+  const auto deadline = Clock::now() + bound;
+  std::vector<std::string> all(static_cast<std::size_t>(ranks_));
+  all[0] = bytes;
+  std::vector<int> missing;
+  for (int r = 1; r < ranks_; ++r) missing.push_back(r);
+  for (int tries = 0; !missing.empty(); ++tries) {
+    std::erase_if(missing,
+                  [&](int r) { return take(r, all[static_cast<std::size_t>(r)], deadline); });
+    if (missing.empty()) break;
+    if (Clock::now() >= deadline) timed_out("a message", missing, bound);
+    pause(tries);
+  }
   return all;
 }
 

@@ -37,12 +37,18 @@ class MpiJob {
   std::string recv(int from, ms bound = ms{0});
   // Rank 0's `bytes` to every rank; returns them on every rank (the others' argument is unused).
   std::string from_root(const std::string& bytes, ms bound = ms{0});
-  // Every rank's `bytes` to rank 0: on rank 0 all of them in rank order, elsewhere {}.
+  // Every rank's `bytes` to rank 0: on rank 0 all of them in rank order, elsewhere {}. Rank 0
+  // takes them as they come, under one deadline; its TimeoutError names (and its missing() holds)
+  // every rank that had not sent by then.
   std::vector<std::string> to_root(const std::string& bytes, ms bound = ms{0});
 
  private:
+  using Clock = std::chrono::steady_clock;
   void wait(MPI_Request& req, const char* what, int peer, ms bound);
-  [[noreturn]] void timed_out(const std::string& what, int peer, ms bound);
+  // Takes the next message from `from` if one has arrived (its bytes by `deadline`).
+  bool take(int from, std::string& bytes, Clock::time_point deadline);
+  static void pause(int tries);  // between tests: yield at first, then sleep
+  [[noreturn]] void timed_out(const std::string& what, std::vector<int> peers, ms bound);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, ranks_ = 1;

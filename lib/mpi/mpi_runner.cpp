@@ -57,6 +57,14 @@ std::exception_ptr first_cause(const std::vector<std::exception_ptr>& errors) {
   return first;
 }
 
+std::string stopped_answering(const TimeoutError& e, const std::string& failure) {
+  std::string who;
+  for (int r : e.missing()) who += (who.empty() ? "" : ", ") + std::to_string(r);
+  who = (e.missing().size() == 1 ? "rank " : "ranks ") + who;
+  return who + " stopped answering (stopped, killed or hung): " + e.what() +
+         (failure.empty() ? "" : "; the run had failed: " + failure);
+}
+
 void abort_job(const std::string& message, int code) {
   int rank = -1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mpi/mpi_group.hpp"
+#include "support/errors.hpp"
 
 namespace meshrun {
 
@@ -25,6 +26,11 @@ std::vector<std::exception_ptr> run_local_devices(
 // The error to report for a run: the first that is not a consequence (AbortedError) of another,
 // else the first; null when every device returned.
 std::exception_ptr first_cause(const std::vector<std::exception_ptr>& errors);
+
+// The line for a wait on other ranks of an MpiJob that timed out (`e.missing()`: the ranks that
+// never answered, which stopped, died or hang): "rank 2 stopped answering (stopped, killed or
+// hung): <e>", then "; the run had failed: <failure>" when `failure` is not empty.
+std::string stopped_answering(const TimeoutError& e, const std::string& failure);
 
 // Last resort, when a peer may be dead and MPI_Finalize could wait for it forever: prints
 // "meshrun: rank R: <message>" on stderr and ends the whole job with MPI_Abort(code).

@@ -91,6 +91,11 @@ CollectiveRecord record(Wire& w) {
   return r;
 }
 
+// How a rank's devices ended, as its outcome tells rank 0: the error's class travels, not an exit
+// code (rank 0 throws that class, the program maps it). kAborted: only consequences here (every
+// device was released by another rank's failure); the others are a cause seen on this rank.
+enum class Failure : std::uint64_t { kOk, kAborted, kMesh, kInternal };
+
 // This rank's devices: their blocks in, their outputs, collectives and errors out.
 class LocalRun {
  public:
@@ -119,25 +124,27 @@ class LocalRun {
     for (std::size_t j = 0; j < k_; ++j) threads.emplace_back([&, j] { run_device(body, j); });
   }
 
-  // [code, message, stall notes, fired flags, entered per device, (profile per device when
-  // profiling), (outputs and collectives per device when code is 0)]: code 0 ok, 3 mesh failure,
-  // 4 internal error.
+  // [kind, message, stall notes, fired flags, entered per device, (profile per device when
+  // profiling), (outputs and collectives per device when kind is kOk)].
   std::string outcome() const {
     Wire w;
-    std::uint64_t code = 0;
+    Failure kind = Failure::kOk;
     std::string message;
     if (const std::exception_ptr e = first_cause(errors_)) {
       try {
         std::rethrow_exception(e);
       } catch (const InternalError& x) {
-        code = 4;
+        kind = Failure::kInternal;
         message = x.what();
+      } catch (const AbortedError& x) {
+        kind = Failure::kAborted;
+        message = group_.aborted() ? group_.reason() : x.what();
       } catch (const std::exception& x) {
-        code = 3;
+        kind = Failure::kMesh;
         message = group_.aborted() ? group_.reason() : x.what();
       }
     }
-    w.put(code);
+    w.put(static_cast<std::uint64_t>(kind));
     w.put(message);
     std::vector<std::string> notes;
     for (const std::string& s : stalled_)
@@ -147,7 +154,7 @@ class LocalRun {
     for (char f : fired_) w.put(static_cast<std::uint64_t>(f));
     for (std::uint64_t n : entered_) w.put(n);
     for (const DeviceProfile& d : profiles_) put(w, d, ref_);
-    if (code != 0) return w.bytes();
+    if (kind != Failure::kOk) return w.bytes();
     for (std::size_t j = 0; j < k_; ++j) {
       w.put(static_cast<std::uint64_t>(outs_[j].size()));
       for (const Tensor& t : outs_[j]) w.put(t);
@@ -302,12 +309,16 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
   if (job.rank() == 0) running.emplace(profile, "run");
   local.run(body);
   // After a failure a rank may be dead: waiting for its outcome is bounded by the timeout then.
+  // Every live rank sends its outcome as soon as its devices are released (the abort reaches them
+  // all within the timeout), so the ranks still missing when rank 0 gives up -- or rank 0 itself,
+  // for a rank whose outcome it never took -- are the ones that stopped or died: named first, they
+  // are the line's subject whatever rank's wait the failure was seen in first.
   std::vector<std::string> outcomes;
+  const MpiJob::ms bound = group.aborted() ? options.timeout : MpiJob::ms{0};
   try {
-    outcomes = job.to_root(local.outcome(), group.aborted() ? options.timeout : MpiJob::ms{0});
+    outcomes = job.to_root(local.outcome(), bound);
   } catch (const TimeoutError& e) {
-    if (!group.aborted()) throw;
-    throw CollectiveError(group.reason() + "; then " + e.what() + " (that rank may have died)");
+    throw CollectiveError(stopped_answering(e, group.aborted() ? group.reason() : ""));
   }
   MpiShardMapResult result;
   if (job.rank() != 0) {
@@ -315,19 +326,22 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
     return result;
   }
 
-  // Rank 0: the first failure (its own, else the lowest rank's), or the outputs.
+  // Rank 0: the first failure, or the outputs.
   std::vector<Wire> wires;
   wires.reserve(outcomes.size());
   for (std::string& o : outcomes) wires.emplace_back(std::move(o));
+  // The failure is the first cause (the lowest rank's that saw one; a rank whose devices were
+  // only released by another's failure counts last), as one process reports its first cause.
   std::string stalls;
-  std::uint64_t code = 0;
+  Failure failure = Failure::kOk;
   std::string message;
   std::vector<char> fired(options.injections.size(), 0);
   for (Wire& w : wires) {
-    const std::uint64_t c = w.u64();
+    const auto theirs = static_cast<Failure>(w.u64());
     std::string m = w.str();
-    if (code == 0 && c != 0) {
-      code = c;
+    const bool cause = theirs == Failure::kMesh || theirs == Failure::kInternal;
+    if (failure == Failure::kOk ? theirs != Failure::kOk : failure == Failure::kAborted && cause) {
+      failure = theirs;
       message = std::move(m);
     }
     for (std::uint64_t s = w.u64(); s > 0; --s) stalls += (stalls.empty() ? "" : "; ") + w.str();
@@ -340,8 +354,8 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
     }
   }
   running.reset();
-  if (code == 4) throw InternalError(message);
-  if (code != 0) {
+  if (failure == Failure::kInternal) throw InternalError(message);
+  if (failure != Failure::kOk) {
     if (!stalls.empty() && message.find("stalled") == std::string::npos)
       message += " (stalled by --inject: " + stalls + ")";
     throw CollectiveError(message);

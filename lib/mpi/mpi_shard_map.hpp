@@ -9,8 +9,12 @@
 //
 // Failures: a device that throws aborts the group with "device D (rank r) failed at <op> #<seq>
 // on '<axis>': ...", which reaches every rank; each rank sends its outcome to rank 0, which
-// throws the first cause (its own, else the lowest rank's), with the devices stalled by --inject
-// named after a timeout. The other ranks throw their own error (for the caller to keep quiet).
+// throws the first cause (the lowest rank's that saw one, else a consequence) as the class it
+// was (InternalError, else CollectiveError), with the devices stalled by --inject named after a
+// timeout. Ranks that send no outcome within the timeout after a failure (stopped or dead) are
+// named first instead ("rank 2 stopped answering ..."; stopped_answering, mpi_runner.hpp), as is
+// rank 0 on a rank whose outcome it never took. The other ranks throw their own error (for the
+// caller to keep quiet).
 #pragma once
 
 #include <vector>

@@ -15,36 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "../run_meshrun.hpp"
+#include "mpirun.hpp"
 
 using namespace meshrun::testing;
 
 namespace {
-
-int ranks() {
-  const char* r = std::getenv("MESHRUN_RANKS");
-  return r ? std::atoi(r) : 2;
-}
-
-Result mpirun(const std::vector<std::string>& args) {
-  RunOptions o;
-  o.command = {MESHRUN_MPIEXEC, "--oversubscribe",    "--mca", "btl", "self,vader",
-               "--mca",         "oob_tcp_if_include", "lo",    "-np", std::to_string(ranks()),
-               kBinary};
-  return run_with(args, o);
-}
-
-// The lines meshrun printed on stderr (mpirun adds its own report of the exit code).
-std::vector<std::string> meshrun_lines(const std::string& err) {
-  std::vector<std::string> lines;
-  std::size_t at = 0;
-  while (at < err.size()) {
-    const std::size_t end = std::min(err.find('\n', at), err.size());
-    if (err.compare(at, 9, "meshrun: ") == 0) lines.push_back(err.substr(at, end - at));
-    at = end + 1;
-  }
-  return lines;
-}
 
 std::vector<std::string> cases_in(const std::string& dir) {
   std::vector<std::string> files;
@@ -185,61 +160,15 @@ BOOST_AUTO_TEST_CASE(usage_errors_are_printed_once) {
   }
 }
 
-namespace {
-
-// The process of MPI rank `rank` among the children of `mpirun` (0 if there is none yet).
-pid_t rank_process(pid_t mpirun, int rank) {
-  const std::string want = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = slurp(e.path().string() + "/stat");
-    const std::size_t close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    int ppid = 0;  // after ") S ": the state, then the parent's pid
-    if (std::sscanf(stat.c_str() + close + 1, " %*c %d", &ppid) != 1 || ppid != mpirun) continue;
-    std::string env = slurp(e.path().string() + "/environ");
-    for (std::size_t at = 0; at < env.size();) {
-      const std::size_t end = std::min(env.find('\0', at), env.size());
-      if (env.compare(at, end - at, want) == 0) return std::stoi(name);
-      at = end + 1;
-    }
-  }
-  return 0;
-}
-
-std::size_t threads_of(pid_t pid) {
-  std::error_code ec;
-  std::size_t n = 0;
-  for (std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/task", ec), end;
-       !ec && it != end; it.increment(ec))
-    ++n;
-  return n;
-}
-
-}  // namespace
-
 // kill -9 of the last rank while the others wait in a collective (device 0 stalls at its first,
 // --timeout 3): the job ends -- mpirun sees the death, or the survivors' deadline -- with a
 // message and a non-zero code, well before the test's own bound (kHang, 60 s).
 BOOST_AUTO_TEST_CASE(a_killed_rank_ends_the_job_with_a_message) {
-  RunOptions o;
-  o.command = {MESHRUN_MPIEXEC, "--oversubscribe",    "--mca", "btl", "self,vader",
-               "--mca",         "oob_tcp_if_include", "lo",    "-np", std::to_string(ranks()),
-               kBinary};
+  RunOptions o = mpirun_options(ranks());
   bool killed = false;
   o.meanwhile = [&](pid_t mpirun) {
-    // Bounded: 20 s for the rank to start its device threads (k of them, beside MPI's own).
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    const std::size_t k = 8 / static_cast<std::size_t>(ranks());
-    while (std::chrono::steady_clock::now() < until) {
-      const pid_t victim = rank_process(mpirun, ranks() - 1);
-      if (victim != 0 && threads_of(victim) >= k + 3) {
-        killed = ::kill(victim, SIGKILL) == 0;
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    const pid_t victim = running_rank(mpirun, ranks() - 1, ranks());
+    killed = victim != 0 && ::kill(victim, SIGKILL) == 0;
   };
   const Result r = run_with({"mlp-train", "cases/mlp-train/b16-d4-h32-o3.json", "--inject",
                              "stall:0@1", "--timeout", "3"},

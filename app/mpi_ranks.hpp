@@ -1,0 +1,33 @@
+// What a program run under mpirun checks and does beside the run itself (cmd_program.cpp runs it):
+// that every rank runs the same command and that mpirun's exit code can carry meshrun's, and how
+// a rank that gave up on a peer ends the job.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace meshrun {
+
+// The words after "meshrun" on the command line; main records them first.
+void record_command_line(int argc, char** argv);
+const std::vector<std::string>& command_words();
+
+#ifdef MESHRUN_HAVE_MPI
+class MpiJob;
+
+// PROTOCOL (at setup, before rank 0 reads the case; every rank calls it): every rank sends its
+// command words to rank 0 (MpiJob::to_root, bounded by the job's bound). On rank 0, InputError
+// naming the first rank whose words differ from rank 0's (an MPMD launch, `mpirun -np 1 meshrun
+// A : -np 1 meshrun B`, would run different programs as one mesh), and InputError under
+// `mpirun --enable-recovery`, whose exit code is 0 whatever the ranks exit. Returns elsewhere.
+void check_launch(MpiJob& job);
+
+// A rank that gave up on a peer (the wait timed out: the peer may be dead, so MPI_Finalize could
+// wait for it forever) ends the job with MPI_Abort(code), saying why in one line. Rank 0 says it
+// at once. Rank r > 0 only ever waits for rank 0, and says it r - 1 seconds later: the lowest
+// rank still running reports, and its MPI_Abort ends the others before they speak. So which rank
+// reports depends on which ranks stopped, not on whose wait ended first.
+[[noreturn]] void give_up(int rank, const std::string& message, int code);
+#endif
+
+}  // namespace meshrun
