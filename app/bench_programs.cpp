@@ -9,8 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -22,6 +24,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "flag_checks.hpp"
 #include "exit_codes.hpp"
 #include "io/npy.hpp"
 #include "io/output.hpp"
@@ -141,21 +144,22 @@ std::pair<std::string, std::string> write_cases(const ProgramDef& program,
   const std::string inline_path = (dir / "inline.json").string();
   const std::string npy_path = (dir / "npy" / "case.json").string();
   for (const auto& [path, text] : {std::pair{&inline_path, &inline_text}, {&npy_path, &npy_text}}) {
-    OutputFile(*path, "bench programs").commit(*text);
+    OutputFile(*path, "--keep", OutputFile::Mode::kAtomic).commit(*text);
   }
   return {inline_path, npy_path};
 }
 
 // Runs `meshrun PROGRAM CASE --timings` (this very binary) with stdout to /dev/null; returns the
-// --timings line it printed on stderr, parsed.
-nlohmann::json run_timed(const std::string& program, const std::string& case_path,
-                         const fs::path& scratch) {
+// --timings line it printed on stderr -- read through a pipe, so no file of the user's directory
+// (a FIFO or a link named like a scratch file) is ever opened -- parsed.
+nlohmann::json run_timed(const std::string& program, const std::string& case_path) {
   const std::string self = fs::read_symlink("/proc/self/exe").string();
-  const std::string err = (scratch / "stderr").string();
+  int err[2];
+  if (::pipe2(err, O_CLOEXEC) != 0) throw InternalError("bench programs: cannot make a pipe");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
   // In process even when the bench itself runs under mpirun: --timings times one process.
   std::vector<std::string> args = {self, program, case_path, "--timings", "--backend", "inprocess"};
   std::vector<char*> argv;
@@ -165,13 +169,25 @@ nlohmann::json run_timed(const std::string& program, const std::string& case_pat
   pid_t pid = 0;
   const int spawned = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) throw InternalError("bench programs: cannot start " + self);
+  ::close(err[1]);
+  if (spawned != 0) {
+    ::close(err[0]);
+    throw InternalError("bench programs: cannot start " + self);
+  }
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(err[0]);
   int status = 0;
   pid_t waited = 0;
   while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
   if (waited != pid) throw InternalError("bench programs: lost track of meshrun " + program);
-  std::ifstream in(err);
+  std::istringstream in(text);
   std::string line, last;
   while (std::getline(in, line)) last = line;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -188,12 +204,44 @@ struct Flags {
   std::string keep;  // "" : a temp directory, removed at the end
 };
 
+// The directory the cases go to: --keep's (created if missing; one that is not a directory is
+// exit 2), else a fresh one from mkdtemp, removed at the end whatever ends the run.
+class CaseDir {
+ public:
+  explicit CaseDir(const std::string& keep) {
+    if (!keep.empty()) {
+      std::error_code ec;
+      fs::create_directories(keep, ec);
+      if (ec || !fs::is_directory(keep)) {
+        throw InputError("--keep", "cannot write " + keep + ": " +
+                                       (ec ? ec.message() : std::string("Not a directory")));
+      }
+      root_ = keep;
+      return;
+    }
+    std::string dir = (fs::temp_directory_path() / "meshrun-bench-programs.XXXXXX").string();
+    if (::mkdtemp(dir.data()) == nullptr)
+      throw OutputError("bench programs: cannot make a directory in " +
+                        fs::temp_directory_path().string() + ": " + std::strerror(errno));
+    root_ = dir;
+    temporary_ = true;
+  }
+  ~CaseDir() {
+    std::error_code ec;
+    if (temporary_) fs::remove_all(root_, ec);
+  }
+  CaseDir(const CaseDir&) = delete;
+  CaseDir& operator=(const CaseDir&) = delete;
+  const fs::path& path() const { return root_; }
+
+ private:
+  fs::path root_;
+  bool temporary_ = false;
+};
+
 void run_bench_programs(const Flags& flags) {
-  const fs::path root =
-      flags.keep.empty()
-          ? fs::temp_directory_path() / ("meshrun-bench-programs." + std::to_string(getpid()))
-          : fs::path(flags.keep);
-  fs::create_directories(root);
+  const CaseDir cases(flags.keep);
+  const fs::path& root = cases.path();
   nlohmann::json rows = nlohmann::json::array();
   if (!flags.json) {
     std::string head = "# meshrun bench programs: whole process, best of " +
@@ -211,7 +259,7 @@ void run_bench_programs(const Flags& flags) {
     for (const auto& [form, path] : {std::pair{"json", inline_path}, {"npy", npy_path}}) {
       nlohmann::json best;
       for (int r = 0; r < flags.rounds; ++r) {
-        nlohmann::json t = run_timed(size.program, path, root);
+        nlohmann::json t = run_timed(size.program, path);
         if (best.is_null() || t.at("total_s").get<double>() < best.at("total_s").get<double>())
           best = t;
       }
@@ -233,7 +281,6 @@ void run_bench_programs(const Flags& flags) {
     }
   }
   if (flags.json) write_stdout(rows.dump(1) + "\n");
-  if (flags.keep.empty()) fs::remove_all(root);
 }
 
 }  // namespace
@@ -249,7 +296,8 @@ void add_bench_programs_command(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_flag("--quick", flags->quick, "Only the small sizes");
   cmd->add_flag("--json", flags->json, "One JSON array instead of the table");
-  cmd->add_option("--keep", flags->keep, "Write the cases under this directory and keep them");
+  cmd->add_option("--keep", flags->keep, "Write the cases under this directory and keep them")
+      ->check(path_to_write("DIR"));
   cmd->callback([flags] { run_bench_programs(*flags); });
 }
 

@@ -92,7 +92,7 @@ Outcome bless(const Found& found, const RunFlags& flags, bool* not_written, bool
     try {
       const std::string value =
           write_result(*ran.program, ran.outputs, NumberFormat{.precision = 6, .exact = true});
-      why = rewrite_expected(found.path, ran_bytes, value, flags.max_input_bytes);
+      why = rewrite_expected(found.path, ran_bytes, value, flags.max_input_bytes, ran.c.npy_files);
     } catch (const InputError& e) {  // OutputFile's open: the file cannot be replaced
       why = e.what();
     } catch (const OutputError& e) {

@@ -404,8 +404,11 @@ void add_run_flags(CLI::App& command, RunFlags& flags, bool with_inject) {
       ->transform(decimal_integer(1, std::numeric_limits<long>::max()))
       ->capture_default_str();
   if (with_inject) {
-    command.add_option("--inject", flags.injections,
-                       "Deliberate failure: fail:D@K, stall:D@K or internal:D@K (repeatable)");
+    // One spec per --inject: `check --inject fail:0@1 cases/` must not take cases/ for a second.
+    command
+        .add_option("--inject", flags.injections,
+                    "Deliberate failure: fail:D@K, stall:D@K or internal:D@K (repeatable)")
+        ->allow_extra_args(false);
   }
 }
 

@@ -226,7 +226,17 @@ BOOST_AUTO_TEST_CASE(update_writes_only_the_bytes_that_were_run) {
   dir.write("c.json", ran);
   BOOST_TEST(meshrun::rewrite_expected(c, ran, "{\"loss\":1.0}", 1 << 20) == "");
   BOOST_TEST(has(slurp(c), "\"expected\":{\"loss\":1.0}"));
-  BOOST_TEST(names(dir.path) == std::vector<std::string>{"c.json"});
+  // The .npy files the run read are compared too: by file, size and times, as they were mapped.
+  const std::string x = dir.write("x.npy", "old");
+  const meshrun::NpyFile read{"input.x", x, meshrun::file_stamp(x)};
+  const std::string now = slurp(c);
+  BOOST_TEST(meshrun::rewrite_expected(c, now, "{\"loss\":2.0}", 1 << 20, {read}) == "");
+  dir.write("x.npy.new", "new");
+  fs::rename(dir / "x.npy.new", x);  // a `git checkout` of the array
+  BOOST_TEST(meshrun::rewrite_expected(c, slurp(c), "{\"loss\":3.0}", 1 << 20, {read}) ==
+             "input.x's " + x + " changed during the run; not blessed (run --update again)");
+  BOOST_TEST(has(slurp(c), "\"expected\":{\"loss\":2.0}"));
+  BOOST_TEST(names(dir.path) == (std::vector<std::string>{"c.json", "x.npy"}));
 }
 
 BOOST_AUTO_TEST_CASE(update_keeps_a_bom_and_refuses_what_it_must_not_replace) {
@@ -281,6 +291,13 @@ BOOST_AUTO_TEST_CASE(check_refuses_an_injection_that_never_fired_and_malformed_f
   r = run({"check", "--update", "--inject", "fail:3@9", kExample});
   BOOST_TEST(r.code == 2, r.out << r.err);
   BOOST_TEST(has(r.out, "REFUSED " + kExample + ": " + why));
+  // Each --inject takes one spec: the PATH after it stays a PATH.
+  r = run({"check", "--inject", "fail:3@9", kExample, kExample});
+  BOOST_TEST(r.code == 2, r.out << r.err);
+  BOOST_TEST(std::count(r.out.begin(), r.out.end(), '\n') == 3);
+  r = run({"check", "--devices", "2", "--mesh", "data=2", kExample});
+  BOOST_TEST(r.code == 2, r.out << r.err);
+  BOOST_TEST(r.err == "meshrun: --devices: give either --devices or --mesh, not both\n");
   // One usage error before any case, not one ERROR line per case.
   for (const std::vector<std::string>& flag :
        {std::vector<std::string>{"--mesh", "bogus"}, {"--inject", "bogus"}}) {

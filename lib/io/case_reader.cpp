@@ -193,8 +193,8 @@ std::vector<Tensor> read_tensors(JsonSummary& object, const std::vector<ArgDef>&
         case_path != nullptr ? npy_reference(value, a.dims, field, *case_path) : std::nullopt;
     NpyInput in;
     if (npy) {
-      if (files) files->push_back({field, *npy});
       in = map_npy(*npy, a.dims, field);
+      if (files) files->push_back({field, *npy, in.stamp});
     } else {
       in.tensor = tensor_from_json(value, a.dims, field);
     }

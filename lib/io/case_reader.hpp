@@ -23,6 +23,7 @@ namespace meshrun {
 // A .npy file a case's input names: the field ("input.w") and the path as opened.
 struct NpyFile {
   std::string field, path;
+  FileStamp stamp;  // as it was read
 };
 
 struct Case {

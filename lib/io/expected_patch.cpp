@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/file_set.hpp"
 #include "io/output.hpp"
 
 #include <nlohmann/json.hpp>
@@ -147,7 +148,8 @@ std::string case_bytes(const std::string& path, std::uint64_t max_bytes) {
 }
 
 std::string rewrite_expected(const std::string& path, const std::string& ran_bytes,
-                             std::string_view value, std::uint64_t max_bytes) {
+                             std::string_view value, std::uint64_t max_bytes,
+                             const std::vector<NpyFile>& inputs) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     throw OutputError("--update: cannot write " + path + ": " + std::strerror(errno));
@@ -165,6 +167,12 @@ std::string rewrite_expected(const std::string& path, const std::string& ran_byt
   OutputFile file(path, "--update", OutputFile::Mode::kAtomic);
   if (case_bytes(path, max_bytes) != ran_bytes) {
     return "changed during the run; not blessed (run --update again)";
+  }
+  for (const NpyFile& npy : inputs) {
+    if (file_stamp(npy.path) != npy.stamp) {
+      return npy.field + "'s " + npy.path +
+             " changed during the run; not blessed (run --update again)";
+    }
   }
   file.commit(with_expected(ran_bytes, value));
   return "";

@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "io/case_reader.hpp"
 
 namespace meshrun {
 
@@ -38,9 +41,12 @@ std::string case_bytes(const std::string& path, std::uint64_t max_bytes);
 //   - "read-only (mode 0444); ..." -- the owner's write bit is off, or this user may not write it
 //     (also for root, whom the OS would let: a read-only case is the user's "do not touch");
 //   - "has 2 hard links, ..." -- the rename would split them (the others keep the old text);
-//   - "changed during the run; ...".
+//   - "changed during the run; ..." -- the case file no longer holds `ran_bytes`;
+//   - "input.w's x.npy changed during the run; ..." -- one of `inputs`, the .npy files the run
+//     read, is not the file it was (another file, size, modification or change time).
 // Throws InputError/OutputError when the file cannot be written.
 std::string rewrite_expected(const std::string& path, const std::string& ran_bytes,
-                             std::string_view value, std::uint64_t max_bytes);
+                             std::string_view value, std::uint64_t max_bytes,
+                             const std::vector<NpyFile>& inputs = {});
 
 }  // namespace meshrun

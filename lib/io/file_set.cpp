@@ -24,6 +24,18 @@ std::string real_dir(const fs::path& dir) {
 
 }  // namespace
 
+FileStamp stamp_of(const struct stat& st) {
+  constexpr long long kNs = 1000000000LL;
+  return {st.st_dev, st.st_ino, st.st_size,
+          static_cast<long long>(st.st_mtim.tv_sec) * kNs + st.st_mtim.tv_nsec,
+          static_cast<long long>(st.st_ctim.tv_sec) * kNs + st.st_ctim.tv_nsec};
+}
+
+FileStamp file_stamp(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? stamp_of(st) : FileStamp{};
+}
+
 std::string follow_links(const std::string& path) {
   fs::path p = path;
   for (int hops = 0; hops < 40; ++hops) {  // the kernel's own limit

@@ -6,6 +6,7 @@
 // `--save-npy`, `--junit`) or what reads it (`the case file`, `input.w`) -- for the message.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <string>
@@ -22,6 +23,18 @@ struct FileId {
   bool operator==(const FileId&) const = default;
 };
 FileId file_id(const std::string& path);
+// What changes when a file is replaced or written: compared before and after a run (--update).
+struct FileStamp {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  long long mtime_ns = 0, ctime_ns = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+FileStamp stamp_of(const struct stat& st);
+// The stamp of the file at `path` now (links followed); all zero when it cannot be stat'ed.
+FileStamp file_stamp(const std::string& path);
+
 // `path` with its symbolic links followed to the name they end at, which need not exist (a dangling
 // link names the file open(O_CREAT) would create); `path` itself when it is no link.
 std::string follow_links(const std::string& path);

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string_view>
 
+#include "io/file_set.hpp"
 #include "io/json_text.hpp"
 #include "io/output.hpp"
 #include "io/signal_cleanup.hpp"
@@ -49,6 +50,7 @@ class Mapping {
       throw InputError(field, "cannot read " + path + ": not a regular file");
     }
     size_ = static_cast<std::size_t>(st.st_size);
+    stamp_ = stamp_of(st);
     // Mapped, as issue 9 asks (the blocks are read from the page cache, no read buffer). A file
     // that another process truncates while it is being read raises SIGBUS at the next access
     // past its new end: the guard turns that into this input's error, one line and exit 2
@@ -83,6 +85,7 @@ class Mapping {
 
   const unsigned char* data() const { return data_; }
   std::size_t size() const { return size_; }
+  const FileStamp& stamp() const { return stamp_; }
 
  private:
   [[noreturn]] static void fail(const std::string& path, const std::string& field, int err) {
@@ -90,6 +93,7 @@ class Mapping {
   }
   const unsigned char* data_ = nullptr;
   std::size_t size_ = 0;
+  FileStamp stamp_;
   std::unique_ptr<GuardedMapping> guard_;
 };
 
@@ -321,6 +325,7 @@ NpyInput map_npy(const std::string& path, const std::vector<std::string>& dims,
                  const std::string& field) {
   const OpenNpy npy = open_npy(path, dims, field);
   NpyInput in;
+  in.stamp = npy.file->stamp();
   // Left in the mapping: float32 as stored, aligned for float loads (np.save aligns the data to
   // 64 bytes; a hand-made header may not).
   if (float32_in_place(npy) && reinterpret_cast<std::uintptr_t>(npy.data) % alignof(float) == 0) {

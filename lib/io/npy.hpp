@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "io/file_set.hpp"
 #include "tensor/tensor.hpp"
 
 namespace meshrun {
@@ -34,6 +35,7 @@ struct MappedArray {
 struct NpyInput {
   Tensor tensor;
   MappedArray mapped;
+  FileStamp stamp;  // the file as it was mapped
 };
 
 // read_npy's checks and messages (every value is checked, mapped or not), without its copy.
