@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace meshrun {
 namespace {
@@ -27,14 +28,30 @@ struct MapSlot {
 
 constexpr int kTempSlots = 32;
 constexpr int kMapSlots = 64;
-TempSlot temp_slots[kTempSlots];
-MapSlot map_slots[kMapSlots];
+// Made on first use and never freed (the handler may read them at any moment): 192 KiB a static
+// array would have every run zero at start-up, 48 page faults (issue 9's start-up row).
+struct Tables {
+  TempSlot temp[kTempSlots];
+  MapSlot maps[kMapSlots];
+};
+std::atomic<Tables*> tables{nullptr};
+
+Tables& the_tables() {
+  static Tables* const made = [] {
+    auto* t = new Tables();
+    tables.store(t, std::memory_order_release);
+    return t;
+  }();
+  return *made;
+}
 std::atomic<int> input_error_code{2};
 
 constexpr int kTerminating[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGALRM, SIGXCPU};
 
 void unlink_temp_files() {
-  for (TempSlot& s : temp_slots) {
+  Tables* t = tables.load(std::memory_order_acquire);
+  if (t == nullptr) return;
+  for (TempSlot& s : t->temp) {
     if (s.state.load(std::memory_order_acquire) == kLive) ::unlink(s.path);
   }
 }
@@ -56,7 +73,9 @@ void on_signal(int sig, siginfo_t* info, void*) {
   unlink_temp_files();
   if (sig == SIGBUS && info != nullptr && info->si_code > 0) {
     const auto at = reinterpret_cast<std::uintptr_t>(info->si_addr);
-    for (const MapSlot& s : map_slots) {
+    Tables* t = tables.load(std::memory_order_acquire);
+    for (int i = 0; t != nullptr && i < kMapSlots; ++i) {
+      const MapSlot& s = t->maps[i];
       if (s.state.load(std::memory_order_acquire) == kLive && at >= s.begin && at < s.end) {
         // Several devices may fault at once: one says it and exits, the others wait for that.
         if (reporting.exchange(true)) {
@@ -97,8 +116,9 @@ void install_handlers() {
   ensure(SIGBUS);
 }
 
-template <typename Slot, int N>
-int claim(Slot (&slots)[N]) {
+template <typename Slot>
+int claim(Slot* slots) {
+  constexpr int N = std::is_same_v<Slot, TempSlot> ? kTempSlots : kMapSlots;
   for (int i = 0; i < N; ++i) {
     int expected = kFree;
     if (slots[i].state.compare_exchange_strong(expected, kBusy, std::memory_order_acquire))
@@ -118,21 +138,23 @@ void copy_text(char* to, std::size_t capacity, const std::string& from) {
 TempName::TempName(const std::string& path) {
   if (path.size() >= sizeof(TempSlot::path)) return;
   install_handlers();
-  slot_ = claim(temp_slots);
+  TempSlot* slots = the_tables().temp;
+  slot_ = claim(slots);
   if (slot_ < 0) return;
-  copy_text(temp_slots[slot_].path, sizeof(TempSlot::path), path);
-  temp_slots[slot_].state.store(kLive, std::memory_order_release);
+  copy_text(slots[slot_].path, sizeof(TempSlot::path), path);
+  slots[slot_].state.store(kLive, std::memory_order_release);
 }
 
 TempName::~TempName() {
-  if (slot_ >= 0) temp_slots[slot_].state.store(kFree, std::memory_order_release);
+  if (slot_ >= 0) the_tables().temp[slot_].state.store(kFree, std::memory_order_release);
 }
 
 GuardedMapping::GuardedMapping(const void* begin, std::size_t size, const std::string& message) {
   install_handlers();
-  slot_ = claim(map_slots);
+  MapSlot* slots = the_tables().maps;
+  slot_ = claim(slots);
   if (slot_ < 0) return;
-  MapSlot& s = map_slots[slot_];
+  MapSlot& s = slots[slot_];
   s.begin = reinterpret_cast<std::uintptr_t>(begin);
   s.end = s.begin + size;
   copy_text(s.message, sizeof(MapSlot::message), message);
@@ -140,7 +162,7 @@ GuardedMapping::GuardedMapping(const void* begin, std::size_t size, const std::s
 }
 
 GuardedMapping::~GuardedMapping() {
-  if (slot_ >= 0) map_slots[slot_].state.store(kFree, std::memory_order_release);
+  if (slot_ >= 0) the_tables().maps[slot_].state.store(kFree, std::memory_order_release);
 }
 
 void set_input_error_exit_code(int code) {
