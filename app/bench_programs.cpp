@@ -6,6 +6,7 @@
 #include <array>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -114,12 +115,21 @@ void append_json(std::string& out, const Tensor& t) {
   if (t.rank() == 2) out += ']';
 }
 
+// A symbolic link at `path` removed (bench programs writes its own files, not the link's target).
+void unlink_link(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) ::unlink(path.c_str());
+}
+
 // Writes the case twice under `dir`: inline.json, and npy/case.json with its arrays in npy/*.npy.
 // Returns the two case paths.
 std::pair<std::string, std::string> write_cases(const ProgramDef& program,
                                                 const std::vector<Tensor>& inputs,
                                                 const fs::path& dir) {
-  fs::create_directories(dir / "npy");
+  std::error_code ec;
+  fs::create_directories(dir / "npy", ec);
+  if (ec)
+    throw InputError("--keep", "cannot create " + (dir / "npy").string() + ": " + ec.message());
   std::string inline_text = R"({"problem":")" + program.name + R"(","name":"bench","input":{)";
   std::string npy_text = inline_text;
   std::vector<std::string> array_names;
@@ -140,9 +150,14 @@ std::pair<std::string, std::string> write_cases(const ProgramDef& program,
   }
   inline_text += "}}\n";
   npy_text += "}}\n";
-  save_npy((dir / "npy").string(), array_names, arrays);
   const std::string inline_path = (dir / "inline.json").string();
   const std::string npy_path = (dir / "npy" / "case.json").string();
+  // Its own files: a link left where one goes is removed, never written through.
+  for (const std::string& name : array_names)
+    unlink_link(meshrun::npy_path((dir / "npy").string(), name));
+  for (const std::string* path : {&inline_path, &npy_path}) unlink_link(*path);
+  NpyFiles((dir / "npy").string(), array_names, "--keep", OutputFile::kDefaultOpenWait)
+      .commit(arrays);
   for (const auto& [path, text] : {std::pair{&inline_path, &inline_text}, {&npy_path, &npy_text}}) {
     OutputFile(*path, "--keep", OutputFile::Mode::kAtomic).commit(*text);
   }
@@ -219,10 +234,13 @@ class CaseDir {
       root_ = keep;
       return;
     }
-    std::string dir = (fs::temp_directory_path() / "meshrun-bench-programs.XXXXXX").string();
+    std::error_code ec;
+    const fs::path tmp = fs::temp_directory_path(ec);
+    if (ec) throw InputError("TMPDIR", "no temporary directory: " + ec.message());
+    std::string dir = (tmp / "meshrun-bench-programs.XXXXXX").string();
     if (::mkdtemp(dir.data()) == nullptr)
-      throw OutputError("bench programs: cannot make a directory in " +
-                        fs::temp_directory_path().string() + ": " + std::strerror(errno));
+      throw InputError("TMPDIR",
+                       "cannot make a directory in " + tmp.string() + ": " + std::strerror(errno));
     root_ = dir;
     temporary_ = true;
   }

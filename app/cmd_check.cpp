@@ -91,6 +91,14 @@ class Reports {
  public:
   Reports(const CheckFlags& flags, const std::vector<Found>& cases) {
     summary_ = {flags.paths, flags.run.atol, flags.run.rtol, ""};
+    for (const auto& [path, flag] : {std::pair{flags.junit, "--junit"}, {flags.json, "--json"}}) {
+      // stdout holds the text report: a report there would be mixed into it (/dev/stdout says
+      // so on purpose).
+      if (path == "-")
+        throw InputError(
+            flag,
+            "'-' would mix the report into check's lines on stdout; name a file (or /dev/stdout)");
+    }
     files_.emplace();
     files_->standard_output();  // the text report: `check c.json >> c.json` is refused too
     if (!flags.junit.empty()) files_->write("--junit", flags.junit);

@@ -1,7 +1,6 @@
 // `meshrun <program> CASE`: read the case, run the program on a mesh, print the result dict, and
 // grade it against the case's `expected` when there is one.
 #include <cmath>
-#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <cstdlib>
@@ -99,6 +98,7 @@ struct Prepared {
   MeshOptions options;
   TraceSink trace_out;
   std::unique_ptr<OutputFile> result_out;  // --output: opened before the run, written at the end
+  std::unique_ptr<NpyFiles> npy_out;       // --save-npy: the same, once the case is read
   Case c;
   MeshShape mesh;
 };
@@ -148,11 +148,7 @@ void finish_run(const ProgramDef& program, const ProgramFlags& flags, Prepared& 
     } else {
       write_stdout(text);
     }
-    if (!flags.save_npy.empty()) {
-      std::vector<std::string> names;
-      for (const ArgDef& out : program.outputs) names.push_back(out.name);
-      save_npy(flags.save_npy, names, outputs, p.options.timeout);
-    }
+    if (p.npy_out) p.npy_out->commit(outputs);
   }
   profile.save("");
   profile.print_timings(program.flops ? program.flops(c.input_refs()) : 0, c.bytes);
@@ -179,13 +175,8 @@ FileSet run_files(const ProgramDef& program, const ProgramFlags& flags) {
     files.standard_output();
   }
   if (!flags.profile.empty()) files.write("--profile", flags.profile);
+  if (flags.trace == "-" || flags.show_sharding || flags.timings) files.standard_error();
   if (!flags.save_npy.empty()) {
-    // Created if missing, after the run; one that is not a directory is refused now.
-    std::error_code ec;
-    if (std::filesystem::exists(flags.save_npy, ec) &&
-        !std::filesystem::is_directory(flags.save_npy, ec)) {
-      throw InputError("--save-npy", "cannot write " + flags.save_npy + ": Not a directory");
-    }
     for (const ArgDef& out : program.outputs) {
       files.write("--save-npy", npy_path(flags.save_npy, out.name));
     }
@@ -220,8 +211,14 @@ Prepared prepare(const ProgramDef& program, const ProgramFlags& flags, Trace* tr
     files.read("the .npy file " + npy.field + " reads", npy.path);
   }
   MeshShape mesh = run_mesh(program, asked, c.mesh, flags.run.devices);
-  return {std::move(options), std::move(trace_out), std::move(result_out), std::move(c),
-          std::move(mesh)};
+  std::unique_ptr<NpyFiles> npy_out;
+  if (!flags.save_npy.empty()) {
+    std::vector<std::string> names;
+    for (const ArgDef& out : program.outputs) names.push_back(out.name);
+    npy_out = std::make_unique<NpyFiles>(flags.save_npy, names, "--save-npy", options.timeout);
+  }
+  return {std::move(options), std::move(trace_out), std::move(result_out),
+          std::move(npy_out), std::move(c),         std::move(mesh)};
 }
 
 // `trace` carries the run's Profile (when --timings or --profile asked for one).

@@ -77,6 +77,10 @@ struct NpyCase {
   }
 };
 
+void dir_write_back(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
 void expect_refused(const Result& r, const std::string& line) {
   BOOST_TEST(r.code == 2, r.err);
   BOOST_TEST(r.out == "");
@@ -129,6 +133,20 @@ BOOST_AUTO_TEST_CASE(no_output_flag_replaces_an_input_the_case_reads) {
     }
   }
   BOOST_TEST(slurp(c.json) == json);
+  // Nor stderr, when --trace, --show-sharding or --timings write there (`2>> case.json`): only
+  // the refusal's own line lands in it, stderr being where the user sent errors.
+  for (const std::string flag : {"--trace", "--show-sharding", "--timings"}) {
+    RunOptions o;
+    o.stderr_append = c.json;
+    BOOST_TEST(run_with({"dp-step", c.json, flag}, o).code == 2, flag);
+  }
+  BOOST_TEST(slurp(c.json) == json.substr(0, json.size()) + "meshrun: stderr: is " + c.json +
+                                  ", the case file being read; refusing to write into it\n" +
+                                  "meshrun: stderr: is " + c.json +
+                                  ", the case file being read; refusing to write into it\n" +
+                                  "meshrun: stderr: is " + c.json +
+                                  ", the case file being read; refusing to write into it\n");
+  dir_write_back(c.json, json);
   BOOST_TEST(names(d) == (std::vector<std::string>{"b.npy", "c.json", "w.npy", "x.npy", "y.npy"}));
 }
 
@@ -153,6 +171,13 @@ BOOST_AUTO_TEST_CASE(two_outputs_naming_one_file_by_any_spelling_are_refused) {
       "--profile: " + d +
           "/r.json is also the --output file; refusing to write both to "
           "it");
+  // --save-npy's files are opened before the run: a DIR that cannot be made is exit 2 first.
+  dir.write("plain", "");
+  expect_refused(run({"dp-step", kExample, "--save-npy", d + "/plain/sub"}),
+                 "--save-npy: cannot create " + d + "/plain/sub: Not a directory");
+  fs::remove(dir / "plain");
+  // check's reports are files: `-` would be mixed into the lines on stdout.
+  BOOST_TEST(run({"check", "--json", "-", kExample}).code == 2);
   // A hard link is the same file.
   dir.write("a.txt", "keep");
   fs::create_hard_link(dir / "a.txt", dir / "b.txt");

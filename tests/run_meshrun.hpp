@@ -66,6 +66,7 @@ struct RunOptions {
   std::string stdin_path = "/dev/null";
   std::string stdout_path;          // "" captures it (Result::out); else this file, e.g. /dev/full
   bool stdout_append = false;       // stdout_path opened to append, as `>>` does (not emptied)
+  std::string stderr_append;        // "" captures stderr (Result::err); else `2>> this file`
   bool stdout_closed = false;       // fd 1 closed, as `>&-` does
   bool stdout_reader_gone = false;  // a pipe whose read end is already closed
   bool ignore_sigpipe = false;      // as `trap '' PIPE` does
@@ -98,7 +99,9 @@ inline Result run_with(const std::vector<std::string>& args, const RunOptions& o
     const std::string& target = o.stdout_path.empty() ? out_path : o.stdout_path;
     const int out =
         open(target.c_str(), O_WRONLY | O_CREAT | (o.stdout_append ? O_APPEND : O_TRUNC), 0600);
-    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err = o.stderr_append.empty()
+                        ? open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600)
+                        : open(o.stderr_append.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
     if (in < 0 || out < 0 || err < 0 || chdir(kSource.c_str()) != 0) _exit(127);
     dup2(in, 0);
     dup2(out, 1);

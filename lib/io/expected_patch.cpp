@@ -154,10 +154,14 @@ std::string rewrite_expected(const std::string& path, const std::string& ran_byt
   if (::stat(path.c_str(), &st) != 0) {
     throw OutputError("--update: cannot write " + path + ": " + std::strerror(errno));
   }
-  if ((st.st_mode & S_IWUSR) == 0 || ::access(path.c_str(), W_OK) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  if ((st.st_mode & S_IWUSR) == 0) {
     return std::string("read-only (mode ") + mode + "); not blessed: make it writable first";
+  }
+  if (::access(path.c_str(), W_OK) != 0) {
+    return "not writable by this user (owner uid " + std::to_string(st.st_uid) + ", mode " + mode +
+           "); not blessed";
   }
   if (st.st_nlink > 1) {
     return "has " + std::to_string(st.st_nlink) +

@@ -98,10 +98,13 @@ void FileSet::write(const std::string& flag, const std::string& path) {
   add({flag, path, file_id(path), true});
 }
 
-void FileSet::standard_output() {
+void FileSet::standard_output() { stream(STDOUT_FILENO, "stdout"); }
+void FileSet::standard_error() { stream(STDERR_FILENO, "stderr"); }
+
+void FileSet::stream(int fd, const char* role) {
   struct stat st {};
-  if (::fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode)) return;
-  Entry e{"stdout", "stdout", FileId{true, st.st_dev, st.st_ino, ""}, true};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
+  Entry e{role, role, FileId{true, st.st_dev, st.st_ino, ""}, true};
   e.stream = true;
   add(std::move(e));
 }
@@ -119,7 +122,7 @@ void FileSet::add(Entry e) {
 
 void FileSet::clash(const Entry& output, const Entry& other) {
   if (output.stream) {
-    throw InputError("stdout",
+    throw InputError(output.role,
                      "is " + other.path + ", " + other.role + "; refusing to write into it");
   }
   if (other.written) {

@@ -51,6 +51,9 @@ class FileSet {
   // Standard output, when it is a regular file (`>> case.json`): refused as an input's
   // replacement is; another output may be it (written through its descriptor, io/output.hpp).
   void standard_output();
+  // The same for standard error, when a flag writes more than error lines there (--trace,
+  // --show-sharding, --timings).
+  void standard_error();
 
  private:
   struct Entry {
@@ -60,6 +63,7 @@ class FileSet {
     bool stream = false;  // standard output: clashes with reads only
   };
   [[noreturn]] static void clash(const Entry& output, const Entry& other);
+  void stream(int fd, const char* role);
   void add(Entry e);
   std::vector<Entry> entries_;
 };

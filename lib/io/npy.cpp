@@ -363,24 +363,20 @@ std::string npy_path(const std::string& dir, const std::string& name) {
   return (std::filesystem::path(dir) / (name + ".npy")).string();
 }
 
-void save_npy(const std::string& dir, const std::vector<std::string>& names,
-              const std::vector<Tensor>& tensors, std::chrono::milliseconds open_wait) {
-  MESHRUN_CHECK(names.size() == tensors.size(), "one name per output");
+NpyFiles::NpyFiles(const std::string& dir, const std::vector<std::string>& names,
+                   const std::string& field, std::chrono::milliseconds open_wait) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) throw OutputError("--save-npy: cannot create " + dir + ": " + ec.message());
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const std::string path = npy_path(dir, names[i]);
-    // Opened after the run: a file that cannot be created is output not written (exit 6), as is
-    // one that cannot be written whole.
-    std::optional<OutputFile> file;
-    try {
-      file.emplace(path, "--save-npy", OutputFile::Mode::kAtomic, open_wait);
-    } catch (const InputError& e) {
-      throw OutputError(e.what());
-    }
-    file->commit(npy_bytes(tensors[i]));
+  if (ec) throw InputError(field, "cannot create " + dir + ": " + ec.message());
+  for (const std::string& name : names) {
+    files_.push_back(std::make_unique<OutputFile>(npy_path(dir, name), field,
+                                                  OutputFile::Mode::kAtomic, open_wait));
   }
+}
+
+void NpyFiles::commit(const std::vector<Tensor>& tensors) {
+  MESHRUN_CHECK(tensors.size() == files_.size(), "one array per file");
+  for (std::size_t i = 0; i < tensors.size(); ++i) files_[i]->commit(npy_bytes(tensors[i]));
 }
 
 }  // namespace meshrun

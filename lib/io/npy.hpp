@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "io/file_set.hpp"
+#include "io/output.hpp"
 #include "tensor/tensor.hpp"
 
 namespace meshrun {
@@ -48,11 +49,19 @@ std::string npy_bytes(const Tensor& tensor);
 // DIR/NAME.npy: where save_npy writes the output NAME.
 std::string npy_path(const std::string& dir, const std::string& name);
 
-// Writes each of `tensors` as DIR/NAME.npy (`names` in the same order), creating `dir` if needed;
-// each file whole or not at all (OutputFile's kAtomic). Throws OutputError "--save-npy: cannot
-// write PATH: reason" (or "cannot create DIR") when one cannot be.
-void save_npy(const std::string& dir, const std::vector<std::string>& names,
-              const std::vector<Tensor>& tensors,
-              std::chrono::milliseconds open_wait = std::chrono::seconds(10));
+// The files of --save-npy DIR: DIR created and every DIR/NAME.npy opened (OutputFile's kAtomic)
+// up front, so that a path that cannot be written is an InputError(`field`), exit 2, before any
+// work; written by commit(), one after another, each whole or not at all (a failure part-way,
+// OutputError, exit 6, leaves the ones before it replaced and the rest as they were).
+class NpyFiles {
+ public:
+  NpyFiles(const std::string& dir, const std::vector<std::string>& names, const std::string& field,
+           std::chrono::milliseconds open_wait);
+  // `tensors` in the order of the names.
+  void commit(const std::vector<Tensor>& tensors);
+
+ private:
+  std::vector<std::unique_ptr<OutputFile>> files_;
+};
 
 }  // namespace meshrun

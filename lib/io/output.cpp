@@ -42,7 +42,8 @@ mode_t default_mode() {
 }
 
 // The standard stream (stdout or stderr) whose regular file `path` names -- /dev/stdout when
-// stdout is redirected to a file, or that file's own name -- or -1. Such a file is written through
+// stdout is redirected to a file, or that file's own name -- or the descriptor N of /dev/fd/N;
+// -1 for none, -2 for a /dev/fd/N that is not open for writing. Such a file is written through
 // a duplicate of the stream's descriptor, so at the stream's offset: opened anew it would get a
 // second offset at 0 (and O_TRUNC would empty it) and the report would overwrite the stream's
 // lines; replaced by rename, the stream would go on writing to a file no longer in the directory.
@@ -54,8 +55,12 @@ int standard_stream_of(const std::string& path) {
     int n = -1;
     const char* digits = path.c_str() + prefix.size();
     const auto [end, ec] = std::from_chars(digits, path.c_str() + path.size(), n);
-    if (ec == std::errc() && *end == '\0' && n > STDERR_FILENO && ::fcntl(n, F_GETFD) != -1)
+    if (ec == std::errc() && *end == '\0' && n > STDERR_FILENO) {
+      // Not open, or open for reading only: refused when opened, as a write would fail later.
+      const int flags = ::fcntl(n, F_GETFL);
+      if (flags == -1 || (flags & O_ACCMODE) == O_RDONLY) return -2;
       return n;
+    }
   }
   struct stat target {};
   if (::stat(path.c_str(), &target) != 0 || !S_ISREG(target.st_mode)) return -1;
@@ -131,7 +136,9 @@ OutputFile::OutputFile(const std::string& path, const std::string& field, Mode m
   const auto refuse = [&](int err) {
     throw InputError(field, "cannot write " + path + ": " + std::strerror(err));
   };
-  if (const int stream = standard_stream_of(path); stream >= 0) {
+  const int stream = standard_stream_of(path);
+  if (stream == -2) refuse(EBADF);
+  if (stream >= 0) {
     fd_ = ::fcntl(stream, F_DUPFD_CLOEXEC, 3);
     if (fd_ < 0) refuse(errno);
     return;
@@ -169,6 +176,14 @@ void OutputFile::open_atomic(const std::function<void(int)>& refuse) {
   const std::string name = fs::path(target_).filename().string();
   if (name.empty()) throw InputError(field_, "cannot write " + path_ + ": not a file name");
   dir_ = (dir.empty() ? fs::path(".") : dir).string();
+  // In a sticky directory (/tmp) only the file's or the directory's owner may replace it: found
+  // now, not by the rename after the run.
+  if (struct stat d{}, t{}; ::geteuid() != 0 && ::stat(dir_.c_str(), &d) == 0 &&
+                            (d.st_mode & S_ISVTX) != 0 && ::stat(target_.c_str(), &t) == 0 &&
+                            t.st_uid != ::geteuid() && d.st_uid != ::geteuid()) {
+    throw InputError(field_, "cannot write " + path_ +
+                                 ": another user's file in a sticky directory cannot be replaced");
+  }
   temp_ = dir_ + "/." + name + ".meshrun-XXXXXX";
   // Nameless until commit: nothing to leave behind, whatever ends the run.
   fd_ = ::open(dir_.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
