@@ -19,6 +19,7 @@
 
 #include "mesh/device.hpp"
 #include "mesh/injection.hpp"
+#include "shard/topology.hpp"
 
 namespace meshrun {
 
@@ -41,21 +42,7 @@ struct MeshOptions {
   bool keep_threads = true;
 };
 
-// Every ordered tuple of distinct axes of `mesh`, the full tuple in mesh order first (Device
-// expects it there), then the rest in a fixed order: the groups a device belongs to.
-std::vector<std::vector<std::string>> mesh_axis_tuples(const MeshShape& mesh);
-
-// The groups over one tuple of axes: members[g] holds, by rank in the group (row-major over the
-// tuple), the devices whose coordinates on the other axes, row-major in mesh order, number g;
-// group_of[device] and rank_of[device] place each device. The in-process mesh and the MPI
-// backend both build their groups from this, so both fold in the same order.
-struct AxisGroups {
-  std::vector<std::string> axes;
-  std::string label;  // "model", "(data,model)"
-  std::vector<std::vector<int>> members;
-  std::vector<int> group_of, rank_of;
-};
-AxisGroups mesh_axis_groups(const MeshShape& mesh, std::vector<std::string> tuple);
+// The groups of each tuple of axes: shard/topology.hpp.
 
 class Mesh {
  public:

@@ -1,0 +1,120 @@
+// The in-process mesh's state, shared by the files that implement it (not part of the API): the
+// device threads and runs (mesh.cpp), --inject (injection.cpp) and the diagnosis of a failed run
+// (failure_report.cpp).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectives/in_process.hpp"
+#include "mesh/mesh.hpp"
+
+namespace meshrun {
+
+namespace mesh_detail {
+
+constexpr auto kIdleSlice = std::chrono::milliseconds(100);
+// A stalled device sleeps on `failures` in slices of at most this (a safety net: every abort
+// it waits for bumps the word).
+constexpr auto kStallSlice = std::chrono::milliseconds(50);
+// How much longer than the timeout a stalled device waits while a peer may still be waiting for it.
+constexpr auto kStallGrace = std::chrono::milliseconds(1000);
+
+// One InProcessGroup per group of one tuple of axes (mesh_axis_groups places the devices).
+struct GroupSet {
+  std::vector<std::string> axes;
+  std::string label;
+  std::vector<std::unique_ptr<InProcessGroup>> groups;
+  std::vector<int> group_of, rank_of;
+
+  GroupSet(const MeshShape& mesh, std::vector<std::string> tuple, const GroupOptions& options) {
+    AxisGroups layout = mesh_axis_groups(mesh, std::move(tuple));
+    axes = std::move(layout.axes);
+    label = std::move(layout.label);
+    group_of = std::move(layout.group_of);
+    rank_of = std::move(layout.rank_of);
+    for (auto& m : layout.members) {
+      const int size = static_cast<int>(m.size());
+      groups.push_back(std::make_unique<InProcessGroup>(size, label, options, std::move(m)));
+    }
+  }
+};
+
+}  // namespace mesh_detail
+using namespace mesh_detail;
+
+struct Mesh::Impl {
+  MeshShape shape;
+  int size;
+  std::string axis;   // the first axis' name
+  std::string label;  // "'data'" or "('data', 'model')", for messages about the whole mesh
+  MeshOptions options;
+
+  // job_: bumped by run() (release, after body_ and group_ are set); device threads sleep on it.
+  alignas(64) std::atomic<std::uint32_t> job{0};
+  // done_: devices that finished the current job (acq_rel: publishes their errors to run()).
+  alignas(64) std::atomic<std::uint32_t> done{0};
+  // stopping: set once by ~Mesh (under state_mu); injected stalls and run() watch it.
+  std::atomic<bool> stopping{false};
+  // failures: bumped (release) after the group is aborted, by record() and ~Mesh; the futex word
+  // an injected stall sleeps on, so it wakes as soon as the mesh aborts and costs no CPU before.
+  alignas(64) std::atomic<std::uint32_t> failures{0};
+  // first_error: the device whose error run() rethrows -- the first to fail, by time, among the
+  // causes; first_consequence: the first AbortedError (reported only when there is no cause).
+  std::atomic<int> first_error{-1};
+  std::atomic<int> first_consequence{-1};
+
+  // run() and ~Mesh agree through state_mu: at most one run at a time (a nested or concurrent
+  // run is refused), and the destructor waits for a run in progress to return before it frees
+  // anything. Not on the collective path: taken twice per run.
+  std::mutex state_mu;
+  std::condition_variable state_cv;
+  bool running = false;  // guarded by state_mu
+
+  // body: set by run() before it bumps job (release), cleared after every device is done; a
+  // device woken with body == nullptr is being told to exit (see ~Mesh).
+  std::atomic<const std::function<void(Device&)>*> body{nullptr};
+  Trace* trace = nullptr;  // set with body by run()
+  // One set per ordered tuple of axes, made afresh for every run (an aborted group refuses every
+  // further collective). Aborting the mesh aborts every group of every set.
+  std::vector<GroupSet> group_sets;
+  // aborted: set (release) by record() and ~Mesh before they bump `failures`; injected stalls
+  // watch it, since the group a stalled device was about to enter may not be the one that failed.
+  std::atomic<bool> aborted{false};
+  std::vector<std::exception_ptr> errors;
+  // Per device, written by its own thread during a run and read by run() after it: the collective
+  // at which it began an injected stall ("" if it did not), and how many collectives it entered.
+  std::vector<std::string> stalled_at;
+  std::vector<std::uint64_t> entered;
+  // Per device, the collective it is in right now (CollectiveWhere; 0 outside any), stored by its
+  // own thread; and, per device whose wait timed out, every device's value at that moment, read
+  // before the mesh aborts the other groups (explain() follows the waits to their cause).
+  std::unique_ptr<std::atomic<std::uint64_t>[]> in_collective;
+  std::vector<std::vector<std::uint64_t>> waits_at_timeout;
+  // Devices in an injected stall right now: when they and the finished devices are all there is,
+  // nobody waits for the stalled ones to time out, so each stall ends at its own timeout.
+  std::atomic<int> stalling{0};
+  // Per injection: whether it fired during the last run (written by its device's thread only).
+  std::vector<char> fired;
+  std::vector<std::jthread> threads;  // last member: joined first, before the state above dies
+
+  void device_loop(int index, const std::stop_token& stop);
+  void run_job(int index, const std::stop_token& stop);
+  // --inject at the device's `count`-th collective, which is `op` #seq in `group`.
+  void inject(int index, CollectiveOp op, std::uint64_t count, const std::string& group,
+              std::uint64_t seq, const std::stop_token& stop);
+  void record(int index, std::exception_ptr error, bool consequence = false);
+  void abort_all();
+  void start_missing_threads();
+  std::exception_ptr explain(int first) const;
+};
+
+}  // namespace meshrun
