@@ -324,7 +324,9 @@ void run_program_mpi(const ProgramDef& program, const ProgramFlags& flags) {
     }
     // A wait that timed out: a peer may be dead and the code could not reach it. MPI_Abort
     // ends every rank (with mpirun's exit code, not ours).
-    if (job.broken()) give_up(rank, message, code == kExitOk ? kExitMesh : code);
+    if (job.broken()) give_up(job, message, code == kExitOk ? kExitMesh : code);
+    // A rank 0 stopped and continued (by the kill after another rank gave up on it) is quiet.
+    if (rank == 0 && job.reported_elsewhere()) MPI_Abort(MPI_COMM_WORLD, kExitMesh);
     // Said before the code goes out: mpirun ends the job as soon as one rank exits non-zero.
     if (rank == 0 && !message.empty()) report_error(message);
     try {
@@ -336,9 +338,9 @@ void run_program_mpi(const ProgramDef& program, const ProgramFlags& flags) {
       const auto wait = (code == kExitOk ? bound : timeout) + timeout + std::chrono::seconds(1);
       code = static_cast<int>(Wire(job.from_root(w.bytes(), wait)).u64());
     } catch (const TimeoutError& e) {
-      give_up(rank, stopped_answering(e, message), code == kExitOk ? kExitMesh : code);
+      give_up(job, stopped_answering(e, message), code == kExitOk ? kExitMesh : code);
     } catch (const Error& e) {
-      give_up(rank, e.what(), code == kExitOk ? kExitMesh : code);
+      give_up(job, e.what(), code == kExitOk ? kExitMesh : code);
     }
   }
   MPI_Finalize();

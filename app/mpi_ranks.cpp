@@ -72,8 +72,10 @@ void check_launch(MpiJob& job) {
   }
 }
 
-void give_up(int rank, const std::string& message, int code) {
-  if (rank > 0) std::this_thread::sleep_for(std::chrono::seconds(rank - 1));
+void give_up(MpiJob& job, const std::string& message, int code) {
+  if (job.rank() > 0) std::this_thread::sleep_for(std::chrono::seconds(job.rank() - 1));
+  if (job.reported_elsewhere()) MPI_Abort(MPI_COMM_WORLD, code);  // without a word
+  job.tell_reported();
   abort_job(message, code);
 }
 #endif

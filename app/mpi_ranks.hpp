@@ -23,11 +23,12 @@ class MpiJob;
 void check_launch(MpiJob& job);
 
 // A rank that gave up on a peer (the wait timed out: the peer may be dead, so MPI_Finalize could
-// wait for it forever) ends the job with MPI_Abort(code), saying why in one line. Rank 0 says it
-// at once. Rank r > 0 only ever waits for rank 0, and says it r - 1 seconds later: the lowest
-// rank still running reports, and its MPI_Abort ends the others before they speak. So which rank
-// reports depends on which ranks stopped, not on whose wait ended first.
-[[noreturn]] void give_up(int rank, const std::string& message, int code);
+// wait for it forever) ends the job with MPI_Abort(code), saying why in one line unless another
+// rank already did (MpiJob::tell_reported). Rank 0 says it at once. Rank r > 0 only ever waits
+// for rank 0, and says it r - 1 seconds later: the lowest rank still running reports, and the
+// later ones find its note. So which rank reports depends on which ranks stopped, not on whose
+// wait ended first.
+[[noreturn]] void give_up(MpiJob& job, const std::string& message, int code);
 #endif
 
 }  // namespace meshrun

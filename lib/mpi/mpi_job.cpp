@@ -11,7 +11,8 @@ namespace meshrun {
 
 namespace {
 constexpr int kTag = 1;
-}
+constexpr int kReportedTag = 2;  // tell_reported's note: a tag of its own, read only by a probe
+}  // namespace
 
 MpiJob::MpiJob(std::chrono::milliseconds bound) : bound_(bound) {
   MPI_Comm_size(MPI_COMM_WORLD, &ranks_);
@@ -94,6 +95,30 @@ void MpiJob::pause(int tries) {
   } else {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
+}
+
+void MpiJob::tell_reported() {
+  static const char note = 0;
+  std::vector<MPI_Request> sends;
+  for (int r = 0; r < ranks_; ++r) {
+    if (r == rank_) continue;
+    sends.emplace_back();
+    MPI_Isend(&note, 1, MPI_BYTE, r, kReportedTag, comm_, &sends.back());
+  }
+  const auto until = Clock::now() + std::chrono::milliseconds(100);
+  int done = 0;
+  for (int tries = 0; !done && Clock::now() < until; ++tries) {
+    MPI_Testall(static_cast<int>(sends.size()), sends.data(), &done, MPI_STATUSES_IGNORE);
+    pause(tries);
+  }
+  for (MPI_Request& r : sends)
+    if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+}
+
+bool MpiJob::reported_elsewhere() {
+  int found = 0;
+  MPI_Iprobe(MPI_ANY_SOURCE, kReportedTag, comm_, &found, MPI_STATUS_IGNORE);
+  return found != 0;
 }
 
 std::string MpiJob::from_root(const std::string& bytes, ms bound) {

@@ -31,6 +31,13 @@ class MpiJob {
   // True once a wait timed out: a peer may be dead, so MPI_Finalize could wait for it forever.
   bool broken() const { return broken_; }
 
+  // A rank that reports a failure the job cannot end in order (a peer stopped answering) tells
+  // every other rank first (a note not waited for beyond a moment: a peer may be dead). A rank
+  // about to report finds an earlier note with reported_elsewhere() and stays quiet -- a later
+  // giver-up, or a stopped rank continued by the kill that follows: one line, the first's.
+  void tell_reported();
+  bool reported_elsewhere();
+
   // Each wait is bounded by `bound` (0: the job's).
   using ms = std::chrono::milliseconds;
   void send(int to, const std::string& bytes, ms bound = ms{0});
