@@ -251,7 +251,9 @@ BOOST_AUTO_TEST_CASE(timings_and_profile_across_ranks) {
   BOOST_REQUIRE(std::filesystem::exists(dir / "failed.json"));
   const Timeline f = timeline(slurp(dir / "failed.json"));
   BOOST_TEST(f.names.size() == 9u);
-  BOOST_TEST(f.collectives.count(1) == 1u);  // device 0 entered psum #1 'model' at least
+  // The failing device reached its psum #1 by definition; whether device 0 got there before the
+  // abort did depends on the schedule (it did not, under load at R = 8).
+  BOOST_TEST(f.collectives.count(8) == 1u);  // track 8: device 7
 }
 
 // Under mpirun, stdout reaches the user through mpirun, which does not report a failed write of
