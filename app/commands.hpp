@@ -1,6 +1,6 @@
 // The subcommands. Each adds itself to the app with its flags and does its work in its CLI11
 // callback; errors are thrown as meshrun exceptions and mapped to exit codes in one place
-// (exit_codes.hpp / main.cpp).
+// (exit_codes.hpp / exit.cpp).
 #pragma once
 
 #include <chrono>
@@ -19,11 +19,11 @@ class App;
 
 namespace meshrun {
 
-// `meshrun <program> CASE`: one per registered program (cmd_program.cpp).
+// `meshrun <program> CASE`: one per registered program (program/command.cpp).
 void add_program_command(CLI::App& app, const ProgramDef& program);
 // `meshrun <program> CASE` with every flag at its default, without CLI11 (main.cpp says when).
 void run_plain_program(const ProgramDef& program, const std::string& case_path);
-// `meshrun check PATH...` (cmd_check.cpp).
+// `meshrun check PATH...` (check/command.cpp).
 void add_check_command(CLI::App& app);
 // --backend: auto is mpi when started by OpenMPI's mpirun (it sets OMPI_COMM_WORLD_SIZE).
 bool use_mpi(const std::string& backend);
@@ -31,7 +31,7 @@ bool use_mpi(const std::string& backend);
 // a usage error or --help is printed once (and exits 0, leaving mpirun's code to rank 0).
 bool quiet_rank();
 
-// `meshrun bench` (cmd_bench.cpp), whose `bench programs` is in bench_programs.cpp.
+// `meshrun bench` (bench/command.cpp), whose `bench programs` is in bench/programs.cpp.
 void add_bench_command(CLI::App& app);
 void add_bench_programs_command(CLI::App& bench);
 

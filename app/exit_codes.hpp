@@ -50,5 +50,8 @@ void report_error(const std::string& message);
 int run_guarded(const CLI::App* app, const std::function<void()>& work);
 // run_guarded of parsing the command line, which runs the chosen subcommand's callback.
 int run_app(CLI::App& app, int argc, char** argv);
+// The outcome once stdout is closed: a deferred write error (some file systems report ENOSPC only
+// at close) turns 0 or 1 into exit 6, since the reader never got the result.
+int finish(int code);
 
 }  // namespace meshrun

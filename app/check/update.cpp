@@ -11,7 +11,7 @@
 
 #include <CLI/Error.hpp>
 
-#include "check_cases.hpp"
+#include "check/cases.hpp"
 #include "exit_codes.hpp"
 #include "io/compare.hpp"
 #include "io/expected_patch.hpp"

@@ -1,4 +1,4 @@
-#include "check_cases.hpp"
+#include "check/cases.hpp"
 
 #include <sys/stat.h>
 

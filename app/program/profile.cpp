@@ -1,4 +1,4 @@
-#include "run_profile.hpp"
+#include "program/profile.hpp"
 
 #include <exception>
 #include <iostream>

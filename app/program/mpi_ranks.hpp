@@ -1,6 +1,6 @@
-// What a program run under mpirun checks and does beside the run itself (cmd_program.cpp runs it):
-// that every rank runs the same command and that mpirun's exit code can carry meshrun's, and how
-// a rank that gave up on a peer ends the job.
+// What a program run under mpirun checks and does beside the run itself (program/mpi_run.cpp runs
+// it): that every rank runs the same command and that mpirun's exit code can carry meshrun's, and
+// how a rank that gave up on a peer ends the job.
 #pragma once
 
 #include <string>

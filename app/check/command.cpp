@@ -1,16 +1,16 @@
 // `meshrun check PATH...`: run every case under the paths and grade it against its `expected`.
 // One line per case on stdout (PASS / FAIL / ERROR), then "N passed, M failed" where M counts
 // FAIL and ERROR. A case without `expected` is an ERROR: there is nothing to grade.
-// --junit FILE / --json FILE write the same verdicts for CI and scripts (check_report.hpp);
-// --update blesses the expected values instead of grading them (check_update.cpp).
+// --junit FILE / --json FILE write the same verdicts for CI and scripts (io/check_report.hpp);
+// --update blesses the expected values instead of grading them (check/update.cpp).
 #include <chrono>
 #include <memory>
 #include <optional>
 
 #include <CLI/CLI.hpp>
 
-#include "check_cases.hpp"
-#include "check_report.hpp"
+#include "check/cases.hpp"
+#include "io/check_report.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "flag_checks.hpp"

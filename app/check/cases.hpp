@@ -52,7 +52,7 @@ RanCase run_case(const std::string& file, const RunFlags& flags, FileSet* files 
 std::string case_error(const std::exception& e, const std::string& file);
 
 // `meshrun check --update PATH...`: blesses the `expected` of every case under `paths`
-// (check_update.cpp).
+// (check/update.cpp).
 void run_update(const std::vector<std::string>& paths, const RunFlags& flags);
 
 }  // namespace meshrun

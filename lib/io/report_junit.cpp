@@ -6,7 +6,7 @@
 // U+FFFF (UTF-8, yet no XML characters either) as \uFFFE and \uFFFF.
 #include <cstdio>
 
-#include "check_report.hpp"
+#include "io/check_report.hpp"
 #include "support/printable.hpp"
 
 namespace meshrun {

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "check_report.hpp"
+#include "io/check_report.hpp"
 #include "io/number_format.hpp"
 
 namespace meshrun {

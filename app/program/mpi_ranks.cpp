@@ -1,4 +1,4 @@
-#include "mpi_ranks.hpp"
+#include "program/mpi_ranks.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,0 +1,118 @@
+// The one exception ladder that turns every outcome into an exit code (exit_codes.hpp), and the
+// one-line error report.
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "io/output.hpp"
+#include "support/errors.hpp"
+
+namespace meshrun {
+
+void report_error(const std::string& message) {
+  std::string line = message;
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  std::cerr << "meshrun: " << line << '\n' << std::flush;
+}
+
+namespace {
+
+// CLI11 reports `meshrun frob` as "A subcommand is required"; name the word instead.
+std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e) {
+  const std::vector<std::string> rest = app.remaining();
+  if (app.get_subcommands().empty() && !rest.empty() && !rest.front().starts_with("-")) {
+    return "unknown subcommand '" + rest.front() + "' (see meshrun --help)";
+  }
+  return e.what();
+}
+
+// Under mpirun every rank parses the same command line, before MPI starts: a usage error (or
+// --help) is printed by rank 0 alone; the other ranks exit 0 silently (run_app says why).
+// OpenMPI tells each process its rank in OMPI_COMM_WORLD_RANK.
+}  // namespace
+
+bool quiet_rank() {
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  return rank != nullptr && std::string_view(rank) != "0";
+}
+
+// The one mapping from meshrun's error types (support/errors.hpp) to exit codes.
+int exit_code_of(const Error& e) {
+  if (dynamic_cast<const InputError*>(&e)) return kExitUsage;
+  if (dynamic_cast<const CollectiveError*>(&e) || dynamic_cast<const DeviceError*>(&e))
+    return kExitMesh;
+  if (dynamic_cast<const NoCasesError*>(&e)) return kExitNoCases;
+  if (dynamic_cast<const OutputError*>(&e)) return kExitOutput;
+  if (dynamic_cast<const NonFiniteError*>(&e)) return kExitNonFinite;
+  return kExitInternal;  // InternalError, whose message already says "internal error"
+}
+
+int run_guarded(const CLI::App* app, const std::function<void()>& work) {
+  try {
+    work();
+    return kExitOk;
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a command's own outcome, already reported
+  } catch (const CLI::ParseError& e) {
+    if (app == nullptr) {  // only CLI11's parse throws these, and it has an app
+      report_error(std::string("internal error: ") + e.what());
+      return kExitInternal;
+    }
+    if (e.get_exit_code() == 0) {  // --help, --version: printed on stdout, checked like a result
+      if (quiet_rank()) return kExitOk;
+      std::ostringstream text;
+      app->exit(e, text, std::cerr);
+      try {
+        write_stdout(text.str());
+      } catch (const OutputError& out) {
+        report_error(out.what());
+        return kExitOutput;
+      }
+      return kExitOk;
+    }
+    // Under mpirun every rank finds the same usage error before MPI starts. Rank 0 says it and
+    // exits 2, which is mpirun's exit code; the others exit 0, because mpirun kills the whole
+    // job as soon as one rank exits non-zero, and that could cut rank 0's message off.
+    if (quiet_rank()) return kExitOk;
+    report_error(parse_error_message(*app, e));
+    return kExitUsage;
+  } catch (const Error& e) {  // meshrun's own: the message says what happened
+    report_error(e.what());
+    return exit_code_of(e);
+  } catch (const std::exception& e) {
+    report_error(std::string("internal error: ") + e.what());
+    return kExitInternal;
+  } catch (...) {
+    report_error("internal error: unknown exception");
+    return kExitInternal;
+  }
+}
+
+int run_app(CLI::App& app, int argc, char** argv) {
+  return run_guarded(&app, [&] { app.parse(argc, argv); });
+}
+
+int finish(int code) {
+  try {
+    close_stdout();
+  } catch (const OutputError& e) {
+    if (code == kExitOk || code == kExitDiffers) {
+      report_error(e.what());
+      return kExitOutput;
+    }
+  }
+  return code;
+}
+
+}  // namespace meshrun
