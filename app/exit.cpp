@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include <chrono>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -38,7 +40,7 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e) {
 }
 
 // Under mpirun every rank parses the same command line, before MPI starts: a usage error (or
-// --help) is printed by rank 0 alone; the other ranks exit 0 silently (run_app says why).
+// --help) is printed by rank 0 alone (usage_error says how the other ranks behave).
 // OpenMPI tells each process its rank in OMPI_COMM_WORLD_RANK.
 }  // namespace
 
@@ -81,12 +83,7 @@ int run_guarded(const CLI::App* app, const std::function<void()>& work) {
       }
       return kExitOk;
     }
-    // Under mpirun every rank finds the same usage error before MPI starts. Rank 0 says it and
-    // exits 2, which is mpirun's exit code; the others exit 0, because mpirun kills the whole
-    // job as soon as one rank exits non-zero, and that could cut rank 0's message off.
-    if (quiet_rank()) return kExitOk;
-    report_error(parse_error_message(*app, e));
-    return kExitUsage;
+    return usage_error(parse_error_message(*app, e));
   } catch (const Error& e) {  // meshrun's own: the message says what happened
     report_error(e.what());
     return exit_code_of(e);
@@ -97,6 +94,23 @@ int run_guarded(const CLI::App* app, const std::function<void()>& work) {
     report_error("internal error: unknown exception");
     return kExitInternal;
   }
+}
+
+int usage_error(const std::string& message) {
+  // Under mpirun every rank finds the same usage error before MPI starts. Rank 0 says it and
+  // exits 2, which is mpirun's exit code, and mpirun then ends the job at once. Another rank
+  // first gives it that moment (the line would otherwise come once per rank, or be cut off by
+  // the kill); one still alive after it is one whose command differs from rank 0's (an MPMD
+  // launch, `-np 1 meshrun ... : -np 1 meshrun ... --bogus`), where rank 0 waits in MPI_Init for
+  // it: it says its error itself and exits 2, so the job ends instead of waiting forever.
+  if (quiet_rank()) {
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    report_error(std::string("rank ") + rank + ": " + message);
+  } else {
+    report_error(message);
+  }
+  return kExitUsage;
 }
 
 int run_app(CLI::App& app, int argc, char** argv) {

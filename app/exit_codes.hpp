@@ -48,6 +48,9 @@ void report_error(const std::string& message);
 // --version), or nullptr for a run that skipped CLI11. A callback that has already reported its
 // outcome and wants a specific exit code throws CLI::RuntimeError(code) -- CLI11's own idiom.
 int run_guarded(const CLI::App* app, const std::function<void()>& work);
+// A usage error found before the run: reported (under mpirun by rank 0, or by a rank whose
+// command differs from rank 0's, see exit.cpp), exit 2.
+int usage_error(const std::string& message);
 // run_guarded of parsing the command line, which runs the chosen subcommand's callback.
 int run_app(CLI::App& app, int argc, char** argv);
 // The outcome once stdout is closed: a deferred write error (some file systems report ENOSPC only

@@ -54,10 +54,8 @@ int main(int argc, char** argv) {
     return finish(run_guarded(nullptr, [&] { run_plain_program(*asked, argv[2]); }));
   }
   if (const std::string option = empty_option_value(argc, argv); !option.empty()) {
-    if (quiet_rank()) return kExitOk;  // under mpirun rank 0 says it (see run_guarded)
-    report_error(option + ": '" + option + "=' gives no value" +
-                 (option == "--trace" ? " (--trace=FILE, or --trace alone for stderr)" : ""));
-    return kExitUsage;
+    return usage_error(option + ": '" + option + "=' gives no value" +
+                       (option == "--trace" ? " (--trace=FILE, or --trace alone for stderr)" : ""));
   }
   CLI::App app{"meshrun: runs JAX shard_map-style SPMD programs, one thread per device", "meshrun"};
   app.require_subcommand(1);

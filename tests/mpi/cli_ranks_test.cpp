@@ -124,6 +124,22 @@ BOOST_AUTO_TEST_CASE(ranks_that_run_different_commands_are_a_usage_error) {
       BOOST_TEST(!std::filesystem::exists(out));
     }
   }
+  // A usage error on a rank other than 0 only: rank 0 waits in MPI_Init for it, so that rank
+  // says it itself (after giving rank 0 its moment) and the job ends, exit 2, instead of hanging.
+  const Result bogus = run_with({"dp-step", "cases/dp-step/example1.json", ":", "-np", "1", kBinary,
+                                 "dp-step", "cases/dp-step/example1.json", "--bogus"},
+                                mpirun_options(1));
+  BOOST_TEST(!bogus.killed);
+  BOOST_TEST(bogus.code == 2, bogus.err);
+  BOOST_TEST(meshrun_lines(bogus.err) ==
+             std::vector<std::string>{
+                 "meshrun: rank 1: The following argument was not expected: --bogus"});
+  // The same usage error on every rank: one line, rank 0's.
+  const Result all =
+      run_with({"dp-step", "cases/dp-step/example1.json", "--bogus"}, mpirun_options(4));
+  BOOST_TEST(all.code == 2, all.err);
+  BOOST_TEST(meshrun_lines(all.err) ==
+             std::vector<std::string>{"meshrun: The following argument was not expected: --bogus"});
   // The same words on every rank, a flag's spelling included: an ordinary run.
   const Result same = run_with({"dp-step", "cases/dp-step/example1.json", ":", "-np", "1", kBinary,
                                 "dp-step", "cases/dp-step/example1.json"},
