@@ -27,6 +27,8 @@
 namespace {
 
 namespace fs = std::filesystem;
+using meshrun::testing::has;
+using meshrun::testing::names;
 using meshrun::testing::Result;
 using meshrun::testing::run;
 using meshrun::testing::run_with;
@@ -36,17 +38,6 @@ using meshrun::testing::TempDir;
 
 const std::string kExample = "cases/dp-step/example1.json";
 const std::string kResult = "{\"w\":[[1.11]],\"b\":[0.2],\"loss\":121.0}\n";
-
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-std::vector<std::string> names(const std::string& dir) {
-  std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 // dp-step's example 1 laid out as `bench programs` lays a case out: every array in a .npy file
 // beside it, named after its input -- so `w.npy` and `b.npy` are also what --save-npy writes.

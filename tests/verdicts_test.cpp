@@ -86,8 +86,8 @@ BOOST_AUTO_TEST_CASE(result_cut_short_by_the_file_size_limit_is_exit_6) {
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 BOOST_AUTO_TEST_CASE(a_device_thread_that_cannot_start_is_exit_4) {
   RunOptions o;
-  // The static binary runs in a few MB; 8 device stacks of 2 MiB (app/process.cpp) need 16. Measured:
-  // device 1 fails at 8 MB, device 3 at 12, all 8 start at 24.
+  // The static binary runs in a few MB; 8 device stacks of 2 MiB (app/process.cpp) need 16.
+  // Measured: device 1 fails at 8 MB, device 3 at 12, all 8 start at 24.
   o.address_space_limit = 12L << 20;
   const Result r = run_with({"dp-step", kExample}, o);
   BOOST_TEST(!r.killed);

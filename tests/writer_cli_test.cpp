@@ -22,6 +22,8 @@ namespace {
 using meshrun::InputError;
 using meshrun::OutputError;
 using meshrun::OutputFile;
+using meshrun::testing::has;
+using meshrun::testing::names;
 using meshrun::testing::Result;
 using meshrun::testing::run;
 using meshrun::testing::run_with;
@@ -31,18 +33,6 @@ using meshrun::testing::TempDir;
 
 constexpr auto kAtomic = OutputFile::Mode::kAtomic;
 const std::string kExample = "cases/dp-step/example1.json";
-
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-// The names in `dir`, sorted: a temporary file left behind shows here.
-std::vector<std::string> names(const std::string& dir) {
-  std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 // The message of what `f` throws as E; "" when it throws nothing.
 template <class E, class F>
