@@ -4,6 +4,10 @@
 // owner[g]). The one-axis form: n = R * k, rank r hosting members r*k .. r*k+k-1. Every device
 // sees the ordinary Communicator interface; results are bit-identical to the in-process engine
 // with the same group, whatever R. Below, "global order" is the order of the group's members.
+// Implemented in three files: mpi_group.cpp (the group, its bounded waits and their errors, the
+// communicator), mpi_algorithms.cpp (step 2, on the leader: the exchanges across ranks) and
+// mpi_abort_channel.cpp (the abort channel and its watcher); mpi_group_detail.hpp holds what
+// they share.
 //
 // PROTOCOL (one call; every device of every rank makes the same calls in the same order)
 //
