@@ -169,6 +169,8 @@ BOOST_AUTO_TEST_CASE(two_outputs_naming_one_file_by_any_spelling_are_refused) {
   fs::remove(dir / "plain");
   // check's reports are files: `-` would be mixed into the lines on stdout.
   BOOST_TEST(run({"check", "--json", "-", kExample}).code == 2);
+  // A device has nothing to replace: two outputs may both be /dev/null.
+  BOOST_TEST(run({"dp-step", kExample, "-o", "/dev/null", "--profile", "/dev/null"}).code == 0);
   // A hard link is the same file.
   dir.write("a.txt", "keep");
   fs::create_hard_link(dir / "a.txt", dir / "b.txt");

@@ -55,6 +55,7 @@ FileId file_id(const std::string& path) {
     id.exists = true;
     id.dev = st.st_dev;
     id.ino = st.st_ino;
+    id.device = S_ISCHR(st.st_mode);
     return id;
   }
   // Not there (yet): where open(O_CREAT) would create it. A dangling symbolic link creates its
@@ -114,6 +115,8 @@ void FileSet::add(Entry e) {
   for (const Entry& other : entries_) {
     if (!known || !(other.written || e.written) || !(other.id == e.id)) continue;
     if ((e.stream && other.written) || (other.stream && e.written)) continue;
+    // Two outputs to one device (`-o /dev/null --profile /dev/null`) replace nothing of each other.
+    if (e.written && other.written && e.id.device) continue;
     if (e.written) clash(e, other);
     clash(other, e);
   }

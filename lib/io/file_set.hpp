@@ -19,7 +19,8 @@ struct FileId {
   bool exists = false;
   dev_t dev = 0;
   ino_t ino = 0;
-  std::string where;  // !exists: the resolved directory and the name; "" when it cannot be known
+  std::string where;    // !exists: the resolved directory and the name; "" when it cannot be known
+  bool device = false;  // a character device (/dev/null, a terminal): nothing to replace
   bool operator==(const FileId&) const = default;
 };
 FileId file_id(const std::string& path);
