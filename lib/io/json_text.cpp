@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/output.hpp"
 #include "support/errors.hpp"
 
 namespace meshrun {
@@ -73,15 +74,11 @@ int open_for_reading(const std::string& path, std::chrono::milliseconds wait) {
     const int ready = ::poll(&p, 1, static_cast<int>(wait.count()));
     if (ready <= 0) {
       ::close(fd);
-      const long ms = static_cast<long>(wait.count());
-      throw InputError(
-          "", "cannot read: no process wrote to the FIFO within " +
-                  (ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms") +
-                  " (--timeout)");
+      throw InputError("", "cannot read: no process wrote to the FIFO within " + wait_text(wait) +
+                               " (--timeout)");
     }
   }
-  const int flags = ::fcntl(fd, F_GETFL);
-  if (flags != -1) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  make_blocking(fd);
   return fd;
 }
 

@@ -110,9 +110,7 @@ int open_in_place(const std::string& path, std::chrono::milliseconds wait, int* 
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0666);
     if (fd >= 0) {
       struct stat st {};
-      if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) return fd;  // O_NONBLOCK means nothing
-      const int flags = ::fcntl(fd, F_GETFL);
-      if (flags != -1) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+      if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) make_blocking(fd);  // a FIFO, a device
       return fd;
     }
     *err = errno;
@@ -123,12 +121,17 @@ int open_in_place(const std::string& path, std::chrono::milliseconds wait, int* 
   }
 }
 
-std::string seconds_text(std::chrono::milliseconds t) {
-  const long ms = static_cast<long>(t.count());
+}  // namespace
+
+std::string wait_text(std::chrono::milliseconds wait) {
+  const long ms = static_cast<long>(wait.count());
   return ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
 }
 
-}  // namespace
+void make_blocking(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags != -1 && (flags & O_NONBLOCK) != 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+}
 
 OutputFile::OutputFile(const std::string& path, const std::string& field, Mode mode,
                        std::chrono::milliseconds open_wait)
@@ -150,7 +153,7 @@ OutputFile::OutputFile(const std::string& path, const std::string& field, Mode m
     if (fd_ < 0 && no_reader) {
       throw InputError(field, "cannot write " + path +
                                   ": no process opened the FIFO for reading within " +
-                                  seconds_text(open_wait) + " (--timeout)");
+                                  wait_text(open_wait) + " (--timeout)");
     }
     if (fd_ < 0) refuse(err);
     struct stat st {};

@@ -93,6 +93,11 @@ class OutputFile {
   std::unique_ptr<TempName> guard_;  // the named temporary file, for the signal handler
 };
 
+// What the FIFO waits of OutputFile and of the case reader share: "10 s" or "1500 ms" for a
+// message, and a descriptor opened O_NONBLOCK made blocking again for its reads or writes.
+std::string wait_text(std::chrono::milliseconds wait);
+void make_blocking(int fd);
+
 // True when `a` and `b` name the same existing file (same device and inode).
 bool same_file(const std::string& a, const std::string& b);
 
