@@ -1,19 +1,24 @@
 // Why a run failed, as the mesh alone can tell: the error Mesh::run reports.
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "mesh/mesh_impl.hpp"
+#include "shard/topology.hpp"
 #include "support/errors.hpp"
 
 namespace meshrun {
 
-// The error run() reports for device `first`'s, with what only the mesh knows: for a timeout,
+// The error run() reports for device `failed`'s, with what only the mesh knows: for a timeout,
 // which missing devices were stalled (--inject), which were only late (still in their body, e.g.
 // not scheduled on an oversubscribed machine) and which were waiting in a collective of another
 // group -- followed to the members that group waited for, down to the stalled and late ones, the
 // cause; for a stall that ended the run, every device that stalled, not just the first to give up.
-std::exception_ptr Mesh::Impl::explain(int first) const {
-  std::exception_ptr error = errors[static_cast<std::size_t>(first)];  // not const: returned, moved
+// Only where this process runs every device of the mesh: elsewhere the other processes' devices
+// cannot be followed, and the error is reported as the device saw it.
+std::exception_ptr Mesh::Impl::explain(int failed) const {
+  std::exception_ptr error = errors[static_cast<std::size_t>(failed)];  // returned, moved
+  if (local != size) return error;  // from here on, every device is here: local index = index
   auto list = [](const std::vector<int>& devices) {
     std::string s;
     for (int d : devices) s += (s.empty() ? "" : ", ") + std::to_string(d);
@@ -22,15 +27,17 @@ std::exception_ptr Mesh::Impl::explain(int first) const {
   try {
     std::rethrow_exception(error);
   } catch (const TimeoutError& e) {
-    const std::vector<std::uint64_t>& waits = waits_at_timeout[static_cast<std::size_t>(first)];
+    const std::vector<std::uint64_t>& waits = waits_at_timeout[static_cast<std::size_t>(failed)];
     auto wait_of = [&](int d) {
       return static_cast<std::size_t>(d) < waits.size() ? waits[static_cast<std::size_t>(d)] : 0;
     };
+    const std::vector<std::vector<std::string>> tuples = mesh_axis_tuples(shape);
+    std::vector<std::optional<AxisGroups>> layouts(tuples.size());  // those the waits lead to
     std::vector<int> stalled, late;
     std::string why;                       // "4 waiting in psum #1 on 'model' for 6; "
     std::vector<int> chain = e.missing();  // grows as waits are followed; each device once
     std::vector<bool> seen(static_cast<std::size_t>(size), false);
-    seen[static_cast<std::size_t>(first)] = true;
+    seen[static_cast<std::size_t>(failed)] = true;
     for (int m : chain) seen[static_cast<std::size_t>(m)] = true;
     for (std::size_t i = 0; i < chain.size(); ++i) {
       const int m = chain[i];
@@ -40,7 +47,9 @@ std::exception_ptr Mesh::Impl::explain(int first) const {
       } else if (w == 0) {
         late.push_back(m);
       } else {  // waiting for the members of its group that were not in the same collective
-        const GroupSet& set = group_sets[CollectiveWhere::group(w)];
+        const std::size_t tuple = CollectiveWhere::group(w);
+        if (!layouts[tuple]) layouts[tuple] = mesh_axis_groups(shape, tuples[tuple]);
+        const AxisGroups& set = *layouts[tuple];
         const int group = set.group_of[static_cast<std::size_t>(m)];
         std::vector<int> blockers;
         for (int d = 0; d < size; ++d) {
@@ -71,7 +80,7 @@ std::exception_ptr Mesh::Impl::explain(int first) const {
       stalled.push_back(static_cast<int>(d));
       where += (where.empty() ? "" : "; ") + std::to_string(d) + " at " + stalled_at[d];
     }
-    if (stalled.size() < 2 || stalled_at[static_cast<std::size_t>(first)].empty()) return error;
+    if (stalled.size() < 2 || stalled_at[static_cast<std::size_t>(failed)].empty()) return error;
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(options.timeout).count();
     return std::make_exception_ptr(CollectiveError("devices " + list(stalled) + " stalled (" +
                                                    where + ") and never arrived; gave up after " +

@@ -77,8 +77,10 @@ void Mesh::Impl::inject(int index, CollectiveOp op, std::uint64_t count, const s
     // Stall: never arrive. Sleep in short slices until the mesh aborts (a peer timed out and
     // reported us) or is destroyed. Bounded: by the timeout plus a second while some device may
     // still wait for us (its own timeout report, naming us, should win), by the timeout alone
-    // once every other device has stalled too or finished -- nobody else will report then.
-    stalled_at[static_cast<std::size_t>(index)] = at + " (--inject stall:" + spec + ")";
+    // once every other device has stalled too or finished -- nobody else will report then (known
+    // only when this process runs every device of the mesh).
+    std::string& note = stalled_at[static_cast<std::size_t>(index - first)];
+    note = at + " (--inject stall:" + spec + ")";
     stalling.fetch_add(1, std::memory_order_acq_rel);
     const auto start = std::chrono::steady_clock::now();
     auto released = [&] {
@@ -88,9 +90,10 @@ void Mesh::Impl::inject(int index, CollectiveOp op, std::uint64_t count, const s
     for (;;) {
       const std::uint32_t seen = failures.load(std::memory_order_acquire);  // before the checks
       if (released()) break;
-      const bool alone = stalling.load(std::memory_order_acquire) +
-                             static_cast<int>(done.load(std::memory_order_acquire)) ==
-                         size;
+      const bool alone =
+          local == size && stalling.load(std::memory_order_acquire) +
+                                   static_cast<int>(done.load(std::memory_order_acquire)) ==
+                               size;
       const auto limit =
           start + options.timeout + (alone ? std::chrono::milliseconds(0) : kStallGrace);
       const auto now = std::chrono::steady_clock::now();
@@ -98,8 +101,7 @@ void Mesh::Impl::inject(int index, CollectiveOp op, std::uint64_t count, const s
       futex_wait_for(failures, seen, std::min<std::chrono::nanoseconds>(limit - now, kStallSlice));
     }
     stalling.fetch_sub(1, std::memory_order_acq_rel);
-    const std::string what = "device " + std::to_string(index) + " stalled at " +
-                             stalled_at[static_cast<std::size_t>(index)];
+    const std::string what = "device " + std::to_string(index) + " stalled at " + note;
     if (released()) throw AbortedError(what);  // the peers' report (or ~Mesh) is the cause
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(options.timeout).count();
     throw CollectiveError(what + " and never arrived; gave up after " + std::to_string(ms) + " ms");

@@ -16,16 +16,21 @@
 #endif
 
 #include "collectives/futex.hpp"
-#include "collectives/in_process.hpp"
+#include "mesh/in_process_groups.hpp"
 #include "mesh/mesh_impl.hpp"
 #include "support/cpus.hpp"
 #include "support/errors.hpp"
 namespace meshrun {
 
-void Mesh::Impl::abort_all() {
+void Mesh::Impl::abort_all(const std::string& reason) {
   aborted.store(true, std::memory_order_release);
-  for (GroupSet& set : group_sets)
-    for (auto& g : set.groups) g->abort();
+  groups->abort(reason);
+}
+
+void Mesh::Impl::aborted_elsewhere() {
+  aborted.store(true, std::memory_order_release);
+  failures.fetch_add(1, std::memory_order_release);
+  futex_wake_all(failures);  // end an injected stall
 }
 
 // The mesh whose device the calling thread is (nullptr on every other thread): ~Mesh refuses to
@@ -50,7 +55,7 @@ static void pin_if_oversubscribed(int index, int size) {
 
 void Mesh::Impl::device_loop(int index, const std::stop_token& stop) {
   t_device_of = this;
-  if (options.pin_devices) pin_if_oversubscribed(index, size);
+  if (options.pin_devices) pin_if_oversubscribed(index, local);
   std::uint32_t seen = 0;
   for (;;) {
     std::uint32_t j = job.load(std::memory_order_acquire);
@@ -67,64 +72,69 @@ void Mesh::Impl::device_loop(int index, const std::stop_token& stop) {
     if (body.load(std::memory_order_acquire) == nullptr) return;
     seen = j;
     run_job(index, stop);
-    if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(size))
+    if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(local))
       futex_wake_all(done);
     // options never change after construction, and the mesh outlives this thread (it joins it).
     if (!options.keep_threads) return;  // the next run starts a new thread
   }
 }
 
-void Mesh::Impl::run_job(int index, const std::stop_token& stop) {
-  std::vector<GroupMembership> memberships;
-  for (GroupSet& set : group_sets) {
-    const auto d = static_cast<std::size_t>(index);
-    memberships.push_back(
-        {set.axes, set.label,
-         &set.groups[static_cast<std::size_t>(set.group_of[d])]->member(set.rank_of[d])});
-  }
-  DeviceProfile* profile =
-      trace && trace->profile ? &trace->profile->devices[static_cast<std::size_t>(index)] : nullptr;
+// Local device j: mesh device first + j.
+void Mesh::Impl::run_job(int j, const std::stop_token& stop) {
+  const auto at = static_cast<std::size_t>(j);
+  const int index = first + j;
+  DeviceProfile* profile = trace && trace->profile ? &trace->profile->devices[at] : nullptr;
   Device device(
-      index, shape, std::move(memberships),
+      index, shape, groups->memberships(j),
       [this, &stop](int d, CollectiveOp op, std::uint64_t count, const std::string& group,
                     std::uint64_t seq) { inject(d, op, count, group, seq, stop); },
-      trace ? &trace->collectives[static_cast<std::size_t>(index)] : nullptr, profile,
-      &in_collective[static_cast<std::size_t>(index)]);
+      trace ? &trace->collectives[at] : nullptr, profile, &in_collective[at]);
   if (profile) profile->body_start = ProfileClock::now();
+  auto failed = [&](const std::string& what) {
+    const std::string where = device.where();
+    return std::make_exception_ptr(
+        DeviceError(index, groups->device_name(index) + " failed " +
+                               (where.starts_with("before") ? "" : "at ") + where + ": " + what));
+  };
   try {
     (*body.load(std::memory_order_acquire))(device);
-    entered[static_cast<std::size_t>(index)] = device.collectives_entered();
   } catch (const AbortedError&) {
-    record(index, std::current_exception(), /*consequence=*/true);
+    record(j, std::current_exception(), /*consequence=*/true);
   } catch (const TimeoutError&) {
-    std::vector<std::uint64_t>& waits = waits_at_timeout[static_cast<std::size_t>(index)];
-    for (int d = 0; d < size; ++d)
+    std::vector<std::uint64_t>& waits = waits_at_timeout[at];
+    for (int d = 0; d < local; ++d)
       waits.push_back(in_collective[static_cast<std::size_t>(d)].load(std::memory_order_relaxed));
-    record(index, std::current_exception());
+    record(j, std::current_exception());
   } catch (const CollectiveError&) {
-    record(index, std::current_exception());
+    record(j, std::current_exception());
   } catch (const InternalError&) {
-    record(index, std::current_exception());
+    record(j, std::current_exception());
   } catch (const std::exception& e) {
-    record(index, std::make_exception_ptr(
-                      DeviceError(index, "device " + std::to_string(index) + " failed " +
-                                             (device.where().rfind("before", 0) == 0 ? "" : "at ") +
-                                             device.where() + ": " + e.what())));
+    record(j, failed(e.what()));
   } catch (...) {
-    record(index, std::make_exception_ptr(DeviceError(index, "device " + std::to_string(index) +
-                                                                 " failed at " + device.where() +
-                                                                 ": unknown exception")));
+    record(j, failed("unknown exception"));
   }
+  entered[at] = device.collectives_entered();
   // However the body ended: the timeline of a failed run is the one most looked at.
   if (profile) profile->body_end = ProfileClock::now();
 }
 
-void Mesh::Impl::record(int index, std::exception_ptr error, bool consequence) {
-  errors[static_cast<std::size_t>(index)] = std::move(error);
+// Local device j failed: its error is kept, and every device of the mesh released -- with the
+// error's message as the reason other processes report.
+void Mesh::Impl::record(int j, std::exception_ptr error, bool consequence) {
+  std::string reason;
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    reason = e.what();
+  } catch (...) {
+    reason = "unknown exception";
+  }
+  errors[static_cast<std::size_t>(j)] = std::move(error);
   int none = -1;
   (consequence ? first_consequence : first_error)
-      .compare_exchange_strong(none, index, std::memory_order_acq_rel);
-  abort_all();  // release every device waiting in a collective, in every group
+      .compare_exchange_strong(none, j, std::memory_order_acq_rel);
+  abort_all(reason);  // release every device waiting in a collective, in every group
   failures.fetch_add(1, std::memory_order_release);
   futex_wake_all(failures);  // and end an injected stall
 }
@@ -138,7 +148,16 @@ std::vector<Injection> Mesh::unfired_injections() const {
 }
 
 std::uint64_t Mesh::collectives_entered(int device) const {
-  return impl_->entered.at(static_cast<std::size_t>(device));
+  return impl_->entered.at(static_cast<std::size_t>(device - impl_->first));
+}
+
+std::vector<bool> Mesh::injections_fired() const {
+  return {impl_->fired.begin(), impl_->fired.end()};
+}
+
+std::string Mesh::stall_note(int local) const {
+  const std::string& at = impl_->stalled_at.at(static_cast<std::size_t>(local));
+  return at.empty() ? at : impl_->groups->device_name(impl_->first + local) + " at " + at;
 }
 
 Mesh::Mesh(int size, std::string axis, MeshOptions options)
@@ -155,6 +174,12 @@ Mesh::Mesh(MeshShape shape, MeshOptions options) : impl_(std::make_unique<Impl>(
   impl_->label = shape.size() == 1 ? "'" + shape[0].first + "'" : mesh_axis_names(shape);
   impl_->shape = std::move(shape);
   impl_->options = std::move(options);
+  impl_->groups = impl_->options.groups;
+  if (!impl_->groups) impl_->groups = std::make_shared<InProcessGroups>(impl_->shape);
+  impl_->first = impl_->groups->first_device();
+  impl_->local = impl_->groups->local_devices();
+  MESHRUN_CHECK(impl_->first >= 0 && impl_->local >= 1 && impl_->first + impl_->local <= size,
+                "Mesh: the group provider hosts devices outside the mesh");
   for (const Injection& inj : impl_->options.injections) {
     if (inj.device >= size) {
       throw InputError("--inject", "device " + std::to_string(inj.device) +
@@ -163,10 +188,10 @@ Mesh::Mesh(MeshShape shape, MeshOptions options) : impl_(std::make_unique<Impl>(
     }
   }
   impl_->fired.assign(impl_->options.injections.size(), 0);
-  impl_->entered.assign(static_cast<std::size_t>(size), 0);
-  impl_->in_collective =
-      std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(size));
-  impl_->threads.reserve(static_cast<std::size_t>(size));
+  const auto local = static_cast<std::size_t>(impl_->local);
+  impl_->entered.assign(local, 0);
+  impl_->in_collective = std::make_unique<std::atomic<std::uint64_t>[]>(local);
+  impl_->threads.reserve(local);
   // The device threads start with the first run, after its job is posted: they find it at once
   // instead of going to sleep and being woken for it (start-up of a one-run process, issue 9).
 }
@@ -177,17 +202,16 @@ Mesh::Mesh(MeshShape shape, MeshOptions options) : impl_(std::make_unique<Impl>(
 // thrown: the others are released by the abort, and the device counts as done.
 void Mesh::Impl::start_missing_threads() {
   if (!options.keep_threads) threads.clear();  // joins
-  for (int i = static_cast<int>(threads.size()); i < size; ++i) {
+  for (int i = static_cast<int>(threads.size()); i < local; ++i) {
     try {
       threads.emplace_back([this, i](const std::stop_token& st) { device_loop(i, st); });
     } catch (const std::exception& e) {  // system_error (no thread), bad_alloc (its state)
-      for (int d = i; d < size; ++d) {
+      for (int d = i; d < local; ++d) {
         std::exception_ptr why;
         try {
-          why =
-              std::make_exception_ptr(InternalError("internal error: cannot start the thread of "
-                                                    "device " +
-                                                    std::to_string(d) + ": " + e.what()));
+          why = std::make_exception_ptr(
+              InternalError("internal error: cannot start the thread of " +
+                            groups->device_name(first + d) + ": " + e.what()));
         } catch (...) {  // no memory for the message either: the cause itself
           why = std::current_exception();
         }
@@ -215,7 +239,7 @@ Mesh::~Mesh() {
   {
     std::unique_lock lock(m.state_mu);
     m.stopping.store(true, std::memory_order_release);
-    if (m.running) m.abort_all();  // release every device waiting in a collective
+    if (m.running) m.abort_all("the mesh was destroyed");  // release every device waiting
     m.failures.fetch_add(1, std::memory_order_release);
     futex_wake_all(m.failures);  // end injected stalls
     m.state_cv.wait(lock, [&] { return !m.running; });
@@ -229,6 +253,8 @@ Mesh::~Mesh() {
 }
 
 int Mesh::size() const { return impl_->size; }
+int Mesh::first_device() const { return impl_->first; }
+int Mesh::local_devices() const { return impl_->local; }
 const MeshShape& Mesh::shape() const { return impl_->shape; }
 const std::string& Mesh::axis() const { return impl_->axis; }
 
@@ -247,19 +273,16 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
     }
     GroupOptions go;
     go.timeout = m.options.timeout;
-    m.group_sets.clear();  // fresh groups per run
-    for (auto& tuple : mesh_axis_tuples(m.shape))
-      m.group_sets.emplace_back(m.shape, std::move(tuple), go);
+    m.groups->begin_run(go, [&m] { m.aborted_elsewhere(); });  // fresh groups per run
     m.aborted.store(false, std::memory_order_relaxed);
-    if (trace) trace->collectives.assign(static_cast<std::size_t>(m.size), {});
-    if (trace && trace->profile)
-      trace->profile->devices.assign(static_cast<std::size_t>(m.size), {});
-    m.errors.assign(static_cast<std::size_t>(m.size), nullptr);
-    m.stalled_at.assign(static_cast<std::size_t>(m.size), "");
-    m.waits_at_timeout.assign(static_cast<std::size_t>(m.size), {});
-    for (int d = 0; d < m.size; ++d)
-      m.in_collective[static_cast<std::size_t>(d)].store(0, std::memory_order_relaxed);
-    m.entered.assign(static_cast<std::size_t>(m.size), 0);
+    const auto local = static_cast<std::size_t>(m.local);
+    if (trace) trace->collectives.assign(local, {});
+    if (trace && trace->profile) trace->profile->devices.assign(local, {});
+    m.errors.assign(local, nullptr);
+    m.stalled_at.assign(local, "");
+    m.waits_at_timeout.assign(local, {});
+    for (std::size_t d = 0; d < local; ++d) m.in_collective[d].store(0, std::memory_order_relaxed);
+    m.entered.assign(local, 0);
     m.fired.assign(m.options.injections.size(), 0);
     m.running = true;  // last: nothing below throws until the devices are done
   }
@@ -270,16 +293,17 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
   m.body.store(&body, std::memory_order_relaxed);
   m.job.fetch_add(1, std::memory_order_release);  // publishes everything above to the devices
   const bool parked = m.options.keep_threads && !m.threads.empty();  // some wait on `job`
-  if (!m.options.keep_threads || static_cast<int>(m.threads.size()) < m.size)
+  if (!m.options.keep_threads || static_cast<int>(m.threads.size()) < m.local)
     m.start_missing_threads();
   if (parked) futex_wake_all(m.job);
   // Bounded as long as every body returns: each collective wait ends by its deadline or the
   // abort, an injected stall by the abort or its own limit.
   for (;;) {
     const std::uint32_t d = m.done.load(std::memory_order_acquire);
-    if (d == static_cast<std::uint32_t>(m.size)) break;
+    if (d == static_cast<std::uint32_t>(m.local)) break;
     futex_wait_for(m.done, d, kIdleSlice);
   }
+  m.groups->end_run();
   m.body.store(nullptr, std::memory_order_relaxed);
   m.trace = nullptr;
   int first = m.first_error.load(std::memory_order_acquire);

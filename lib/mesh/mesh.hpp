@@ -5,10 +5,12 @@
 // error; a device that throws aborts every collective group of the mesh (each wait observes its
 // group's abort flag), so the others are released instead of hanging, whichever group they wait in.
 // Collectives run in groups: for every ordered tuple of distinct axes (("model"), ("data"),
-// ("data", "model"), ("model", "data")) one InProcessGroup per coordinate of the other axes --
-// XLA's replica groups, {{0,1,2,3},{4,5,6,7}} for 'model' on data=2, model=4. Destroying the mesh
-// (even mid-run, from another thread) cancels any run in progress, waits for it, then requests stop
-// and joins the threads.
+// ("data", "model"), ("model", "data")) one group per coordinate of the other axes -- XLA's
+// replica groups, {{0,1,2,3},{4,5,6,7}} for 'model' on data=2, model=4. A GroupProvider
+// (group_provider.hpp) makes them: in-process by default, or across the ranks of an MPI job,
+// where each rank's Mesh runs only the devices that rank hosts, with this same code. Destroying
+// the mesh (even mid-run, from another thread) cancels any run in progress, waits for it, then
+// requests stop and joins the threads.
 #pragma once
 
 #include <chrono>
@@ -22,6 +24,8 @@
 #include "shard/topology.hpp"
 
 namespace meshrun {
+
+class GroupProvider;
 
 struct MeshOptions {
   // Bound on every collective wait; a device that has not arrived by then is reported.
@@ -40,6 +44,9 @@ struct MeshOptions {
   // park 8 threads only to wake them again to exit (on 2 cores, ~0.2 ms of a 2 ms process; issue
   // 9). The ended threads are joined by the next run or by ~Mesh.
   bool keep_threads = true;
+  // Where the groups come from, and which devices this process hosts; null: InProcessGroups,
+  // every device here.
+  std::shared_ptr<GroupProvider> groups;
 };
 
 // The groups of each tuple of axes: shard/topology.hpp.
@@ -55,6 +62,10 @@ class Mesh {
   Mesh& operator=(const Mesh&) = delete;
 
   int size() const;  // devices in all
+  // The devices this process runs: first_device() .. first_device() + local_devices() - 1 (every
+  // device, unless the groups span processes).
+  int first_device() const;
+  int local_devices() const;
   const MeshShape& shape() const;
   // The first axis' name (on a one-axis mesh, its axis).
   const std::string& axis() const;
@@ -67,13 +78,18 @@ class Mesh {
   // returns: collective waits end at the timeout or the abort, injected stalls at the abort.
   // Destroying the mesh from another thread during a run cancels it: run() throws AbortedError
   // and the destructor returns once run() has returned and the threads are joined.
-  // With `trace`, each device records the collectives it enters into trace->collectives[index].
+  // With `trace`, each device records the collectives it enters into trace->collectives[j] and,
+  // with trace->profile, its spans into trace->profile->devices[j] (j = index - first_device()).
   void run(const std::function<void(Device&)>& body, Trace* trace = nullptr);
 
   // After a run: the injections that never fired (their device made fewer collectives), so a
   // caller can report an --inject that tested nothing; and how many collectives a device entered.
   std::vector<Injection> unfired_injections() const;
   std::uint64_t collectives_entered(int device) const;
+  // Per injection, whether it fired here; and per local device j, where an injected stall held it
+  // ("" if none did): "device 5 (rank 2) at psum #1 on 'data' (--inject stall:5@1)".
+  std::vector<bool> injections_fired() const;
+  std::string stall_note(int local) const;
 
  private:
   struct Impl;

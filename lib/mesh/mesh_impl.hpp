@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/in_process.hpp"
+#include "mesh/group_provider.hpp"
 #include "mesh/mesh.hpp"
 
 namespace meshrun {
@@ -28,32 +28,14 @@ constexpr auto kStallSlice = std::chrono::milliseconds(50);
 // How much longer than the timeout a stalled device waits while a peer may still be waiting for it.
 constexpr auto kStallGrace = std::chrono::milliseconds(1000);
 
-// One InProcessGroup per group of one tuple of axes (mesh_axis_groups places the devices).
-struct GroupSet {
-  std::vector<std::string> axes;
-  std::string label;
-  std::vector<std::unique_ptr<InProcessGroup>> groups;
-  std::vector<int> group_of, rank_of;
-
-  GroupSet(const MeshShape& mesh, std::vector<std::string> tuple, const GroupOptions& options) {
-    AxisGroups layout = mesh_axis_groups(mesh, std::move(tuple));
-    axes = std::move(layout.axes);
-    label = std::move(layout.label);
-    group_of = std::move(layout.group_of);
-    rank_of = std::move(layout.rank_of);
-    for (auto& m : layout.members) {
-      const int size = static_cast<int>(m.size());
-      groups.push_back(std::make_unique<InProcessGroup>(size, label, options, std::move(m)));
-    }
-  }
-};
-
 }  // namespace mesh_detail
 using namespace mesh_detail;
 
 struct Mesh::Impl {
   MeshShape shape;
-  int size;
+  int size;   // devices on the mesh
+  int first;  // the devices this process runs: first .. first + local - 1
+  int local;
   std::string axis;   // the first axis' name
   std::string label;  // "'data'" or "('data', 'model')", for messages about the whole mesh
   MeshOptions options;
@@ -83,15 +65,16 @@ struct Mesh::Impl {
   // device woken with body == nullptr is being told to exit (see ~Mesh).
   std::atomic<const std::function<void(Device&)>*> body{nullptr};
   Trace* trace = nullptr;  // set with body by run()
-  // One set per ordered tuple of axes, made afresh for every run (an aborted group refuses every
-  // further collective). Aborting the mesh aborts every group of every set.
-  std::vector<GroupSet> group_sets;
+  // The groups: made afresh by begin_run() for every run (an aborted group refuses every further
+  // collective). Aborting the mesh aborts every group of every tuple, in every process.
+  std::shared_ptr<GroupProvider> groups;
   // aborted: set (release) by record() and ~Mesh before they bump `failures`; injected stalls
   // watch it, since the group a stalled device was about to enter may not be the one that failed.
   std::atomic<bool> aborted{false};
   std::vector<std::exception_ptr> errors;
-  // Per device, written by its own thread during a run and read by run() after it: the collective
-  // at which it began an injected stall ("" if it did not), and how many collectives it entered.
+  // Per local device (all of these are indexed by index - first), written by its own thread during
+  // a run and read by run() after it: the collective at which it began an injected stall ("" if it
+  // did not), and how many collectives it entered.
   std::vector<std::string> stalled_at;
   std::vector<std::uint64_t> entered;
   // Per device, the collective it is in right now (CollectiveWhere; 0 outside any), stored by its
@@ -107,14 +90,17 @@ struct Mesh::Impl {
   std::vector<std::jthread> threads;  // last member: joined first, before the state above dies
 
   void device_loop(int index, const std::stop_token& stop);
-  void run_job(int index, const std::stop_token& stop);
+  void run_job(int local_device, const std::stop_token& stop);
   // --inject at the device's `count`-th collective, which is `op` #seq in `group`.
   void inject(int index, CollectiveOp op, std::uint64_t count, const std::string& group,
               std::uint64_t seq, const std::stop_token& stop);
-  void record(int index, std::exception_ptr error, bool consequence = false);
-  void abort_all();
+  void record(int local_device, std::exception_ptr error, bool consequence = false);
+  // Aborts the groups everywhere with `reason`, and ends the injected stalls here.
+  void abort_all(const std::string& reason);
+  // The groups were aborted from another process: end the injected stalls here.
+  void aborted_elsewhere();
   void start_missing_threads();
-  std::exception_ptr explain(int first) const;
+  std::exception_ptr explain(int failed) const;
 };
 
 }  // namespace meshrun

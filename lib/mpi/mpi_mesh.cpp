@@ -64,12 +64,28 @@ void MpiMesh::build(const MeshShape& mesh, const MpiOptions& options) {
 }
 
 MpiMesh::~MpiMesh() {
+  end_run();
   channel_->stop();  // no listener runs from here on: the groups can go
   sets_.clear();
   for (MPI_Comm& c : comms_) MPI_Comm_free(&c);
 }
 
-std::vector<GroupMembership> MpiMesh::memberships(int local) const {
+std::string MpiMesh::device_name(int device) const {
+  return "device " + std::to_string(device) + " (rank " + std::to_string(device / k_) + ")";
+}
+
+void MpiMesh::begin_run(const GroupOptions&, std::function<void()> aborted_elsewhere) {
+  if (ran_) throw InternalError("internal error: an MPI mesh's groups serve one run");
+  ran_ = true;
+  listener_ = channel_->listen(std::move(aborted_elsewhere));
+}
+
+void MpiMesh::end_run() {
+  if (listener_ >= 0) channel_->forget(listener_);
+  listener_ = -1;
+}
+
+std::vector<GroupMembership> MpiMesh::memberships(int local) {
   const int d = first_device() + local;
   std::vector<GroupMembership> out;
   for (const Set& set : sets_) {

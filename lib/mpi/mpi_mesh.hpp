@@ -24,27 +24,36 @@
 #include <vector>
 
 #include "collectives/in_process.hpp"
-#include "mesh/device.hpp"
+#include "mesh/group_provider.hpp"
 #include "mesh/mesh.hpp"
 #include "mpi/mpi_group.hpp"
 
 namespace meshrun {
 
-class MpiMesh {
+// A Mesh's GroupProvider under mpirun (group_provider.hpp): its groups are built once, by the
+// constructor, so the Mesh that takes it runs once.
+class MpiMesh final : public GroupProvider {
  public:
   // Collective over MPI_COMM_WORLD; the world's size must divide the mesh's devices.
   MpiMesh(const MeshShape& mesh, MpiOptions options);
-  ~MpiMesh();
+  ~MpiMesh() override;
   MpiMesh(const MpiMesh&) = delete;
   MpiMesh& operator=(const MpiMesh&) = delete;
 
   int rank() const { return rank_; }
-  int local_devices() const { return k_; }
-  int first_device() const { return rank_ * k_; }
+  int local_devices() const override { return k_; }
+  int first_device() const override { return rank_ * k_; }
+  // "device 5 (rank 2)": every rank reports the line of the rank that failed.
+  std::string device_name(int device) const override;
+  // The groups were built for one run: a second one is an InternalError. Listens on the abort
+  // channel until end_run().
+  void begin_run(const GroupOptions& options, std::function<void()> aborted_elsewhere) override;
+  void end_run() override;
   // Local device j's groups, in Device's order (the full tuple in mesh order first).
-  std::vector<GroupMembership> memberships(int local) const;
+  std::vector<GroupMembership> memberships(int local) override;
 
-  void abort(const std::string& reason) { channel_->abort(reason); }
+  void abort(const std::string& reason) override { channel_->abort(reason); }
+  std::string abort_reason() const override { return channel_->reason(); }
   bool aborted() const { return channel_->aborted(); }
   std::string reason() const { return channel_->reason(); }
 
@@ -58,6 +67,8 @@ class MpiMesh {
   void build(const MeshShape& mesh, const MpiOptions& options);
 
   int rank_ = 0, ranks_ = 1, k_ = 1;
+  bool ran_ = false;
+  int listener_ = -1;  // the running Mesh's, between begin_run and end_run
   std::shared_ptr<MpiAbortChannel> channel_;
   std::vector<MPI_Comm> comms_;  // the split communicators, freed last
   std::vector<Set> sets_;

@@ -12,9 +12,6 @@ namespace meshrun {
 
 namespace {
 
-// A stalled device waits this much past the timeout for the peer that waits for it to report it.
-constexpr auto kStallGrace = std::chrono::milliseconds(1000);
-
 void put(Wire& w, const CollectiveRecord& r) {
   w.put(r.op);
   w.put(r.axis);
@@ -96,32 +93,38 @@ CollectiveRecord record(Wire& w) {
 // device was released by another rank's failure); the others are a cause seen on this rank.
 enum class Failure : std::uint64_t { kOk, kAborted, kMesh, kInternal };
 
-// This rank's devices: their blocks in, their outputs, collectives and errors out.
+// This rank's devices, run by a Mesh over the job's groups (the same runner as one process: its
+// first cause, --inject and failure lines): their blocks in, their outputs, collectives and
+// errors out.
 class LocalRun {
  public:
   // `profiling`: each device records its DeviceProfile; the outcome carries them, times after
   // `ref`.
-  LocalRun(MpiMesh& group, const MeshShape& mesh, const MeshOptions& options, bool profiling,
-           ProfileClock::time_point ref)
-      : group_(group),
-        mesh_(mesh),
-        options_(options),
-        k_(static_cast<std::size_t>(group.local_devices())),
+  LocalRun(std::shared_ptr<MpiMesh> groups, const MeshShape& mesh, MeshOptions options,
+           bool profiling, ProfileClock::time_point ref)
+      : groups_(groups),
+        mesh_(mesh, with_groups(std::move(options), groups)),
+        k_(static_cast<std::size_t>(groups->local_devices())),
         blocks_(k_),
         outs_(k_),
-        logs_(k_),
-        entered_(k_, 0),
-        stalled_(k_),
-        errors_(k_),
-        fired_(options.injections.size(), 0),
-        profiles_(profiling ? k_ : 0),
-        ref_(ref) {}
+        ref_(ref) {
+    if (profiling) trace_.profile = &profile_;
+  }
 
   std::vector<std::vector<Tensor>>& blocks() { return blocks_; }
 
   void run(const Body& body) {
-    std::vector<std::jthread> threads;
-    for (std::size_t j = 0; j < k_; ++j) threads.emplace_back([&, j] { run_device(body, j); });
+    try {
+      mesh_.run(
+          [&](Device& device) {
+            const auto j = static_cast<std::size_t>(device.index() - mesh_.first_device());
+            outs_[j] = body(device, blocks_[j]);
+            blocks_[j].clear();
+          },
+          &trace_);
+    } catch (...) {
+      error_ = std::current_exception();
+    }
   }
 
   // [kind, message, stall notes, fired flags, entered per device, (profile per device when
@@ -130,119 +133,58 @@ class LocalRun {
     Wire w;
     Failure kind = Failure::kOk;
     std::string message;
-    if (const std::exception_ptr e = first_cause(errors_)) {
+    if (error_) {
       try {
-        std::rethrow_exception(e);
+        std::rethrow_exception(error_);
       } catch (const InternalError& x) {
         kind = Failure::kInternal;
         message = x.what();
       } catch (const AbortedError& x) {
         kind = Failure::kAborted;
-        message = group_.aborted() ? group_.reason() : x.what();
+        message = groups_->aborted() ? groups_->reason() : x.what();
       } catch (const std::exception& x) {
         kind = Failure::kMesh;
-        message = group_.aborted() ? group_.reason() : x.what();
+        message = groups_->aborted() ? groups_->reason() : x.what();
       }
     }
     w.put(static_cast<std::uint64_t>(kind));
     w.put(message);
     std::vector<std::string> notes;
-    for (const std::string& s : stalled_)
-      if (!s.empty()) notes.push_back(s);
+    for (std::size_t j = 0; j < k_; ++j)
+      if (std::string s = mesh_.stall_note(static_cast<int>(j)); !s.empty()) notes.push_back(s);
     w.put(static_cast<std::uint64_t>(notes.size()));
     for (const std::string& s : notes) w.put(s);
-    for (char f : fired_) w.put(static_cast<std::uint64_t>(f));
-    for (std::uint64_t n : entered_) w.put(n);
-    for (const DeviceProfile& d : profiles_) put(w, d, ref_);
+    for (bool f : mesh_.injections_fired()) w.put(static_cast<std::uint64_t>(f));
+    for (std::size_t j = 0; j < k_; ++j)
+      w.put(mesh_.collectives_entered(mesh_.first_device() + static_cast<int>(j)));
+    if (trace_.profile)
+      for (const DeviceProfile& d : profile_.devices) put(w, d, ref_);
     if (kind != Failure::kOk) return w.bytes();
     for (std::size_t j = 0; j < k_; ++j) {
       w.put(static_cast<std::uint64_t>(outs_[j].size()));
       for (const Tensor& t : outs_[j]) w.put(t);
-      w.put(static_cast<std::uint64_t>(logs_[j].size()));
-      for (const CollectiveRecord& r : logs_[j]) put(w, r);
+      w.put(static_cast<std::uint64_t>(trace_.collectives[j].size()));
+      for (const CollectiveRecord& r : trace_.collectives[j]) put(w, r);
     }
     return w.bytes();
   }
 
  private:
-  void run_device(const Body& body, std::size_t j) {
-    const int index = group_.first_device() + static_cast<int>(j);
-    Device device(
-        index, mesh_, group_.memberships(static_cast<int>(j)),
-        [this, j](int d, CollectiveOp op, std::uint64_t count, const std::string& label,
-                  std::uint64_t seq) { inject(j, d, op, count, label, seq); },
-        &logs_[j], profiles_.empty() ? nullptr : &profiles_[j]);
-    if (!profiles_.empty()) profiles_[j].body_start = ProfileClock::now();
-    // However the body ends: the timeline of a failed run is the one most looked at.
-    struct BodyEnd {
-      DeviceProfile* p;
-      ~BodyEnd() {
-        if (p) p->body_end = ProfileClock::now();
-      }
-    } body_end{profiles_.empty() ? nullptr : &profiles_[j]};
-    try {
-      outs_[j] = body(device, blocks_[j]);
-      blocks_[j].clear();
-    } catch (const AbortedError&) {
-      errors_[j] = std::current_exception();  // a consequence: the group already has the cause
-    } catch (const CollectiveError& e) {
-      errors_[j] = std::current_exception();
-      group_.abort(e.what());
-    } catch (const InternalError& e) {
-      errors_[j] = std::current_exception();
-      group_.abort(e.what());
-    } catch (const std::exception& e) {
-      // As the in-process mesh says it, with the rank: every rank reports this one line.
-      const std::string where = device.where();
-      const std::string what = "device " + std::to_string(index) + " (rank " +
-                               std::to_string(group_.rank()) + ") failed " +
-                               (where.starts_with("before") ? "" : "at ") + where + ": " + e.what();
-      errors_[j] = std::make_exception_ptr(DeviceError(index, what));
-      group_.abort(what);
-    }
-    entered_[j] = device.collectives_entered();
+  // One run, its threads ended with it; not pinned (mpirun places the ranks).
+  static MeshOptions with_groups(MeshOptions options, std::shared_ptr<MpiMesh> groups) {
+    options.groups = std::move(groups);
+    options.keep_threads = false;
+    options.pin_devices = false;
+    return options;
   }
 
-  // --inject, as the in-process mesh does it (mesh.cpp), for this rank's devices.
-  void inject(std::size_t j, int index, CollectiveOp op, std::uint64_t count,
-              const std::string& label, std::uint64_t seq) {
-    for (std::size_t i = 0; i < options_.injections.size(); ++i) {
-      const Injection& inj = options_.injections[i];
-      if (inj.device != index || inj.at != count) continue;
-      fired_[i] = 1;
-      const std::string at =
-          std::string(op_name(op)) + " #" + std::to_string(seq) + " on '" + label + "'";
-      if (inj.kind == Injection::Kind::kFail)
-        throw std::runtime_error("injected failure (--inject " + injection_str(inj) + ")");
-      if (inj.kind == Injection::Kind::kInternal)
-        throw InternalError("internal error: injected at device " + std::to_string(index) + "'s " +
-                            at + " (--inject " + injection_str(inj) + ")");
-      // Stall: never arrive. The peers time out and abort the group, which ends the stall; the
-      // grace bounds it if nobody is left to wait for this device.
-      stalled_[j] = "device " + std::to_string(index) + " (rank " + std::to_string(group_.rank()) +
-                    ") at " + at + " (--inject " + injection_str(inj) + ")";
-      const auto limit = std::chrono::steady_clock::now() + options_.timeout + kStallGrace;
-      while (!group_.aborted() && std::chrono::steady_clock::now() < limit)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      if (group_.aborted())
-        throw AbortedError("device " + std::to_string(index) + " stalled at " + at);
-      throw CollectiveError("device " + std::to_string(index) + " stalled at " + at +
-                            " and never arrived; gave up after " +
-                            std::to_string(options_.timeout.count()) + " ms");
-    }
-  }
-
-  MpiMesh& group_;  // the mesh's groups; their abort is the mesh's
-  const MeshShape& mesh_;
-  const MeshOptions& options_;
+  std::shared_ptr<MpiMesh> groups_;  // the mesh's groups; their abort is the mesh's
+  Mesh mesh_;
   std::size_t k_;
   std::vector<std::vector<Tensor>> blocks_, outs_;
-  std::vector<std::vector<CollectiveRecord>> logs_;
-  std::vector<std::uint64_t> entered_;
-  std::vector<std::string> stalled_;
-  std::vector<std::exception_ptr> errors_;
-  std::vector<char> fired_;              // per injection; each written only by its device's thread
-  std::vector<DeviceProfile> profiles_;  // per local device when profiling, else empty
+  Trace trace_;      // this rank's devices' collectives (and profiles), by local device
+  Profile profile_;  // trace_.profile when profiling
+  std::exception_ptr error_;
   ProfileClock::time_point ref_;
 };
 
@@ -273,16 +215,11 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
                                 Trace* trace, bool profiling) {
   check_mpi_mesh(mesh, job.ranks());
   const int n = mesh_devices(mesh);
-  for (const Injection& inj : options.injections) {  // as Mesh refuses it: on every rank alike
-    if (inj.device >= n)
-      throw InputError("--inject", "device " + std::to_string(inj.device) +
-                                       " does not exist on a mesh of " + std::to_string(n) +
-                                       " devices");
-  }
   const int k = n / job.ranks();
-  MpiMesh group(mesh, MpiOptions{.timeout = options.timeout});
+  auto groups = std::make_shared<MpiMesh>(mesh, MpiOptions{.timeout = options.timeout});
+  const MpiMesh& group = *groups;
   const ProfileClock::time_point ref = ProfileClock::now();  // see put_time
-  LocalRun local(group, mesh, options, profiling, ref);
+  LocalRun local(groups, mesh, options, profiling, ref);     // InputError for a bad --inject
   Profile* const profile = trace && profiling ? trace->profile : nullptr;  // rank 0's
   if (profile) profile->devices.assign(static_cast<std::size_t>(n), {});
 
