@@ -131,9 +131,7 @@ void Mesh::Impl::record(int j, std::exception_ptr error, bool consequence) {
     reason = "unknown exception";
   }
   errors[static_cast<std::size_t>(j)] = std::move(error);
-  int none = -1;
-  (consequence ? first_consequence : first_error)
-      .compare_exchange_strong(none, j, std::memory_order_acq_rel);
+  first_cause.note(j, consequence);
   abort_all(reason);  // release every device waiting in a collective, in every group
   failures.fetch_add(1, std::memory_order_release);
   futex_wake_all(failures);  // and end an injected stall
@@ -287,8 +285,7 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
     m.running = true;  // last: nothing below throws until the devices are done
   }
   m.trace = trace;
-  m.first_error.store(-1, std::memory_order_relaxed);
-  m.first_consequence.store(-1, std::memory_order_relaxed);
+  m.first_cause.reset();
   m.done.store(0, std::memory_order_relaxed);
   m.body.store(&body, std::memory_order_relaxed);
   m.job.fetch_add(1, std::memory_order_release);  // publishes everything above to the devices
@@ -306,8 +303,7 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
   m.groups->end_run();
   m.body.store(nullptr, std::memory_order_relaxed);
   m.trace = nullptr;
-  int first = m.first_error.load(std::memory_order_acquire);
-  if (first < 0) first = m.first_consequence.load(std::memory_order_acquire);
+  const int first = m.first_cause.first();
   std::exception_ptr error;
   if (first >= 0) {
     try {  // nothing may throw past here before `running` is cleared: ~Mesh waits for it
@@ -316,8 +312,8 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
       error = m.errors[static_cast<std::size_t>(first)];
     }
   }
-  const bool cancelled = m.stopping.load(std::memory_order_acquire) &&
-                         m.first_error.load(std::memory_order_relaxed) < 0 && error;
+  const bool cancelled =
+      m.stopping.load(std::memory_order_acquire) && !m.first_cause.any_cause() && error;
   {
     std::lock_guard lock(m.state_mu);
     m.running = false;

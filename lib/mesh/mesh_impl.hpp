@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "collectives/first_cause.hpp"
 #include "mesh/group_provider.hpp"
 #include "mesh/mesh.hpp"
 
@@ -49,10 +50,8 @@ struct Mesh::Impl {
   // failures: bumped (release) after the group is aborted, by record() and ~Mesh; the futex word
   // an injected stall sleeps on, so it wakes as soon as the mesh aborts and costs no CPU before.
   alignas(64) std::atomic<std::uint32_t> failures{0};
-  // first_error: the device whose error run() rethrows -- the first to fail, by time, among the
-  // causes; first_consequence: the first AbortedError (reported only when there is no cause).
-  std::atomic<int> first_error{-1};
-  std::atomic<int> first_consequence{-1};
+  // Which device's error run() rethrows (collectives/first_cause.hpp), by local index.
+  FirstCause first_cause;
 
   // run() and ~Mesh agree through state_mu: at most one run at a time (a nested or concurrent
   // run is refused), and the destructor waits for a run in progress to return before it frees

@@ -7,7 +7,8 @@
 #include <ostream>
 
 #include "bench/bench_method.hpp"
-#include "mpi/mpi_runner.hpp"
+#include "mesh/group_provider.hpp"
+#include "mesh/mesh.hpp"
 #include "support/errors.hpp"
 
 namespace meshrun::bench {
@@ -18,7 +19,7 @@ using Clock = std::chrono::steady_clock;
 
 class MpiDeviceBench {
  public:
-  MpiDeviceBench(MpiCommunicator& c, const AllReduceBenchOptions& o, const MpiOptions& mpi,
+  MpiDeviceBench(Communicator& c, const AllReduceBenchOptions& o, const MpiOptions& mpi,
                  BenchResult& result, std::ostream* table)
       : c_(c), o_(o), mpi_(mpi), result_(result), table_(table), g_(c.rank()), n_(c.size()) {}
 
@@ -107,13 +108,35 @@ class MpiDeviceBench {
     if (table_) *table_ << table_row(r) << std::endl;
   }
 
-  MpiCommunicator& c_;
+  Communicator& c_;
   const AllReduceBenchOptions& o_;
   const MpiOptions& mpi_;
   BenchResult& result_;
   std::ostream* table_;  // non-null on the device that prints
   int g_, n_;
   std::vector<float> in_, out_;
+};
+
+// The benchmark's one group, all the devices over the job's ranks (an MpiGroup even on one rank:
+// the table measures the MPI engine), as the groups of a one-axis Mesh: it runs the devices.
+// No --inject here, so nothing waits for an abort from elsewhere.
+class WorldGroup final : public GroupProvider {
+ public:
+  WorldGroup(int local, const MpiOptions& mpi) : group_(MPI_COMM_WORLD, local, "data", mpi) {}
+  int first_device() const override { return group_.member_device(0); }
+  int local_devices() const override { return group_.local_devices(); }
+  std::string device_name(int device) const override {
+    return "device " + std::to_string(device) + " (rank " + std::to_string(group_.rank()) + ")";
+  }
+  void begin_run(const GroupOptions&, std::function<void()>) override {}
+  std::vector<GroupMembership> memberships(int local) override {
+    return {{{"data"}, "data", &group_.member(local)}};
+  }
+  void abort(const std::string& reason) override { group_.abort(reason); }
+  std::string abort_reason() const override { return group_.reason(); }
+
+ private:
+  MpiGroup group_;
 };
 
 }  // namespace
@@ -140,11 +163,15 @@ BenchResult run_mpi_allreduce_bench(const AllReduceBenchOptions& options, const 
              << machine_line() << "\n"
              << table_header() << std::endl;
   }
-  MpiGroup group(MPI_COMM_WORLD, k, "data", mpi);
-  const auto errors = run_local_devices(group, [&](MpiCommunicator& c) {
+  Mesh mesh({{"data", options.devices}}, {.timeout = mpi.timeout,
+                                          .injections = {},
+                                          .pin_devices = false,
+                                          .keep_threads = false,
+                                          .groups = std::make_shared<WorldGroup>(k, mpi)});
+  mesh.run([&](Device& device) {
+    Communicator& c = device.comm();
     MpiDeviceBench(c, options, mpi, result, c.rank() == 0 ? printer : nullptr).run();
   });
-  if (std::exception_ptr e = first_cause(errors)) std::rethrow_exception(e);
   return result;
 }
 

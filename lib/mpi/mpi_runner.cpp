@@ -1,7 +1,6 @@
 #include "mpi/mpi_runner.hpp"
 
 #include <cstdio>
-#include <thread>
 
 #include "support/errors.hpp"
 
@@ -13,48 +12,6 @@ void init_mpi_threads(int* argc, char*** argv) {
   if (provided < MPI_THREAD_MULTIPLE)
     throw InternalError("MPI provides thread level " + std::to_string(provided) +
                         ", the MPI backend needs MPI_THREAD_MULTIPLE");
-}
-
-std::vector<std::exception_ptr> run_local_devices(
-    MpiGroup& group, const std::function<void(MpiCommunicator&)>& body) {
-  const int k = group.local_devices();
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(k));
-  {
-    std::vector<std::jthread> threads;
-    threads.reserve(static_cast<std::size_t>(k));
-    for (int j = 0; j < k; ++j) {
-      threads.emplace_back([&, j] {
-        MpiCommunicator& comm = group.member(j);
-        try {
-          body(comm);
-        } catch (const std::exception& e) {
-          errors[static_cast<std::size_t>(j)] = std::current_exception();
-          if (dynamic_cast<const CollectiveError*>(&e) == nullptr) {
-            group.abort("device " + std::to_string(comm.rank()) + " (rank " +
-                        std::to_string(group.rank()) + ") failed after " + op_name(comm.last_op()) +
-                        " #" + std::to_string(comm.seq()) + " on '" + group.axis() +
-                        "': " + e.what());
-          }
-        }
-      });
-    }
-  }
-  return errors;
-}
-
-std::exception_ptr first_cause(const std::vector<std::exception_ptr>& errors) {
-  std::exception_ptr first;
-  for (const std::exception_ptr& e : errors) {
-    if (!e) continue;
-    try {
-      std::rethrow_exception(e);
-    } catch (const AbortedError&) {
-      if (!first) first = e;
-    } catch (...) {
-      return e;
-    }
-  }
-  return first;
 }
 
 std::string stopped_answering(const TimeoutError& e, const std::string& failure) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "mpirun.hpp"
+#include "mpi/mpirun.hpp"
 
 using namespace meshrun::testing;
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "mpirun.hpp"
+#include "mpi/mpirun.hpp"
 
 using namespace meshrun::testing;
 

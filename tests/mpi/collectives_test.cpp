@@ -19,7 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "fold_values.hpp"
+#include "mpi/fold_values.hpp"
+#include "mpi/mpi_members.hpp"
 #include "mpi/mpi_runner.hpp"
 #include "support/errors.hpp"
 
@@ -82,8 +83,7 @@ MpiOptions options_with(std::size_t chunk_bytes = MpiOptions{}.chunk_bytes, int 
 }
 
 void run_ok(MpiGroup& group, const std::function<void(MpiCommunicator&)>& body) {
-  const std::vector<std::exception_ptr> errors = run_local_devices(group, body);
-  if (std::exception_ptr e = first_cause(errors)) std::rethrow_exception(e);
+  meshrun::testing::run_mpi_members(group, body).rethrow_first();
 }
 
 // psum, pmean, all_gather and psum_scatter for one element count (per device input for psum and
@@ -162,13 +162,10 @@ BOOST_AUTO_TEST_CASE(same_bits_as_the_in_process_engine) {
     std::vector<std::vector<float>> local(kDevices);
     {
       InProcessGroup engine(kDevices, "data");
-      std::vector<std::jthread> threads;
-      threads.reserve(kDevices);
-      for (int d = 0; d < kDevices; ++d)
-        threads.emplace_back([&, d] {
-          local[static_cast<std::size_t>(d)].resize(count);
-          engine.member(d).all_reduce_sum(input(d, count, 300), local[static_cast<std::size_t>(d)]);
-        });
+      meshrun::testing::run_ranks(engine, [&](InProcessCommunicator& c, int d) {
+        local[static_cast<std::size_t>(d)].resize(count);
+        c.all_reduce_sum(input(d, count, 300), local[static_cast<std::size_t>(d)]);
+      });
     }
     Diffs diffs;
     run_ok(*group, [&](MpiCommunicator& c) {
@@ -259,7 +256,8 @@ std::vector<std::string> run_failing(const std::function<void(MpiCommunicator&)>
   MpiOptions o = options_with();
   o.timeout = std::chrono::milliseconds(1500);
   auto group = make_group(o);
-  const std::vector<std::exception_ptr> errors = run_local_devices(*group, body);
+  const std::vector<std::exception_ptr> errors =
+      meshrun::testing::run_mpi_members(*group, body).errors;
   std::vector<std::string> messages;
   for (const std::exception_ptr& e : errors) {
     try {
@@ -356,14 +354,14 @@ BOOST_AUTO_TEST_CASE(a_killed_rank_ends_the_job) {
   MpiOptions o = options_with();
   o.timeout = std::chrono::milliseconds(1500);
   auto group = make_group(o);
-  const auto errors = run_local_devices(*group, [](MpiCommunicator& c) {
+  const auto errors = meshrun::testing::run_mpi_members(*group, [](MpiCommunicator& c) {
     workload(c, [&](int k) {
       if (c.rank() == kVictim && k == 5) std::raise(SIGKILL);
     });
   });
-  if (std::exception_ptr e = first_cause(errors)) {
+  if (errors.first >= 0) {
     try {
-      std::rethrow_exception(e);
+      errors.rethrow_first();
     } catch (const std::exception& x) {
       abort_job(x.what(), 3);  // a peer is dead: MPI_Finalize could wait for it forever
     }

@@ -14,9 +14,10 @@
 #include <thread>
 #include <vector>
 
-#include "fold_values.hpp"
+#include "mpi/fold_values.hpp"
 #include "mpi/mpi_mesh.hpp"
 #include "mpi/mpi_runner.hpp"
+#include "support/run_ranks.hpp"
 #include "support/errors.hpp"
 
 using namespace meshrun;
@@ -97,11 +98,9 @@ Communicator& comm_for(const std::vector<GroupMembership>& groups, const std::st
 std::vector<std::string> run_devices(
     MpiMesh& mesh, const std::function<void(int, const std::vector<GroupMembership>&)>& body) {
   std::vector<std::string> errors(static_cast<std::size_t>(mesh.local_devices()));
-  {
-    std::vector<std::jthread> threads;
-    threads.reserve(errors.size());
-    for (int j = 0; j < mesh.local_devices(); ++j) {
-      threads.emplace_back([&, j] {
+  meshrun::testing::run_members(
+      mesh.local_devices(),
+      [&](int j) {
         const int d = mesh.first_device() + j;
         try {
           body(d, mesh.memberships(j));
@@ -111,9 +110,8 @@ std::vector<std::string> run_devices(
           errors[static_cast<std::size_t>(j)] = e.what();
           mesh.abort("device " + std::to_string(d) + " failed: " + e.what());
         }
-      });
-    }
-  }
+      },
+      [](int, const std::exception_ptr&) {});
   return errors;
 }
 

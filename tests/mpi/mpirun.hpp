@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "../run_meshrun.hpp"
+#include "support/run_meshrun.hpp"
 
 namespace meshrun::testing {
 

@@ -14,7 +14,7 @@
 #include "io/profile_json.hpp"
 #include "mesh/mesh.hpp"
 #include "mesh/shard_map.hpp"
-#include "run_meshrun.hpp"
+#include "support/run_meshrun.hpp"
 
 namespace fs = std::filesystem;
 using meshrun::testing::run;

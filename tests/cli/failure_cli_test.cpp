@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
 
-#include "run_meshrun.hpp"
+#include "support/run_meshrun.hpp"
 #include <chrono>
 #include <filesystem>
 #include <fstream>

@@ -21,7 +21,7 @@
 #include "mesh/injection.hpp"
 #include "mesh/mesh.hpp"
 #include "programs/program.hpp"
-#include "run_meshrun.hpp"
+#include "support/run_meshrun.hpp"
 #include "support/errors.hpp"
 #include "trace/structure.hpp"
 #include "trace/trace.hpp"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "io/output.hpp"
-#include "run_meshrun.hpp"
+#include "support/run_meshrun.hpp"
 #include "support/errors.hpp"
 
 namespace fs = std::filesystem;

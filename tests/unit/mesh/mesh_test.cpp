@@ -23,7 +23,7 @@
 #include "mesh/device.hpp"
 #include "mesh/injection.hpp"
 #include "mesh/mesh.hpp"
-#include "run_ranks.hpp"
+#include "support/run_ranks.hpp"
 #include "support/errors.hpp"
 
 using namespace meshrun;

@@ -26,7 +26,7 @@
 #include "collectives/in_process.hpp"
 #include "mesh/device.hpp"
 #include "mesh/mesh.hpp"
-#include "run_ranks.hpp"
+#include "support/run_ranks.hpp"
 #include "support/errors.hpp"
 
 using namespace meshrun;

@@ -16,7 +16,7 @@
 #include "io/expected_patch.hpp"
 #include "mesh/mesh.hpp"
 #include "programs/program.hpp"
-#include "run_meshrun.hpp"
+#include "support/run_meshrun.hpp"
 #include "support/errors.hpp"
 
 namespace {

@@ -2,7 +2,7 @@
 // with its exit code and exact stderr line, `check`, exit codes, stdin, flags.
 #include <boost/test/unit_test.hpp>
 
-#include "run_meshrun.hpp"
+#include "support/run_meshrun.hpp"
 
 #include <fcntl.h>
 #include <sys/wait.h>

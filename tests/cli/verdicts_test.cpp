@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "mesh/mesh.hpp"
-#include "run_meshrun.hpp"
+#include "support/run_meshrun.hpp"
 #include "support/cpus.hpp"
 #include "support/errors.hpp"
 

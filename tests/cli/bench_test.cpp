@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "run_meshrun.hpp"
+#include "support/run_meshrun.hpp"
 
 using meshrun::testing::Result;
 using meshrun::testing::run;

@@ -22,7 +22,7 @@
 #include "io/expected_patch.hpp"
 #include "io/npy.hpp"
 #include "io/signal_cleanup.hpp"
-#include "run_meshrun.hpp"
+#include "support/run_meshrun.hpp"
 
 namespace {
 

@@ -3,7 +3,7 @@
 // --save-npy.
 #include <boost/test/unit_test.hpp>
 
-#include "run_meshrun.hpp"
+#include "support/run_meshrun.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "run_meshrun.hpp"
+#include "support/run_meshrun.hpp"
 
 namespace {
 
