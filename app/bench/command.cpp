@@ -19,8 +19,8 @@
 #ifdef MESHRUN_HAVE_MPI
 #include <mpi.h>
 
-#include "mpi/mpi_bench.hpp"
-#include "mpi/mpi_runner.hpp"
+#include "bench/mpi/mpi_bench.hpp"
+#include "io/mpi/mpi_runner.hpp"
 #endif
 
 namespace meshrun {

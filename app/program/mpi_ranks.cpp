@@ -9,8 +9,8 @@
 #include "support/errors.hpp"
 
 #ifdef MESHRUN_HAVE_MPI
-#include "mpi/mpi_job.hpp"
-#include "mpi/mpi_runner.hpp"
+#include "io/mpi/mpi_job.hpp"
+#include "io/mpi/mpi_runner.hpp"
 #endif
 
 namespace meshrun {

@@ -14,8 +14,8 @@
 #include "io/result_writer.hpp"
 #include "program/run.hpp"
 #include "support/errors.hpp"
-#include "mpi/mpi_runner.hpp"
-#include "mpi/mpi_shard_map.hpp"
+#include "io/mpi/mpi_runner.hpp"
+#include "io/mpi/mpi_shard_map.hpp"
 #include "program/mpi_ranks.hpp"
 
 namespace meshrun {

@@ -9,8 +9,8 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "mpi/mpi_bench.hpp"
-#include "mpi/mpi_runner.hpp"
+#include "bench/mpi/mpi_bench.hpp"
+#include "io/mpi/mpi_runner.hpp"
 #include "support/errors.hpp"
 
 using namespace meshrun;

@@ -21,7 +21,7 @@
 
 #include "mpi/fold_values.hpp"
 #include "mpi/mpi_members.hpp"
-#include "mpi/mpi_runner.hpp"
+#include "io/mpi/mpi_runner.hpp"
 #include "support/errors.hpp"
 
 using namespace meshrun;

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "mpi/fold_values.hpp"
-#include "mpi/mpi_mesh.hpp"
-#include "mpi/mpi_runner.hpp"
+#include "mesh/mpi/mpi_mesh.hpp"
+#include "io/mpi/mpi_runner.hpp"
 #include "support/run_ranks.hpp"
 #include "support/errors.hpp"
 

@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "mpi/mpi_group.hpp"
+#include "collectives/mpi/mpi_group.hpp"
 #include "support/errors.hpp"
 #include "support/run_ranks.hpp"
 

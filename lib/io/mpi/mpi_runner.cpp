@@ -1,4 +1,4 @@
-#include "mpi/mpi_runner.hpp"
+#include "io/mpi/mpi_runner.hpp"
 
 #include <cstdio>
 

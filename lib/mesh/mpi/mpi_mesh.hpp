@@ -26,7 +26,7 @@
 #include "collectives/in_process.hpp"
 #include "mesh/group_provider.hpp"
 #include "mesh/mesh.hpp"
-#include "mpi/mpi_group.hpp"
+#include "collectives/mpi/mpi_group.hpp"
 
 namespace meshrun {
 

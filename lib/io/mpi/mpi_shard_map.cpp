@@ -1,11 +1,11 @@
-#include "mpi/mpi_shard_map.hpp"
+#include "io/mpi/mpi_shard_map.hpp"
 
 #include <algorithm>
 #include <optional>
 #include <thread>
 
-#include "mpi/mpi_mesh.hpp"
-#include "mpi/mpi_runner.hpp"
+#include "mesh/mpi/mpi_mesh.hpp"
+#include "io/mpi/mpi_runner.hpp"
 #include "support/errors.hpp"
 
 namespace meshrun {

@@ -9,7 +9,7 @@
 #include <iosfwd>
 
 #include "bench/allreduce_bench.hpp"
-#include "mpi/mpi_group.hpp"
+#include "collectives/mpi/mpi_group.hpp"
 
 namespace meshrun::bench {
 

@@ -1,4 +1,4 @@
-#include "mpi/mpi_group.hpp"
+#include "collectives/mpi/mpi_group.hpp"
 
 #include <sched.h>
 
@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "collectives/kernels.hpp"
-#include "mpi/mpi_group_detail.hpp"
+#include "collectives/mpi/mpi_group_detail.hpp"
 #include "support/errors.hpp"
 
 namespace meshrun {

@@ -1,4 +1,4 @@
-#include "mpi/mpi_mesh.hpp"
+#include "mesh/mpi/mpi_mesh.hpp"
 
 #include <algorithm>
 

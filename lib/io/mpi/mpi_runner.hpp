@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "mpi/mpi_group.hpp"
+#include "collectives/mpi/mpi_group.hpp"
 #include "support/errors.hpp"
 
 namespace meshrun {

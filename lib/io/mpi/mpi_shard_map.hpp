@@ -21,7 +21,7 @@
 
 #include "mesh/mesh.hpp"
 #include "mesh/shard_map.hpp"
-#include "mpi/mpi_job.hpp"
+#include "io/mpi/mpi_job.hpp"
 
 namespace meshrun {
 

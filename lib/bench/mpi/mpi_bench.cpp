@@ -1,4 +1,4 @@
-#include "mpi/mpi_bench.hpp"
+#include "bench/mpi/mpi_bench.hpp"
 
 #include <algorithm>
 #include <chrono>

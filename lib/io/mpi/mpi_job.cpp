@@ -1,4 +1,4 @@
-#include "mpi/mpi_job.hpp"
+#include "io/mpi/mpi_job.hpp"
 
 #include <algorithm>
 #include <climits>
