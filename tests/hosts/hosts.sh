@@ -11,14 +11,14 @@
 #   hosts_run 1 CMD...    # CMD on node1 (its network and hostname), e.g. mpirun with the agent
 #   $(hosts_enter 1) CMD  # the same, where a function cannot go (timeout ...)
 #   hosts_link 3 down     # node3's link (its end of the veth) down / up
-#   hosts_netem 3 delay 20ms | loss 10% | off
+#   hosts_impair 3 delay | loss | off   # netem delay 20ms / loss 10% (or the nearest, below)
 #   hosts_pids 3          # processes on node3
 #   hosts_down            # kills what runs on the hosts, removes them (also from the trap)
 #
 # mpirun reaches node2..N through $HOSTS_DIR/agent (--mca plm_rsh_agent), which enters the named
 # host's namespaces and runs the daemon's command there; hosts_mpirun_args prints the flags.
-# Needs root, iproute2 (ip, tc) and util-linux (unshare, nsenter): `hosts_deps` installs the
-# Debian packages that are missing.
+# Needs root, iproute2 (ip, tc) and util-linux (unshare, nsenter), and nftables where the kernel
+# has no netem: `hosts_deps` installs the Debian packages that are missing.
 
 HOSTS_ROOT=/run/meshrun-hosts
 HOSTS_NET=10.77.0
@@ -27,6 +27,7 @@ hosts_deps() {
   local missing=""
   command -v ip >/dev/null && command -v tc >/dev/null || missing="$missing iproute2"
   command -v unshare >/dev/null && command -v nsenter >/dev/null || missing="$missing util-linux"
+  command -v nft >/dev/null || missing="$missing nftables"
   [ -z "$missing" ] && return 0
   echo "installing:$missing" >&2
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
@@ -144,14 +145,41 @@ hosts_run() {
 
 hosts_link() { ip -n "$(_hosts_ns "$1")" link set eth0 "$2"; }
 
-hosts_netem() {
-  local i=$1
-  shift
-  if [ "$1" = off ]; then
-    tc -n "$(_hosts_ns "$i")" qdisc del dev eth0 root 2>/dev/null
-    return 0
-  fi
-  tc -n "$(_hosts_ns "$i")" qdisc replace dev eth0 root netem "$@"
+# hosts_impair I delay|loss|off: host I's link slowed (netem delay 20ms) or lossy (netem loss 10%),
+# as `tc qdisc ... netem` does it; prints what was applied. A kernel without sch_netem (this VM's:
+# CONFIG_NET_SCH_NETEM unset) gets the nearest it has: for loss, nftables dropping 10% of the
+# host's outgoing packets at random (the same, in effect); for delay, a token bucket of 1 Mbit/s
+# (tbf: a slow link, though by bandwidth, not by a fixed 20 ms). Fails when neither works.
+hosts_impair() {
+  local i=$1 ns
+  ns=$(_hosts_ns "$i")
+  case $2 in
+    off)
+      tc -n "$ns" qdisc del dev eth0 root 2>/dev/null
+      ip netns exec "$ns" nft delete table inet meshrun_loss 2>/dev/null
+      return 0 ;;
+    delay)
+      if tc -n "$ns" qdisc replace dev eth0 root netem delay 20ms 2>/dev/null; then
+        echo "netem delay 20ms"
+      elif tc -n "$ns" qdisc replace dev eth0 root tbf rate 1mbit burst 16kb latency 2s; then
+        echo "tbf rate 1mbit (no sch_netem in this kernel)"
+      else
+        return 1
+      fi ;;
+    loss)
+      if tc -n "$ns" qdisc replace dev eth0 root netem loss 10% 2>/dev/null; then
+        echo "netem loss 10%"
+      elif command -v nft >/dev/null &&
+           ip netns exec "$ns" nft add table inet meshrun_loss &&
+           ip netns exec "$ns" nft add chain inet meshrun_loss out \
+             '{ type filter hook output priority 0 ; }' &&
+           ip netns exec "$ns" nft add rule inet meshrun_loss out oifname eth0 \
+             numgen random mod 100 '<' 10 drop; then
+        echo "nft: 10% of eth0's packets dropped (no sch_netem in this kernel)"
+      else
+        return 1
+      fi ;;
+  esac
 }
 
 hosts_pids() { ip netns pids "$(_hosts_ns "$1")"; }
