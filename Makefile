@@ -21,7 +21,7 @@ FUZZ_LIMITS := -rss_limit_mb=4096 -malloc_limit_mb=4096
 # What `make format` rewrites and `make lint` checks: every C++ file of the project.
 FORMAT_FILES = $(shell find app lib tests bench -name '*.cpp' -o -name '*.hpp' | sort)
 
-.PHONY: deps fuzz-deps lint-deps peer-deps format format-check lint build run test asan tsan fuzz bench bench-peers bench-mpi clean
+.PHONY: hosts-deps hosts-test deps fuzz-deps lint-deps peer-deps format format-check lint build run test asan tsan fuzz bench bench-peers bench-mpi clean
 
 deps:
 	@missing=""; for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -73,8 +73,18 @@ build: deps
 run: build
 	$(BUILD)/release/meshrun dp-step $(EXAMPLE)
 
-test: build
+test: build hosts-deps
 	ctest --test-dir $(BUILD)/release --output-on-failure -j $(JOBS)
+
+# What tests/hosts needs (iproute2, util-linux, nftables where the kernel has no netem): as root
+# only, where the host tests can run at all.
+hosts-deps:
+	@if [ "$$(id -u)" = 0 ]; then bash -c '. tests/hosts/hosts.sh && hosts_deps'; fi
+
+# Only the multi-host tests (network namespaces over TCP, docs/hosts.md); `make test` runs them
+# too. Not root, or no `ip netns`: each says "skipped: <reason>".
+hosts-test: build hosts-deps
+	ctest --test-dir $(BUILD)/release --output-on-failure -L hosts
 
 # AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer included): the whole suite, which
 # runs the binary on every case file.

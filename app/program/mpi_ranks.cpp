@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -31,6 +32,28 @@ const std::vector<std::string>& command_words() { return words(); }
 #ifdef MESHRUN_HAVE_MPI
 namespace {
 
+std::vector<std::string>& hosts() {
+  static std::vector<std::string> h;
+  return h;
+}
+
+std::string this_host() {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  if (MPI_Get_processor_name(name, &len) != MPI_SUCCESS) return "?";
+  return std::string(name, static_cast<std::size_t>(len));
+}
+
+// Appends (or, with `fresh`, writes) `text` to $MESHRUN_STATUS_FILE, if set.
+void to_status_file(const std::string& text, bool fresh) {
+  const char* path = std::getenv("MESHRUN_STATUS_FILE");
+  if (path == nullptr || *path == '\0') return;
+  std::FILE* f = std::fopen(path, fresh ? "w" : "a");
+  if (f == nullptr) return;
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+}
+
 std::string joined(const std::vector<std::string>& w) {
   std::string s;
   for (const std::string& word : w) s += (s.empty() ? "" : " ") + word;
@@ -53,13 +76,21 @@ void check_launch(MpiJob& job) {
   Wire mine;
   mine.put(static_cast<std::uint64_t>(command_words().size()));
   for (const std::string& w : command_words()) mine.put(w);
+  mine.put(this_host());
   const std::vector<std::string> all = job.to_root(mine.bytes());
   if (job.rank() != 0) return;
-  for (std::size_t r = 1; r < all.size(); ++r) {
-    if (all[r] == all[0]) continue;
+  hosts().assign(all.size(), "");
+  std::vector<std::vector<std::string>> words(all.size());
+  for (std::size_t r = 0; r < all.size(); ++r) {
     Wire theirs(all[r]);
-    std::vector<std::string> w(theirs.u64());
-    for (std::string& word : w) word = theirs.str();
+    words[r].resize(theirs.u64());
+    for (std::string& word : words[r]) word = theirs.str();
+    hosts()[r] = theirs.str();
+  }
+  set_rank_hosts(hosts());
+  for (std::size_t r = 1; r < all.size(); ++r) {
+    if (words[r] == words[0]) continue;
+    const std::vector<std::string>& w = words[r];
     throw InputError("", "rank " + std::to_string(r) + " runs '" + joined(w) +
                              "' but rank 0 runs '" + joined(command_words()) +
                              "': every rank must run the same command");
@@ -76,8 +107,29 @@ void give_up(MpiJob& job, const std::string& message, int code) {
   if (job.rank() > 0) std::this_thread::sleep_for(std::chrono::seconds(job.rank() - 1));
   if (job.reported_elsewhere()) MPI_Abort(MPI_COMM_WORLD, code);  // without a word
   job.tell_reported();
+  status_exit(code);
   abort_job(message, code);
 }
+
+void put_hosts(Wire& w) {
+  w.put(static_cast<std::uint64_t>(hosts().size()));
+  for (const std::string& h : hosts()) w.put(h);
+}
+
+void take_hosts(Wire& w) {
+  hosts().resize(w.u64());
+  for (std::string& h : hosts()) h = w.str();
+  set_rank_hosts(hosts());
+}
+
+void status_hosts() {
+  std::string text;
+  for (std::size_t r = 0; r < hosts().size(); ++r)
+    text += "host " + std::to_string(r) + " " + hosts()[r] + "\n";
+  to_status_file(text, true);
+}
+
+void status_exit(int code) { to_status_file("exit " + std::to_string(code) + "\n", false); }
 #endif
 
 }  // namespace meshrun

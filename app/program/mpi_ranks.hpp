@@ -14,9 +14,11 @@ const std::vector<std::string>& command_words();
 
 #ifdef MESHRUN_HAVE_MPI
 class MpiJob;
+class Wire;
 
 // PROTOCOL (at setup, before rank 0 reads the case; every rank calls it): every rank sends its
-// command words to rank 0 (MpiJob::to_root, bounded by the job's bound). On rank 0, InputError
+// command words and its host's name (MPI_Get_processor_name) to rank 0 (MpiJob::to_root, bounded
+// by the job's bound), which keeps the hosts (rank_hosts). On rank 0, InputError
 // naming the first rank whose words differ from rank 0's (an MPMD launch, `mpirun -np 1 meshrun
 // A : -np 1 meshrun B`, would run different programs as one mesh), and InputError under
 // `mpirun --enable-recovery`, whose exit code is 0 whatever the ranks exit. Returns elsewhere.
@@ -29,6 +31,20 @@ void check_launch(MpiJob& job);
 // later ones find its note. So which rank reports depends on which ranks stopped, not on whose
 // wait ended first.
 [[noreturn]] void give_up(MpiJob& job, const std::string& message, int code);
+
+// Each rank's host, as check_launch gathered them: rank 0 puts them on the setup it sends every
+// rank (put_hosts), the others take them from it (take_hosts); both hand them to set_rank_hosts
+// (mpi_runner.hpp), so whichever rank reports a lost peer names its machine too.
+void put_hosts(Wire& w);
+void take_hosts(Wire& w);
+
+// The verdict for a launcher (app/launch/meshrun-mpirun), which cannot always get it from mpirun's
+// exit code (mpirun reports a lost daemon as its own 205, a killed rank as 137): when
+// MESHRUN_STATUS_FILE names a file, rank 0 writes there, at setup, one line "host R NAME" per rank,
+// and at the end "exit CODE"; a rank that reports a lost peer (give_up) appends its "exit CODE"
+// before it ends the job. Best effort: a file that cannot be written is skipped.
+void status_hosts();
+void status_exit(int code);
 #endif
 
 }  // namespace meshrun

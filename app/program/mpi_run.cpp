@@ -34,6 +34,7 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
     Wire setup;
     try {
       check_launch(job);
+      status_hosts();
       p.emplace(prepare(program, flags, &trace, &profile));
       check_mpi_mesh(p->mesh, job.ranks());
     } catch (const Error& e) {
@@ -43,6 +44,7 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
     }
     setup.put(std::uint64_t{0});
     setup.put(p->mesh);
+    put_hosts(setup);
     job.from_root(setup.bytes());
     mesh = p->mesh;
   } else {
@@ -50,6 +52,7 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
     Wire setup(job.from_root({}));
     if (const auto code = static_cast<int>(setup.u64())) throw CLI::RuntimeError(code);
     mesh = setup.mesh();
+    take_hosts(setup);
   }
   const MeshOptions options = p ? p->options : mesh_options(flags.run);
   MpiShardMapResult r;
@@ -121,6 +124,7 @@ void run_program_mpi(const ProgramDef& program, const ProgramFlags& flags) {
       give_up(job, e.what(), code == kExitOk ? kExitMesh : code);
     }
   }
+  if (rank == 0) status_exit(code);
   MPI_Finalize();
   if (code != kExitOk) throw CLI::RuntimeError(code);
 }
