@@ -134,6 +134,12 @@ class LocalRun {
     Failure kind = Failure::kOk;
     std::string message;
     if (error_) {
+      // The line: the first abort's reason as every rank saw it -- but where this rank hosts the
+      // whole mesh (R = 1), the Mesh's own report, diagnosis included, as one process prints it.
+      const bool whole = mesh_.local_devices() == mesh_.size();
+      auto line = [&](const std::exception& x) {
+        return groups_->aborted() && !whole ? groups_->reason() : std::string(x.what());
+      };
       try {
         std::rethrow_exception(error_);
       } catch (const InternalError& x) {
@@ -141,10 +147,10 @@ class LocalRun {
         message = x.what();
       } catch (const AbortedError& x) {
         kind = Failure::kAborted;
-        message = groups_->aborted() ? groups_->reason() : x.what();
+        message = line(x);
       } catch (const std::exception& x) {
         kind = Failure::kMesh;
-        message = groups_->aborted() ? groups_->reason() : x.what();
+        message = line(x);
       }
     }
     w.put(static_cast<std::uint64_t>(kind));
