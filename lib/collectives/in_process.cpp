@@ -20,22 +20,6 @@
 
 namespace meshrun {
 
-const char* op_name(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::kAllReduce:
-      return "psum";
-    case CollectiveOp::kAllReduceMean:
-      return "pmean";
-    case CollectiveOp::kAllGather:
-      return "all_gather";
-    case CollectiveOp::kReduceScatter:
-      return "psum_scatter";
-    case CollectiveOp::kPermute:
-      return "ppermute";
-  }
-  return "?";
-}
-
 namespace {
 // Not oversubscribed: spin this many pause instructions before yielding (a running peer is
 // microseconds away). Oversubscribed: no spin at all.

@@ -1,0 +1,49 @@
+#include "collectives/communicator.hpp"
+
+#include <string>
+
+#include "support/errors.hpp"
+
+namespace meshrun {
+
+const char* op_name(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce:
+      return "psum";
+    case CollectiveOp::kAllReduceMean:
+      return "pmean";
+    case CollectiveOp::kAllGather:
+      return "all_gather";
+    case CollectiveOp::kReduceScatter:
+      return "psum_scatter";
+    case CollectiveOp::kPermute:
+      return "ppermute";
+  }
+  return "?";
+}
+
+void Communicator::unimplemented(CollectiveOp op) const {
+  throw UnimplementedError(std::string(engine()) + " does not implement " + op_name(op));
+}
+
+void Communicator::all_reduce_sum(std::span<const float>, std::span<float>) {
+  unimplemented(CollectiveOp::kAllReduce);
+}
+
+void Communicator::all_reduce_mean(std::span<const float>, std::span<float>) {
+  unimplemented(CollectiveOp::kAllReduceMean);
+}
+
+void Communicator::all_gather(std::span<const float>, std::span<float>) {
+  unimplemented(CollectiveOp::kAllGather);
+}
+
+void Communicator::reduce_scatter_sum(std::span<const float>, std::span<float>) {
+  unimplemented(CollectiveOp::kReduceScatter);
+}
+
+void Communicator::permute(std::span<const float>, std::span<float>, std::span<const int>) {
+  unimplemented(CollectiveOp::kPermute);
+}
+
+}  // namespace meshrun
