@@ -22,6 +22,25 @@ const char* op_name(CollectiveOp op) {
   return "?";
 }
 
+std::string collective_label(std::string_view op, std::uint64_t seq) {
+  std::string s(op);
+  s += " #";
+  s += std::to_string(seq);
+  return s;
+}
+
+std::string collective_label(CollectiveOp op, std::uint64_t seq) {
+  return collective_label(op_name(op), seq);
+}
+
+std::string collective_label(CollectiveOp op, std::uint64_t seq, std::string_view group) {
+  std::string s = collective_label(op, seq);
+  s += " on '";
+  s += group;
+  s += '\'';
+  return s;
+}
+
 void Communicator::unimplemented(CollectiveOp op) const {
   throw UnimplementedError(std::string(engine()) + " does not implement " + op_name(op));
 }

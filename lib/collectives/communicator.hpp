@@ -15,6 +15,8 @@
 #include <chrono>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 
 namespace meshrun {
 
@@ -26,6 +28,11 @@ enum class CollectiveOp : std::uint8_t {
   kPermute
 };
 const char* op_name(CollectiveOp op);  // JAX's words: "psum", "all_gather", ...
+// How every message, trace and profile names one collective: "psum #3" (the group's sequence
+// number), and with its group "psum #3 on 'data'".
+std::string collective_label(std::string_view op, std::uint64_t seq);
+std::string collective_label(CollectiveOp op, std::uint64_t seq);
+std::string collective_label(CollectiveOp op, std::uint64_t seq, std::string_view group);
 
 // A collective's first sync point as one member saw it: when it arrived, and when the last member
 // of the group had arrived (what it waited for). Left untouched by an engine that cannot tell, or

@@ -75,7 +75,7 @@ void InProcessGroup::abort() {
 // ---------------------------------------------------------------- synchronisation
 
 std::string InProcessCommunicator::where(const Desc& d) const {
-  return std::string(op_name(d.op)) + " #" + std::to_string(d.seq) + " on '" + group_.axis_ + "'";
+  return collective_label(d.op, d.seq, group_.axis_);
 }
 
 void InProcessCommunicator::arrive_and_wait(bool cancellable) {
@@ -171,8 +171,8 @@ void InProcessCommunicator::check_descs(const Desc& mine) {
     const Desc& d = frame_of(r).desc;
     if (d == mine) continue;
     auto show = [](const Desc& x) {
-      std::string s = std::string(op_name(x.op)) + " #" + std::to_string(x.seq) + " with " +
-                      std::to_string(x.in_count) + " elements";
+      std::string s =
+          collective_label(x.op, x.seq) + " with " + std::to_string(x.in_count) + " elements";
       if (x.op == CollectiveOp::kPermute)
         s += " and permutation " + std::to_string(x.perm_hash % 100000);
       return s;
@@ -233,8 +233,8 @@ InProcessCommunicator::Desc InProcessCommunicator::begin(CollectiveOp op, std::s
                                                          std::size_t out_count,
                                                          std::uint64_t perm_hash) {
   if (group_.aborted()) {
-    throw AbortedError(std::string(op_name(op)) + " #" + std::to_string(seq_ + 1) + " on '" +
-                       group_.axis_ + "': the mesh was aborted by an earlier failure");
+    throw AbortedError(collective_label(op, seq_ + 1, group_.axis_) +
+                       ": the mesh was aborted by an earlier failure");
   }
   return Desc{op, in_count, out_count, ++seq_, perm_hash};
 }
