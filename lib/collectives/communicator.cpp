@@ -41,6 +41,12 @@ std::string collective_label(CollectiveOp op, std::uint64_t seq, std::string_vie
   return s;
 }
 
+std::uint64_t permutation_hash(std::span<const int> source_of) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (int v : source_of) h = (h ^ static_cast<std::uint32_t>(v)) * 1099511628211ull;
+  return h;
+}
+
 void Communicator::unimplemented(CollectiveOp op) const {
   throw UnimplementedError(std::string(engine()) + " does not implement " + op_name(op));
 }

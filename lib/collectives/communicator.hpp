@@ -34,6 +34,10 @@ std::string collective_label(std::string_view op, std::uint64_t seq);
 std::string collective_label(CollectiveOp op, std::uint64_t seq);
 std::string collective_label(CollectiveOp op, std::uint64_t seq, std::string_view group);
 
+// A ppermute's source_of table as one number (FNV-1a), which every engine compares between members
+// to tell mismatched permutations apart.
+std::uint64_t permutation_hash(std::span<const int> source_of);
+
 // A collective's first sync point as one member saw it: when it arrived, and when the last member
 // of the group had arrived (what it waited for). Left untouched by an engine that cannot tell, or
 // when the wait ended in an error (`complete` then stays as it was).

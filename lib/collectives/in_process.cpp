@@ -29,11 +29,6 @@ constexpr auto kYieldFor = std::chrono::microseconds(100);
 // A wait that cannot be cancelled (the direct path's trailing sync point) parks in slices of this.
 constexpr auto kUnboundedSlice = std::chrono::milliseconds(100);
 
-std::uint64_t hash_table(std::span<const int> t) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (int v : t) h = (h ^ static_cast<std::uint32_t>(v)) * 1099511628211ull;
-  return h;
-}
 }  // namespace
 
 const char* in_process_path(std::size_t bytes_per_member, bool reduction,
@@ -321,7 +316,8 @@ void InProcessCommunicator::permute(std::span<const float> in, std::span<float> 
   MESHRUN_CHECK(in.size() == out.size(), "ppermute: input and output differ in size");
   MESHRUN_CHECK(source_of.size() == static_cast<std::size_t>(group_.size_),
                 "ppermute: the source table needs one entry per member");
-  const Desc desc = begin(CollectiveOp::kPermute, in.size(), out.size(), hash_table(source_of));
+  const Desc desc =
+      begin(CollectiveOp::kPermute, in.size(), out.size(), permutation_hash(source_of));
   const bool small = staged(in.size());
   if (small) {
     publish_staged(desc, in);

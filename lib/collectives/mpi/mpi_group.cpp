@@ -235,7 +235,7 @@ void MpiCommunicator::barrier(InProcessGroup& g, const MpiGroup::Desc& d) {
 void MpiCommunicator::run(CollectiveOp op, std::span<const float> in, std::span<float> out,
                           std::span<const int> source_of) {
   const MpiGroup::Desc d{op, in.size(), out.size(), ++seq_,
-                         op == CollectiveOp::kPermute ? hash_table(source_of) : 0};
+                         op == CollectiveOp::kPermute ? permutation_hash(source_of) : 0};
   op_ = op;
   if (group_.aborted())
     throw AbortedError(group_.where(d) + ": the group was aborted: " + group_.reason());
