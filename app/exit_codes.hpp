@@ -2,7 +2,8 @@
 //   0  ok
 //   1  the output differs from the case's `expected` (or `check` found a FAIL/ERROR case)
 //   2  usage or input error: CLI11's own parse errors (codes 100+) are folded into 2,
-//      InputError (bad case file, bad flag value, missing path); `--help` and `--version` exit 0
+//      InputError (bad case file, bad flag value, missing path; UnimplementedError, a collective
+//      the engine does not implement); `--help` and `--version` exit 0
 //   3  mesh failure: DeviceError, CollectiveError (a device threw, a collective mismatched or
 //      timed out)
 //   4  internal error: InternalError, any other std::exception, anything else

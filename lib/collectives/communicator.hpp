@@ -1,7 +1,10 @@
 // Communicator: how data moves between the devices of one mesh axis. The programs and the mesh
 // see only this interface; the in-process engine (in_process.hpp) implements it with shared
-// memory and atomics, and a backend with one OS process per device (MPI ranks) can implement it
-// later without touching them.
+// memory and atomics, and the MPI engine (mpi/mpi_group.hpp) with one OS process per rank.
+//
+// An engine implements the operations it can: each one it leaves out reports, when called, that
+// this engine does not implement it (UnimplementedError, "mpi does not implement all_gather"), as
+// XLA's communicator returns Unimplemented -- so a new collective can be added to one engine first.
 //
 // Every call is collective: all `size()` members make the same calls in the same order with the
 // same op and element count. Every reduction folds the members' values in rank order
@@ -12,6 +15,8 @@
 #include <chrono>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 
 namespace meshrun {
 
@@ -23,6 +28,15 @@ enum class CollectiveOp : std::uint8_t {
   kPermute
 };
 const char* op_name(CollectiveOp op);  // JAX's words: "psum", "all_gather", ...
+// How every message, trace and profile names one collective: "psum #3" (the group's sequence
+// number), and with its group "psum #3 on 'data'".
+std::string collective_label(std::string_view op, std::uint64_t seq);
+std::string collective_label(CollectiveOp op, std::uint64_t seq);
+std::string collective_label(CollectiveOp op, std::uint64_t seq, std::string_view group);
+
+// A ppermute's source_of table as one number (FNV-1a), which every engine compares between members
+// to tell mismatched permutations apart.
+std::uint64_t permutation_hash(std::span<const int> source_of);
 
 // A collective's first sync point as one member saw it: when it arrived, and when the last member
 // of the group had arrived (what it waited for). Left untouched by an engine that cannot tell, or
@@ -42,21 +56,28 @@ class Communicator {
   // Number of collectives this member has started (the next one gets sequence number seq()+1).
   virtual std::uint64_t seq() const = 0;
 
+  // How messages name the engine: "in-process", "mpi".
+  virtual const char* engine() const = 0;
+
+  // The operations. Each default throws UnimplementedError ("<engine> does not implement <op>")
+  // before anything is sent or counted.
   // out[i] = in_0[i] + ... + in_{n-1}[i]. in and out have the same size and may alias.
-  virtual void all_reduce_sum(std::span<const float> in, std::span<float> out) = 0;
+  virtual void all_reduce_sum(std::span<const float> in, std::span<float> out);
   // The same sum, then each element divided by n (jax.lax.pmean: a division, not a multiplication
   // by 1/n). A collective of its own, so errors and mismatches name it "pmean".
-  virtual void all_reduce_mean(std::span<const float> in, std::span<float> out) = 0;
+  virtual void all_reduce_mean(std::span<const float> in, std::span<float> out);
   // out = in_0 ++ in_1 ++ ... ++ in_{n-1}; out.size() == n * in.size().
-  virtual void all_gather(std::span<const float> in, std::span<float> out) = 0;
+  virtual void all_gather(std::span<const float> in, std::span<float> out);
   // out = the rank-th block of (in_0 + ... + in_{n-1}); in.size() == n * out.size().
-  virtual void reduce_scatter_sum(std::span<const float> in, std::span<float> out) = 0;
+  virtual void reduce_scatter_sum(std::span<const float> in, std::span<float> out);
   // out = in_{source_of[rank]}, or zeros where source_of[rank] < 0. source_of has n entries and
   // is the same table on every member. in and out have the same size and must not alias.
   virtual void permute(std::span<const float> in, std::span<float> out,
-                       std::span<const int> source_of) = 0;
+                       std::span<const int> source_of);
 
  protected:
+  // Throws UnimplementedError: "<engine()> does not implement <op_name(op)>".
+  [[noreturn]] void unimplemented(CollectiveOp op) const;
   SyncMarks* marks_ = nullptr;
 };
 

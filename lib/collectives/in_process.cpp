@@ -20,22 +20,6 @@
 
 namespace meshrun {
 
-const char* op_name(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::kAllReduce:
-      return "psum";
-    case CollectiveOp::kAllReduceMean:
-      return "pmean";
-    case CollectiveOp::kAllGather:
-      return "all_gather";
-    case CollectiveOp::kReduceScatter:
-      return "psum_scatter";
-    case CollectiveOp::kPermute:
-      return "ppermute";
-  }
-  return "?";
-}
-
 namespace {
 // Not oversubscribed: spin this many pause instructions before yielding (a running peer is
 // microseconds away). Oversubscribed: no spin at all.
@@ -45,11 +29,6 @@ constexpr auto kYieldFor = std::chrono::microseconds(100);
 // A wait that cannot be cancelled (the direct path's trailing sync point) parks in slices of this.
 constexpr auto kUnboundedSlice = std::chrono::milliseconds(100);
 
-std::uint64_t hash_table(std::span<const int> t) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (int v : t) h = (h ^ static_cast<std::uint32_t>(v)) * 1099511628211ull;
-  return h;
-}
 }  // namespace
 
 const char* in_process_path(std::size_t bytes_per_member, bool reduction,
@@ -91,7 +70,7 @@ void InProcessGroup::abort() {
 // ---------------------------------------------------------------- synchronisation
 
 std::string InProcessCommunicator::where(const Desc& d) const {
-  return std::string(op_name(d.op)) + " #" + std::to_string(d.seq) + " on '" + group_.axis_ + "'";
+  return collective_label(d.op, d.seq, group_.axis_);
 }
 
 void InProcessCommunicator::arrive_and_wait(bool cancellable) {
@@ -187,8 +166,8 @@ void InProcessCommunicator::check_descs(const Desc& mine) {
     const Desc& d = frame_of(r).desc;
     if (d == mine) continue;
     auto show = [](const Desc& x) {
-      std::string s = std::string(op_name(x.op)) + " #" + std::to_string(x.seq) + " with " +
-                      std::to_string(x.in_count) + " elements";
+      std::string s =
+          collective_label(x.op, x.seq) + " with " + std::to_string(x.in_count) + " elements";
       if (x.op == CollectiveOp::kPermute)
         s += " and permutation " + std::to_string(x.perm_hash % 100000);
       return s;
@@ -249,8 +228,8 @@ InProcessCommunicator::Desc InProcessCommunicator::begin(CollectiveOp op, std::s
                                                          std::size_t out_count,
                                                          std::uint64_t perm_hash) {
   if (group_.aborted()) {
-    throw AbortedError(std::string(op_name(op)) + " #" + std::to_string(seq_ + 1) + " on '" +
-                       group_.axis_ + "': the mesh was aborted by an earlier failure");
+    throw AbortedError(collective_label(op, seq_ + 1, group_.axis_) +
+                       ": the mesh was aborted by an earlier failure");
   }
   return Desc{op, in_count, out_count, ++seq_, perm_hash};
 }
@@ -337,7 +316,8 @@ void InProcessCommunicator::permute(std::span<const float> in, std::span<float> 
   MESHRUN_CHECK(in.size() == out.size(), "ppermute: input and output differ in size");
   MESHRUN_CHECK(source_of.size() == static_cast<std::size_t>(group_.size_),
                 "ppermute: the source table needs one entry per member");
-  const Desc desc = begin(CollectiveOp::kPermute, in.size(), out.size(), hash_table(source_of));
+  const Desc desc =
+      begin(CollectiveOp::kPermute, in.size(), out.size(), permutation_hash(source_of));
   const bool small = staged(in.size());
   if (small) {
     publish_staged(desc, in);

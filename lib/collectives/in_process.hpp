@@ -183,6 +183,7 @@ class InProcessCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return group_.size_; }
   std::uint64_t seq() const override { return seq_; }
+  const char* engine() const override { return "in-process"; }
 
   void all_reduce_sum(std::span<const float> in, std::span<float> out) override;
   void all_reduce_mean(std::span<const float> in, std::span<float> out) override;

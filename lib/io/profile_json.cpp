@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "collectives/communicator.hpp"
+
 namespace meshrun {
 
 namespace {
@@ -67,8 +69,8 @@ void device_track(Events& ev, int tid, const DeviceProfile& d) {
     // Known when the engine marked the arrival; a failed call it never marked never arrived.
     if (arrived || c.failed) args["arrived"] = arrived;
     if (c.failed) args["failed"] = true;
-    ev.span(tid, c.op + " #" + std::to_string(c.seq) + " '" + c.group + "'", "collective", c.start,
-            c.end, std::move(args));
+    ev.span(tid, collective_label(c.op, c.seq) + " '" + c.group + "'", "collective", c.start, c.end,
+            std::move(args));
     if (arrived)
       ev.span(tid, "wait", "wait", c.marks.arrived, all_arrived ? c.marks.complete : c.end);
     if (all_arrived) ev.span(tid, "transfer", "transfer", c.marks.complete, c.end);

@@ -78,8 +78,7 @@ int Device::axis_size(AxisNames axes) const { return group(axes, "axis_size").co
 
 std::string Device::where() const {
   if (last_group_ == nullptr) return "before its first collective";
-  return std::string(op_name(last_op_)) + " #" + std::to_string(last_seq_) + " on '" +
-         last_group_->label + "'";
+  return collective_label(last_op_, last_seq_, last_group_->label);
 }
 
 Communicator& Device::before_flat(CollectiveOp op, AxisNames axes, std::size_t elems) {

@@ -58,8 +58,8 @@ std::exception_ptr Mesh::Impl::explain(int failed) const {
           if (!seen[static_cast<std::size_t>(d)]) chain.push_back(d);
           seen[static_cast<std::size_t>(d)] = true;
         }
-        why += std::to_string(m) + " waiting in " + op_name(CollectiveWhere::op(w)) + " #" +
-               std::to_string(CollectiveWhere::seq(w)) + " on '" + set.label + "'" +
+        why += std::to_string(m) + " waiting in " +
+               collective_label(CollectiveWhere::op(w), CollectiveWhere::seq(w), set.label) +
                (blockers.empty() ? "" : " for " + list(blockers)) + "; ";
       }
     }

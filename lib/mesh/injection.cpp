@@ -65,8 +65,7 @@ void Mesh::Impl::inject(int index, CollectiveOp op, std::uint64_t count, const s
     if (inj.device != index || inj.at != count) continue;
     fired[i] = 1;
     const std::string spec = std::to_string(index) + "@" + std::to_string(count);
-    const std::string at =
-        std::string(op_name(op)) + " #" + std::to_string(seq) + " on '" + group + "'";
+    const std::string at = collective_label(op, seq, group);
     if (inj.kind == Injection::Kind::kFail) {
       throw std::runtime_error("injected failure (--inject fail:" + spec + ")");
     }

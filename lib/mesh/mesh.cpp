@@ -90,11 +90,13 @@ void Mesh::Impl::run_job(int j, const std::stop_token& stop) {
                     std::uint64_t seq) { inject(d, op, count, group, seq, stop); },
       trace ? &trace->collectives[at] : nullptr, profile, &in_collective[at]);
   if (profile) profile->body_start = ProfileClock::now();
-  auto failed = [&](const std::string& what) {
+  auto at_where = [&] {
     const std::string where = device.where();
-    return std::make_exception_ptr(
-        DeviceError(index, groups->device_name(index) + " failed " +
-                               (where.starts_with("before") ? "" : "at ") + where + ": " + what));
+    return groups->device_name(index) + " failed " + (where.starts_with("before") ? "" : "at ") +
+           where + ": ";
+  };
+  auto failed = [&](const std::string& what) {
+    return std::make_exception_ptr(DeviceError(index, at_where() + what));
   };
   try {
     (*body.load(std::memory_order_acquire))(device);
@@ -109,6 +111,8 @@ void Mesh::Impl::run_job(int j, const std::stop_token& stop) {
     record(j, std::current_exception());
   } catch (const InternalError&) {
     record(j, std::current_exception());
+  } catch (const UnimplementedError& e) {  // still one: this engine cannot run the program
+    record(j, std::make_exception_ptr(UnimplementedError(at_where() + e.what())));
   } catch (const std::exception& e) {
     record(j, failed(e.what()));
   } catch (...) {

@@ -46,23 +46,26 @@ void dp_step_check(const std::vector<TensorRef>& in) { check_learning_rate(in[4]
 
 const ProgramDef& dp_step_program() {
   static const ProgramDef def{
-      "dp-step",
-      kAxis,
-      "data-parallel gradient step of a linear model (x, y split by rows over 'data', pmean)",
-      {{"w", {"D", "K"}, P()},
-       {"b", {"K"}, P()},
-       {"x", {"N", "D"}, P{kAxis}},
-       {"y", {"N", "K"}, P{kAxis}},
-       {"lr", {}, P()}},
-      {{"w", {"D", "K"}, P()}, {"b", {"K"}, P()}, {"loss", {}, P()}},
-      dp_step_body,
-      dp_step_check,
-      {input_split("x", 0), input_split("y", 0), reduced_over(kAxis, {"loss", "w", "b"})},
-      {{kAxis, 8}},
+      .name = "dp-step",
+      .axis = kAxis,
+      .summary =
+          "data-parallel gradient step of a linear model (x, y split by rows over 'data', pmean)",
+      .inputs = {{"w", {"D", "K"}, P()},
+                 {"b", {"K"}, P()},
+                 {"x", {"N", "D"}, P{kAxis}},
+                 {"y", {"N", "K"}, P{kAxis}},
+                 {"lr", {}, P()}},
+      .outputs = {{"w", {"D", "K"}, P()}, {"b", {"K"}, P()}, {"loss", {}, P()}},
+      .body = dp_step_body,
+      .check_values = dp_step_check,
+      .structure = {input_split("x", 0), input_split("y", 0),
+                    reduced_over(kAxis, {"loss", "w", "b"})},
+      .mesh = {{kAxis, 8}},
       // x W forward and x^T g backward: N x D x K multiply-adds each, 2 flops apiece.
-      [](const std::vector<TensorRef>& in) {
-        return 2 * (2 * in[2].rows() * in[2].cols() * in[0].cols());
-      },
+      .flops =
+          [](const std::vector<TensorRef>& in) {
+            return 2 * (2 * in[2].rows() * in[2].cols() * in[0].cols());
+          },
   };
   return def;
 }

@@ -112,37 +112,42 @@ void mlp_train_check(const std::vector<TensorRef>& in) { check_learning_rate(in[
 
 const ProgramDef& mlp_train_program() {
   static const ProgramDef def{
-      "mlp-train",
-      "",
-      "one SGD step of a two-layer MLP on a ('data', 'model') mesh (x, y split by rows over "
-      "'data'; w1, b1, w2 by hidden units over 'model'; psum over 'model', pmean over 'data')",
-      {{"x", {"B", "D"}, P{kData, None}},
-       {"y", {"B", "O"}, P{kData, None}},
-       {"w1", {"D", "H"}, P{None, kModel}},
-       {"b1", {"H"}, P{kModel}},
-       {"w2", {"H", "O"}, P{kModel, None}},
-       {"b2", {"O"}, P()},
-       {"lr", {}, P()}},
-      {{"w1", {"D", "H"}, P{None, kModel}},
-       {"b1", {"H"}, P{kModel}},
-       {"w2", {"H", "O"}, P{kModel, None}},
-       {"b2", {"O"}, P()},
-       {"loss", {}, P()}},
-      mlp_train_body,
-      mlp_train_check,
-      {input_split("x", 0, kData), input_split("y", 0, kData), input_split("w1", 1, kModel),
-       input_split("b1", 0, kModel), input_split("w2", 0, kModel),
-       reduced_exactly_over(kModel, "its partial outputs (x block rows x O)", partial_outputs),
-       reduced_exactly_over(kData, "loss and its gradient blocks",
-                            output_blocks({"loss", "w1", "b1", "w2", "b2"})),
-       only_reductions_over({kModel, kData}, "hidden stayed split")},
-      {{kData, 2}, {kModel, 4}},
+      .name = "mlp-train",
+      .axis = "",
+      .summary =
+          "one SGD step of a two-layer MLP on a ('data', 'model') mesh (x, y split by rows over "
+          "'data'; w1, b1, w2 by hidden units over 'model'; psum over 'model', pmean over 'data')",
+      .inputs = {{"x", {"B", "D"}, P{kData, None}},
+                 {"y", {"B", "O"}, P{kData, None}},
+                 {"w1", {"D", "H"}, P{None, kModel}},
+                 {"b1", {"H"}, P{kModel}},
+                 {"w2", {"H", "O"}, P{kModel, None}},
+                 {"b2", {"O"}, P()},
+                 {"lr", {}, P()}},
+      .outputs = {{"w1", {"D", "H"}, P{None, kModel}},
+                  {"b1", {"H"}, P{kModel}},
+                  {"w2", {"H", "O"}, P{kModel, None}},
+                  {"b2", {"O"}, P()},
+                  {"loss", {}, P()}},
+      .body = mlp_train_body,
+      .check_values = mlp_train_check,
+      .structure = {input_split("x", 0, kData), input_split("y", 0, kData),
+                    input_split("w1", 1, kModel), input_split("b1", 0, kModel),
+                    input_split("w2", 0, kModel),
+                    reduced_exactly_over(kModel, "its partial outputs (x block rows x O)",
+                                         partial_outputs),
+                    reduced_exactly_over(kData, "loss and its gradient blocks",
+                                         output_blocks({"loss", "w1", "b1", "w2", "b2"})),
+                    only_reductions_over({kModel, kData}, "hidden stayed split")},
+      .mesh = {{kData, 2}, {kModel, 4}},
       // programs_numpy.py's count, each product three times (forward, weight gradient, input
       // gradient), though x's gradient is never formed: 2 B D H more than are done.
-      [](const std::vector<TensorRef>& in) {
-        const std::size_t b = in[0].rows(), d = in[0].cols(), h = in[2].cols(), o = in[4].cols();
-        return 6 * b * d * h + 6 * b * h * o;
-      },
+      .flops =
+          [](const std::vector<TensorRef>& in) {
+            const std::size_t b = in[0].rows(), d = in[0].cols(), h = in[2].cols(),
+                              o = in[4].cols();
+            return 6 * b * d * h + 6 * b * h * o;
+          },
   };
   return def;
 }

@@ -30,25 +30,29 @@ std::vector<Tensor> tp_mlp_body(Device& dev, const std::vector<Tensor>& in) {
 
 const ProgramDef& tp_mlp_program() {
   static const ProgramDef def{
-      "tp-mlp",
-      kAxis,
-      "tensor-parallel two-layer MLP (w1/b1 split by hidden units, w2 by rows over 'model', psum)",
-      {{"x", {"B", "D"}, P()},
-       {"w1", {"D", "H"}, P{None, kAxis}},
-       {"b1", {"H"}, P{kAxis}},
-       {"w2", {"H", "O"}, P{kAxis}},
-       {"b2", {"O"}, P()}},
-      {{"out", {"B", "O"}, P()}, {"hidden", {"B", "H"}, P{None, kAxis}}},
-      tp_mlp_body,
-      {},
-      {input_split("w1", 1), input_split("b1", 0), input_split("w2", 0),
-       reduced_over(kAxis, {"out"}), output_split("hidden", 1)},
-      {{kAxis, 8}},
+      .name = "tp-mlp",
+      .axis = kAxis,
+      .summary =
+          "tensor-parallel two-layer MLP (w1/b1 split by hidden units, w2 by rows over 'model', "
+          "psum)",
+      .inputs = {{"x", {"B", "D"}, P()},
+                 {"w1", {"D", "H"}, P{None, kAxis}},
+                 {"b1", {"H"}, P{kAxis}},
+                 {"w2", {"H", "O"}, P{kAxis}},
+                 {"b2", {"O"}, P()}},
+      .outputs = {{"out", {"B", "O"}, P()}, {"hidden", {"B", "H"}, P{None, kAxis}}},
+      .body = tp_mlp_body,
+      .check_values = {},  // nothing beyond the shapes
+      .structure = {input_split("w1", 1), input_split("b1", 0), input_split("w2", 0),
+                    reduced_over(kAxis, {"out"}), output_split("hidden", 1)},
+      .mesh = {{kAxis, 8}},
       // x w1 (B x D x H) and h w2 (B x H x O).
-      [](const std::vector<TensorRef>& in) {
-        const std::size_t b = in[0].rows(), d = in[0].cols(), h = in[1].cols(), o = in[3].cols();
-        return 2 * b * d * h + 2 * b * h * o;
-      },
+      .flops =
+          [](const std::vector<TensorRef>& in) {
+            const std::size_t b = in[0].rows(), d = in[0].cols(), h = in[1].cols(),
+                              o = in[3].cols();
+            return 2 * b * d * h + 2 * b * h * o;
+          },
   };
   return def;
 }

@@ -1,5 +1,6 @@
 // Typed errors. Each kind maps to one exit code, in one place (app/exit_codes.hpp):
 //   InputError      -> 2  bad case file, bad flag value (names the file and the JSON field)
+//   UnimplementedError -> 2  an InputError: the program calls a collective this engine lacks
 //   CollectiveError -> 3  mismatched or timed-out collective, aborted mesh (AbortedError)
 //   DeviceError     -> 3  a device body threw (names the device and the collective it was in)
 //   InternalError   -> 4  a broken invariant (MESHRUN_CHECK)
@@ -28,6 +29,13 @@ class InputError : public Error {
 
  private:
   std::string field_;
+};
+
+// The program calls a collective the engine does not implement ("mpi does not implement
+// all_gather"; XLA's Unimplemented). An InputError: this input cannot run on this engine, exit 2.
+class UnimplementedError : public InputError {
+ public:
+  explicit UnimplementedError(const std::string& what) : InputError("", what) {}
 };
 
 // A collective that could not complete: mismatch between devices, timeout, abort.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "collectives/communicator.hpp"
+
 namespace meshrun {
 
 namespace {
@@ -129,8 +131,8 @@ StructuralRule only_reductions_over(std::vector<std::string> axes, const std::st
               for (const CollectiveRecord& c : t.collectives.at(static_cast<std::size_t>(d))) {
                 if (is_reduction(c) && std::find(axes.begin(), axes.end(), c.axis) != axes.end())
                   continue;
-                return "device " + std::to_string(d) + " called " + c.op + " #" +
-                       std::to_string(c.seq) + " over '" + c.axis + "'";
+                return "device " + std::to_string(d) + " called " + collective_label(c.op, c.seq) +
+                       " over '" + c.axis + "'";
               }
             }
             return std::nullopt;

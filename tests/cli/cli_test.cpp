@@ -2,6 +2,7 @@
 // with its exit code and exact stderr line, `check`, exit codes, stdin, flags.
 #include <boost/test/unit_test.hpp>
 
+#include "programs/program.hpp"
 #include "support/run_meshrun.hpp"
 
 #include <fcntl.h>
@@ -108,6 +109,18 @@ std::string program_of(const std::string& case_file) {
   return case_file.find("/dp-step/") != std::string::npos ? "dp-step" : "tp-mlp";
 }
 
+// cases/<name> of every program of the registry, in its order; each must hold a case.
+std::vector<std::string> program_case_dirs() {
+  std::vector<std::string> dirs;
+  for (const meshrun::ProgramDef* p : meshrun::all_programs()) {
+    const std::string dir = "cases/" + p->name;
+    BOOST_TEST_REQUIRE(fs::is_directory(kSource + "/" + dir), dir << " is missing");
+    BOOST_TEST_REQUIRE(!json_files(dir).empty(), dir << " holds no case");
+    dirs.push_back(dir);
+  }
+  return dirs;
+}
+
 std::string example1_with_loss(const std::string& loss) {
   std::string text = slurp(kSource + "/cases/dp-step/example1.json");
   const std::string from = "\"loss\":121.0";
@@ -128,9 +141,10 @@ BOOST_AUTO_TEST_CASE(documented_examples_print_byte_identical) {
 
 BOOST_AUTO_TEST_CASE(every_case_passes_its_program) {
   std::size_t count = 0;
-  for (const std::string dir : {"cases/dp-step", "cases/tp-mlp"}) {
+  for (const std::string& dir : program_case_dirs()) {
+    const std::string program = dir.substr(dir.find('/') + 1);
     for (const std::string& file : json_files(dir)) {
-      const Result r = run({program_of(file), file});
+      const Result r = run({program, file});
       BOOST_TEST(r.code == 0, file << ": " << r.err);
       BOOST_TEST(r.err == "", file);
       expect_output_matches_case(r, file);
@@ -171,8 +185,13 @@ BOOST_AUTO_TEST_CASE(every_invalid_case_is_rejected_exactly) {
 }
 
 BOOST_AUTO_TEST_CASE(check_passes_all_cases) {
-  const Result r = run({"check", "cases/dp-step", "cases/tp-mlp"});
-  const std::size_t n = json_files("cases/dp-step").size() + json_files("cases/tp-mlp").size();
+  std::vector<std::string> args = {"check"};
+  std::size_t n = 0;
+  for (const std::string& dir : program_case_dirs()) {
+    args.push_back(dir);
+    n += json_files(dir).size();
+  }
+  const Result r = run(args);
   BOOST_TEST(r.code == 0, r.out << r.err);
   BOOST_TEST(r.err == "");
   const std::vector<std::string> lines = lines_of(r.out);

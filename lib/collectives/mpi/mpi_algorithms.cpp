@@ -23,12 +23,11 @@ void MpiGroup::cross(const Desc& d) {
   for (int j = 1; j < local_; ++j) {
     const Desc& o = slots_[static_cast<std::size_t>(j)].desc;
     if (o == d) continue;
-    throw CollectiveError("mismatched collectives on '" + axis_ + "': device " +
-                          std::to_string(member_device(0)) + " called " + op_name(d.op) + " #" +
-                          std::to_string(d.seq) + " with " + std::to_string(d.in_count) +
-                          " elements, device " + std::to_string(member_device(j)) + " called " +
-                          op_name(o.op) + " #" + std::to_string(o.seq) + " with " +
-                          std::to_string(o.in_count) + " elements");
+    throw CollectiveError(
+        "mismatched collectives on '" + axis_ + "': device " + std::to_string(member_device(0)) +
+        " called " + collective_label(d.op, d.seq) + " with " + std::to_string(d.in_count) +
+        " elements, device " + std::to_string(member_device(j)) + " called " +
+        collective_label(o.op, o.seq) + " with " + std::to_string(o.in_count) + " elements");
   }
   const int n = size();
   const auto k = static_cast<std::size_t>(local_);

@@ -170,7 +170,7 @@ void MpiGroup::timed_out(std::span<MPI_Request> reqs, const char* what, int peer
 
 std::string MpiGroup::where(const Desc& d) const {
   const std::string what = d.seq == 0 ? std::string("creating the group")  // before any call
-                                      : std::string(op_name(d.op)) + " #" + std::to_string(d.seq);
+                                      : collective_label(d.op, d.seq);
   int world_rank = 0, world_size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
@@ -202,8 +202,7 @@ void MpiGroup::check_header(const float* header, const Desc& d, int from) const 
     return;
   const Desc other{static_cast<CollectiveOp>(h[0]), h[1], 0, h[2], h[3]};
   auto show = [](const Desc& x) {
-    return std::string(op_name(x.op)) + " #" + std::to_string(x.seq) + " with " +
-           std::to_string(x.in_count) + " elements";
+    return collective_label(x.op, x.seq) + " with " + std::to_string(x.in_count) + " elements";
   };
   throw CollectiveError("mismatched collectives on '" + axis_ + "': rank " +
                         std::to_string(world(rank_)) + " (" + devices_of(rank_) + ") called " +
@@ -236,7 +235,7 @@ void MpiCommunicator::barrier(InProcessGroup& g, const MpiGroup::Desc& d) {
 void MpiCommunicator::run(CollectiveOp op, std::span<const float> in, std::span<float> out,
                           std::span<const int> source_of) {
   const MpiGroup::Desc d{op, in.size(), out.size(), ++seq_,
-                         op == CollectiveOp::kPermute ? hash_table(source_of) : 0};
+                         op == CollectiveOp::kPermute ? permutation_hash(source_of) : 0};
   op_ = op;
   if (group_.aborted())
     throw AbortedError(group_.where(d) + ": the group was aborted: " + group_.reason());

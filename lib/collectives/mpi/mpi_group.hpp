@@ -260,6 +260,7 @@ class MpiCommunicator final : public Communicator {
   int rank() const override { return group_.member_rank(local_); }
   int size() const override { return group_.size(); }
   std::uint64_t seq() const override { return seq_; }
+  const char* engine() const override { return "mpi"; }
   // The op of the last collective this device started (for failure reports).
   CollectiveOp last_op() const { return op_; }
 

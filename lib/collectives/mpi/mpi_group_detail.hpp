@@ -30,11 +30,6 @@ inline constexpr auto kSleep = std::chrono::microseconds(50);
 // The watcher polls the notice channel (and the local abort flag) this often.
 inline constexpr auto kWatchEvery = std::chrono::milliseconds(1);
 
-inline std::uint64_t hash_table(std::span<const int> t) {
-  return std::hash<std::string_view>{}(
-      std::string_view(reinterpret_cast<const char*>(t.data()), t.size_bytes()));
-}
-
 inline int as_int(std::size_t v) {
   MESHRUN_CHECK(v <= static_cast<std::size_t>(INT32_MAX), "MPI message larger than 2^31 elements");
   return static_cast<int>(v);
