@@ -148,6 +148,7 @@ jax-check: jax build
 
 bench-jax: jax build
 	cd bench/jax && ../../$(JAX_PY) peer.py $(abspath $(BUILD)/release/meshrun)
+	cd bench/jax && ../../$(JAX_PY) warm.py $(abspath $(BUILD)/release/meshrun)
 
 clean:
 	rm -rf $(BUILD)
