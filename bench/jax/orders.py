@@ -163,3 +163,42 @@ for n in (32,64,128):
     while len(t)>1: t=(t[:len(t)//2]+t[len(t)//2:]).astype(f32)
     tr=t[0]
     print(n,L,"interleaved+seq",np.mean(seq==J)*100,"interleaved+halving",np.mean(tr==J)*100)
+print("---- the tail of k (K mod 4 leftover), N=8 M=8: variants")
+def comb(accs):  # noqa: F811
+    while len(accs)>1:
+        accs=[(accs[i]+accs[i+1]).astype(f32) if i+1<len(accs) else accs[i] for i in range(0,len(accs),2)]
+    return accs[0]
+def main4(A,B,K4):
+    accs=[np.zeros((A.shape[0],B.shape[1]),f32) for _ in range(4)]
+    for k in range(K4): accs[k%4]=fma(A[:,k:k+1],B[k:k+1,:],accs[k%4])
+    return accs
+rng=np.random.default_rng(7)
+def variants(A,B):
+    K=A.shape[1]; K4=K//4*4; accs=main4(A,B,K4); r=comb(accs); out={}
+    prods=[(A[:,k:k+1]*B[k:k+1,:]).astype(f32) for k in range(K4,K)]
+    # v1: tail chain fma then add
+    t=np.zeros_like(r)
+    for k in range(K4,K): t=fma(A[:,k:k+1],B[k:k+1,:],t)
+    out["tailchain_add"]=(r+t).astype(f32)
+    # v2: tail pairwise of rounded products then add
+    out["tailpair_add"]=(r+comb(list(prods))).astype(f32) if prods else r
+    # v3: tail as 2-split: tail accs then pairwise
+    ta=[np.zeros_like(r) for _ in range(len(prods))]
+    # v4: tail fma onto r sequentially
+    t=r.copy()
+    for k in range(K4,K): t=fma(A[:,k:k+1],B[k:k+1,:],t)
+    out["fma_onto"]=t
+    # v5: split into blocks: first K4 as 4 chains, tail r>=2 as 2 chains (k%2) combined, added
+    if K-K4>=2:
+        c=[np.zeros_like(r),np.zeros_like(r)]
+        for i,k in enumerate(range(K4,K)): c[i%2]=fma(A[:,k:k+1],B[k:k+1,:],c[i%2])
+        out["tail2chains_add"]=(r+(c[0]+c[1]).astype(f32)).astype(f32)
+    # v6: a0..a3 with tail continuing in accs[0..r-1] but combine (c0+c1)+(c2+c3)
+    accs2=[a.copy() for a in accs]
+    for i,k in enumerate(range(K4,K)): accs2[i]=fma(A[:,k:k+1],B[k:k+1,:],accs2[i])
+    out["tail_into_first"]=comb(accs2)
+    # v7: 2-chain main for remainder: K8? treat K as 4-chains for K4, then tail handled by a 2-wide kernel: pairs (k,k+1) fma'd into 2 accs, leftover into sep
+    return out
+for K in (6,7,10,11,14,15,18,19):
+    A=rng.standard_normal((8,K)).astype(f32); B=rng.standard_normal((K,8)).astype(f32)
+    J=np.asarray(f(A,B)); print(K, " ".join(f"{k}={np.mean(v.view(np.int32)==J.view(np.int32))*100:.0f}" for k,v in variants(A,B).items()))
