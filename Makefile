@@ -21,7 +21,7 @@ FUZZ_LIMITS := -rss_limit_mb=4096 -malloc_limit_mb=4096
 # What `make format` rewrites and `make lint` checks: every C++ file of the project.
 FORMAT_FILES = $(shell find app lib tests bench -name '*.cpp' -o -name '*.hpp' | sort)
 
-.PHONY: hosts-deps hosts-test deps fuzz-deps lint-deps peer-deps format format-check lint build run test asan tsan fuzz bench bench-peers bench-mpi clean
+.PHONY: hosts-deps hosts-test deps fuzz-deps lint-deps peer-deps format format-check lint build run test asan tsan fuzz bench bench-peers bench-mpi jax jax-check bench-jax clean
 
 deps:
 	@missing=""; for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -129,6 +129,36 @@ bench-peers: build peer-deps
 # $(BUILD)/release/bench-mpi.
 bench-mpi: build
 	bash bench/mpi/compare.sh $(BUILD)/release
+
+# JAX beside meshrun (docs/jax.md): `make jax` builds the pinned virtual environment once (a stamp
+# file; python3's venv module, Debian's python3-venv, installed when missing), `make jax-check`
+# regenerates tests/jax/fixtures with live JAX into a temporary directory, fails if they changed,
+# and compares meshrun with JAX over the whole sweep (fails beyond 1e-5 on a well-conditioned
+# element). `make bench-jax`: JAX as the performance peer (bench/README.md).
+JAX_VENV := $(BUILD)/jax-venv
+JAX_PY := $(JAX_VENV)/bin/python
+jax: $(JAX_VENV)/.stamp
+$(JAX_VENV)/.stamp: bench/jax/requirements.txt
+	@python3 -c 'import venv, ensurepip' 2>/dev/null || { echo "installing: python3-venv"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv; }
+	rm -rf $(JAX_VENV)
+	python3 -m venv $(JAX_VENV)
+	$(JAX_VENV)/bin/pip install -q --disable-pip-version-check -r bench/jax/requirements.txt
+	$(JAX_PY) -c 'import jax; print("jax", jax.__version__)'
+	touch $@
+
+jax-check: jax build
+	cd bench/jax && ../../$(JAX_PY) selftest.py
+	rm -rf $(BUILD)/jax-check && mkdir -p $(BUILD)/jax-check
+	cd bench/jax && ../../$(JAX_PY) oracle.py fixtures $(abspath $(BUILD)/jax-check)
+	diff -r -x bits.txt tests/jax/fixtures $(BUILD)/jax-check/fixtures
+	$(BUILD)/release/meshrun check tests/jax/fixtures | tail -1
+	cd bench/jax && ../../$(JAX_PY) oracle.py compare $(abspath $(BUILD)/release/meshrun) \
+	  $(abspath $(BUILD)/jax-check/fixtures) $(abspath $(BUILD)/jax-check/sweep)
+
+bench-jax: jax build
+	cd bench/jax && ../../$(JAX_PY) peer.py $(abspath $(BUILD)/release/meshrun)
+	cd bench/jax && ../../$(JAX_PY) warm.py $(abspath $(BUILD)/release/meshrun)
 
 clean:
 	rm -rf $(BUILD)
