@@ -13,6 +13,7 @@
 #define HWY_TARGET_INCLUDE "tensor/gemm.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 // (foreach_target.h must come first: it re-includes this file, and everything below, per target.)
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #include <algorithm>
@@ -45,16 +46,37 @@ namespace hn = hwy::HWY_NAMESPACE;
 using D = hn::ScalableTag<float>;
 using V = hn::Vec<D>;
 
-// Tile shape: kMR rows x kNV vectors of C live in registers (AVX-512 has 32 vector registers,
-// AVX2 16): kMR * kNV accumulators, kNV loaded rows of B and one broadcast of A.
+// The micro-kernel and its blocking (GotoBLAS/BLIS-style, with the B panel as the L1-resident
+// operand):
+//
+// * Register tile: kMR rows x kNV vectors of C, every lane one element's accumulator, plus kNV
+//   loaded vectors of B and one broadcast of A per step. AVX-512: 6 x 4 vectors = 6 x 64 floats in
+//   24 of its 32 registers (+ 4 + 1), 24 independent FMAs per step fed by 4 vector loads and 6
+//   broadcasts; AVX2: 6 x 2 vectors = 6 x 16 in 12 of 16. Wide rather than tall because on this
+//   project's AVX-512 machine (AMD Zen 5) the broadcasts, not the B loads, are what limits: 6 x 4
+//   ran at 234-237 GFLOP/s per CPU second where 8 x 2 ran at 205-217 and 14 x 2 at ~200.
+// * B is packed one kKC x kNR panel at a time (32 KB, so it stays in L1) and every tile of a
+//   kMC-row block of A runs through it before the next panel is packed. While a panel's tiles
+//   run, each tile first prefetches its share of the next panel's rows of B and the next tile of
+//   C, so the first (cold, from memory) read of B overlaps the FMAs instead of being a pass of
+//   its own, and no buffer the size of a B block is mapped, faulted in and unmapped per call.
+// * A's tiles are read in place (a row-major A's kMR rows, from L2) or, for a transposed A and for
+//   the ragged last tile, from a kc x kMR packed copy of them made once per block of K.
+// * K is cut into kKC-long blocks; each block continues every chain from the C tile it loads back
+//   (a float32 stored and reloaded is exact).
+//
+// Why the bits cannot change: every lane of every accumulator is one element of C, and its value
+// only ever goes through acc = fma(a[i, p], b[p, j], acc) for p = 0, 1, ..., K - 1 in that order
+// (the blocks of K run in order and pass acc on through C), started from +0 or from C with
+// `accumulate`, then + bias and relu once after p = K - 1. Tiling, packing, prefetching and the
+// order in which tiles run only decide when each chain advances, never what it computes; padded
+// rows and columns (zeros) only feed lanes that are never stored.
 constexpr std::size_t kL = hn::MaxLanes(D());
-constexpr std::size_t kMR = HWY_TARGET == HWY_AVX2 ? 6 : 8;
-constexpr std::size_t kNV = 2;
+constexpr std::size_t kMR = 6;
+constexpr std::size_t kNV = HWY_TARGET == HWY_AVX2 ? 2 : 4;
 constexpr std::size_t kNR = kNV * kL;
-// Cache blocking: A's kMR rows for one tile (kKC x kMR) stay in L1 while the packed B block
-// (kKC x kNC) streams from L2 through them.
-constexpr std::size_t kKC = 256;
-constexpr std::size_t kNC = 1024;
+constexpr std::size_t kKC = 32 * 1024 / sizeof(float) / kNR;  // a 32 KB panel of B: 128 or 512
+constexpr std::size_t kMC = 64 * kMR;  // rows of A per block (tiles per B panel): 384
 
 // Where a tile finds A's element (row r, step p): in A's rows (a[r * lda + p], a row-major A read
 // in place), or in its columns (a[p * lda + r], a packed panel with lda = kMR).
@@ -96,24 +118,18 @@ HWY_INLINE void Tile(std::size_t kc, const float* HWY_RESTRICT a, std::size_t ld
     for (std::size_t v = 0; v < kNV; ++v) hn::StoreU(acc[r][v], d, c + r * ldc + v * kL);
 }
 
-// B rows pc..pc+kc-1, columns jc..jc+nc-1 -> panels of kNR columns, each kc x kNR row-major
-// (panel q at bp + q * kc * kNR), columns past nc zero.
-void PackB(const Gemm& g, std::size_t pc, std::size_t kc, std::size_t jc, std::size_t nc,
-           float* HWY_RESTRICT bp) {
+// B rows pc..pc+kc-1, columns j..j+nr-1 -> one kc x kNR row-major panel, columns past nr zero.
+void PackB(const Gemm& g, std::size_t pc, std::size_t kc, std::size_t j, std::size_t nr,
+           float* HWY_RESTRICT panel) {
   const D d;
-  for (std::size_t jr = 0; jr < nc; jr += kNR) {
-    const std::size_t nr = std::min(kNR, nc - jr);
-    float* panel = bp + jr * kc;
-    for (std::size_t p = 0; p < kc; ++p) {
-      const float* src = g.b + (pc + p) * g.ldb + jc + jr;
-      float* dst = panel + p * kNR;
-      if (nr == kNR) {  // the common case, in registers rather than a memcpy call per row
-        for (std::size_t v = 0; v < kNV; ++v)
-          hn::Store(hn::LoadU(d, src + v * kL), d, dst + v * kL);
-      } else {
-        std::copy(src, src + nr, dst);
-        std::fill(dst + nr, dst + kNR, 0.0f);
-      }
+  for (std::size_t p = 0; p < kc; ++p) {
+    const float* src = g.b + (pc + p) * g.ldb + j;
+    float* dst = panel + p * kNR;
+    if (nr == kNR) {  // the common case, in registers rather than a memcpy call per row
+      for (std::size_t v = 0; v < kNV; ++v) hn::Store(hn::LoadU(d, src + v * kL), d, dst + v * kL);
+    } else {
+      std::copy(src, src + nr, dst);
+      std::fill(dst + nr, dst + kNR, 0.0f);
     }
   }
 }
@@ -137,6 +153,13 @@ void PackA(const Gemm& g, std::size_t ic, std::size_t mr, std::size_t pc, std::s
   }
 }
 
+// The cache lines of `count` floats from p on, into L1.
+void PrefetchFloats(const float* p, std::size_t count) {
+  constexpr std::size_t kLine = 64 / sizeof(float);
+  for (std::size_t i = 0; i < count; i += kLine) hwy::Prefetch(p + i);
+  hwy::Prefetch(p + count - 1);
+}
+
 struct FreeAligned {
   void operator()(float* p) const { std::free(p); }
 };
@@ -150,13 +173,27 @@ AlignedFloats AllocateAligned(std::size_t n) {
   return AlignedFloats(p);
 }
 
+// This thread's packed A block, kept between calls: a device's products after its first find
+// it already mapped (a fresh one per call cost page faults and a munmap each time).
+float* ABlockScratch(std::size_t n) {
+  thread_local AlignedFloats block;
+  thread_local std::size_t size = 0;
+  if (size < n) {
+    block = AllocateAligned(n);
+    size = n;
+  }
+  return block.get();
+}
+
+// Where the next panel of B starts (rows from pc, columns from j), for the prefetches.
+struct PanelAt {
+  std::size_t pc, kc, j, nr;
+  bool valid;
+};
+
 void GemmFma(const Gemm& g) {
-  // Sized for this product, not for the largest blocks: a small one (dp-step's 1x1 weights) then
-  // packs into a few bytes, not 40 KB of fresh pages in its device's new malloc arena.
-  const std::size_t nc_max = std::min(kNC, (g.n + kNR - 1) / kNR * kNR);
-  const std::size_t kc_max = std::min(kKC, g.k);
-  auto bpack = AllocateAligned(kc_max * nc_max);
-  auto apack = AllocateAligned(kc_max * kMR);
+  alignas(64) float panel[kKC * kNR];
+  alignas(64) float edge[kMR * kNR] = {};  // ragged tiles run on this full-size copy
   // The bias, padded to whole tiles so the epilogue never reads past it.
   AlignedFloats bias;
   if (g.bias) {
@@ -165,27 +202,48 @@ void GemmFma(const Gemm& g) {
     std::copy(g.bias, g.bias + g.n, bias.get());
     std::fill(bias.get() + g.n, bias.get() + padded, 0.0f);
   }
-  // Ragged tiles run on this full-size copy and are copied back.
-  alignas(64) float edge[kMR * kNR] = {};
+  const std::size_t kc_max = std::min(kKC, g.k);
+  float* ablock = nullptr;  // packed A tiles, kc_max x kMR each, for those not read in place
 
-  for (std::size_t jc = 0; jc < g.n; jc += kNC) {
-    const std::size_t nc = std::min(kNC, g.n - jc);
+  for (std::size_t ic0 = 0; ic0 < g.m; ic0 += kMC) {
+    const std::size_t mc = std::min(kMC, g.m - ic0);
+    const std::size_t tiles = (mc + kMR - 1) / kMR;
     for (std::size_t pc = 0; pc < g.k; pc += kKC) {
       const std::size_t kc = std::min(kKC, g.k - pc);
       const bool load_c = pc > 0 || g.accumulate;
       const bool last = pc + kc == g.k;
-      PackB(g, pc, kc, jc, nc, bpack.get());
-      for (std::size_t ic = 0; ic < g.m; ic += kMR) {
-        const std::size_t mr = std::min(kMR, g.m - ic);
-        const bool in_place = mr == kMR && !g.a_transposed;
-        if (!in_place) PackA(g, ic, mr, pc, kc, apack.get());
-        const float* a = in_place ? g.a + ic * g.lda + pc : apack.get();
-        for (std::size_t jr = 0; jr < nc; jr += kNR) {
-          const std::size_t nr = std::min(kNR, nc - jr);
-          const float* bp = bpack.get() + jr * kc;
-          const float* tile_bias = last && bias ? bias.get() + jc + jr : nullptr;
-          const bool relu = last && g.relu;
-          float* c = g.c + ic * g.ldc + jc + jr;
+      for (std::size_t t = 0; t < tiles; ++t) {
+        const std::size_t mr = std::min(kMR, mc - t * kMR);
+        if (mr == kMR && !g.a_transposed) continue;
+        if (ablock == nullptr) ablock = ABlockScratch(tiles * kc_max * kMR);
+        PackA(g, ic0 + t * kMR, mr, pc, kc, ablock + t * kc_max * kMR);
+      }
+      for (std::size_t j = 0; j < g.n; j += kNR) {
+        const std::size_t nr = std::min(kNR, g.n - j);
+        PackB(g, pc, kc, j, nr, panel);
+        // The panel after this one: the next columns, else the next block of K, else the first
+        // panel of the next block of A's rows.
+        PanelAt next{pc, kc, j + kNR, 0, true};
+        if (next.j >= g.n) next = {pc + kKC, 0, 0, 0, pc + kKC < g.k};
+        if (!next.valid && ic0 + kMC < g.m) next = {0, 0, 0, 0, true};
+        next.kc = std::min(kKC, g.k - next.pc);
+        next.nr = std::min(kNR, g.n - next.j);
+        const std::size_t rows_per_tile = next.valid ? (next.kc + tiles - 1) / tiles : 0;
+
+        const float* tile_bias = last && bias ? bias.get() + j : nullptr;
+        const bool relu = last && g.relu;
+        for (std::size_t t = 0; t < tiles; ++t) {
+          const std::size_t ic = ic0 + t * kMR;
+          const std::size_t mr = std::min(kMR, mc - t * kMR);
+          float* c = g.c + ic * g.ldc + j;
+          // This tile's share of the next panel's rows of B, and the next tile of C.
+          for (std::size_t p = t * rows_per_tile; p < std::min(next.kc, (t + 1) * rows_per_tile);
+               ++p)
+            PrefetchFloats(g.b + (next.pc + p) * g.ldb + next.j, next.nr);
+          if (t + 1 < tiles)
+            for (std::size_t r = 0; r < std::min(kMR, mc - (t + 1) * kMR); ++r)
+              PrefetchFloats(c + (kMR + r) * g.ldc, nr);
+
           float* tile = c;
           std::size_t ldt = g.ldc;
           if (nr < kNR || mr < kMR) {
@@ -195,10 +253,12 @@ void GemmFma(const Gemm& g) {
               for (std::size_t r = 0; r < mr; ++r)
                 std::copy(c + r * g.ldc, c + r * g.ldc + nr, edge + r * kNR);
           }
-          if (in_place) {
-            Tile<ALayout::kRows>(kc, a, g.lda, bp, tile, ldt, load_c, tile_bias, relu);
+          if (mr == kMR && !g.a_transposed) {
+            Tile<ALayout::kRows>(kc, g.a + ic * g.lda + pc, g.lda, panel, tile, ldt, load_c,
+                                 tile_bias, relu);
           } else {
-            Tile<ALayout::kColumns>(kc, a, kMR, bp, tile, ldt, load_c, tile_bias, relu);
+            Tile<ALayout::kColumns>(kc, ablock + t * kc_max * kMR, kMR, panel, tile, ldt, load_c,
+                                    tile_bias, relu);
           }
           if (tile == edge)
             for (std::size_t r = 0; r < mr; ++r)
