@@ -203,7 +203,14 @@ void GemmFma(const Gemm& g) {
     std::fill(bias.get() + g.n, bias.get() + padded, 0.0f);
   }
   const std::size_t kc_max = std::min(kKC, g.k);
-  float* ablock = nullptr;  // packed A tiles, kc_max x kMR each, for those not read in place
+  // Packed A tiles, kc_max x kMR each, for those not read in place: a transposed A's whole block
+  // (this thread's scratch), else at most the ragged last tile (here).
+  alignas(64) float ragged[kKC * kMR];
+  float* const ablock =
+      g.a_transposed ? ABlockScratch((std::min(kMC, g.m) + kMR - 1) / kMR * kc_max * kMR) : ragged;
+  const auto packed_tile = [&](std::size_t t) {
+    return ablock + (g.a_transposed ? t : 0) * kc_max * kMR;
+  };
 
   for (std::size_t ic0 = 0; ic0 < g.m; ic0 += kMC) {
     const std::size_t mc = std::min(kMC, g.m - ic0);
@@ -215,8 +222,7 @@ void GemmFma(const Gemm& g) {
       for (std::size_t t = 0; t < tiles; ++t) {
         const std::size_t mr = std::min(kMR, mc - t * kMR);
         if (mr == kMR && !g.a_transposed) continue;
-        if (ablock == nullptr) ablock = ABlockScratch(tiles * kc_max * kMR);
-        PackA(g, ic0 + t * kMR, mr, pc, kc, ablock + t * kc_max * kMR);
+        PackA(g, ic0 + t * kMR, mr, pc, kc, packed_tile(t));
       }
       for (std::size_t j = 0; j < g.n; j += kNR) {
         const std::size_t nr = std::min(kNR, g.n - j);
@@ -257,8 +263,8 @@ void GemmFma(const Gemm& g) {
             Tile<ALayout::kRows>(kc, g.a + ic * g.lda + pc, g.lda, panel, tile, ldt, load_c,
                                  tile_bias, relu);
           } else {
-            Tile<ALayout::kColumns>(kc, ablock + t * kc_max * kMR, kMR, panel, tile, ldt, load_c,
-                                    tile_bias, relu);
+            Tile<ALayout::kColumns>(kc, packed_tile(t), kMR, panel, tile, ldt, load_c, tile_bias,
+                                    relu);
           }
           if (tile == edge)
             for (std::size_t r = 0; r < mr; ++r)
