@@ -52,16 +52,20 @@ using V = hn::Vec<D>;
 // * Register tile: kMR rows x kNV vectors of C, every lane one element's accumulator, plus kNV
 //   loaded vectors of B and one broadcast of A per step. AVX-512: 6 x 4 vectors = 6 x 64 floats in
 //   24 of its 32 registers (+ 4 + 1), 24 independent FMAs per step fed by 4 vector loads and 6
-//   broadcasts; AVX2: 6 x 2 vectors = 6 x 16 in 12 of 16. Wide rather than tall because on this
-//   project's AVX-512 machine (AMD Zen 5) the broadcasts, not the B loads, are what limits: 6 x 4
-//   ran at 234-237 GFLOP/s per CPU second where 8 x 2 ran at 205-217 and 14 x 2 at ~200.
+//   broadcasts; AVX2: 6 x 2 vectors = 6 x 16 in 12 of 16. Wide rather than tall: per FMA it
+//   needs fewer broadcasts of A (0.25 against 8 x 2's 0.5), which on this project's AVX-512
+//   machine (AMD Zen 5) showed as 220-225 GFLOP/s per CPU second on tp-mlp's two devices where
+//   8 x 2 gave 206 (kernels_bench, 2026-12-01); 14 x 2 was slower still.
 // * B is packed one kKC x kNR panel at a time (32 KB, so it stays in L1) and every tile of a
-//   kMC-row block of A runs through it before the next panel is packed. While a panel's tiles
-//   run, each tile first prefetches its share of the next panel's rows of B and the next tile of
-//   C, so the first (cold, from memory) read of B overlaps the FMAs instead of being a pass of
-//   its own, and no buffer the size of a B block is mapped, faulted in and unmapped per call.
+//   kMC-row block of A runs through it before the next panel is packed. The panels of one strip
+//   of kNR columns run in K order before the next strip, so that strip of C (384 x 64 floats at
+//   most) stays in L2 while its chains go through all of K, instead of all of C going out to L3
+//   and back once per block of K. While a panel's tiles run, each tile first prefetches its share
+//   of the next panel's rows of B (and, on the strip's first block, the next tile of C), so the
+//   first (cold, from memory) read of B overlaps the FMAs instead of being a pass of its own, and
+//   no buffer the size of a B block is mapped, faulted in and unmapped per call.
 // * A's tiles are read in place (a row-major A's kMR rows, from L2) or, for a transposed A and for
-//   the ragged last tile, from a kc x kMR packed copy of them made once per block of K.
+//   the ragged last tile, from a K x kMR packed copy of them made once per block of rows.
 // * K is cut into kKC-long blocks; each block continues every chain from the C tile it loads back
 //   (a float32 stored and reloaded is exact).
 //
@@ -173,8 +177,8 @@ AlignedFloats AllocateAligned(std::size_t n) {
   return AlignedFloats(p);
 }
 
-// This thread's packed A block, kept between calls: a device's products after its first find
-// it already mapped (a fresh one per call cost page faults and a munmap each time).
+// This thread's packed A tiles, kept between calls: a device's products after its first find
+// them already mapped (a fresh buffer per call costs page faults and a munmap each time).
 float* ABlockScratch(std::size_t n) {
   thread_local AlignedFloats block;
   thread_local std::size_t size = 0;
@@ -202,35 +206,34 @@ void GemmFma(const Gemm& g) {
     std::copy(g.bias, g.bias + g.n, bias.get());
     std::fill(bias.get() + g.n, bias.get() + padded, 0.0f);
   }
-  const std::size_t kc_max = std::min(kKC, g.k);
-  // Packed A tiles, kc_max x kMR each, for those not read in place: a transposed A's whole block
-  // (this thread's scratch), else at most the ragged last tile (here).
-  alignas(64) float ragged[kKC * kMR];
-  float* const ablock =
-      g.a_transposed ? ABlockScratch((std::min(kMC, g.m) + kMR - 1) / kMR * kc_max * kMR) : ragged;
+  // Packed A tiles, K x kMR each (ALayout::kColumns, block pc at pc * kMR), for those not read
+  // in place: every tile of a transposed A, else at most the ragged last tile of each block.
+  float* ablock = nullptr;
+  const std::size_t packed_tiles = g.a_transposed ? (std::min(kMC, g.m) + kMR - 1) / kMR : 1;
   const auto packed_tile = [&](std::size_t t) {
-    return ablock + (g.a_transposed ? t : 0) * kc_max * kMR;
+    return ablock + (g.a_transposed ? t : 0) * g.k * kMR;
   };
 
   for (std::size_t ic0 = 0; ic0 < g.m; ic0 += kMC) {
     const std::size_t mc = std::min(kMC, g.m - ic0);
     const std::size_t tiles = (mc + kMR - 1) / kMR;
-    for (std::size_t pc = 0; pc < g.k; pc += kKC) {
-      const std::size_t kc = std::min(kKC, g.k - pc);
-      const bool load_c = pc > 0 || g.accumulate;
-      const bool last = pc + kc == g.k;
-      for (std::size_t t = 0; t < tiles; ++t) {
-        const std::size_t mr = std::min(kMR, mc - t * kMR);
-        if (mr == kMR && !g.a_transposed) continue;
-        PackA(g, ic0 + t * kMR, mr, pc, kc, packed_tile(t));
-      }
-      for (std::size_t j = 0; j < g.n; j += kNR) {
-        const std::size_t nr = std::min(kNR, g.n - j);
+    for (std::size_t t = 0; t < tiles; ++t) {
+      const std::size_t mr = std::min(kMR, mc - t * kMR);
+      if (mr == kMR && !g.a_transposed) continue;
+      if (ablock == nullptr) ablock = ABlockScratch(packed_tiles * g.k * kMR);
+      PackA(g, ic0 + t * kMR, mr, 0, g.k, packed_tile(t));
+    }
+    for (std::size_t j = 0; j < g.n; j += kNR) {
+      const std::size_t nr = std::min(kNR, g.n - j);
+      for (std::size_t pc = 0; pc < g.k; pc += kKC) {
+        const std::size_t kc = std::min(kKC, g.k - pc);
+        const bool load_c = pc > 0 || g.accumulate;
+        const bool last = pc + kc == g.k;
         PackB(g, pc, kc, j, nr, panel);
-        // The panel after this one: the next columns, else the next block of K, else the first
+        // The panel after this one: the next block of K, else the next columns, else the first
         // panel of the next block of A's rows.
-        PanelAt next{pc, kc, j + kNR, 0, true};
-        if (next.j >= g.n) next = {pc + kKC, 0, 0, 0, pc + kKC < g.k};
+        PanelAt next{pc + kKC, 0, j, 0, true};
+        if (next.pc >= g.k) next = {0, 0, j + kNR, 0, j + kNR < g.n};
         if (!next.valid && ic0 + kMC < g.m) next = {0, 0, 0, 0, true};
         next.kc = std::min(kKC, g.k - next.pc);
         next.nr = std::min(kNR, g.n - next.j);
@@ -242,11 +245,12 @@ void GemmFma(const Gemm& g) {
           const std::size_t ic = ic0 + t * kMR;
           const std::size_t mr = std::min(kMR, mc - t * kMR);
           float* c = g.c + ic * g.ldc + j;
-          // This tile's share of the next panel's rows of B, and the next tile of C.
+          // This tile's share of the next panel's rows of B, and (on the first block of K, when
+          // C comes from memory) the next tile of C.
           for (std::size_t p = t * rows_per_tile; p < std::min(next.kc, (t + 1) * rows_per_tile);
                ++p)
             PrefetchFloats(g.b + (next.pc + p) * g.ldb + next.j, next.nr);
-          if (t + 1 < tiles)
+          if (pc == 0 && t + 1 < tiles)
             for (std::size_t r = 0; r < std::min(kMR, mc - (t + 1) * kMR); ++r)
               PrefetchFloats(c + (kMR + r) * g.ldc, nr);
 
@@ -263,8 +267,8 @@ void GemmFma(const Gemm& g) {
             Tile<ALayout::kRows>(kc, g.a + ic * g.lda + pc, g.lda, panel, tile, ldt, load_c,
                                  tile_bias, relu);
           } else {
-            Tile<ALayout::kColumns>(kc, packed_tile(t), kMR, panel, tile, ldt, load_c, tile_bias,
-                                    relu);
+            Tile<ALayout::kColumns>(kc, packed_tile(t) + pc * kMR, kMR, panel, tile, ldt, load_c,
+                                    tile_bias, relu);
           }
           if (tile == edge)
             for (std::size_t r = 0; r < mr; ++r)
