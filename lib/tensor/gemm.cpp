@@ -64,8 +64,9 @@ using V = hn::Vec<D>;
 //   of the next panel's rows of B (and, on the strip's first block, the next tile of C), so the
 //   first (cold, from memory) read of B overlaps the FMAs instead of being a pass of its own, and
 //   no buffer the size of a B block is mapped, faulted in and unmapped per call.
-// * A's tiles are read in place (a row-major A's kMR rows, from L2) or, for a transposed A and for
-//   the ragged last tile, from a K x kMR packed copy of them made once per block of rows.
+// * A's tiles are read in place (a row-major A's kMR rows, from L2) or, for a transposed A, from a
+//   K x kMR packed copy of them made once per block of rows. The last mr < kMR rows run on a
+//   tile of mr rows of accumulators (the same chains, fewer of them).
 // * K is cut into kKC-long blocks; each block continues every chain from the C tile it loads back
 //   (a float32 stored and reloaded is exact).
 //
@@ -86,22 +87,23 @@ constexpr std::size_t kMC = 64 * kMR;  // rows of A per block (tiles per B panel
 // in place), or in its columns (a[p * lda + r], a packed panel with lda = kMR).
 enum class ALayout { kRows, kColumns };
 
-// C tile (kMR x kNR at c, row stride ldc) continues its chains over kc steps: acc = fma(a, b, acc)
-// with a from A (see ALayout) and b from the packed B panel (kc x kNR). With `load_c` false the
-// chains start from +0. bias (kNR elements) and relu are the epilogue.
-template <ALayout kLayout>
+// C tile (kRows x kNR at c, row stride ldc; kRows = kMR but for a ragged last tile) continues its
+// chains over kc steps: acc = fma(a, b, acc) with a from A (see ALayout) and b from the packed B
+// panel (kc x kNR). With `load_c` false the chains start from +0. bias (kNR elements) and relu are
+// the epilogue.
+template <ALayout kLayout, std::size_t kRows = kMR>
 HWY_INLINE void Tile(std::size_t kc, const float* HWY_RESTRICT a, std::size_t lda,
                      const float* HWY_RESTRICT bp, float* HWY_RESTRICT c, std::size_t ldc,
                      bool load_c, const float* bias, bool relu) {
   const D d;
-  V acc[kMR][kNV];
-  for (std::size_t r = 0; r < kMR; ++r)
+  V acc[kRows][kNV];
+  for (std::size_t r = 0; r < kRows; ++r)
     for (std::size_t v = 0; v < kNV; ++v)
       acc[r][v] = load_c ? hn::LoadU(d, c + r * ldc + v * kL) : hn::Zero(d);
   for (std::size_t p = 0; p < kc; ++p) {
     V b[kNV];
     for (std::size_t v = 0; v < kNV; ++v) b[v] = hn::Load(d, bp + p * kNR + v * kL);
-    for (std::size_t r = 0; r < kMR; ++r) {
+    for (std::size_t r = 0; r < kRows; ++r) {
       const V av = hn::Set(d, kLayout == ALayout::kRows ? a[r * lda + p] : a[p * lda + r]);
       for (std::size_t v = 0; v < kNV; ++v) acc[r][v] = hn::MulAdd(av, b[v], acc[r][v]);
     }
@@ -109,17 +111,38 @@ HWY_INLINE void Tile(std::size_t kc, const float* HWY_RESTRICT a, std::size_t ld
   if (bias) {
     for (std::size_t v = 0; v < kNV; ++v) {
       const V bv = hn::LoadU(d, bias + v * kL);
-      for (std::size_t r = 0; r < kMR; ++r) acc[r][v] = hn::Add(acc[r][v], bv);
+      for (std::size_t r = 0; r < kRows; ++r) acc[r][v] = hn::Add(acc[r][v], bv);
     }
   }
   if (relu) {
     const V zero = hn::Zero(d);
-    for (std::size_t r = 0; r < kMR; ++r)
+    for (std::size_t r = 0; r < kRows; ++r)
       for (std::size_t v = 0; v < kNV; ++v)
         acc[r][v] = hn::IfThenZeroElse(hn::Lt(acc[r][v], zero), acc[r][v]);
   }
-  for (std::size_t r = 0; r < kMR; ++r)
+  for (std::size_t r = 0; r < kRows; ++r)
     for (std::size_t v = 0; v < kNV; ++v) hn::StoreU(acc[r][v], d, c + r * ldc + v * kL);
+}
+
+// The tile of the last mr < kMR rows: the same chains on fewer accumulators (A's rows past mr
+// are never read), so no packing of a plain A and no copy of C's rows for it.
+template <ALayout kLayout>
+void RaggedTile(std::size_t mr, std::size_t kc, const float* HWY_RESTRICT a, std::size_t lda,
+                const float* HWY_RESTRICT bp, float* HWY_RESTRICT c, std::size_t ldc, bool load_c,
+                const float* bias, bool relu) {
+  static_assert(kMR == 6, "one case per row count below kMR");
+  switch (mr) {
+    case 1:
+      return Tile<kLayout, 1>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
+    case 2:
+      return Tile<kLayout, 2>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
+    case 3:
+      return Tile<kLayout, 3>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
+    case 4:
+      return Tile<kLayout, 4>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
+    default:
+      return Tile<kLayout, 5>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
+  }
 }
 
 // B rows pc..pc+kc-1, columns j..j+nr-1 -> one kc x kNR row-major panel, columns past nr zero.
@@ -138,22 +161,12 @@ void PackB(const Gemm& g, std::size_t pc, std::size_t kc, std::size_t j, std::si
   }
 }
 
-// op(A) rows ic..ic+mr-1, columns pc..pc+kc-1 -> one kc x kMR panel (ALayout::kColumns with
-// lda = kMR), rows past mr zero. Needed for a transposed A (its rows of the tile are strided
-// columns in memory) and for a ragged last tile; a whole tile of a plain A is read in place.
-void PackA(const Gemm& g, std::size_t ic, std::size_t mr, std::size_t pc, std::size_t kc,
-           float* HWY_RESTRICT ap) {
-  if (mr < kMR) std::fill(ap, ap + kc * kMR, 0.0f);
-  if (g.a_transposed) {
-    for (std::size_t p = 0; p < kc; ++p) {
-      const float* src = g.a + (pc + p) * g.lda + ic;
-      std::copy(src, src + mr, ap + p * kMR);
-    }
-  } else {
-    for (std::size_t r = 0; r < mr; ++r) {
-      const float* src = g.a + (ic + r) * g.lda + pc;
-      for (std::size_t p = 0; p < kc; ++p) ap[p * kMR + r] = src[p];
-    }
+// A transposed (stored (k, m)): its rows ic..ic+mr-1 of op(A), all of K -> one K x kMR panel
+// (ALayout::kColumns with lda = kMR); the rows of a tile are strided columns in memory.
+void PackTransposedA(const Gemm& g, std::size_t ic, std::size_t mr, float* HWY_RESTRICT ap) {
+  for (std::size_t p = 0; p < g.k; ++p) {
+    const float* src = g.a + p * g.lda + ic;
+    std::copy(src, src + mr, ap + p * kMR);
   }
 }
 
@@ -197,7 +210,7 @@ struct PanelAt {
 
 void GemmFma(const Gemm& g) {
   alignas(64) float panel[kKC * kNR];
-  alignas(64) float edge[kMR * kNR] = {};  // ragged tiles run on this full-size copy
+  alignas(64) float edge[kMR * kNR] = {};  // a ragged strip of columns runs on this copy
   // The bias, padded to whole tiles so the epilogue never reads past it.
   AlignedFloats bias;
   if (g.bias) {
@@ -206,22 +219,19 @@ void GemmFma(const Gemm& g) {
     std::copy(g.bias, g.bias + g.n, bias.get());
     std::fill(bias.get() + g.n, bias.get() + padded, 0.0f);
   }
-  // Packed A tiles, K x kMR each (ALayout::kColumns, block pc at pc * kMR), for those not read
-  // in place: every tile of a transposed A, else at most the ragged last tile of each block.
+  // A transposed: its tiles packed, K x kMR each (ALayout::kColumns, block pc at pc * kMR);
+  // a plain A is read in place.
   float* ablock = nullptr;
-  const std::size_t packed_tiles = g.a_transposed ? (std::min(kMC, g.m) + kMR - 1) / kMR : 1;
-  const auto packed_tile = [&](std::size_t t) {
-    return ablock + (g.a_transposed ? t : 0) * g.k * kMR;
-  };
+  const auto packed_tile = [&](std::size_t t) { return ablock + t * g.k * kMR; };
 
   for (std::size_t ic0 = 0; ic0 < g.m; ic0 += kMC) {
     const std::size_t mc = std::min(kMC, g.m - ic0);
     const std::size_t tiles = (mc + kMR - 1) / kMR;
-    for (std::size_t t = 0; t < tiles; ++t) {
-      const std::size_t mr = std::min(kMR, mc - t * kMR);
-      if (mr == kMR && !g.a_transposed) continue;
-      if (ablock == nullptr) ablock = ABlockScratch(packed_tiles * g.k * kMR);
-      PackA(g, ic0 + t * kMR, mr, 0, g.k, packed_tile(t));
+    if (g.a_transposed) {
+      if (ablock == nullptr)
+        ablock = ABlockScratch((std::min(kMC, g.m) + kMR - 1) / kMR * g.k * kMR);
+      for (std::size_t t = 0; t < tiles; ++t)
+        PackTransposedA(g, ic0 + t * kMR, std::min(kMR, mc - t * kMR), packed_tile(t));
     }
     for (std::size_t j = 0; j < g.n; j += kNR) {
       const std::size_t nr = std::min(kNR, g.n - j);
@@ -256,19 +266,26 @@ void GemmFma(const Gemm& g) {
 
           float* tile = c;
           std::size_t ldt = g.ldc;
-          if (nr < kNR || mr < kMR) {
+          if (nr < kNR) {
             tile = edge;
             ldt = kNR;
             if (load_c)
               for (std::size_t r = 0; r < mr; ++r)
                 std::copy(c + r * g.ldc, c + r * g.ldc + nr, edge + r * kNR);
           }
-          if (mr == kMR && !g.a_transposed) {
-            Tile<ALayout::kRows>(kc, g.a + ic * g.lda + pc, g.lda, panel, tile, ldt, load_c,
-                                 tile_bias, relu);
+          const float* a = g.a_transposed ? packed_tile(t) + pc * kMR : g.a + ic * g.lda + pc;
+          const std::size_t lda = g.a_transposed ? kMR : g.lda;
+          if (g.a_transposed) {
+            if (mr == kMR) {
+              Tile<ALayout::kColumns>(kc, a, lda, panel, tile, ldt, load_c, tile_bias, relu);
+            } else {
+              RaggedTile<ALayout::kColumns>(mr, kc, a, lda, panel, tile, ldt, load_c, tile_bias,
+                                            relu);
+            }
+          } else if (mr == kMR) {
+            Tile<ALayout::kRows>(kc, a, lda, panel, tile, ldt, load_c, tile_bias, relu);
           } else {
-            Tile<ALayout::kColumns>(kc, packed_tile(t) + pc * kMR, kMR, panel, tile, ldt, load_c,
-                                    tile_bias, relu);
+            RaggedTile<ALayout::kRows>(mr, kc, a, lda, panel, tile, ldt, load_c, tile_bias, relu);
           }
           if (tile == edge)
             for (std::size_t r = 0; r < mr; ++r)
