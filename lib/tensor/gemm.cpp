@@ -13,6 +13,7 @@
 #define HWY_TARGET_INCLUDE "tensor/gemm.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 // (foreach_target.h must come first: it re-includes this file, and everything below, per target.)
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #include <algorithm>
@@ -45,37 +46,64 @@ namespace hn = hwy::HWY_NAMESPACE;
 using D = hn::ScalableTag<float>;
 using V = hn::Vec<D>;
 
-// Tile shape: kMR rows x kNV vectors of C live in registers (AVX-512 has 32 vector registers,
-// AVX2 16): kMR * kNV accumulators, kNV loaded rows of B and one broadcast of A.
+// The micro-kernel and its blocking (GotoBLAS/BLIS-style, with the B panel as the L1-resident
+// operand):
+//
+// * Register tile: kMR rows x kNV vectors of C, every lane one element's accumulator, plus kNV
+//   loaded vectors of B and one broadcast of A per step. AVX-512: 6 x 4 vectors = 6 x 64 floats in
+//   24 of its 32 registers (+ 4 + 1), 24 independent FMAs per step fed by 4 vector loads and 6
+//   broadcasts; AVX2: 6 x 2 vectors = 6 x 16 in 12 of 16. Wide rather than tall: per FMA it
+//   needs fewer broadcasts of A (0.25 against 8 x 2's 0.5), which on this project's AVX-512
+//   machine (AMD Zen 5) showed as 220-225 GFLOP/s per CPU second on tp-mlp's two devices where
+//   8 x 2 gave 206 (kernels_bench, 2026-12-01); 14 x 2 was slower still.
+// * B is packed one kKC x kNR panel at a time (32 KB, so it stays in L1) and every tile of a
+//   kMC-row block of A runs through it before the next panel is packed. The panels of one strip
+//   of kNR columns run in K order before the next strip, so that strip of C (384 x 64 floats at
+//   most) stays in L2 while its chains go through all of K, instead of all of C going out to L3
+//   and back once per block of K. While a panel's tiles run, each tile first prefetches its share
+//   of the next panel's rows of B (and, on the strip's first block, the next tile of C), so the
+//   first (cold, from memory) read of B overlaps the FMAs instead of being a pass of its own, and
+//   no buffer the size of a B block is mapped, faulted in and unmapped per call.
+// * A's tiles are read in place (a row-major A's kMR rows, from L2) or, for a transposed A, from a
+//   K x kMR packed copy of them made once per block of rows. The last mr < kMR rows run on a
+//   tile of mr rows of accumulators (the same chains, fewer of them).
+// * K is cut into kKC-long blocks; each block continues every chain from the C tile it loads back
+//   (a float32 stored and reloaded is exact).
+//
+// Why the bits cannot change: every lane of every accumulator is one element of C, and its value
+// only ever goes through acc = fma(a[i, p], b[p, j], acc) for p = 0, 1, ..., K - 1 in that order
+// (the blocks of K run in order and pass acc on through C), started from +0 or from C with
+// `accumulate`, then + bias and relu once after p = K - 1. Tiling, packing, prefetching and the
+// order in which tiles run only decide when each chain advances, never what it computes; padded
+// rows and columns (zeros) only feed lanes that are never stored.
 constexpr std::size_t kL = hn::MaxLanes(D());
-constexpr std::size_t kMR = HWY_TARGET == HWY_AVX2 ? 6 : 8;
-constexpr std::size_t kNV = 2;
+constexpr std::size_t kMR = 6;
+constexpr std::size_t kNV = HWY_TARGET == HWY_AVX2 ? 2 : 4;
 constexpr std::size_t kNR = kNV * kL;
-// Cache blocking: A's kMR rows for one tile (kKC x kMR) stay in L1 while the packed B block
-// (kKC x kNC) streams from L2 through them.
-constexpr std::size_t kKC = 256;
-constexpr std::size_t kNC = 1024;
+constexpr std::size_t kKC = 32 * 1024 / sizeof(float) / kNR;  // a 32 KB panel of B: 128 or 512
+constexpr std::size_t kMC = 64 * kMR;  // rows of A per block (tiles per B panel): 384
 
 // Where a tile finds A's element (row r, step p): in A's rows (a[r * lda + p], a row-major A read
 // in place), or in its columns (a[p * lda + r], a packed panel with lda = kMR).
 enum class ALayout { kRows, kColumns };
 
-// C tile (kMR x kNR at c, row stride ldc) continues its chains over kc steps: acc = fma(a, b, acc)
-// with a from A (see ALayout) and b from the packed B panel (kc x kNR). With `load_c` false the
-// chains start from +0. bias (kNR elements) and relu are the epilogue.
-template <ALayout kLayout>
+// C tile (kRows x kNR at c, row stride ldc; kRows = kMR but for a ragged last tile) continues its
+// chains over kc steps: acc = fma(a, b, acc) with a from A (see ALayout) and b from the packed B
+// panel (kc x kNR). With `load_c` false the chains start from +0. bias (kNR elements) and relu are
+// the epilogue.
+template <ALayout kLayout, std::size_t kRows = kMR>
 HWY_INLINE void Tile(std::size_t kc, const float* HWY_RESTRICT a, std::size_t lda,
                      const float* HWY_RESTRICT bp, float* HWY_RESTRICT c, std::size_t ldc,
                      bool load_c, const float* bias, bool relu) {
   const D d;
-  V acc[kMR][kNV];
-  for (std::size_t r = 0; r < kMR; ++r)
+  V acc[kRows][kNV];
+  for (std::size_t r = 0; r < kRows; ++r)
     for (std::size_t v = 0; v < kNV; ++v)
       acc[r][v] = load_c ? hn::LoadU(d, c + r * ldc + v * kL) : hn::Zero(d);
   for (std::size_t p = 0; p < kc; ++p) {
     V b[kNV];
     for (std::size_t v = 0; v < kNV; ++v) b[v] = hn::Load(d, bp + p * kNR + v * kL);
-    for (std::size_t r = 0; r < kMR; ++r) {
+    for (std::size_t r = 0; r < kRows; ++r) {
       const V av = hn::Set(d, kLayout == ALayout::kRows ? a[r * lda + p] : a[p * lda + r]);
       for (std::size_t v = 0; v < kNV; ++v) acc[r][v] = hn::MulAdd(av, b[v], acc[r][v]);
     }
@@ -83,58 +111,70 @@ HWY_INLINE void Tile(std::size_t kc, const float* HWY_RESTRICT a, std::size_t ld
   if (bias) {
     for (std::size_t v = 0; v < kNV; ++v) {
       const V bv = hn::LoadU(d, bias + v * kL);
-      for (std::size_t r = 0; r < kMR; ++r) acc[r][v] = hn::Add(acc[r][v], bv);
+      for (std::size_t r = 0; r < kRows; ++r) acc[r][v] = hn::Add(acc[r][v], bv);
     }
   }
   if (relu) {
     const V zero = hn::Zero(d);
-    for (std::size_t r = 0; r < kMR; ++r)
+    for (std::size_t r = 0; r < kRows; ++r)
       for (std::size_t v = 0; v < kNV; ++v)
         acc[r][v] = hn::IfThenZeroElse(hn::Lt(acc[r][v], zero), acc[r][v]);
   }
-  for (std::size_t r = 0; r < kMR; ++r)
+  for (std::size_t r = 0; r < kRows; ++r)
     for (std::size_t v = 0; v < kNV; ++v) hn::StoreU(acc[r][v], d, c + r * ldc + v * kL);
 }
 
-// B rows pc..pc+kc-1, columns jc..jc+nc-1 -> panels of kNR columns, each kc x kNR row-major
-// (panel q at bp + q * kc * kNR), columns past nc zero.
-void PackB(const Gemm& g, std::size_t pc, std::size_t kc, std::size_t jc, std::size_t nc,
-           float* HWY_RESTRICT bp) {
+// The tile of the last mr < kMR rows: the same chains on fewer accumulators (A's rows past mr
+// are never read), so no packing of a plain A and no copy of C's rows for it.
+template <ALayout kLayout>
+void RaggedTile(std::size_t mr, std::size_t kc, const float* HWY_RESTRICT a, std::size_t lda,
+                const float* HWY_RESTRICT bp, float* HWY_RESTRICT c, std::size_t ldc, bool load_c,
+                const float* bias, bool relu) {
+  static_assert(kMR == 6, "one case per row count below kMR");
+  switch (mr) {
+    case 1:
+      return Tile<kLayout, 1>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
+    case 2:
+      return Tile<kLayout, 2>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
+    case 3:
+      return Tile<kLayout, 3>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
+    case 4:
+      return Tile<kLayout, 4>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
+    default:
+      return Tile<kLayout, 5>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
+  }
+}
+
+// B rows pc..pc+kc-1, columns j..j+nr-1 -> one kc x kNR row-major panel, columns past nr zero.
+void PackB(const Gemm& g, std::size_t pc, std::size_t kc, std::size_t j, std::size_t nr,
+           float* HWY_RESTRICT panel) {
   const D d;
-  for (std::size_t jr = 0; jr < nc; jr += kNR) {
-    const std::size_t nr = std::min(kNR, nc - jr);
-    float* panel = bp + jr * kc;
-    for (std::size_t p = 0; p < kc; ++p) {
-      const float* src = g.b + (pc + p) * g.ldb + jc + jr;
-      float* dst = panel + p * kNR;
-      if (nr == kNR) {  // the common case, in registers rather than a memcpy call per row
-        for (std::size_t v = 0; v < kNV; ++v)
-          hn::Store(hn::LoadU(d, src + v * kL), d, dst + v * kL);
-      } else {
-        std::copy(src, src + nr, dst);
-        std::fill(dst + nr, dst + kNR, 0.0f);
-      }
+  for (std::size_t p = 0; p < kc; ++p) {
+    const float* src = g.b + (pc + p) * g.ldb + j;
+    float* dst = panel + p * kNR;
+    if (nr == kNR) {  // the common case, in registers rather than a memcpy call per row
+      for (std::size_t v = 0; v < kNV; ++v) hn::Store(hn::LoadU(d, src + v * kL), d, dst + v * kL);
+    } else {
+      std::copy(src, src + nr, dst);
+      std::fill(dst + nr, dst + kNR, 0.0f);
     }
   }
 }
 
-// op(A) rows ic..ic+mr-1, columns pc..pc+kc-1 -> one kc x kMR panel (ALayout::kColumns with
-// lda = kMR), rows past mr zero. Needed for a transposed A (its rows of the tile are strided
-// columns in memory) and for a ragged last tile; a whole tile of a plain A is read in place.
-void PackA(const Gemm& g, std::size_t ic, std::size_t mr, std::size_t pc, std::size_t kc,
-           float* HWY_RESTRICT ap) {
-  if (mr < kMR) std::fill(ap, ap + kc * kMR, 0.0f);
-  if (g.a_transposed) {
-    for (std::size_t p = 0; p < kc; ++p) {
-      const float* src = g.a + (pc + p) * g.lda + ic;
-      std::copy(src, src + mr, ap + p * kMR);
-    }
-  } else {
-    for (std::size_t r = 0; r < mr; ++r) {
-      const float* src = g.a + (ic + r) * g.lda + pc;
-      for (std::size_t p = 0; p < kc; ++p) ap[p * kMR + r] = src[p];
-    }
+// A transposed (stored (k, m)): its rows ic..ic+mr-1 of op(A), all of K -> one K x kMR panel
+// (ALayout::kColumns with lda = kMR); the rows of a tile are strided columns in memory.
+void PackTransposedA(const Gemm& g, std::size_t ic, std::size_t mr, float* HWY_RESTRICT ap) {
+  for (std::size_t p = 0; p < g.k; ++p) {
+    const float* src = g.a + p * g.lda + ic;
+    std::copy(src, src + mr, ap + p * kMR);
   }
+}
+
+// The cache lines of `count` floats from p on, into L1.
+void PrefetchFloats(const float* p, std::size_t count) {
+  constexpr std::size_t kLine = 64 / sizeof(float);
+  for (std::size_t i = 0; i < count; i += kLine) hwy::Prefetch(p + i);
+  hwy::Prefetch(p + count - 1);
 }
 
 struct FreeAligned {
@@ -150,13 +190,27 @@ AlignedFloats AllocateAligned(std::size_t n) {
   return AlignedFloats(p);
 }
 
+// This thread's packed A tiles, kept between calls: a device's products after its first find
+// them already mapped (a fresh buffer per call costs page faults and a munmap each time).
+float* ABlockScratch(std::size_t n) {
+  thread_local AlignedFloats block;
+  thread_local std::size_t size = 0;
+  if (size < n) {
+    block = AllocateAligned(n);
+    size = n;
+  }
+  return block.get();
+}
+
+// Where the next panel of B starts (rows from pc, columns from j), for the prefetches.
+struct PanelAt {
+  std::size_t pc, kc, j, nr;
+  bool valid;
+};
+
 void GemmFma(const Gemm& g) {
-  // Sized for this product, not for the largest blocks: a small one (dp-step's 1x1 weights) then
-  // packs into a few bytes, not 40 KB of fresh pages in its device's new malloc arena.
-  const std::size_t nc_max = std::min(kNC, (g.n + kNR - 1) / kNR * kNR);
-  const std::size_t kc_max = std::min(kKC, g.k);
-  auto bpack = AllocateAligned(kc_max * nc_max);
-  auto apack = AllocateAligned(kc_max * kMR);
+  alignas(64) float panel[kKC * kNR];
+  alignas(64) float edge[kMR * kNR] = {};  // a ragged strip of columns runs on this copy
   // The bias, padded to whole tiles so the epilogue never reads past it.
   AlignedFloats bias;
   if (g.bias) {
@@ -165,40 +219,73 @@ void GemmFma(const Gemm& g) {
     std::copy(g.bias, g.bias + g.n, bias.get());
     std::fill(bias.get() + g.n, bias.get() + padded, 0.0f);
   }
-  // Ragged tiles run on this full-size copy and are copied back.
-  alignas(64) float edge[kMR * kNR] = {};
+  // A transposed: its tiles packed, K x kMR each (ALayout::kColumns, block pc at pc * kMR);
+  // a plain A is read in place.
+  float* ablock = nullptr;
+  const auto packed_tile = [&](std::size_t t) { return ablock + t * g.k * kMR; };
 
-  for (std::size_t jc = 0; jc < g.n; jc += kNC) {
-    const std::size_t nc = std::min(kNC, g.n - jc);
-    for (std::size_t pc = 0; pc < g.k; pc += kKC) {
-      const std::size_t kc = std::min(kKC, g.k - pc);
-      const bool load_c = pc > 0 || g.accumulate;
-      const bool last = pc + kc == g.k;
-      PackB(g, pc, kc, jc, nc, bpack.get());
-      for (std::size_t ic = 0; ic < g.m; ic += kMR) {
-        const std::size_t mr = std::min(kMR, g.m - ic);
-        const bool in_place = mr == kMR && !g.a_transposed;
-        if (!in_place) PackA(g, ic, mr, pc, kc, apack.get());
-        const float* a = in_place ? g.a + ic * g.lda + pc : apack.get();
-        for (std::size_t jr = 0; jr < nc; jr += kNR) {
-          const std::size_t nr = std::min(kNR, nc - jr);
-          const float* bp = bpack.get() + jr * kc;
-          const float* tile_bias = last && bias ? bias.get() + jc + jr : nullptr;
-          const bool relu = last && g.relu;
-          float* c = g.c + ic * g.ldc + jc + jr;
+  for (std::size_t ic0 = 0; ic0 < g.m; ic0 += kMC) {
+    const std::size_t mc = std::min(kMC, g.m - ic0);
+    const std::size_t tiles = (mc + kMR - 1) / kMR;
+    if (g.a_transposed) {
+      if (ablock == nullptr)
+        ablock = ABlockScratch((std::min(kMC, g.m) + kMR - 1) / kMR * g.k * kMR);
+      for (std::size_t t = 0; t < tiles; ++t)
+        PackTransposedA(g, ic0 + t * kMR, std::min(kMR, mc - t * kMR), packed_tile(t));
+    }
+    for (std::size_t j = 0; j < g.n; j += kNR) {
+      const std::size_t nr = std::min(kNR, g.n - j);
+      for (std::size_t pc = 0; pc < g.k; pc += kKC) {
+        const std::size_t kc = std::min(kKC, g.k - pc);
+        const bool load_c = pc > 0 || g.accumulate;
+        const bool last = pc + kc == g.k;
+        PackB(g, pc, kc, j, nr, panel);
+        // The panel after this one: the next block of K, else the next columns, else the first
+        // panel of the next block of A's rows.
+        PanelAt next{pc + kKC, 0, j, 0, true};
+        if (next.pc >= g.k) next = {0, 0, j + kNR, 0, j + kNR < g.n};
+        if (!next.valid && ic0 + kMC < g.m) next = {0, 0, 0, 0, true};
+        next.kc = std::min(kKC, g.k - next.pc);
+        next.nr = std::min(kNR, g.n - next.j);
+        const std::size_t rows_per_tile = next.valid ? (next.kc + tiles - 1) / tiles : 0;
+
+        const float* tile_bias = last && bias ? bias.get() + j : nullptr;
+        const bool relu = last && g.relu;
+        for (std::size_t t = 0; t < tiles; ++t) {
+          const std::size_t ic = ic0 + t * kMR;
+          const std::size_t mr = std::min(kMR, mc - t * kMR);
+          float* c = g.c + ic * g.ldc + j;
+          // This tile's share of the next panel's rows of B, and (on the first block of K, when
+          // C comes from memory) the next tile of C.
+          for (std::size_t p = t * rows_per_tile; p < std::min(next.kc, (t + 1) * rows_per_tile);
+               ++p)
+            PrefetchFloats(g.b + (next.pc + p) * g.ldb + next.j, next.nr);
+          if (pc == 0 && t + 1 < tiles)
+            for (std::size_t r = 0; r < std::min(kMR, mc - (t + 1) * kMR); ++r)
+              PrefetchFloats(c + (kMR + r) * g.ldc, nr);
+
           float* tile = c;
           std::size_t ldt = g.ldc;
-          if (nr < kNR || mr < kMR) {
+          if (nr < kNR) {
             tile = edge;
             ldt = kNR;
             if (load_c)
               for (std::size_t r = 0; r < mr; ++r)
                 std::copy(c + r * g.ldc, c + r * g.ldc + nr, edge + r * kNR);
           }
-          if (in_place) {
-            Tile<ALayout::kRows>(kc, a, g.lda, bp, tile, ldt, load_c, tile_bias, relu);
+          const float* a = g.a_transposed ? packed_tile(t) + pc * kMR : g.a + ic * g.lda + pc;
+          const std::size_t lda = g.a_transposed ? kMR : g.lda;
+          if (g.a_transposed) {
+            if (mr == kMR) {
+              Tile<ALayout::kColumns>(kc, a, lda, panel, tile, ldt, load_c, tile_bias, relu);
+            } else {
+              RaggedTile<ALayout::kColumns>(mr, kc, a, lda, panel, tile, ldt, load_c, tile_bias,
+                                            relu);
+            }
+          } else if (mr == kMR) {
+            Tile<ALayout::kRows>(kc, a, lda, panel, tile, ldt, load_c, tile_bias, relu);
           } else {
-            Tile<ALayout::kColumns>(kc, a, kMR, bp, tile, ldt, load_c, tile_bias, relu);
+            RaggedTile<ALayout::kRows>(mr, kc, a, lda, panel, tile, ldt, load_c, tile_bias, relu);
           }
           if (tile == edge)
             for (std::size_t r = 0; r < mr; ++r)

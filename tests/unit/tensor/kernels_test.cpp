@@ -153,7 +153,7 @@ BOOST_AUTO_TEST_CASE(gemm_equals_the_fma_chain_on_ragged_shapes_for_every_target
 }
 
 BOOST_AUTO_TEST_CASE(gemm_continues_chains_across_cache_blocks) {
-  // K past one block of k (256) and N past one block of columns (1024): each element's chain
+  // K past one block of k (128 or 512) and N past several panels of B: each element's chain
   // must continue from C in order, never restart or be summed separately.
   for_each_target([] {
     std::mt19937 rng(2);
@@ -161,6 +161,36 @@ BOOST_AUTO_TEST_CASE(gemm_continues_chains_across_cache_blocks) {
     check_gemm({17, 257, 33}, {.transposed = true, .bias = true, .relu = true}, rng);
     check_gemm({2, 513, 1100}, {.accumulate = true, .bias = true, .relu = true, .pad = 1}, rng);
     check_gemm({9, 31, 1031}, {}, rng);
+  });
+}
+
+// The edges of the kernel's own blocking, on both vector targets: register tiles of 6 rows x 64
+// (AVX-512) or x 16 (AVX2) columns, 32 KB panels of B of 128 (AVX-512) or 512 (AVX2) steps of k,
+// blocks of 384 rows of A. Each dimension at 1, a tile or block -1, exactly it, +1, and primes,
+// crossed with every variant in turn, so a tile that drops, repeats or reorders one step of a
+// chain (or one row or column at an edge) differs from the in-order fma loop somewhere.
+BOOST_AUTO_TEST_CASE(gemm_equals_the_fma_chain_at_the_edges_of_its_tiles_and_blocks) {
+  for_each_target([] {
+    std::mt19937 rng(3);
+    // Every row count of a last tile (1 to 5 of 6) and whole tiles.
+    const std::size_t ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+    const std::size_t ns[] = {1, 15, 16, 17, 63, 64, 65, 67};
+    const std::size_t ks[] = {1, 2, 127, 128, 129, 131};
+    int bits = 0;
+    for (std::size_t m : ms)
+      for (std::size_t n : ns)
+        for (std::size_t k : ks) {
+          const Variant v{bool(bits & 1), bool(bits & 2), bool(bits & 4), bool(bits & 8),
+                          bits & 16 ? 3u : 0u};
+          ++bits;
+          check_gemm({m, k, n}, v, rng);
+        }
+    // Past one block of A's rows, and K around the AVX2 panel's 512 steps.
+    for (std::size_t m : {383u, 384u, 385u, 389u})
+      check_gemm({m, 129, 65}, {.transposed = m % 2 == 1, .bias = true, .relu = true}, rng);
+    for (std::size_t k : {511u, 512u, 513u, 521u})
+      for (bool accumulate : {false, true})
+        check_gemm({7, k, 17}, {.accumulate = accumulate, .pad = 1}, rng);
   });
 }
 
