@@ -152,7 +152,9 @@ jax-check: jax build
 	rm -rf $(BUILD)/jax-check && mkdir -p $(BUILD)/jax-check
 	cd bench/jax && ../../$(JAX_PY) oracle.py fixtures $(abspath $(BUILD)/jax-check)
 	diff -r -x bits.txt tests/jax/fixtures $(BUILD)/jax-check/fixtures
-	$(BUILD)/release/meshrun check tests/jax/fixtures | tail -1
+	$(BUILD)/release/meshrun check tests/jax/fixtures >$(BUILD)/jax-check/check.txt || \
+	  { cat $(BUILD)/jax-check/check.txt; exit 1; }
+	tail -n 1 $(BUILD)/jax-check/check.txt
 	cd bench/jax && ../../$(JAX_PY) oracle.py compare $(abspath $(BUILD)/release/meshrun) \
 	  $(abspath $(BUILD)/jax-check/fixtures) $(abspath $(BUILD)/jax-check/sweep)
 

@@ -3,6 +3,8 @@
 // x and y are split by rows over 'data'; each device differentiates the loss of its own N/n rows
 // (the same formula, so the mean of the shard losses and gradients is L and its gradient), and one
 // pmean over 'data' averages [loss, dL/dW, dL/db] packed in one buffer.
+#include <cmath>
+
 #include "mesh/device.hpp"
 #include "programs/program.hpp"
 #include "support/errors.hpp"
@@ -34,10 +36,13 @@ std::vector<Tensor> dp_step_body(Device& dev, const std::vector<Tensor>& in) {
 
   dev.pmean_inplace(packed, kAxis);
 
+  // w - lr * g as XLA:CPU computes it: one fused multiply-add (docs/jax.md).
   Tensor w_new = w, b_new = b;
-  for (std::size_t i = 0; i < w_new.size(); ++i) w_new.data[i] -= lr * packed[1 + i];
-  for (std::size_t j = 0; j < k; ++j) b_new.data[j] -= lr * packed[1 + d * k + j];
-  return {std::move(w_new), std::move(b_new), Tensor::scalar(packed[0])};
+  for (std::size_t i = 0; i < w_new.size(); ++i)
+    w_new.data[i] = std::fma(-lr, packed[1 + i], w_new.data[i]);
+  for (std::size_t j = 0; j < k; ++j)
+    b_new.data[j] = std::fma(-lr, packed[1 + d * k + j], b_new.data[j]);
+  return tensors(std::move(w_new), std::move(b_new), Tensor::scalar(packed[0]));
 }
 
 void dp_step_check(const std::vector<TensorRef>& in) { check_learning_rate(in[4]); }

@@ -7,6 +7,8 @@
 // (within its model column) averages [loss, dW1_j, db1_j, dW2_j, db2] packed in one buffer.
 // Equal shard sizes make the mean of the data shards' losses and gradients the loss and gradient
 // of the whole batch: the result is one SGD step of the unsharded MLP.
+#include <cmath>
+
 #include "mesh/device.hpp"
 #include "programs/program.hpp"
 
@@ -34,7 +36,7 @@ void pack(std::vector<float>& packed, const Tensor& t) {
 // p -= lr * packed[at ...], advancing `at` past p's elements.
 Tensor sgd(const Tensor& p, float lr, const std::vector<float>& packed, std::size_t& at) {
   Tensor q = p;
-  for (float& v : q.data) v -= lr * packed[at++];
+  for (float& v : q.data) v = std::fma(-lr, packed[at++], v);  // as XLA:CPU fuses w - lr * g
   return q;
 }
 
@@ -88,8 +90,8 @@ std::vector<Tensor> mlp_train_body(Device& dev, const std::vector<Tensor>& in) {
   Tensor b1_new = sgd(b1, lr, packed, at);
   Tensor w2_new = sgd(w2, lr, packed, at);
   Tensor b2_new = sgd(b2, lr, packed, at);
-  return {std::move(w1_new), std::move(b1_new), std::move(w2_new), std::move(b2_new),
-          Tensor::scalar(packed[0])};
+  return tensors(std::move(w1_new), std::move(b1_new), std::move(w2_new), std::move(b2_new),
+                 Tensor::scalar(packed[0]));
 }
 
 // The partial outputs each device psums over 'model': its B/d rows of out by O (the size of b2),

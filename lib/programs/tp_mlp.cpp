@@ -23,7 +23,7 @@ std::vector<Tensor> tp_mlp_body(Device& dev, const std::vector<Tensor>& in) {
   Tensor hidden = matmul_bias_relu(x, w1, b1);  // relu(x w1 + b1), bias and relu in the epilogue
   Tensor out = dev.psum(matmul(hidden, w2), kAxis);  // the sum of every device's partial (B, O)
   add_row_vector(out, b2);                           // once, after the sum
-  return {std::move(out), std::move(hidden)};
+  return tensors(std::move(out), std::move(hidden));
 }
 
 }  // namespace

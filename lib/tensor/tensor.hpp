@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace meshrun {
@@ -73,5 +74,16 @@ void add_row_vector(Tensor& m, const Tensor& v);
 void relu_inplace(Tensor& t);
 // column sums of m (M, N) -> (N,), summed over rows in order.
 Tensor sum_rows(const Tensor& m);
+
+// {a, b, c} as a vector without copying them: a braced list's elements are const, so
+// `return {std::move(a), ...}` copies every tensor into fresh pages (a 2 MB hidden layer of
+// tp-mlp's, 1.3 ms of page faults measured 2026-12-01).
+template <class... T>
+std::vector<Tensor> tensors(T&&... t) {
+  std::vector<Tensor> v;
+  v.reserve(sizeof...(t));
+  (v.push_back(std::forward<T>(t)), ...);
+  return v;
+}
 
 }  // namespace meshrun

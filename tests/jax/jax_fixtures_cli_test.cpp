@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "run_meshrun.hpp"
+#include "support/run_meshrun.hpp"
 
 namespace {
 
