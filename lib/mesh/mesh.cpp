@@ -275,8 +275,10 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
     }
     GroupOptions go;
     go.timeout = m.options.timeout;
-    m.groups->begin_run(go, [&m] { m.aborted_elsewhere(); });  // fresh groups per run
+    // Cleared before begin_run: a provider already aborted from elsewhere (another rank failed
+    // before this one started) calls aborted_elsewhere from inside begin_run, and that must stay.
     m.aborted.store(false, std::memory_order_relaxed);
+    m.groups->begin_run(go, [&m] { m.aborted_elsewhere(); });  // fresh groups per run
     const auto local = static_cast<std::size_t>(m.local);
     if (trace) trace->collectives.assign(local, {});
     if (trace && trace->profile) trace->profile->devices.assign(local, {});
