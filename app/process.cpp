@@ -55,6 +55,26 @@ void fewer_malloc_arenas() {
 #endif
 }
 
+// Freed memory stays with the process: blocks and tensors up to 32 MiB come from the malloc arenas
+// instead of each being an mmap of its own, and the arenas are not trimmed. A device's input
+// blocks, freed inside its body, are then the pages its outputs reuse, already faulted in, and no
+// munmap is counted in its compute: tp-mlp's big case with one device per core went from 0.53 to
+// 0.64 of the FMA ceiling (median of 8 rounds, bench/gemm_share.py, 2026-12-01) (issue 21, the GEMM
+// row). A process that exits soon after gives nothing back by unmapping. Limits the user set
+// (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_ or their GLIBC_TUNABLES) are left alone.
+void keep_freed_memory() {
+#if defined(__GLIBC__)
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  auto set = [&](const char* env, const char* tunable, int param, int value) {
+    if (std::getenv(env) == nullptr &&
+        (tunables == nullptr || std::strstr(tunables, tunable) == nullptr))
+      mallopt(param, value);
+  };
+  set("MALLOC_MMAP_THRESHOLD_", "glibc.malloc.mmap_threshold", M_MMAP_THRESHOLD, 32 << 20);
+  set("MALLOC_TRIM_THRESHOLD_", "glibc.malloc.trim_threshold", M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
 // `meshrun PROGRAM CASE` with no flag, the plain run (and the one issue 9 times as a whole
 // process), skips CLI11: building the command's 17 options and parsing them was ~5% of that run.
 // Anything else goes through CLI11 as before: a flag, `-` for stdin, an empty CASE, more words,
@@ -66,6 +86,7 @@ void fewer_malloc_arenas() {
 void tune_process() {
   smaller_thread_stacks();
   fewer_malloc_arenas();
+  keep_freed_memory();
   // Past RLIMIT_FSIZE, write(2) fails with EFBIG (reported, exit 6) instead of killing meshrun
   // with SIGXFSZ before it can say anything. SIGPIPE keeps its default: a reader that left ends us
   // at once, as it does every filter; with SIGPIPE ignored, EPIPE is reported as exit 6.
