@@ -44,14 +44,23 @@ void smaller_thread_stacks() {
 // run at once, so the devices share the arenas without waiting on them for long (the big cases
 // measured no slower). A limit the user set (MALLOC_ARENA_MAX, or glibc.malloc.arena_max in
 // GLIBC_TUNABLES) is left alone. Best effort.
+#if defined(__GLIBC__)
+// Sets malloc parameter `param` unless the user set it: by its environment variable or its
+// glibc tunable.
+void mallopt_unless_set(const char* env, const char* tunable, int param, int value) {
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  if (std::getenv(env) != nullptr ||
+      (tunables != nullptr && std::strstr(tunables, tunable) != nullptr))
+    return;
+  mallopt(param, value);
+}
+#endif
+
 void fewer_malloc_arenas() {
 #if defined(__GLIBC__)
-  const char* tunables = std::getenv("GLIBC_TUNABLES");
-  if (std::getenv("MALLOC_ARENA_MAX") != nullptr ||
-      (tunables != nullptr && std::strstr(tunables, "glibc.malloc.arena_max") != nullptr))
-    return;
   const unsigned cpus = std::thread::hardware_concurrency();
-  mallopt(M_ARENA_MAX, cpus == 0 ? 1 : static_cast<int>(cpus));
+  mallopt_unless_set("MALLOC_ARENA_MAX", "glibc.malloc.arena_max", M_ARENA_MAX,
+                     cpus == 0 ? 1 : static_cast<int>(cpus));
 #endif
 }
 
@@ -64,14 +73,10 @@ void fewer_malloc_arenas() {
 // (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_ or their GLIBC_TUNABLES) are left alone.
 void keep_freed_memory() {
 #if defined(__GLIBC__)
-  const char* tunables = std::getenv("GLIBC_TUNABLES");
-  auto set = [&](const char* env, const char* tunable, int param, int value) {
-    if (std::getenv(env) == nullptr &&
-        (tunables == nullptr || std::strstr(tunables, tunable) == nullptr))
-      mallopt(param, value);
-  };
-  set("MALLOC_MMAP_THRESHOLD_", "glibc.malloc.mmap_threshold", M_MMAP_THRESHOLD, 32 << 20);
-  set("MALLOC_TRIM_THRESHOLD_", "glibc.malloc.trim_threshold", M_TRIM_THRESHOLD, 1 << 30);
+  mallopt_unless_set("MALLOC_MMAP_THRESHOLD_", "glibc.malloc.mmap_threshold", M_MMAP_THRESHOLD,
+                     32 << 20);
+  mallopt_unless_set("MALLOC_TRIM_THRESHOLD_", "glibc.malloc.trim_threshold", M_TRIM_THRESHOLD,
+                     1 << 30);
 #endif
 }
 

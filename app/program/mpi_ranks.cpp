@@ -32,11 +32,6 @@ const std::vector<std::string>& command_words() { return words(); }
 #ifdef MESHRUN_HAVE_MPI
 namespace {
 
-std::vector<std::string>& hosts() {
-  static std::vector<std::string> h;
-  return h;
-}
-
 std::string this_host() {
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int len = 0;
@@ -79,15 +74,15 @@ void check_launch(MpiJob& job) {
   mine.put(this_host());
   const std::vector<std::string> all = job.to_root(mine.bytes());
   if (job.rank() != 0) return;
-  hosts().assign(all.size(), "");
+  std::vector<std::string> hosts(all.size());
   std::vector<std::vector<std::string>> words(all.size());
   for (std::size_t r = 0; r < all.size(); ++r) {
     Wire theirs(all[r]);
     words[r].resize(theirs.u64());
     for (std::string& word : words[r]) word = theirs.str();
-    hosts()[r] = theirs.str();
+    hosts[r] = theirs.str();
   }
-  set_rank_hosts(hosts());
+  set_rank_hosts(std::move(hosts));
   for (std::size_t r = 1; r < all.size(); ++r) {
     if (words[r] == words[0]) continue;
     const std::vector<std::string>& w = words[r];
@@ -112,20 +107,20 @@ void give_up(MpiJob& job, const std::string& message, int code) {
 }
 
 void put_hosts(Wire& w) {
-  w.put(static_cast<std::uint64_t>(hosts().size()));
-  for (const std::string& h : hosts()) w.put(h);
+  w.put(static_cast<std::uint64_t>(rank_hosts().size()));
+  for (const std::string& h : rank_hosts()) w.put(h);
 }
 
 void take_hosts(Wire& w) {
-  hosts().resize(w.u64());
-  for (std::string& h : hosts()) h = w.str();
-  set_rank_hosts(hosts());
+  std::vector<std::string> hosts(w.u64());
+  for (std::string& h : hosts) h = w.str();
+  set_rank_hosts(std::move(hosts));
 }
 
 void status_hosts() {
   std::string text;
-  for (std::size_t r = 0; r < hosts().size(); ++r)
-    text += "host " + std::to_string(r) + " " + hosts()[r] + "\n";
+  for (std::size_t r = 0; r < rank_hosts().size(); ++r)
+    text += "host " + std::to_string(r) + " " + rank_hosts()[r] + "\n";
   to_status_file(text, true);
 }
 

@@ -14,12 +14,7 @@ using meshrun::testing::Result;
 using meshrun::testing::run;
 
 namespace {
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return lines;
-}
+using meshrun::testing::lines_of;
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(table_in_the_peers_format) {

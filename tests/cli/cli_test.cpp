@@ -42,12 +42,7 @@ std::vector<std::string> json_files(const std::string& relative_dir) {
   return files;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream s(text);
-  for (std::string line; std::getline(s, line);) lines.push_back(line);
-  return lines;
-}
+using meshrun::testing::lines_of;
 
 // One error: exactly one line, prefixed "meshrun: ".
 void expect_one_error_line(const Result& r) {

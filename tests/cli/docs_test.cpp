@@ -32,12 +32,7 @@ struct Transcript {
   std::vector<std::string> shown;
 };
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream s(text);
-  for (std::string line; std::getline(s, line);) lines.push_back(line);
-  return lines;
-}
+using meshrun::testing::lines_of;
 
 std::vector<Transcript> transcripts() {
   std::vector<std::string> files = {"README.md"};

@@ -33,9 +33,7 @@ using meshrun::testing::Result;
 using meshrun::testing::run;
 using meshrun::testing::slurp;
 
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using meshrun::testing::has;
 
 // Exit 3, nothing on stdout, exactly one line on stderr: "meshrun: <message>\n".
 void expect_one_mesh_error(const Result& r) {

@@ -24,9 +24,7 @@ using nlohmann::json;
 
 namespace {
 
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using meshrun::testing::has;
 
 // One collective span as a device's track shows it.
 struct SeenCollective {

@@ -24,9 +24,7 @@ using meshrun::testing::run;
 using meshrun::testing::slurp;
 using meshrun::testing::TempDir;
 
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using meshrun::testing::has;
 
 struct PtyRun {
   int code = -1;

@@ -22,9 +22,7 @@ using meshrun::testing::RunOptions;
 using meshrun::testing::slurp;
 using meshrun::testing::TempDir;
 
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using meshrun::testing::has;
 
 // ---- a small XML reader: enough of XML 1.0 to check a JUnit file -------------------------------
 

@@ -28,9 +28,7 @@ using meshrun::testing::run;
 using meshrun::testing::slurp;
 using meshrun::testing::TempDir;
 
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using meshrun::testing::has;
 
 // dp-step's documented example 1, spaced and indented by hand, with a key after `expected` so
 // that bytes on both sides of it are checked.

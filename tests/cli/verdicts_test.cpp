@@ -30,9 +30,7 @@ using meshrun::testing::TempDir;
 
 const std::string kExample = "cases/dp-step/example1.json";
 
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using meshrun::testing::has;
 
 std::size_t lines(const std::string& s) {
   return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));

@@ -42,6 +42,14 @@ inline std::string slurp(const std::string& path) {
   return s.str();
 }
 
+// The lines of `text`, without their newlines.
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream s(text);
+  for (std::string line; std::getline(s, line);) lines.push_back(line);
+  return lines;
+}
+
 inline bool has(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }

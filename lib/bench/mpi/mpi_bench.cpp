@@ -126,7 +126,7 @@ class WorldGroup final : public GroupProvider {
   int first_device() const override { return group_.member_device(0); }
   int local_devices() const override { return group_.local_devices(); }
   std::string device_name(int device) const override {
-    return "device " + std::to_string(device) + " (rank " + std::to_string(group_.rank()) + ")";
+    return rank_device_name(device, group_.rank());
   }
   void begin_run(const GroupOptions&, std::function<void()>) override {}
   std::vector<GroupMembership> memberships(int local) override {

@@ -94,6 +94,11 @@ struct MpiOptions {
   int window = 4;
 };
 
+// "device 5 (rank 2)": how every line of the MPI backend names a device.
+inline std::string rank_device_name(int device, int rank) {
+  return "device " + std::to_string(device) + " (rank " + std::to_string(rank) + ")";
+}
+
 class MpiCommunicator;
 
 // The abort flag of a set of groups (one mesh), across the ranks of a communicator.

@@ -23,6 +23,7 @@ std::vector<std::string>& known_hosts() {
 }  // namespace
 
 void set_rank_hosts(std::vector<std::string> hosts) { known_hosts() = std::move(hosts); }
+const std::vector<std::string>& rank_hosts() { return known_hosts(); }
 
 std::string hosts_of(const std::vector<int>& ranks) {
   std::vector<std::string> seen;

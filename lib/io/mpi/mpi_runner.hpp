@@ -23,6 +23,7 @@ std::string stopped_answering(const TimeoutError& e, const std::string& failure)
 // lost ranks; hosts_of({2, 3}): "host node2" or "hosts node2, node3" (each once, in rank order),
 // "" when unknown. Set once, before any run.
 void set_rank_hosts(std::vector<std::string> hosts);
+const std::vector<std::string>& rank_hosts();
 std::string hosts_of(const std::vector<int>& ranks);
 
 // Last resort, when a peer may be dead and MPI_Finalize could wait for it forever: prints

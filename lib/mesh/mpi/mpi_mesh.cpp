@@ -70,9 +70,7 @@ MpiMesh::~MpiMesh() {
   for (MPI_Comm& c : comms_) MPI_Comm_free(&c);
 }
 
-std::string MpiMesh::device_name(int device) const {
-  return "device " + std::to_string(device) + " (rank " + std::to_string(device / k_) + ")";
-}
+std::string MpiMesh::device_name(int device) const { return rank_device_name(device, device / k_); }
 
 void MpiMesh::begin_run(const GroupOptions&, std::function<void()> aborted_elsewhere) {
   if (ran_) throw InternalError("internal error: an MPI mesh's groups serve one run");
