@@ -1,0 +1,105 @@
+// The program file in memory: what `jax.make_jaxpr` holds, read from a meshrun-program file
+// (docs/program-format.md) and checked by reader.cpp. Nothing here evaluates anything.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "interp/dims.hpp"
+#include "shard/mesh_shape.hpp"
+#include "shard/partition_spec.hpp"
+#include "tensor/tensor.hpp"
+
+namespace meshrun::interp {
+
+enum class DType : std::uint8_t { kF32, kI32, kBool };
+// "f32", "i32", "bool"
+const char* dtype_name(DType t);
+// nullopt-like: false when `name` is not one of them.
+bool parse_dtype(const std::string& name, DType* out);
+
+// A value's type once the dimensions are bound.
+struct ValueType {
+  DType dtype = DType::kF32;
+  Shape shape;
+  bool operator==(const ValueType&) const = default;
+};
+// "f32[4,2]", "i32[]", "bool[3]" -- JAX's notation.
+std::string type_str(const ValueType& t);
+
+// A declared type: dims may be expressions.
+struct Type {
+  DType dtype = DType::kF32;
+  std::vector<DimExpr> shape;
+};
+
+// An operand: a variable of the enclosing jaxpr, or a literal scalar.
+struct Atom {
+  int var = -1;  // >= 0: a variable's index in its Jaxpr
+  double literal = 0;
+  DType dtype = DType::kF32;
+  bool is_literal() const { return var < 0; }
+};
+
+struct Jaxpr;
+
+struct Eqn {
+  std::string primitive;
+  nlohmann::json params;  // as in the file, nested jaxprs replaced by null (they are in `subs`)
+  // Nested jaxprs by param name ("jaxpr", "call_jaxpr").
+  std::vector<std::pair<std::string, std::shared_ptr<const Jaxpr>>> subs;
+  std::vector<Atom> in;
+  std::vector<int> out;  // variables it defines
+  std::string where;     // "exports[0].jaxpr.eqns[3]": for messages
+  std::string source;    // JAX's source line, may be empty
+  // Variables whose last use (in this jaxpr) is this equation: released after it runs.
+  std::vector<int> last_use;
+
+  const Jaxpr* sub(const std::string& name) const;
+  // "exports[0].jaxpr.eqns[3] (dot_general at prog.py:14)"
+  std::string place() const;
+};
+
+struct Const {
+  DType dtype = DType::kF32;
+  Shape shape;
+  std::vector<float> data;  // i32 and bool held as floats (exact to 2^24)
+};
+
+struct Jaxpr {
+  std::vector<Type> types;  // per variable index
+  std::vector<int> invars, constvars;
+  std::vector<Const> consts;  // per constvar
+  std::vector<Eqn> eqns;
+  std::vector<Atom> outvars;
+  std::string where;  // "exports[0].jaxpr"
+};
+
+struct Export {
+  MeshShape mesh;
+  std::vector<std::string> dims;
+  Jaxpr jaxpr;
+  std::string where;  // "exports[0]"
+};
+
+struct ArgInfo {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<std::string> shape;  // by dimension name, as the case reader checks
+};
+
+struct ProgramFile {
+  std::string path;  // as given, for messages
+  std::string name;
+  std::string exercise;  // "" when the file names none
+  std::vector<ArgInfo> inputs, outputs;
+  std::vector<Export> exports;
+};
+
+}  // namespace meshrun::interp

@@ -1,0 +1,67 @@
+// The primitives: for each, how its output types follow from its operands' types and its params
+// (checked before anything runs, so a file whose equation does not fit its primitive is exit 2),
+// and how it computes. Control flow -- jit, custom_jvp_call, custom_vjp_call, shard_map -- is the
+// evaluator's (eval.cpp), not here. docs/program-format.md lists them with their params.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "interp/ir.hpp"
+#include "interp/value.hpp"
+#include "shard/mesh_shape.hpp"
+
+namespace meshrun {
+class Device;
+}
+
+namespace meshrun::interp {
+
+// What a primitive found wrong with its equation (operands, params); the evaluator adds the file
+// and the equation's place and throws it as an InputError.
+class PrimitiveError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What a primitive sees besides its operands.
+struct PrimContext {
+  const DimBindings* dims = nullptr;  // binds the Dim expressions in params
+  // Inside a shard_map body: the mesh's axes (the collectives' axis names and sizes); null
+  // outside, where a collective is refused.
+  const MeshShape* mesh = nullptr;
+  Device* device = nullptr;  // at run time inside a shard_map body; null when inferring
+};
+
+struct Primitive {
+  // Output types; throws PrimitiveError.
+  std::vector<ValueType> (*infer)(const Eqn& eqn, std::span<const ValueType> in,
+                                  const PrimContext& ctx);
+  // Output values. `in[i]` may be moved from (its storage reused for an output) when
+  // `owned[i]` -- the operand's last use; otherwise it must be left as it is. Only called on
+  // operands whose types passed `infer`.
+  std::vector<Value> (*eval)(const Eqn& eqn, std::span<Value* const> in,
+                             std::span<const bool> owned, PrimContext& ctx);
+};
+
+// nullptr for a primitive meshrun does not have (the evaluator's own control flow included).
+const Primitive* find_primitive(std::string_view name);
+// Every primitive find_primitive knows, sorted (for docs and tests).
+std::vector<std::string> primitive_names();
+
+// Params, read from eqn.params; each throws PrimitiveError naming the param when it is missing
+// or of the wrong kind.
+std::int64_t param_int(const Eqn& eqn, const char* key);
+std::vector<std::int64_t> param_ints(const Eqn& eqn, const char* key);
+bool param_bool(const Eqn& eqn, const char* key, bool fallback);
+// A list of Dims (ints or expressions), evaluated under ctx.dims.
+Shape param_shape(const Eqn& eqn, const char* key, const PrimContext& ctx);
+// Axis names: a list of strings ("axes", "axis_name").
+std::vector<std::string> param_axes(const Eqn& eqn, const char* key);
+DType param_dtype(const Eqn& eqn, const char* key);
+
+}  // namespace meshrun::interp
