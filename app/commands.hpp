@@ -23,6 +23,8 @@ namespace meshrun {
 void add_program_command(CLI::App& app, const ProgramDef& program);
 // `meshrun <program> CASE` with every flag at its default, without CLI11 (main.cpp says when).
 void run_plain_program(const ProgramDef& program, const std::string& case_path);
+// `meshrun run PROG.json CASE`: a program file's program (program/run_file.cpp).
+void add_run_file_command(CLI::App& app);
 // `meshrun check PATH...` (check/command.cpp).
 void add_check_command(CLI::App& app);
 // --backend: auto is mpi when started by OpenMPI's mpirun (it sets OMPI_COMM_WORLD_SIZE).

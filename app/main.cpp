@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
       add_program_command(app, *asked);
     } else {
       for (const ProgramDef* program : all_programs()) add_program_command(app, *program);
+      add_run_file_command(app);
       add_check_command(app);
       // ---- `meshrun bench`: registered here, implemented in app/bench/ ----
       add_bench_command(app);

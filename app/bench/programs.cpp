@@ -19,6 +19,7 @@
 #include <map>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -167,7 +168,9 @@ std::pair<std::string, std::string> write_cases(const ProgramDef& program,
 // Runs `meshrun PROGRAM CASE --timings` (this very binary) with stdout to /dev/null; returns the
 // --timings line it printed on stderr -- read through a pipe, so no file of the user's directory
 // (a FIFO or a link named like a scratch file) is ever opened -- parsed.
-nlohmann::json run_timed(const std::string& program, const std::string& case_path) {
+// `program_file` not empty: `meshrun run PROGRAM_FILE CASE`, the exported program interpreted.
+nlohmann::json run_timed(const std::string& program, const std::string& case_path,
+                         const std::string& program_file = "") {
   const std::string self = fs::read_symlink("/proc/self/exe").string();
   int err[2];
   if (::pipe2(err, O_CLOEXEC) != 0) throw InternalError("bench programs: cannot make a pipe");
@@ -177,6 +180,8 @@ nlohmann::json run_timed(const std::string& program, const std::string& case_pat
   posix_spawn_file_actions_adddup2(&actions, err[1], 2);
   // In process even when the bench itself runs under mpirun: --timings times one process.
   std::vector<std::string> args = {self, program, case_path, "--timings", "--backend", "inprocess"};
+  if (!program_file.empty()) args.insert(args.begin() + 1, {"run", program_file});
+  if (!program_file.empty()) args.erase(args.begin() + 3);  // the program's name
   std::vector<char*> argv;
   argv.reserve(args.size() + 1);
   for (std::string& a : args) argv.push_back(a.data());
@@ -213,6 +218,8 @@ nlohmann::json run_timed(const std::string& program, const std::string& case_pat
 }
 
 struct Flags {
+  // Where the exported programs are (`meshrun run` rows beside the hand-written ones); "" none.
+  std::string programs = "cases/programs";
   int rounds = 3;
   bool quick = false;
   bool json = false;
@@ -274,10 +281,15 @@ void run_bench_programs(const Flags& flags) {
     MESHRUN_CHECK(program != nullptr, "bench programs names a registered program");
     const fs::path dir = root / (size.program + "-" + size_label(size));
     const auto [inline_path, npy_path] = write_cases(*program, make_inputs(*program, size), dir);
-    for (const auto& [form, path] : {std::pair{"json", inline_path}, {"npy", npy_path}}) {
+    // The .npy case again through the exported program, when its file is there: "run" rows.
+    const std::string exported = flags.programs.empty() ? "" : flags.programs + "/" + size.program + ".json";
+    std::vector<std::tuple<const char*, std::string, std::string>> forms = {
+        {"json", inline_path, ""}, {"npy", npy_path, ""}};
+    if (!exported.empty() && fs::is_regular_file(exported)) forms.emplace_back("run", npy_path, exported);
+    for (const auto& [form, path, file] : forms) {
       nlohmann::json best;
       for (int r = 0; r < flags.rounds; ++r) {
-        nlohmann::json t = run_timed(size.program, path);
+        nlohmann::json t = run_timed(size.program, path, file);
         if (best.is_null() || t.at("total_s").get<double>() < best.at("total_s").get<double>())
           best = t;
       }
@@ -313,6 +325,10 @@ void add_bench_programs_command(CLI::App& bench) {
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   cmd->add_flag("--quick", flags->quick, "Only the small sizes");
+  cmd->add_option("--programs", flags->programs,
+                  "Also run the .npy cases through DIR/<program>.json (meshrun run: input "
+                  "\"run\"), where that file exists; \"\" for none")
+      ->capture_default_str();
   cmd->add_flag("--json", flags->json, "One JSON array instead of the table");
   cmd->add_option("--keep", flags->keep, "Write the cases under this directory and keep them")
       ->check(path_to_write("DIR"));

@@ -71,11 +71,12 @@ std::vector<Found> collect_cases(const std::vector<std::string>& paths) {
   return cases;
 }
 
-RanCase run_case(const std::string& file, const RunFlags& flags, FileSet* files) {
+RanCase run_case(const std::string& file, const RunFlags& flags, FileSet* files,
+                 const ProgramDef* program) {
   RanCase ran;
   const MeshShape asked = flag_mesh(flags);
   const MeshOptions options = mesh_options(flags);
-  ran.c = read_case(file, nullptr, flags.devices, asked, flags.max_input_bytes, options.timeout);
+  ran.c = read_case(file, program, flags.devices, asked, flags.max_input_bytes, options.timeout);
   for (const NpyFile& npy : ran.c.npy_files) {
     if (files == nullptr) break;
     try {
@@ -84,7 +85,7 @@ RanCase run_case(const std::string& file, const RunFlags& flags, FileSet* files)
       throw FileClash(e);
     }
   }
-  ran.program = find_program(ran.c.problem);
+  ran.program = program != nullptr ? program : find_program(ran.c.problem);
   Mesh mesh(run_mesh(*ran.program, asked, ran.c.mesh, flags.devices), options);
   Trace trace;
   ran.outputs = shard_map(mesh, *ran.program, ran.c.input_refs(), &trace);

@@ -45,7 +45,9 @@ class FileClash : public InputError {
 // the command writes (FileClash). Throws what the case itself can fail with (InputError,
 // CollectiveError, DeviceError) -- ungraded cases, see case_error -- and anything else for a
 // failure of meshrun (internal, output), which ends the whole command.
-RanCase run_case(const std::string& file, const RunFlags& flags, FileSet* files = nullptr);
+// `program`: the program to run it with (check --program); nullptr: the one the case names.
+RanCase run_case(const std::string& file, const RunFlags& flags, FileSet* files = nullptr,
+                 const ProgramDef* program = nullptr);
 
 // The one-line reason a case could not run, when `e` is such a failure (the message of an
 // InputError without the leading "file: " that the line already shows); "" otherwise.

@@ -15,6 +15,7 @@
 #include "exit_codes.hpp"
 #include "flag_checks.hpp"
 #include "io/file_set.hpp"
+#include "interp/program.hpp"
 #include "io/output.hpp"
 #include "progress.hpp"
 #include "support/errors.hpp"
@@ -28,6 +29,8 @@ struct CheckFlags {
   std::string junit;  // "" = none
   std::string json;
   bool update = false;
+  std::string program;   // --program PROG.json: grade every case with the program it holds
+  std::string exercise;  // --exercise: as that exercise (overrides the file's)
   RunFlags run;
 };
 
@@ -49,7 +52,8 @@ std::string verdict_detail(const CaseReport& r) {
 
 // Runs and grades one case. Only the case's own failures grade it (input, device, collective
 // errors): an internal error or an unwritable report ends the whole command with its own code.
-CaseReport grade_case(const Found& found, const RunFlags& flags, FileSet* files) {
+CaseReport grade_case(const Found& found, const RunFlags& flags, FileSet* files,
+                      const ProgramDef* program) {
   CaseReport r;
   r.path = found.path;
   r.suite = found.suite;
@@ -58,7 +62,7 @@ CaseReport grade_case(const Found& found, const RunFlags& flags, FileSet* files)
   if (!found.problem.empty()) return r;
   const auto start = std::chrono::steady_clock::now();
   try {
-    const RanCase ran = run_case(found.path, flags, files);
+    const RanCase ran = run_case(found.path, flags, files, program);
     r.problem = ran.program->name;
     if (!ran.unfired.empty()) {  // it tested nothing: not a verdict on the case
       r.unfired = true;
@@ -103,6 +107,7 @@ class Reports {
     files_->standard_output();  // the text report: `check c.json >> c.json` is refused too
     if (!flags.junit.empty()) files_->write("--junit", flags.junit);
     if (!flags.json.empty()) files_->write("--json", flags.json);
+    if (!flags.program.empty()) files_->read("the program file", flags.program);
     for (const Found& c : cases) files_->read("a case file being graded", c.path);
     const auto wait = mesh_options(flags.run).timeout;
     if (!flags.junit.empty())
@@ -128,13 +133,19 @@ class Reports {
 void run_check(const CheckFlags& flags) {
   const std::vector<Found> cases = collect_cases(flags.paths);
   Reports reports(flags, cases);
+  std::unique_ptr<interp::LoadedProgram> program;
+  if (!flags.program.empty()) {
+    program = interp::load_program(flags.program, flags.run.max_input_bytes,
+                                   mesh_options(flags.run).timeout, flags.exercise);
+  }
   std::size_t passed = 0;
   std::size_t failed = 0;
   bool unfired = false;
   Progress progress("check", cases.size(), "cases");
   try {
     for (const Found& c : cases) {
-      const CaseReport& r = reports.add(grade_case(c, flags.run, reports.files()));
+      const CaseReport& r =
+          reports.add(grade_case(c, flags.run, reports.files(), program ? &program->def : nullptr));
       ++(r.passed() ? passed : failed);
       unfired = unfired || r.unfired;
       // Written as it is graded, and checked: a reader that went away (EPIPE) or a full disk ends
@@ -180,7 +191,14 @@ void add_check_command(CLI::App& app) {
       "--update", flags->update,
       "Bless: rewrite each case's expected from what meshrun computes now where it is outside "
       "the tolerance (or missing); refuses cases that error or break a rule");
-  update->excludes("--junit")->excludes("--json");
+  CLI::Option* program = command->add_option(
+      "--program", flags->program,
+      "Grade every case with the JAX program this program file holds (python -m "
+      "meshrun_export), and the program by its exercise's rules");
+  command->add_option("--exercise", flags->exercise,
+                      "With --program: grade it as this exercise (dp-step, tp-mlp, mlp-train)")
+      ->needs(program);
+  update->excludes("--junit")->excludes("--json")->excludes(program);
   add_run_flags(*command, flags->run, true);  // --inject: into every case
   command->callback([flags] {
     // Malformed flags are one usage error before any case, not one ERROR line per case.

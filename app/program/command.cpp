@@ -83,6 +83,12 @@ void add_program_command(CLI::App& app, const ProgramDef& program) {
   auto flags = std::make_shared<ProgramFlags>();
   CLI::App* command = app.add_subcommand(program.name, program.summary);
   command->add_option("CASE", flags->case_path, "Case file (JSON), or - for stdin")->required();
+  add_program_flags(*command, flags);
+  command->callback([&program, flags] { run_program(program, *flags); });
+}
+
+void add_program_flags(CLI::App& app, const std::shared_ptr<ProgramFlags>& flags) {
+  CLI::App* command = &app;
   command->add_option("--precision", flags->precision, "Decimals printed")
       ->check(CLI::Range(0, 20))
       ->capture_default_str();
@@ -116,7 +122,6 @@ void add_program_command(CLI::App& app, const ProgramDef& program) {
   command->add_flag("--timings", flags->timings,
                     "Print the phases' times, flops and GFLOP/s as one JSON line on stderr");
   add_run_flags(*command, flags->run, true);
-  command->callback([&program, flags] { run_program(program, *flags); });
 }
 
 }  // namespace meshrun

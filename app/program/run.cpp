@@ -105,6 +105,7 @@ FileSet run_files(const ProgramDef& program, const ProgramFlags& flags) {
   } else {
     files.read("the case file being read", flags.case_path);
   }
+  if (!flags.program_path.empty()) files.read("the program file being read", flags.program_path);
   if (!flags.trace.empty() && flags.trace != "-") files.write("--trace", flags.trace);
   if (!flags.output.empty() && flags.output != "-") {
     files.write("--output", flags.output);

@@ -32,6 +32,7 @@ struct ProgramFlags {
   std::string profile;           // --profile FILE: the run's timeline; "" off
   bool timings = false;          // --timings: the phases' times on stderr
   std::string output;            // --output FILE: the result there instead of stdout; "" or "-" off
+  std::string program_path;      // `meshrun run PROG.json CASE`: the program file; "" otherwise
   RunFlags run;
 };
 
@@ -85,6 +86,9 @@ void finish_run(const ProgramDef& program, const ProgramFlags& flags, Prepared& 
                 const std::vector<Tensor>& outputs, const Trace& trace,
                 const std::vector<Injection>& unfired, const std::vector<std::uint64_t>& entered,
                 RunProfile& profile);
+
+// The flags every program run takes (all but CASE), bound to `flags`.
+void add_program_flags(CLI::App& command, const std::shared_ptr<ProgramFlags>& flags);
 
 // The whole run: in one process, or handed to run_program_mpi (mpi_run.cpp) when use_mpi.
 void run_program(const ProgramDef& program, const ProgramFlags& flags);

@@ -25,8 +25,9 @@ struct ArgDef {
 };
 
 // Runs once per device on that device's blocks (in the order of the in-specs) and returns
-// its blocks of the outputs (in the order of the out-specs).
-using Body = std::function<std::vector<Tensor>(Device&, const std::vector<Tensor>& blocks)>;
+// its blocks of the outputs (in the order of the out-specs). The blocks are the device's own
+// copies, dropped when the body returns: a body may move from them (the interpreter does).
+using Body = std::function<std::vector<Tensor>(Device&, std::vector<Tensor>& blocks)>;
 
 // From this many bytes of inputs, shard_map has the device threads cut their own blocks (in a
 // first run of the mesh, on every core); below it, the caller cuts them.

@@ -32,6 +32,15 @@ struct ProgramDef {
   // Floating-point operations of one run on these (global) inputs: its multiply-adds x 2, as
   // ../shared/peers/programs_numpy.py counts them, so --timings' gflops compare with numpy's.
   std::function<std::uint64_t(const std::vector<TensorRef>& inputs)> flops;
+  // A program read from a program file (lib/interp) checks its equations against the run's mesh
+  // and the case's shapes before anything runs (InputError naming the file). May be empty.
+  std::function<void(const MeshShape& mesh, const std::vector<TensorRef>& inputs)> check_run;
+  // Set instead of `body` by a program that computes outside its shard_map (equations on the
+  // global arrays, as jit computes them): the whole run on `mesh`, recording into `trace`.
+  // Such a program runs in one process only.
+  std::function<std::vector<Tensor>(Mesh& mesh, const std::vector<TensorRef>& inputs,
+                                    Trace* trace)>
+      run;
 };
 
 // The mesh a run uses: the flags override the case, the case the program's default. `flag_mesh`

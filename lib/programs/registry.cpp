@@ -21,6 +21,8 @@ void check_learning_rate(const TensorRef& lr) {
 std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
                               const std::vector<TensorRef>& inputs, Trace* trace) {
   if (trace) trace->program = program.name;
+  if (program.check_run) program.check_run(mesh.shape(), inputs);
+  if (program.run) return program.run(mesh, inputs, trace);
   return shard_map(mesh, program.body, program.inputs, program.outputs, inputs, trace);
 }
 

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shard/mesh_shape.hpp"
@@ -31,6 +32,8 @@ class PartitionSpec {
 
   PartitionSpec() = default;
   PartitionSpec(std::initializer_list<Entry> dims);
+  // From each dimension's axes (empty: None), as a program file spells a spec.
+  explicit PartitionSpec(std::vector<std::vector<std::string>> dims) : dims_(std::move(dims)) {}
 
   // [dim]: the axes that dimension is split over (empty: not split).
   const std::vector<std::vector<std::string>>& dims() const { return dims_; }

@@ -1,4 +1,4 @@
-// libFuzzer target for the case reader (issue #4, item 6): whatever bytes a case file holds,
+// libFuzzer target for the case reader (issue #4, item 6) and the program reader (issue #22): whatever bytes a case file holds,
 // read_case either returns a Case or throws InputError -- never crashes, leaks, hangs, overflows
 // the stack or throws anything else. Built by `make fuzz` (clang, -fsanitize=fuzzer,address,
 // undefined; see tests/fuzz/CMakeLists.txt), seeded from tests/fuzz/corpus.
@@ -8,13 +8,17 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <vector>
 
+#include "interp/eval.hpp"
+#include "interp/program.hpp"
 #include "io/case_reader.hpp"
 #include "programs/program.hpp"
 #include "support/errors.hpp"
@@ -54,6 +58,25 @@ void read_one(const std::string& path, const meshrun::ProgramDef* program, int d
   }
 }
 
+// As `meshrun run PROG.json` reads a program file: read, built into a program, and -- when a
+// shape binds -- checked equation by equation against a 16-row f32 input per argument.
+void read_program(const std::string& path) {
+  try {
+    const auto lp = meshrun::interp::load_program(path, std::uint64_t{1} << 20,
+                                                  std::chrono::milliseconds(100), "");
+    std::vector<meshrun::Shape> shapes;
+    for (const auto& in : lp->file.inputs) shapes.push_back(meshrun::Shape(in.shape.size(), 16));
+    meshrun::interp::check_export(lp->file, meshrun::interp::bind(lp->file, lp->def.mesh,
+                                                                  shapes, {}));
+  } catch (const meshrun::InputError&) {
+    // The documented outcome for bad input.
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "the program reader threw something other than InputError: %s\n",
+                 e.what());
+    std::abort();
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -69,5 +92,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!programs.empty()) {
     read_one(path, programs[size % programs.size()], kDevices[(size / 2) % 4]);
   }
+  read_program(path);
   return 0;
 }

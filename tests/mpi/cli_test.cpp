@@ -321,3 +321,18 @@ BOOST_AUTO_TEST_CASE(bench_allreduce_across_ranks_prints_one_table) {
                      "meshrun: --op: across ranks only psum is timed, not all_gather"},
              op.err);
 }
+
+// The exported programs (cases/programs/, `meshrun run`): every case prints the bytes it prints
+// in one process, at R ranks; a failure inside the interpreted body ends every rank with the one
+// line of one process.
+BOOST_AUTO_TEST_CASE(every_case_of_the_exported_programs_prints_the_same_bytes) {
+  for (const char* program : {"dp-step", "tp-mlp", "mlp-train"}) {
+    const std::string file = std::string("cases/programs/") + program + ".json";
+    for (const std::string& c : cases_in(std::string("cases/") + program)) {
+      same_as_one_process({"run", file, c, "--exact"});
+    }
+    same_as_one_process({"run", file, std::string("cases/") + program + "/example1.json"});
+  }
+  same_as_one_process({"run", "cases/programs/dp-step.json", "cases/dp-step/example1.json",
+                       "--inject", "fail:7@1"});
+}

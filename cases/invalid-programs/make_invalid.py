@@ -1,0 +1,116 @@
+"""Writes the hostile program files of this folder (run once; the files are committed). Each
+NAME.json has a NAME.expect: line 1 the arguments ({} = the file), line 2 the exit code, line 3
+the exact stderr line (tests/cli/program_file_test.cpp)."""
+import copy
+import json
+
+# A valid program: out = x * 2 on a mesh of 8, x split by rows over 'data'.
+BASE = {
+    "format": "meshrun-program", "version": 1, "name": "double",
+    "inputs": [{"name": "x", "dtype": "f32", "shape": ["N"]}],
+    "outputs": [{"name": "y"}],
+    "exports": [{
+        "mesh": [["data", 8]], "dims": ["M"],
+        "jaxpr": {
+            "invars": [{"id": 0, "type": {"dtype": "f32", "shape": ["8*M"]}}],
+            "eqns": [{
+                "primitive": "shard_map",
+                "params": {"mesh": [["data", 8]], "in_specs": [["data"]], "out_specs": [["data"]],
+                           "check_vma": True,
+                           "jaxpr": {
+                               "invars": [{"id": 0, "type": {"dtype": "f32", "shape": ["M"]}}],
+                               "eqns": [{"primitive": "mul", "params": {},
+                                         "in": [{"var": 0}, {"lit": 2.0, "dtype": "f32"}],
+                                         "out": [{"id": 1, "type": {"dtype": "f32", "shape": ["M"]}}]}],
+                               "outvars": [{"var": 1}]}},
+                "in": [{"var": 0}],
+                "out": [{"id": 1, "type": {"dtype": "f32", "shape": ["8*M"]}}]}],
+            "outvars": [{"var": 1}]}}],
+}
+
+
+def body(p):
+    return p["exports"][0]["jaxpr"]["eqns"][0]["params"]["jaxpr"]
+
+
+def variant(name, change):
+    p = copy.deepcopy(BASE)
+    change(p)
+    with open(name + ".json", "w") as f:
+        json.dump(p, f)
+        f.write("\n")
+
+
+def setk(path, value):
+    def change(p):
+        node = p
+        for k in path[:-1]:
+            node = node[k]
+        node[path[-1]] = value
+    return change
+
+
+variant("version-2", setk(["version"], 2))
+variant("not-a-program", setk(["format"], "meshrun-case"))
+variant("unknown-primitive", lambda p: body(p)["eqns"][0].update(primitive="cumsum"))
+variant("unknown-dtype", setk(["inputs", 0, "dtype"], "f64"))
+variant("operand-types-disagree",
+        lambda p: body(p)["eqns"][0].update(**{"in": [{"var": 0}, {"var": 0}, {"var": 0}]}))
+variant("declared-type-wrong",
+        lambda p: body(p)["eqns"][0]["out"][0]["type"].update(shape=["2*M"]))
+variant("dim-cannot-be-solved", lambda p: p["exports"][0].update(dims=["M", "Q"]))
+variant("spec-names-missing-axis",
+        lambda p: p["exports"][0]["jaxpr"]["eqns"][0]["params"].update(in_specs=[["model"]]))
+variant("shape-10-15-elements",
+        lambda p: p["exports"][0]["jaxpr"]["invars"][0]["type"].update(shape=[1000000000, 1000000]))
+variant("var-used-before-defined",
+        lambda p: body(p)["eqns"][0].update(**{"in": [{"var": 7}, {"lit": 2.0, "dtype": "f32"}]}))
+variant("var-defined-twice", lambda p: body(p)["eqns"][0]["out"][0].update(id=0))
+variant("unknown-exercise", setk(["exercise"], "pipeline"))
+variant("duplicate-input",
+        lambda p: p.update(inputs=[p["inputs"][0], dict(p["inputs"][0])]))
+variant("bad-dim-expression",
+        lambda p: p["exports"][0]["jaxpr"]["invars"][0]["type"].update(shape=["8*+M"]))
+variant("no-exports", setk(["exports"], []))
+variant("literal-not-a-number",
+        lambda p: body(p)["eqns"][0]["in"][1].update(lit="two"))
+
+
+def const_short(p):
+    b = body(p)
+    b["constvars"] = [{"id": 5, "type": {"dtype": "f32", "shape": [2, 3]}}]
+    b["consts"] = [{"dtype": "f32", "shape": [2, 3], "data": [1, 2, 3, 4, 5]}]
+
+
+variant("constant-shorter-than-shape", const_short)
+
+
+def nested_jits(p):
+    inner = body(p)
+    for _ in range(100):
+        inner = {"invars": [{"id": 0, "type": {"dtype": "f32", "shape": ["M"]}}],
+                 "eqns": [{"primitive": "jit", "params": {"name": "f", "jaxpr": inner},
+                           "in": [{"var": 0}],
+                           "out": [{"id": 1, "type": {"dtype": "f32", "shape": ["M"]}}]}],
+                 "outvars": [{"var": 1}]}
+    p["exports"][0]["jaxpr"]["eqns"][0]["params"]["jaxpr"] = inner
+
+
+variant("jaxprs-nested-100-deep", nested_jits)
+
+with open("nesting-100000-deep.json", "w") as f:
+    f.write('{"format": "meshrun-program", "version": 1, "name": "deep", "inputs": '
+            + "[" * 100000 + "]" * 100000 + "}\n")
+with open("truncated.json", "w") as f:
+    f.write(json.dumps(BASE)[:200])
+
+# The valid program they all break, and a case for it (16 rows: 2 per device).
+import os
+os.makedirs("valid", exist_ok=True)
+with open("valid/double.json", "w") as f:
+    json.dump(BASE, f)
+    f.write("\n")
+with open("valid/double-case.json", "w") as f:
+    f.write('{"problem": "double", "name": "x times 2", "input": {"x": [1, 2, 3, 4, 5, 6, 7, 8, '
+            '9, 10, 11, 12, 13, 14, 15, 16]}, "expected": {"y": [2, 4, 6, 8, 10, 12, 14, 16, 18, '
+            '20, 22, 24, 26, 28, 30, 32]}}\n')

@@ -1,0 +1,313 @@
+// A program file as a ProgramDef (program.hpp).
+#include "interp/program.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "interp/eval.hpp"
+#include "interp/reader.hpp"
+#include "interp/rules.hpp"
+#include "mesh/device.hpp"
+#include "mesh/shard_map.hpp"
+#include "support/errors.hpp"
+
+namespace meshrun::interp {
+namespace {
+
+// The shard_map a plain program is, and how its operands and results are the program's inputs
+// and outputs.
+struct Plain {
+  const Eqn* shard_map = nullptr;
+  std::vector<int> operand_input;  // operand k is program input operand_input[k]
+  std::vector<int> output_result;  // program output j is result output_result[j]
+  std::vector<PartitionSpec> in_specs, out_specs;
+};
+
+int position(const std::vector<int>& vars, int var) {
+  const auto it = std::find(vars.begin(), vars.end(), var);
+  return it == vars.end() ? -1 : static_cast<int>(it - vars.begin());
+}
+
+// jit(jit(... shard_map(inputs) ...)) with nothing else at any level; nullopt otherwise.
+std::optional<Plain> plain_of(const Jaxpr& top) {
+  const Jaxpr* jx = &top;
+  for (int depth = 0; depth <= 64; ++depth) {
+    if (!jx->constvars.empty() || jx->eqns.size() != 1) return std::nullopt;
+    const Eqn& eqn = jx->eqns.front();
+    for (const Atom& a : eqn.in) {
+      if (a.is_literal() || position(jx->invars, a.var) < 0) return std::nullopt;
+    }
+    for (const Atom& a : jx->outvars) {
+      if (a.is_literal() || position(eqn.out, a.var) < 0) return std::nullopt;
+    }
+    if (eqn.primitive == "shard_map") {
+      Plain p;
+      p.shard_map = &eqn;
+      for (const Atom& a : eqn.in) p.operand_input.push_back(position(jx->invars, a.var));
+      for (const Atom& a : jx->outvars) p.output_result.push_back(position(eqn.out, a.var));
+      try {
+        p.in_specs = shard_map_specs(eqn, "in_specs");
+        p.out_specs = shard_map_specs(eqn, "out_specs");
+      } catch (const PrimitiveError&) {
+        return std::nullopt;  // check_export says what is wrong
+      }
+      if (p.in_specs.size() != eqn.in.size() || p.out_specs.size() != eqn.out.size()) {
+        return std::nullopt;
+      }
+      return p;
+    }
+    if (eqn.primitive != "jit" && eqn.primitive != "pjit") return std::nullopt;
+    // A jit's operands and results pass straight through, in order.
+    const Jaxpr& sub = *eqn.sub("jaxpr");
+    for (std::size_t i = 0; i < eqn.in.size(); ++i) {
+      if (eqn.in[i].var != jx->invars.at(i)) return std::nullopt;
+    }
+    if (eqn.in.size() != jx->invars.size() || jx->outvars.size() != eqn.out.size()) {
+      return std::nullopt;
+    }
+    for (std::size_t j = 0; j < eqn.out.size(); ++j) {
+      if (jx->outvars[j].var != eqn.out[j]) return std::nullopt;
+    }
+    jx = &sub;
+  }
+  return std::nullopt;
+}
+
+bool same_specs(const Plain& a, const Plain& b) {
+  const auto eq = [](const std::vector<PartitionSpec>& x, const std::vector<PartitionSpec>& y) {
+    if (x.size() != y.size()) return false;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (x[i].dims() != y[i].dims()) return false;
+    }
+    return true;
+  };
+  return a.operand_input == b.operand_input && a.output_result == b.output_result &&
+         eq(a.in_specs, b.in_specs) && eq(a.out_specs, b.out_specs);
+}
+
+std::size_t parts(const PartitionSpec& spec, std::size_t d, const MeshShape& mesh) {
+  if (d >= spec.dims().size()) return 1;
+  std::size_t n = 1;
+  for (const std::string& axis : spec.dims()[d]) {
+    const int at = mesh_axis_position(mesh, axis);
+    if (at >= 0) n *= static_cast<std::size_t>(mesh[static_cast<std::size_t>(at)].second);
+  }
+  return n;
+}
+
+// The body of one shard_map equation, on a device.
+std::vector<Value> run_body(const Eqn& eqn, const DimBindings& dims, Device& dev,
+                            std::vector<Value> args) {
+  PrimContext ctx;
+  ctx.dims = &dims;
+  ctx.mesh = &dev.mesh();
+  ctx.device = &dev;
+  return eval_jaxpr(*eqn.sub("jaxpr"), std::move(args), ctx, nullptr);
+}
+
+ArgDef arg_def(std::string name, std::size_t rank, PartitionSpec spec) {
+  ArgDef a{std::move(name), {}, std::move(spec)};
+  for (std::size_t d = 0; d < rank; ++d) a.dims.push_back("d" + std::to_string(d));
+  return a;
+}
+
+class Builder {
+ public:
+  explicit Builder(LoadedProgram& lp) : lp_(lp), file_(lp.file) {}
+
+  void build() {
+    for (const Export& exp : file_.exports) plains_.push_back(plain_of(exp.jaxpr));
+    lp_.plain = std::all_of(plains_.begin(), plains_.end(), [&](const auto& p) {
+      return p && same_specs(*p, *plains_.front());
+    });
+    ProgramDef& def = lp_.def;
+    def.name = file_.exercise.empty() ? file_.name : file_.exercise;
+    def.summary = "the program in " + file_.path;
+    def.mesh = file_.exports.front().mesh;
+    def.axis = one_axis();
+    const ProgramDef* exercise = known_exercise(file_.exercise) ? find_program(file_.exercise) : nullptr;
+    if (exercise != nullptr) {
+      for (const ArgDef& a : exercise->inputs) def.inputs.push_back({a.name, a.dims, P()});
+    }
+    for (std::size_t i = 0; i < file_.inputs.size(); ++i) {
+      const ArgInfo& in = file_.inputs[i];
+      const auto it = std::find_if(def.inputs.begin(), def.inputs.end(),
+                                   [&](const ArgDef& a) { return a.name == in.name; });
+      if (exercise != nullptr && it == def.inputs.end()) {
+        throw InputError(file_.path, "inputs[" + std::to_string(i) + "].name: " + in.name +
+                                         " is not an input of " + file_.exercise);
+      }
+      if (it == def.inputs.end()) {
+        def.inputs.push_back({in.name, in.shape, P()});
+        lp_.def_input.push_back(def.inputs.size() - 1);
+      } else {
+        lp_.def_input.push_back(static_cast<std::size_t>(it - def.inputs.begin()));
+      }
+      if (lp_.plain) {
+        const Plain& p = *plains_.front();
+        for (std::size_t k = 0; k < p.operand_input.size(); ++k) {
+          if (p.operand_input[k] == static_cast<int>(i)) def.inputs[lp_.def_input[i]].spec = p.in_specs[k];
+        }
+      }
+    }
+    const Jaxpr& top = file_.exports.front().jaxpr;
+    for (std::size_t j = 0; j < file_.outputs.size(); ++j) {
+      const Atom& a = top.outvars[j];
+      const std::size_t rank = a.is_literal() ? 0 : top.types[a.var].shape.size();
+      PartitionSpec spec = lp_.plain ? plains_.front()->out_specs[static_cast<std::size_t>(
+                                           plains_.front()->output_result[j])]
+                                     : P();
+      ArgDef out = arg_def(file_.outputs[j].name, rank, std::move(spec));
+      if (!a.is_literal()) {
+        out.dims.clear();
+        for (const DimExpr& d : top.types[a.var].shape) out.dims.push_back(d.str());
+      }
+      def.outputs.push_back(std::move(out));
+    }
+    LoadedProgram* lp = &lp_;
+    def.check_run = [lp](const MeshShape& mesh, const std::vector<TensorRef>& inputs) {
+      try {
+        check_export(lp->file, bind(lp->file, mesh, file_shapes(*lp, inputs), {}));
+      } catch (const InputError& e) {
+        throw InputError(lp->file.path, e.what());
+      }
+    };
+    if (lp_.plain) {
+      def.body = [lp](Device& dev, std::vector<Tensor>& blocks) { return plain_body(*lp, dev, blocks); };
+    } else {
+      def.run = [lp](Mesh& mesh, const std::vector<TensorRef>& inputs, Trace* trace) {
+        return whole_run(*lp, mesh, inputs, trace);
+      };
+    }
+    def.structure = exercise_rules(file_);
+  }
+
+ private:
+  // The file's inputs' shapes, in the file's order, from the def's inputs.
+  static std::vector<Shape> file_shapes(const LoadedProgram& lp, const std::vector<TensorRef>& inputs) {
+    std::vector<Shape> s;
+    for (std::size_t i : lp.def_input) s.push_back(inputs.at(i).shape);
+    return s;
+  }
+
+  // The axis --devices sizes: the one axis every export's mesh has, or "".
+  std::string one_axis() const {
+    std::string axis;
+    for (const Export& exp : file_.exports) {
+      if (exp.mesh.size() != 1 || (!axis.empty() && exp.mesh[0].first != axis)) return "";
+      axis = exp.mesh[0].first;
+    }
+    return axis;
+  }
+
+  static std::vector<Tensor> plain_body(const LoadedProgram& lp, Device& dev,
+                                        std::vector<Tensor>& blocks) {
+    const MeshShape& mesh = dev.mesh();
+    // The global shapes from the blocks and the specs: the export is picked and bound on every
+    // device alike (under mpirun a rank has only its own blocks).
+    std::vector<Shape> shapes;
+    for (std::size_t i : lp.def_input) {
+      Shape s = blocks.at(i).shape;
+      for (std::size_t d = 0; d < s.size(); ++d) s[d] *= parts(lp.def.inputs[i].spec, d, mesh);
+      shapes.push_back(std::move(s));
+    }
+    const Binding b = bind(lp.file, mesh, shapes, {});
+    const std::size_t e = static_cast<std::size_t>(b.exp - lp.file.exports.data());
+    const Plain p = *plain_of(lp.file.exports[e].jaxpr);
+    const Jaxpr& body = *p.shard_map->sub("jaxpr");
+    std::vector<Value> args;
+    for (std::size_t k = 0; k < p.operand_input.size(); ++k) {
+      const std::size_t i = lp.def_input.at(static_cast<std::size_t>(p.operand_input[k]));
+      const bool again = std::count(p.operand_input.begin() + static_cast<std::ptrdiff_t>(k) + 1,
+                                    p.operand_input.end(), p.operand_input[k]) > 0;
+      const DType t = body.types[body.invars[k]].dtype;
+      args.emplace_back(t, again ? blocks[i] : std::move(blocks[i]));
+    }
+    std::vector<Value> results = run_body(*p.shard_map, b.dims, dev, std::move(args));
+    std::vector<Tensor> out;
+    for (std::size_t j = 0; j < p.output_result.size(); ++j) {
+      const auto r = static_cast<std::size_t>(p.output_result[j]);
+      const bool again = std::count(p.output_result.begin() + static_cast<std::ptrdiff_t>(j) + 1,
+                                    p.output_result.end(), p.output_result[j]) > 0;
+      out.push_back(again ? results[r].t : std::move(results[r].t));
+    }
+    return out;
+  }
+
+  static std::vector<Tensor> whole_run(const LoadedProgram& lp, Mesh& mesh,
+                                       const std::vector<TensorRef>& inputs, Trace* trace) {
+    const Binding b = bind(lp.file, mesh.shape(), file_shapes(lp, inputs), {});
+    const Jaxpr& top = b.exp->jaxpr;
+    std::vector<Value> args;
+    for (std::size_t i = 0; i < lp.def_input.size(); ++i) {
+      const TensorRef& in = inputs.at(lp.def_input[i]);
+      Tensor t(in.shape);
+      std::copy(in.data, in.data + t.size(), t.data.begin());
+      args.emplace_back(top.types[top.invars[i]].dtype, std::move(t));
+    }
+    const DimBindings& dims = b.dims;
+    const ShardMapRunner runner = [&](const Eqn& eqn, std::vector<Value>& in) {
+      const std::vector<PartitionSpec> in_specs = shard_map_specs(eqn, "in_specs");
+      const std::vector<PartitionSpec> out_specs = shard_map_specs(eqn, "out_specs");
+      const Jaxpr& body = *eqn.sub("jaxpr");
+      std::vector<ArgDef> in_defs, out_defs;
+      std::vector<Tensor> global;
+      for (std::size_t k = 0; k < in.size(); ++k) {
+        in_defs.push_back(arg_def("operand " + std::to_string(k), in[k].t.rank(), in_specs[k]));
+        global.push_back(std::move(in[k].t));
+      }
+      for (std::size_t k = 0; k < out_specs.size(); ++k) {
+        const std::size_t rank = body.outvars[k].is_literal() ? 0 : body.types[body.outvars[k].var].shape.size();
+        out_defs.push_back(arg_def("result " + std::to_string(k), rank, out_specs[k]));
+      }
+      const Body device_body = [&](Device& dev, std::vector<Tensor>& blocks) {
+        std::vector<Value> vals;
+        for (std::size_t k = 0; k < blocks.size(); ++k) {
+          vals.emplace_back(body.types[body.invars[k]].dtype, std::move(blocks[k]));
+        }
+        std::vector<Value> res = run_body(eqn, dims, dev, std::move(vals));
+        std::vector<Tensor> out;
+        for (Value& v : res) out.push_back(std::move(v.t));
+        return out;
+      };
+      std::vector<Tensor> outs = shard_map(mesh, device_body, in_defs, out_defs, global, trace);
+      std::vector<Value> result;
+      for (std::size_t k = 0; k < outs.size(); ++k) {
+        const Atom& a = body.outvars[k];
+        result.emplace_back(a.is_literal() ? a.dtype : body.types[a.var].dtype, std::move(outs[k]));
+      }
+      return result;
+    };
+    PrimContext ctx;
+    ctx.dims = &dims;
+    std::vector<Value> out = eval_jaxpr(top, std::move(args), ctx, &runner);
+    std::vector<Tensor> tensors;
+    for (Value& v : out) tensors.push_back(std::move(v.t));
+    return tensors;
+  }
+
+  LoadedProgram& lp_;
+  const ProgramFile& file_;
+  std::vector<std::optional<Plain>> plains_;
+};
+
+}  // namespace
+
+std::unique_ptr<LoadedProgram> load_program(const std::string& path, std::uint64_t max_bytes,
+                                            std::chrono::milliseconds open_wait,
+                                            const std::string& exercise) {
+  auto lp = std::make_unique<LoadedProgram>();
+  lp->file = read_program_file(path, max_bytes, open_wait);
+  if (!exercise.empty()) {
+    if (!known_exercise(exercise)) {
+      throw InputError("--exercise", exercise + " is not an exercise meshrun grades (dp-step, "
+                                                "tp-mlp, mlp-train)");
+    }
+    lp->file.exercise = exercise;
+  }
+  Builder(*lp).build();
+  return lp;
+}
+
+}  // namespace meshrun::interp

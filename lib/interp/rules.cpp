@@ -1,0 +1,154 @@
+// The exercises' structural rules on a program file (rules.hpp).
+#include "interp/rules.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "programs/program.hpp"
+
+namespace meshrun::interp {
+namespace {
+
+using Mask = std::uint64_t;  // which of the program's inputs (bit i: input i, up to 64) a value depends on
+
+// A reduction met in the program: its axes and what its operands depend on.
+struct Reduction {
+  std::vector<std::string> axes;
+  Mask depends = 0;
+};
+
+struct Flow {
+  std::vector<Reduction> reductions;
+};
+
+bool is_reduction(const std::string& p) {
+  return p == "psum" || p == "psum_invariant" || p == "pmean" || p == "psum2";
+}
+
+// Forward data flow: what each outvar of `jx` depends on, given its invars' masks.
+std::vector<Mask> flow(const Jaxpr& jx, const std::vector<Mask>& in, Flow& f, int depth = 0) {
+  std::vector<Mask> m(jx.types.size(), 0);
+  for (std::size_t i = 0; i < jx.invars.size() && i < in.size(); ++i) m[jx.invars[i]] = in[i];
+  for (const Eqn& e : jx.eqns) {
+    std::vector<Mask> ops;
+    Mask all = 0;
+    for (const Atom& a : e.in) {
+      ops.push_back(a.is_literal() ? 0 : m[a.var]);
+      all |= ops.back();
+    }
+    const Jaxpr* sub = e.sub("jaxpr") ? e.sub("jaxpr") : e.sub("call_jaxpr");
+    if (sub != nullptr && depth < 64) {
+      const std::vector<Mask> outs = flow(*sub, ops, f, depth + 1);
+      for (std::size_t k = 0; k < e.out.size() && k < outs.size(); ++k) m[e.out[k]] = outs[k];
+      continue;
+    }
+    if (is_reduction(e.primitive)) {
+      Reduction r;
+      const auto it = e.params.find("axes");
+      if (it != e.params.end() && it->is_array()) {
+        for (const auto& a : *it)
+          if (a.is_string()) r.axes.push_back(a.get<std::string>());
+      }
+      r.depends = all;
+      f.reductions.push_back(std::move(r));
+      // psum of several operands: each result depends on its own operand only.
+      for (std::size_t k = 0; k < e.out.size() && k < ops.size(); ++k) m[e.out[k]] = ops[k];
+      continue;
+    }
+    for (int v : e.out) m[v] = all;
+  }
+  std::vector<Mask> out;
+  for (const Atom& a : jx.outvars) out.push_back(a.is_literal() ? 0 : m[a.var]);
+  return out;
+}
+
+int input_index(const ProgramFile& file, const std::string& name) {
+  for (std::size_t i = 0; i < file.inputs.size(); ++i)
+    if (file.inputs[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+StructuralRule static_rule(std::string description, std::optional<std::string> failure) {
+  return {std::move(description),
+          [failure = std::move(failure)](const Trace&) { return failure; }};
+}
+
+std::size_t constants(const Jaxpr& jx, int depth = 0) {
+  std::size_t n = jx.consts.size();
+  if (depth > 64) return n;
+  for (const Eqn& e : jx.eqns)
+    for (const auto& [key, sub] : e.subs) n += constants(*sub, depth + 1);
+  return n;
+}
+
+}  // namespace
+
+bool known_exercise(const std::string& name) {
+  return name == "dp-step" || name == "tp-mlp" || name == "mlp-train";
+}
+
+std::vector<StructuralRule> exercise_rules(const ProgramFile& file) {
+  std::vector<StructuralRule> rules;
+  const ProgramDef* built_in = known_exercise(file.exercise) ? find_program(file.exercise) : nullptr;
+  if (built_in == nullptr) return rules;
+  // On the trace: what the built-in program's grader checks, now of the user's program.
+  rules = built_in->structure;
+  if (file.exercise == "dp-step") {
+    rules.push_back(only_reductions_over({"data"}, "nothing gathered"));
+  } else if (file.exercise == "tp-mlp") {
+    rules.push_back(only_reductions_over({"model"}, "w1 and w2 stayed split"));
+  }
+
+  // On the file.
+  const Export& exp = file.exports.front();
+  std::string missing;
+  for (const ArgDef& a : built_in->inputs) {
+    if (input_index(file, a.name) < 0) missing += (missing.empty() ? "" : ", ") + a.name;
+  }
+  const std::size_t consts = constants(exp.jaxpr);
+  rules.push_back(static_rule(
+      "every input of " + file.exercise + " is an input of the program, never closed over",
+      missing.empty() ? std::nullopt
+                      : std::optional<std::string>(
+                            missing + " not among the program's inputs" +
+                            (consts ? " (it holds " + std::to_string(consts) +
+                                          " closed-over constant" + (consts > 1 ? "s" : "") + ")"
+                                    : ""))));
+  std::vector<Mask> in;
+  for (std::size_t i = 0; i < file.inputs.size(); ++i) in.push_back(i < 64 ? Mask{1} << i : 0);
+  Flow f;
+  const std::vector<Mask> outs = flow(exp.jaxpr, in, f);
+  Mask reaches = 0;
+  for (Mask m : outs) reaches |= m;
+
+  if (input_index(file, "lr") >= 0 || std::any_of(built_in->inputs.begin(), built_in->inputs.end(),
+                                                  [](const ArgDef& a) { return a.name == "lr"; })) {
+    const int lr = input_index(file, "lr");
+    std::optional<std::string> why;
+    if (lr < 0) {
+      why = "lr is not an input of the program";
+    } else if ((reaches & (Mask{1} << lr)) == 0) {
+      why = "no output depends on lr: the update uses a number baked into the program";
+    }
+    rules.push_back(static_rule("lr is traced: the update reads the input lr, not a literal", why));
+  }
+  if (file.exercise == "tp-mlp" || file.exercise == "mlp-train") {
+    const int b2 = input_index(file, "b2");
+    std::optional<std::string> why;
+    if (b2 >= 0) {
+      for (const Reduction& r : f.reductions) {
+        if (std::find(r.axes.begin(), r.axes.end(), "model") == r.axes.end()) continue;
+        if (r.depends & (Mask{1} << b2)) {
+          why = "b2 flows into a psum over 'model': every device adds it before the sum";
+          break;
+        }
+      }
+    }
+    rules.push_back(static_rule("b2 is added once, after the psum over 'model'", why));
+  }
+  return rules;
+}
+
+}  // namespace meshrun::interp

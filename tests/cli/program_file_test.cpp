@@ -1,0 +1,153 @@
+// `meshrun run PROG.json CASE` and `meshrun check --program`: the exported built-in programs
+// (cases/programs/) on every case and mesh, against the cases' expected values, the documented
+// outputs byte for byte and the hand-written programs; every hostile program file
+// (cases/invalid-programs/) refused with its exact line; the gallery of submissions
+// (cases/submissions/) graded as its .expect files say.
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/cases.hpp"
+#include "support/run_meshrun.hpp"
+
+namespace {
+
+using meshrun::testing::expect_output_matches_case;
+using meshrun::testing::json_files;
+using meshrun::testing::kDocumented;
+using meshrun::testing::kSource;
+using meshrun::testing::lines_of;
+using meshrun::testing::Result;
+using meshrun::testing::run;
+using meshrun::testing::slurp;
+
+const char* const kPrograms[] = {"dp-step", "tp-mlp", "mlp-train"};
+
+std::string program_file(const std::string& program) {
+  return "cases/programs/" + program + ".json";
+}
+
+// The meshes a program file was exported for, as --mesh values ("data=8").
+std::vector<std::string> exported_meshes(const std::string& program) {
+  const nlohmann::json p = nlohmann::json::parse(slurp(kSource + "/" + program_file(program)));
+  std::vector<std::string> meshes;
+  for (const auto& e : p.at("exports")) {
+    std::string m;
+    for (const auto& axis : e.at("mesh")) {
+      m += (m.empty() ? "" : ",") + axis[0].get<std::string>() + "=" +
+           std::to_string(axis[1].get<int>());
+    }
+    if (std::find(meshes.begin(), meshes.end(), m) == meshes.end()) meshes.push_back(m);
+  }
+  return meshes;
+}
+
+// Every number of `a` within 1e-5 (absolute and relative) of `b`'s.
+void expect_within(const nlohmann::json& a, const nlohmann::json& b, const std::string& what) {
+  if (b.is_number()) {
+    const double x = a.get<double>(), y = b.get<double>();
+    BOOST_TEST(std::fabs(x - y) <= 1e-5 + 1e-5 * std::fabs(y), what << ": " << x << " vs " << y);
+    return;
+  }
+  BOOST_REQUIRE_MESSAGE(a.is_array() == b.is_array() && a.size() == b.size(), what << ": shapes");
+  if (a.is_object()) {
+    for (const auto& item : b.items()) expect_within(a.at(item.key()), item.value(), what + "." + item.key());
+    return;
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) expect_within(a[i], b[i], what + "[" + std::to_string(i) + "]");
+}
+
+BOOST_AUTO_TEST_CASE(documented_outputs_byte_for_byte) {
+  for (const auto& [file, output] : kDocumented) {
+    const std::string program = std::string(file).find("/dp-step/") != std::string::npos ? "dp-step" : "tp-mlp";
+    const Result r = run({"run", program_file(program), file});
+    BOOST_TEST(r.code == 0, file << ": " << r.err);
+    BOOST_TEST(r.out == std::string(output) + "\n", file);
+    BOOST_TEST(r.err == "", file);
+  }
+}
+
+// Every case of the three programs on every mesh its file was exported for: within tolerance of
+// the case's expected, and of the hand-written program on the same mesh (both --exact).
+BOOST_AUTO_TEST_CASE(every_case_on_every_exported_mesh) {
+  std::size_t runs = 0;
+  for (const char* program : kPrograms) {
+    const std::vector<std::string> meshes = exported_meshes(program);
+    BOOST_TEST(meshes.size() >= 4u, program);
+    for (const std::string& file : json_files(std::string("cases/") + program)) {
+      for (const std::string& mesh : meshes) {
+        const Result r = run({"run", program_file(program), "--mesh", mesh, "--exact", file});
+        const Result h = run({program, "--mesh", mesh, "--exact", file});
+        // A case whose rows a mesh does not divide is refused alike by both.
+        BOOST_TEST(r.code == h.code, file << " on " << mesh << ": " << r.err << " / " << h.err);
+        if (h.code != 0) continue;
+        expect_output_matches_case(r, file);
+        expect_within(nlohmann::json::parse(r.out), nlohmann::json::parse(h.out),
+                      file + " on " + mesh);
+        ++runs;
+      }
+    }
+  }
+  BOOST_TEST(runs >= 100u);
+}
+
+BOOST_AUTO_TEST_CASE(check_program_passes_every_case) {
+  for (const char* program : kPrograms) {
+    const std::string dir = std::string("cases/") + program;
+    const Result r = run({"check", "--program", program_file(program), dir});
+    BOOST_TEST(r.code == 0, program << ": " << r.out << r.err);
+    const std::vector<std::string> lines = lines_of(r.out);
+    BOOST_REQUIRE(!lines.empty());
+    const std::size_t n = json_files(dir).size();
+    BOOST_TEST(lines.back() == std::to_string(n) + " passed, 0 failed");
+  }
+}
+
+// cases/invalid-programs/NAME.json with NAME.expect: line 1 the arguments ({} = the file), line 2
+// the exit code, line 3 the exact stderr line. Nothing may reach stdout.
+BOOST_AUTO_TEST_CASE(every_invalid_program_is_rejected_exactly) {
+  const std::vector<std::string> files = json_files("cases/invalid-programs");
+  BOOST_TEST(files.size() >= 15u);
+  for (const std::string& file : files) {
+    const std::string expect_path = kSource + "/" + file.substr(0, file.size() - 5) + ".expect";
+    BOOST_REQUIRE_MESSAGE(std::filesystem::exists(expect_path), file << " has no .expect");
+    const std::vector<std::string> expect = lines_of(slurp(expect_path));
+    BOOST_REQUIRE_MESSAGE(expect.size() == 3, expect_path << " must have 3 lines");
+    std::vector<std::string> args;
+    std::istringstream words(expect[0]);
+    for (std::string w; words >> w;) args.push_back(w == "{}" ? file : w);
+    const Result r = run(args);
+    BOOST_TEST(r.code == std::stoi(expect[1]), file << ": " << r.err);
+    BOOST_TEST(r.err == expect[2] + "\n", file);
+    BOOST_TEST(r.out == "", file);
+    BOOST_TEST(r.seconds < 10, file);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// The program the hostile files break runs, and grades its case: each hostile file fails for
+// its one fault.
+BOOST_AUTO_TEST_CASE(the_valid_base_of_the_hostile_programs_runs) {
+  const std::string prog = "cases/invalid-programs/valid/double.json";
+  const std::string c = "cases/invalid-programs/valid/double-case.json";
+  const Result r = run({"run", prog, c});
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(r.out == "{\"y\":[2.0,4.0,6.0,8.0,10.0,12.0,14.0,16.0,18.0,20.0,22.0,24.0,26.0,28.0,"
+                      "30.0,32.0]}\n");
+  const Result four = run({"run", prog, "--devices", "4", c});
+  BOOST_TEST(four.code == 2);
+  BOOST_TEST(four.err == "meshrun: " + prog +
+                             ": mesh: the program has no export for Mesh('data': 4) (it was "
+                             "exported for Mesh('data': 8))\n");
+}
+
+}  // namespace
