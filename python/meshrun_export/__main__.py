@@ -21,6 +21,27 @@ def parse_mesh(text):
 
 
 def main(argv=None):
+    try:
+        text, report, out = build(argv)
+    except ExportError as err:
+        print(f"meshrun_export: {err}", file=sys.stderr)
+        return 2
+    if out:
+        with open(out, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    for mesh_txt, how in report:
+        print(f"meshrun_export: {mesh_txt}: {how}", file=sys.stderr)
+    return 0
+
+
+class ExportError(Exception):
+    pass
+
+
+def build(argv=None):
+    """The program file's text for a command line (without -o's writing): (text, report, -o)."""
     ap = argparse.ArgumentParser(prog="python -m meshrun_export", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("target", help="MODULE:FACTORY (MODULE a module name or a .py path)")
@@ -71,12 +92,16 @@ def main(argv=None):
             if c["mesh"]:
                 keys = sorted(c["mesh"], key=lambda k: (order.index(k) if k in order else 99, k))
                 m = [[k, int(c["mesh"][k])] for k in keys]
-                if m not in meshes:
-                    meshes.append(m)
+            elif exercise:
+                m = mx.EXERCISES[exercise]["mesh"]
+            else:
+                ap.error(f"{c['path']}: no --mesh given and none in the case")
+            if m not in meshes:
+                meshes.append(m)
         if not meshes and exercise:
             meshes = [mx.EXERCISES[exercise]["mesh"]]
         if not meshes:
-            ap.error("no --mesh given and none in the cases")
+            ap.error("no --mesh given and no cases")
     shapes = None
     if a.shape:
         shapes = {}
@@ -89,19 +114,10 @@ def main(argv=None):
             names=a.inputs.split(",") if a.inputs else None,
             outputs=a.outputs.split(",") if a.outputs else None,
             shapes=shapes, exercise=exercise, name=a.name,
-            function=f"{os.path.basename(mod_name)}:{fn_name}", symbolic=not a.concrete)
+            function=f"{os.path.splitext(os.path.basename(mod_name))[0]}:{fn_name}", symbolic=not a.concrete)
     except mx.Unsupported as err:
-        print(f"meshrun_export: {a.target}: {err}", file=sys.stderr)
-        return 2
-    text = mx.dumps(prog)
-    if a.output:
-        with open(a.output, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
-    for mesh_txt, how in report:
-        print(f"meshrun_export: {mesh_txt}: {how}", file=sys.stderr)
-    return 0
+        raise ExportError(f"{a.target}: {err}") from err
+    return mx.dumps(prog), report, a.output
 
 
 def _prod(mesh):

@@ -14,6 +14,10 @@ class EvalError(Exception):
     pass
 
 
+class NoExport(EvalError):
+    """No export of the file has the mesh and binds the shapes."""
+
+
 def _lit(a):
     v = a["lit"]
     if isinstance(v, str):
@@ -69,7 +73,7 @@ def run(prog, inputs, mesh=None):
             continue
         outs = Evaluator(dims).jaxpr(ex["jaxpr"], arrays, None)
         return {o["name"]: v for o, v in zip(prog["outputs"], outs)}
-    raise EvalError("no export matches the mesh and the shapes")
+    raise NoExport("no export matches the mesh and the shapes")
 
 
 class Evaluator:
@@ -300,7 +304,22 @@ def _select(ev, p, pred, *cases):
     return np.choose(np.asarray(pred).astype(np.int32), cases)
 
 
+def _dynamic_slice(ev, p, x, *idx):
+    sizes = ev.dims.shape(p["slice_sizes"])
+    # XLA clamps each start into [0, dim - size]
+    starts = [min(max(int(i), 0), d - s) for i, d, s in zip(idx, np.shape(x), sizes)]
+    return np.asarray(x[tuple(slice(b, b + s) for b, s in zip(starts, sizes))])
+
+
+def _dynamic_update_slice(ev, p, x, u, *idx):
+    starts = [min(max(int(i), 0), d - s) for i, d, s in zip(idx, np.shape(x), np.shape(u))]
+    r = np.array(x)
+    r[tuple(slice(b, b + s) for b, s in zip(starts, np.shape(u)))] = u
+    return r
+
+
 _LOCAL = {
+    "dynamic_slice": _dynamic_slice, "dynamic_update_slice": _dynamic_update_slice,
     "add": _f32(np.add), "add_any": _f32(np.add), "sub": _f32(np.subtract),
     "mul": _f32(np.multiply), "div": _f32(np.divide), "max": _f32(np.maximum),
     "min": _f32(np.minimum), "pow": _f32(np.power), "neg": _f32(np.negative),
