@@ -16,6 +16,8 @@ EXPORTER = "meshrun_export 1"
 class Unsupported(Exception):
     """The program uses something meshrun cannot run; the message names it and its source line."""
 
+    located = False
+
 
 # ------------------------------------------------------------------------------------------
 # Types and values
@@ -124,18 +126,36 @@ def names_to_spec(names, ndim):
 
 class Walker:
     def __init__(self):
-        self.path = []
+        self.sources = []  # the user's source line of each enclosing equation
 
     # -- errors
     def fail(self, eqn, msg):
-        src = source(eqn)
-        raise Unsupported(f"{msg}" + (f" at {src}" if src else ""))
+        raise Unsupported(msg)
+
+    def locate(self, err, eqn):
+        """Adds the equation's source line (or its nearest enclosing one's) to an error."""
+        if not err.located:
+            src = (source(eqn)
+                   or next((s for s in reversed(self.sources) if s and "definition" not in s),
+                           None)
+                   or next((s for s in reversed(self.sources) if s), None))
+            if src:
+                err.args = (f"{err.args[0]} at {src}",)
+                err.located = True
+        return err
 
     # -- jaxprs
     def closed(self, cj):
         return self.jaxpr(cj.jaxpr, cj.consts)
 
     def jaxpr(self, j, consts=()):
+        self.sources.append(definition(j))
+        try:
+            return self._jaxpr(j, consts)
+        finally:
+            self.sources.pop()
+
+    def _jaxpr(self, j, consts):
         ids = {}
 
         def var(v):
@@ -166,11 +186,17 @@ class Walker:
             raise Unsupported(f"a jaxpr has {len(j.constvars)} constvars and "
                               f"{len(consts)} values")
         for e in j.eqns:
-            ins = [atom(a, e) for a in e.invars]
-            prim, params = self.params(e)
-            rec = {"primitive": prim, "params": params, "in": ins,
-                   "out": [var(v) for v in e.outvars]}
             src = source(e)
+            self.sources.append(src)
+            try:
+                ins = [atom(a, e) for a in e.invars]
+                prim, params = self.params(e)
+                rec = {"primitive": prim, "params": params, "in": ins,
+                       "out": [var(v) for v in e.outvars]}
+            except Unsupported as err:
+                raise self.locate(err, e) from None
+            finally:
+                self.sources.pop()
             if src:
                 rec["source"] = src
             out["eqns"].append(rec)
@@ -343,6 +369,18 @@ def const(c):
     dt = dtype_name(arr.dtype, "a constant")
     return {"dtype": dt, "shape": [int(d) for d in arr.shape],
             "data": [scalar_value(v, dt) for v in arr.reshape(-1).tolist()]}
+
+
+def definition(j):
+    """'file.py:7 (fn)': where the function a jaxpr traces is defined (messages only)."""
+    info = getattr(getattr(j, "debug_info", None), "func_src_info", None)
+    if not info or " at " not in info:
+        return None
+    fn, _, where = info.rpartition(" at ")
+    path, _, line = where.rpartition(":")
+    if not source_info_util.is_user_filename(path):
+        return None
+    return f"{os.path.basename(path)}:{line} (definition of {fn})" if line.isdigit() else None
 
 
 def source(eqn):
