@@ -1,0 +1,25 @@
+"""dp-step, wrong: no pcast. w and b are invariant, the loss is varying, so under check_vma the
+implicit pvary of w and b transposes to a psum: the gradient is already summed over the 8
+devices, and the pmean on top keeps that sum: the step uses 8 times the mean gradient."""
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+
+def mesh_of(n):
+    return jax.make_mesh((n,), ("data",), axis_types=(AxisType.Auto,), devices=jax.devices()[:n])
+
+
+def body(w, b, x, y, lr):
+    def loss_fn(w, b):
+        return jnp.mean(jnp.sum((x @ w + b - y) ** 2, axis=1))
+
+    loss, (gw, gb) = jax.value_and_grad(loss_fn, argnums=(0, 1))(w, b)
+    loss, gw, gb = jax.lax.pmean((loss, gw, gb), "data")
+    return w - lr * gw, b - lr * gb, loss
+
+
+def make(data=8):
+    return jax.jit(jax.shard_map(body, mesh=mesh_of(data),
+                                 in_specs=(P(), P(), P("data"), P("data"), P()),
+                                 out_specs=(P(), P(), P())))

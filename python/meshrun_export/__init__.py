@@ -1,0 +1,259 @@
+"""meshrun_export: JAX shard_map programs -> meshrun's program file (docs/program-format.md).
+
+    from meshrun_export import export, export_factory, dumps
+    prog = export(jitted_fn, w, b, x, y, lr, names=["w", "b", "x", "y", "lr"],
+                  outputs=["w", "b", "loss"])
+    open("prog.json", "w").write(dumps(prog))
+
+`export` exports one function (one mesh) traced at the example arguments (arrays or
+jax.ShapeDtypeStruct, whose shapes may hold symbolic dimensions). `export_factory` exports a
+factory of such functions for several meshes, with symbolic dimensions where JAX can trace them
+and one export per shape signature of the given cases where it cannot.
+"""
+import inspect
+import math
+import sys
+
+import numpy as np
+
+from .core import (EXPORTER, FORMAT_VERSION, Unsupported, dims_of, dtype_name, input_splits,
+                   jax_version, jaxpr_json, mesh_of_jaxpr, shape)
+from .serialize import dumps
+
+__all__ = ["export", "export_factory", "dumps", "Unsupported", "EXERCISES", "load_case"]
+
+# The three exercises' inputs (with their dimension names, docs/cases.md) and outputs.
+EXERCISES = {
+    "dp-step": {"inputs": [("w", ["D", "K"]), ("b", ["K"]), ("x", ["N", "D"]),
+                           ("y", ["N", "K"]), ("lr", [])],
+                "outputs": ["w", "b", "loss"], "mesh": [["data", 8]]},
+    "tp-mlp": {"inputs": [("x", ["B", "D"]), ("w1", ["D", "H"]), ("b1", ["H"]),
+                          ("w2", ["H", "O"]), ("b2", ["O"])],
+               "outputs": ["out", "hidden"], "mesh": [["model", 8]]},
+    "mlp-train": {"inputs": [("x", ["B", "D"]), ("y", ["B", "O"]), ("w1", ["D", "H"]),
+                             ("b1", ["H"]), ("w2", ["H", "O"]), ("b2", ["O"]), ("lr", [])],
+                  "outputs": ["w1", "b1", "w2", "b2", "loss"],
+                  "mesh": [["data", 2], ["model", 4]]},
+}
+
+
+def _program(name, exercise, function, inputs, outputs, exports):
+    prog = {"format": "meshrun-program", "version": FORMAT_VERSION, "name": name}
+    if exercise:
+        prog["exercise"] = exercise
+    prog["producer"] = {"jax": jax_version(), "exporter": EXPORTER}
+    if function:
+        prog["producer"]["function"] = function
+    prog["inputs"] = inputs
+    prog["outputs"] = [{"name": o} for o in outputs]
+    prog["exports"] = exports
+    return prog
+
+
+def _output_names(fn, args, outputs):
+    import jax
+    closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*args)
+    if outputs is None:
+        if isinstance(out_shape, dict):
+            paths = jax.tree_util.tree_flatten_with_path(out_shape)[0]
+            outputs = []
+            for path, _ in paths:
+                if len(path) != 1 or not hasattr(path[0], "key"):
+                    raise Unsupported("outputs= is needed: the result is not a flat dict")
+                outputs.append(str(path[0].key))
+        else:
+            raise Unsupported("outputs= is needed: the result is not a dict")
+    if len(outputs) != len(closed.jaxpr.outvars):
+        raise Unsupported(f"{len(outputs)} output names for {len(closed.jaxpr.outvars)} outputs")
+    return closed, list(outputs)
+
+
+def _one_export(closed, mesh=None):
+    j = jaxpr_json(closed)
+    return {"mesh": mesh if mesh is not None else mesh_of_jaxpr(closed), "dims": dims_of(j),
+            "jaxpr": j}
+
+
+def export(fn, *example_args, names, outputs=None, shapes=None, name=None, exercise=None,
+           function=None, mesh=None):
+    """The program dict of `fn` traced at `example_args` (one export).
+
+    names: the input names, one per argument. outputs: the result names in the order of the
+    flattened result (default: a dict result's keys). shapes: optional {input: [dim names]} for
+    the file's top-level inputs (default: the traced shapes). mesh: [[axis, size], ...] (default:
+    the shard_map's)."""
+    if len(names) != len(example_args):
+        raise Unsupported(f"{len(names)} names for {len(example_args)} arguments")
+    closed, outputs = _output_names(fn, example_args, outputs)
+    inputs = []
+    for n, v in zip(names, closed.jaxpr.invars):
+        sh = (shapes or {}).get(n)
+        inputs.append({"name": n, "dtype": dtype_name(v.aval.dtype, f"input {n}"),
+                       "shape": list(sh) if sh is not None else shape(v.aval.shape)})
+    return _program(name or getattr(fn, "__name__", "program"), exercise, function, inputs,
+                    outputs, [_one_export(closed, mesh)])
+
+
+# ------------------------------------------------------------------------------------------
+# Factories: one function per mesh
+
+
+def call_factory(factory, mesh):
+    """factory(**{axis: size}) when its parameters are named after the mesh axes, else
+    factory(*sizes) in mesh order."""
+    sizes = {a: s for a, s in mesh}
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if all(a in params for a in sizes):
+        return factory(**sizes)
+    return factory(*sizes.values())
+
+
+def load_case(path):
+    import json
+    import os
+    with open(path) as f:
+        case = json.load(f)
+    inp = case.get("input", case)
+    arrays = {}
+    for k, v in inp.items():
+        if isinstance(v, dict) and "npy" in v:
+            arrays[k] = np.load(os.path.join(os.path.dirname(path), v["npy"])).astype(np.float32)
+        else:
+            arrays[k] = np.asarray(v, dtype=np.float32)
+    return {"problem": case.get("problem"), "mesh": case.get("mesh"), "input": arrays,
+            "path": path}
+
+
+def infer_dim_names(names, cases):
+    """Dimension names from the cases alone: two dimensions share a name when they are equal in
+    every case; names d0, d1, ... in order of first appearance."""
+    classes, out = {}, {}
+    for n in names:
+        dims = []
+        for d in range(cases[0]["input"][n].ndim):
+            key = tuple(c["input"][n].shape[d] for c in cases)
+            if key not in classes:
+                classes[key] = f"d{len(classes)}"
+            dims.append(classes[key])
+        out[n] = dims
+    return out
+
+
+def _struct_args(names, dims_of_input, sizes):
+    import jax
+    import jax.numpy as jnp
+    return [jax.ShapeDtypeStruct(tuple(sizes[d] for d in dims_of_input[n]), jnp.float32)
+            for n in names]
+
+
+def symbolic_export(fn, names, dim_names, mesh):
+    """Trace fn with symbolic dimensions: a dimension named N that the shard_map splits s ways
+    (s > 1, the lcm over its uses) becomes s*N_blk. Returns the closed jaxpr, or raises."""
+    import jax
+    from jax import export as jexport
+    all_names = []
+    for n in names:
+        for d in dim_names[n]:
+            if d not in all_names:
+                all_names.append(d)
+    # 1. a concrete trace at sizes every mesh axis divides finds how each dimension is split
+    total = int(np.prod([s for _, s in mesh])) if mesh else 1
+    probe = {d: total * (k + 2) for k, d in enumerate(all_names)}
+    closed = jax.make_jaxpr(fn)(*_struct_args(names, dim_names, probe))
+    splits = input_splits(closed)
+    div = {d: 1 for d in all_names}
+    for n, sp in zip(names, splits):
+        for d, s in zip(dim_names[n], sp):
+            div[d] = math.lcm(div[d], s)
+    # 2. the symbolic trace
+    syms = [d if div[d] == 1 else f"{d}_blk" for d in all_names]
+    scope_dims = jexport.symbolic_shape(",".join(syms)) if syms else ()
+    value = {d: (sd if div[d] == 1 else div[d] * sd)
+             for d, sd in zip(all_names, scope_dims)}
+    args = [jax.ShapeDtypeStruct(tuple(value[d] for d in dim_names[n]), jax.numpy.float32)
+            for n in names]
+    return jax.make_jaxpr(fn)(*args), args
+
+
+def _divisible(case, names, closed_splits):
+    for n, sp in zip(names, closed_splits):
+        for size, s in zip(case["input"][n].shape, sp):
+            if size % s:
+                return False
+    return True
+
+
+def export_factory(factory, meshes, cases=(), names=None, outputs=None, shapes=None,
+                   exercise=None, name=None, function=None, symbolic=True, log=None):
+    """The program dict of factory(mesh) for every mesh in `meshes` ([[axis, size], ...] each).
+
+    names/outputs/shapes default to the exercise's (EXERCISES) when `exercise` is given; shapes
+    ({input: [dim names]}) otherwise default to names inferred from the cases. With symbolic=True
+    each mesh gets one symbolic export when JAX can trace it; otherwise (or when that fails) one
+    export per shape signature of `cases`. log(msg) hears what was done (default: stderr)."""
+    log = log or (lambda m: print(m, file=sys.stderr))
+    ex = EXERCISES.get(exercise) if exercise else None
+    if names is None:
+        if ex is None:
+            raise Unsupported("names= is needed (no exercise given)")
+        names = [n for n, _ in ex["inputs"]]
+    if outputs is None and ex is not None:
+        outputs = ex["outputs"]
+    if shapes is None:
+        if ex is not None and names == [n for n, _ in ex["inputs"]]:
+            shapes = {n: s for n, s in ex["inputs"]}
+        elif cases:
+            shapes = infer_dim_names(names, cases)
+    for c in cases:
+        missing = [n for n in names if n not in c["input"]]
+        if missing:
+            raise Unsupported(f"{c['path']}: the case has no input {missing[0]}")
+    exports, report = [], []
+    for mesh in meshes:
+        fn = call_factory(factory, mesh)
+        mesh_txt = ",".join(f"{a}={s}" for a, s in mesh)
+        done = False
+        if symbolic and shapes is not None:
+            try:
+                closed, args = symbolic_export(fn, names, shapes, mesh)
+            except Unsupported:
+                raise
+            except Exception as err:  # noqa: BLE001 - JAX's tracing error: fall back
+                log(f"meshrun_export: {mesh_txt}: symbolic tracing failed "
+                    f"({type(err).__name__}: {str(err).splitlines()[0]}); one export per shape")
+            else:
+                closed, outputs = _output_names(fn, args, outputs)
+                exports.append(_one_export(closed, [list(m) for m in mesh]))
+                report.append((mesh_txt, "symbolic"))
+                done = True
+        if not done:
+            sigs, n_exp = [], 0
+            for c in cases:
+                sig = tuple(c["input"][n].shape for n in names)
+                if sig in sigs:
+                    continue
+                sigs.append(sig)
+                args = [c["input"][n] for n in names]
+                try:
+                    closed, outputs = _output_names(fn, args, outputs)
+                except Unsupported:
+                    raise
+                except Exception as err:  # noqa: BLE001 - e.g. not divisible on this mesh
+                    log(f"meshrun_export: {mesh_txt}: {c['path']}: not traced "
+                        f"({type(err).__name__}: {str(err).splitlines()[0]})")
+                    continue
+                exports.append(_one_export(closed, [list(m) for m in mesh]))
+                n_exp += 1
+            report.append((mesh_txt, f"{n_exp} concrete"))
+    if outputs is None:
+        raise Unsupported("outputs= is needed")
+    if shapes is None:
+        raise Unsupported("shapes= or cases are needed for the inputs' dimension names")
+    inputs = [{"name": n, "dtype": "f32", "shape": list(shapes[n])} for n in names]
+    prog = _program(name or exercise or getattr(factory, "__name__", "program"), exercise,
+                    function, inputs, outputs, exports)
+    prog_report = report
+    return prog, prog_report

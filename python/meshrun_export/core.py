@@ -1,0 +1,481 @@
+"""Walks jaxpr objects (eqn.primitive, eqn.params, avals, consts) into meshrun's program format
+(docs/program-format.md). Never looks at printed text."""
+import math
+import os
+
+import numpy as np
+
+import jax
+import jax.extend.core as jcore
+from jax._src import source_info_util
+
+FORMAT_VERSION = 1
+EXPORTER = "meshrun_export 1"
+
+
+class Unsupported(Exception):
+    """The program uses something meshrun cannot run; the message names it and its source line."""
+
+    located = False
+
+
+# ------------------------------------------------------------------------------------------
+# Types and values
+
+_DTYPES = {"float32": "f32", "int32": "i32", "bool": "bool"}
+
+
+def dtype_name(dt, where="value"):
+    name = np.dtype(dt).name
+    if name not in _DTYPES:
+        raise Unsupported(f"dtype {name} of {where} is not supported (only float32, int32, bool)")
+    return _DTYPES[name]
+
+
+def dim(d):
+    """A Dim: an int, or the dimension expression's text in JAX's syntax."""
+    if isinstance(d, (int, np.integer)):
+        return int(d)
+    if hasattr(d, "is_constant") and d.is_constant:  # a _DimExpr that is a constant
+        return int(d)
+    return str(d)
+
+
+def shape(s):
+    return [dim(d) for d in s]
+
+
+def float_text(v):
+    """float32 with 9 significant digits (reads back to the same bits); non-finite as strings."""
+    f = float(np.float32(v))
+    if math.isnan(f):
+        return "nan"
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    return RawNumber(format(f, ".9g"))
+
+
+class RawNumber(str):
+    """A JSON number already formatted (written without quotes)."""
+
+
+def scalar_value(v, dt):
+    if dt == "f32":
+        return float_text(v)
+    if dt == "i32":
+        return int(v)
+    return bool(v)
+
+
+# ------------------------------------------------------------------------------------------
+# Params, primitive by primitive (the table of docs/program-format.md)
+
+_BINARY = {"add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter", "and",
+           "or", "xor", "add_any", "eq", "ne", "lt", "le", "gt", "ge", "select_n", "clamp"}
+_UNARY = {"neg", "abs", "sign", "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic",
+          "erf", "erf_inv", "sqrt", "rsqrt", "cbrt", "square", "sin", "cos", "floor", "ceil",
+          "is_finite", "not", "stop_gradient", "copy", "copy_p"}
+# Params JAX carries that do not change the value on meshrun (shardings, layouts, accuracy
+# hints, weak types): dropped when they hold their default.
+_IGNORED_DEFAULTS = {"out_sharding": None, "sharding": None, "accuracy": None,
+                     "out_dtype": None, "precision": None, "weak_type": None,
+                     "axis_index_groups": None, "dimensions": None}
+_IGNORED_ANY = {"weak_type", "axis_size", "precision", "out_sharding", "sharding",
+                "newly_manual_axes", "symbolic_zeros"}
+# Old JAX names of the same primitives.
+_RENAMES = {"pjit": "jit", "psum2": "psum_invariant", "custom_vjp_call_jaxpr": "custom_vjp_call",
+            "psum_scatter": "reduce_scatter"}
+_REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
+               "reduce_or"}
+_COLLECTIVE_AXES = {"psum", "psum_invariant", "pmean", "pvary", "pcast", "all_gather",
+                    "reduce_scatter", "ppermute", "all_to_all", "axis_index"}
+
+
+def axis_names(a):
+    if a is None:
+        return []
+    if isinstance(a, (tuple, list)):
+        return [str(x) for x in a]
+    if isinstance(a, (set, frozenset)):
+        return sorted(str(x) for x in a)
+    return [str(a)]
+
+
+def spec(p):
+    """PartitionSpec -> [null | axis | [axes]] (P() is [])."""
+    out = []
+    for entry in tuple(p):
+        if entry is None:
+            out.append(None)
+        elif isinstance(entry, str):
+            out.append(entry)
+        else:
+            names = [str(x) for x in entry]
+            out.append(names[0] if len(names) == 1 else names)
+    return out
+
+
+def names_to_spec(names, ndim):
+    """Old JAX's in_names ({dim: (axes,)}) -> a Spec."""
+    out = [None] * (max(names) + 1 if names else 0)
+    for d, axes in names.items():
+        axes = [str(a) for a in axes]
+        out[d] = axes[0] if len(axes) == 1 else axes
+    return out
+
+
+class Walker:
+    def __init__(self):
+        self.sources = []  # the user's source line of each enclosing equation
+
+    # -- errors
+    def fail(self, eqn, msg):
+        raise Unsupported(msg)
+
+    def locate(self, err, eqn):
+        """Adds the equation's source line (or its nearest enclosing one's) to an error."""
+        if not err.located:
+            src = (source(eqn)
+                   or next((s for s in reversed(self.sources) if s and "definition" not in s),
+                           None)
+                   or next((s for s in reversed(self.sources) if s), None))
+            if src:
+                err.args = (f"{err.args[0]} at {src}",)
+                err.located = True
+        return err
+
+    # -- jaxprs
+    def closed(self, cj):
+        return self.jaxpr(cj.jaxpr, cj.consts)
+
+    def jaxpr(self, j, consts=()):
+        self.sources.append(definition(j))
+        try:
+            return self._jaxpr(j, consts)
+        finally:
+            self.sources.pop()
+
+    def _jaxpr(self, j, consts):
+        ids = {}
+
+        def var(v):
+            if id(v) in ids:
+                raise Unsupported("a jaxpr defines a var twice")
+            ids[id(v)] = (len(ids), v)
+            return {"id": ids[id(v)][0], "type": vtype(v.aval)}
+
+        def atom(a, eqn=None):
+            if isinstance(a, jcore.Literal):
+                dt = dtype_name(np.asarray(a.val).dtype if not hasattr(a, "aval")
+                                else a.aval.dtype, "a literal")
+                val = np.asarray(a.val)
+                if val.shape != ():
+                    self.fail(eqn, "a non-scalar literal")
+                return {"lit": scalar_value(val, dt), "dtype": dt}
+            if id(a) not in ids:
+                raise Unsupported("a var used before it is defined")
+            return {"var": ids[id(a)][0]}
+
+        out = {"invars": [var(v) for v in j.invars],
+               "constvars": [var(v) for v in j.constvars],
+               "consts": [const(c) for c in consts],
+               "eqns": [],
+               "outvars": None}
+        if len(consts) != len(j.constvars):
+            # an open jaxpr with constvars: nothing holds their values
+            raise Unsupported(f"a jaxpr has {len(j.constvars)} constvars and "
+                              f"{len(consts)} values")
+        for e in j.eqns:
+            src = source(e)
+            self.sources.append(src)
+            try:
+                ins = [atom(a, e) for a in e.invars]
+                prim, params = self.params(e)
+                rec = {"primitive": prim, "params": params, "in": ins,
+                       "out": [var(v) for v in e.outvars]}
+            except Unsupported as err:
+                raise self.locate(err, e) from None
+            finally:
+                self.sources.pop()
+            if src:
+                rec["source"] = src
+            out["eqns"].append(rec)
+        out["outvars"] = [atom(a) for a in j.outvars]
+        return out
+
+    def sub(self, e, j):
+        if isinstance(j, jcore.ClosedJaxpr):
+            return self.closed(j)
+        if isinstance(j, jcore.Jaxpr):
+            return self.jaxpr(j)
+        self.fail(e, f"{e.primitive.name}: its jaxpr is a {type(j).__name__}")
+
+    # -- params
+    def params(self, e):
+        name = _RENAMES.get(e.primitive.name, e.primitive.name)
+        p = dict(e.params)
+        out = {}
+
+        def take(key, conv=lambda x: x, default=KeyError):
+            if key in p:
+                out_v = conv(p.pop(key))
+            elif default is KeyError:
+                self.fail(e, f"{name}: JAX gave no param '{key}'")
+            else:
+                out_v = default
+            return out_v
+
+        if name in _BINARY or name in _UNARY:
+            pass
+        elif name == "round":
+            out["rounding_method"] = take("rounding_method", int)
+        elif name == "reduce_precision":
+            out["exponent_bits"] = take("exponent_bits", int)
+            out["mantissa_bits"] = take("mantissa_bits", int)
+        elif name == "integer_pow":
+            out["y"] = take("y", int)
+        elif name == "convert_element_type":
+            out["new_dtype"] = take("new_dtype", lambda d: dtype_name(d, "convert_element_type"))
+        elif name == "broadcast_in_dim":
+            out["shape"] = take("shape", shape)
+            out["broadcast_dimensions"] = take("broadcast_dimensions", ints)
+        elif name == "reshape":
+            out["new_sizes"] = take("new_sizes", shape)
+            if p.get("dimensions") is not None:
+                self.fail(e, "reshape with dimensions (a transposing reshape)")
+        elif name in ("squeeze", "expand_dims"):
+            out["dimensions"] = take("dimensions", ints)
+        elif name == "transpose":
+            out["permutation"] = take("permutation", ints)
+        elif name in _REDUCTIONS:
+            out["axes"] = take("axes", ints)
+        elif name in ("argmax", "argmin"):
+            out["axes"] = take("axes", ints)
+            out["index_dtype"] = take("index_dtype", lambda d: dtype_name(d, name))
+        elif name == "iota":
+            out["dtype"] = take("dtype", lambda d: dtype_name(d, "iota"))
+            out["shape"] = take("shape", shape)
+            out["dimension"] = take("dimension", int)
+        elif name == "concatenate":
+            out["dimension"] = take("dimension", int)
+        elif name == "slice":
+            out["start_indices"] = take("start_indices", shape)
+            out["limit_indices"] = take("limit_indices", shape)
+            out["strides"] = take("strides", lambda s: None if s is None else shape(s))
+        elif name == "dynamic_slice":
+            out["slice_sizes"] = take("slice_sizes", shape)
+        elif name == "dynamic_update_slice":
+            pass
+        elif name == "pad":
+            out["padding_config"] = take("padding_config",
+                                         lambda c: [[dim(x) for x in t] for t in c])
+        elif name == "dot_general":
+            (lc, rc), (lb, rb) = take("dimension_numbers")
+            out["contracting"] = [ints(lc), ints(rc)]
+            out["batch"] = [ints(lb), ints(rb)]
+            out["preferred_element_type"] = take(
+                "preferred_element_type",
+                lambda d: None if d is None else dtype_name(d, "dot_general"), None)
+        elif name == "dim_as_value":
+            out["dim"] = take("dim", dim)
+            p.pop("dtype", None)
+        elif name == "jit":
+            out["name"] = take("name", str, "")
+            out["jaxpr"] = self.sub(e, take("jaxpr"))
+            for k in ("in_shardings", "out_shardings", "in_layouts", "out_layouts",
+                      "donated_invars", "ctx_mesh", "keep_unused", "inline",
+                      "compiler_options_kvs", "resource_env"):
+                p.pop(k, None)
+        elif name in ("custom_jvp_call", "custom_vjp_call"):
+            cj = p.pop("call_jaxpr", None)
+            if cj is None:
+                cj = p.pop("fun_jaxpr", None)
+            if cj is None:
+                self.fail(e, f"{name} without call_jaxpr")
+            dbg = getattr(getattr(cj, "jaxpr", cj), "debug_info", None)
+            fname = getattr(dbg, "func_name", None) if dbg is not None else None
+            if fname:
+                out["name"] = str(fname).split(" ")[0]
+            out["call_jaxpr"] = self.sub(e, cj)
+            p.clear()  # the rules (jvp_jaxpr_fun, fwd/bwd, out_trees, num_consts) are not kept
+        elif name == "shard_map":
+            mesh = take("mesh")
+            out["mesh"] = [[str(a), int(s)] for a, s in zip(mesh.axis_names, mesh.axis_sizes)]
+            manual = p.pop("newly_manual_axes", None)
+            if manual is None:
+                manual = set(mesh.axis_names) - set(p.pop("auto", frozenset()))
+            if set(manual) != set(mesh.axis_names):
+                self.fail(e, "shard_map manual over only some of the mesh axes "
+                             f"({sorted(manual)} of {list(mesh.axis_names)})")
+            p.pop("auto", None)
+            if "in_specs" in p:
+                out["in_specs"] = [spec(s) for s in p.pop("in_specs")]
+                out["out_specs"] = [spec(s) for s in p.pop("out_specs")]
+            else:  # JAX < 0.6: in_names / out_names, dicts {dim: axes}
+                out["in_specs"] = [names_to_spec(n, 0) for n in p.pop("in_names")]
+                out["out_specs"] = [names_to_spec(n, 0) for n in p.pop("out_names")]
+            vma = p.pop("check_vma", None)
+            if vma is None:
+                vma = p.pop("check_rep", True)
+            out["check_vma"] = bool(vma)
+            out["jaxpr"] = self.sub(e, take("jaxpr"))
+        elif name in _COLLECTIVE_AXES:
+            axes = p.pop("axes", None)
+            if axes is None:
+                axes = p.pop("axis_name", None)
+            out["axes"] = axis_names(axes)
+            if p.pop("axis_index_groups", None) is not None:
+                self.fail(e, f"{name} with axis_index_groups")
+            if name == "pcast":
+                to = p.pop("to", "varying")
+                if to != "varying":
+                    self.fail(e, f"pcast to {to}")
+            elif name == "all_gather":
+                out["all_gather_dimension"] = take("all_gather_dimension", int)
+                out["tiled"] = take("tiled", bool)
+            elif name == "reduce_scatter":
+                out["scatter_dimension"] = take("scatter_dimension", int)
+                out["tiled"] = take("tiled", bool)
+            elif name == "ppermute":
+                out["perm"] = take("perm", lambda pp: [[int(s), int(d)] for s, d in pp])
+            elif name == "all_to_all":
+                out["split_axis"] = take("split_axis", int)
+                out["concat_axis"] = take("concat_axis", int)
+                out["tiled"] = take("tiled", bool)
+        else:
+            self.fail(e, f"unsupported primitive '{e.primitive.name}'")
+
+        for k, v in list(p.items()):
+            if k in _IGNORED_ANY:
+                continue
+            if k in _IGNORED_DEFAULTS and v is _IGNORED_DEFAULTS[k]:
+                continue
+            self.fail(e, f"{name}: param {k}={v!r} is not supported")
+        return name, out
+
+
+def ints(xs):
+    return [int(x) for x in xs]
+
+
+def vtype(aval):
+    if not hasattr(aval, "shape") or not hasattr(aval, "dtype"):
+        raise Unsupported(f"a value of type {aval} (not an array)")
+    return {"dtype": dtype_name(aval.dtype), "shape": shape(aval.shape)}
+
+
+def const(c):
+    arr = np.asarray(c)
+    dt = dtype_name(arr.dtype, "a constant")
+    return {"dtype": dt, "shape": [int(d) for d in arr.shape],
+            "data": [scalar_value(v, dt) for v in arr.reshape(-1).tolist()]}
+
+
+def definition(j):
+    """'file.py:7 (fn)': where the function a jaxpr traces is defined (messages only)."""
+    info = getattr(getattr(j, "debug_info", None), "func_src_info", None)
+    if not info or " at " not in info:
+        return None
+    fn, _, where = info.rpartition(" at ")
+    path, _, line = where.rpartition(":")
+    if not source_info_util.is_user_filename(path):
+        return None
+    return f"{os.path.basename(path)}:{line} (definition of {fn})" if line.isdigit() else None
+
+
+def source(eqn):
+    """'file.py:14 (fn)': the user's frame of the equation (file's basename, for stable output)."""
+    try:
+        fr = source_info_util.user_frame(eqn.source_info.traceback)
+    except Exception:  # noqa: BLE001 - older/newer JAX: no traceback
+        fr = None
+    if fr is None:
+        return None
+    return f"{os.path.basename(fr.file_name)}:{fr.start_line} ({fr.function_name})"
+
+
+# ------------------------------------------------------------------------------------------
+# Finding the mesh and the splits of the top-level inputs
+
+
+def iter_eqns(j):
+    for e in j.eqns:
+        yield e
+        for v in e.params.values():
+            for sub in (v if isinstance(v, (tuple, list)) else (v,)):
+                if isinstance(sub, jcore.ClosedJaxpr):
+                    yield from iter_eqns(sub.jaxpr)
+                elif isinstance(sub, jcore.Jaxpr):
+                    yield from iter_eqns(sub)
+
+
+def shard_maps(j):
+    return [e for e in iter_eqns(j) if e.primitive.name == "shard_map"]
+
+
+def input_splits(closed):
+    """For each top-level invar, per dimension, the product of the mesh axis sizes a shard_map's
+    in_spec splits it by (following the var through jit calls); the lcm over every use."""
+    n = len(closed.jaxpr.invars)
+    splits = [[1] * len(v.aval.shape) for v in closed.jaxpr.invars]
+
+    def visit(j, alias):  # alias: id(var) -> top-level invar index
+        for e in j.eqns:
+            name = _RENAMES.get(e.primitive.name, e.primitive.name)
+            if name == "shard_map":
+                mesh = e.params["mesh"]
+                sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
+                for a, s in zip(e.invars, e.params["in_specs"]):
+                    i = alias.get(id(a))
+                    if i is None:
+                        continue
+                    for d, entry in enumerate(tuple(s)):
+                        if entry is None:
+                            continue
+                        axes = (entry,) if isinstance(entry, str) else tuple(entry)
+                        f = int(np.prod([sizes[x] for x in axes]))
+                        splits[i][d] = math.lcm(splits[i][d], f)
+            for v in e.params.values():
+                if isinstance(v, (jcore.ClosedJaxpr, jcore.Jaxpr)):
+                    inner = v.jaxpr if isinstance(v, jcore.ClosedJaxpr) else v
+                    if len(inner.invars) == len(e.invars):
+                        sub_alias = {id(iv): alias[id(a)] for iv, a in zip(inner.invars, e.invars)
+                                     if not isinstance(a, jcore.Literal) and id(a) in alias}
+                        visit(inner, sub_alias)
+
+    visit(closed.jaxpr, {id(v): i for i, v in enumerate(closed.jaxpr.invars)})
+    assert len(splits) == n
+    return splits
+
+
+def mesh_of_jaxpr(closed):
+    meshes = []
+    for e in shard_maps(closed.jaxpr):
+        m = [[str(a), int(s)] for a, s in zip(e.params["mesh"].axis_names,
+                                               e.params["mesh"].axis_sizes)]
+        if m not in meshes:
+            meshes.append(m)
+    if len(meshes) > 1:
+        raise Unsupported(f"shard_maps over different meshes {meshes}")
+    return meshes[0] if meshes else []
+
+
+def dims_of(jaxpr_json):
+    """The dimension variables the jaxpr's invar shapes use, in order of first use."""
+    import re
+    out = []
+    for v in jaxpr_json["invars"]:
+        for d in v["type"]["shape"]:
+            if isinstance(d, str):
+                for tok in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", d):
+                    if tok not in ("floordiv", "mod", "max", "min") and tok not in out:
+                        out.append(tok)
+    return out
+
+
+def jaxpr_json(closed):
+    return Walker().closed(closed)
+
+
+def jax_version():
+    return jax.__version__

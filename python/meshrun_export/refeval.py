@@ -1,0 +1,352 @@
+"""A small reference evaluator of a program file with numpy (float32), for the self-test: it
+reads the JSON (not JAX's objects), so it checks what meshrun will read. The shard_map body runs
+for every device in lockstep (each value is a list of per-device arrays); collectives fold the
+devices of a group in rank order. Not fast, not bit-exact with XLA (tolerance tests only)."""
+import itertools
+import re
+
+import numpy as np
+
+_NP = {"f32": np.float32, "i32": np.int32, "bool": np.bool_}
+
+
+class EvalError(Exception):
+    pass
+
+
+class NoExport(EvalError):
+    """No export of the file has the mesh and binds the shapes."""
+
+
+def _lit(a):
+    v = a["lit"]
+    if isinstance(v, str):
+        v = float(v)
+    return np.asarray(v, dtype=_NP[a["dtype"]])
+
+
+class DimEnv:
+    def __init__(self, values):
+        self.values = dict(values)
+
+    def __call__(self, d):
+        if isinstance(d, int):
+            return d
+        expr = re.sub(r"[A-Za-z_][A-Za-z0-9_]*",
+                      lambda m: m.group(0) if m.group(0) in ("floordiv", "mod", "max", "min")
+                      else str(self.values[m.group(0)]), d)
+        return int(eval(expr, {"__builtins__": {}},  # noqa: S307 - digits and four functions
+                        {"floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b,
+                         "max": max, "min": min}))
+
+    def shape(self, s):
+        return tuple(self(d) for d in s)
+
+
+def bind(invars, arrays):
+    env = {}
+    for v, a in zip(invars, arrays):
+        for d, size in zip(v["type"]["shape"], np.shape(a)):
+            if isinstance(d, str):
+                m = re.fullmatch(r"(?:(\d+)\*)?([A-Za-z_][A-Za-z0-9_]*)", d.replace(" ", ""))
+                if m:
+                    c = int(m.group(1) or 1)
+                    if size % c:
+                        raise EvalError(f"{c} does not evenly divide {size}")
+                    env[m.group(2)] = size // c
+    return DimEnv(env)
+
+
+def run(prog, inputs, mesh=None):
+    """inputs: {name: array}. Returns {output name: np.ndarray} from the first export whose mesh
+    is `mesh` (default: the first export) and whose shapes bind."""
+    arrays = [np.asarray(inputs[i["name"]], dtype=_NP[i["dtype"]]) for i in prog["inputs"]]
+    for ex in prog["exports"]:
+        if mesh is not None and ex["mesh"] != mesh:
+            continue
+        try:
+            dims = bind(ex["jaxpr"]["invars"], arrays)
+            if any(dims.shape(v["type"]["shape"]) != a.shape
+                   for v, a in zip(ex["jaxpr"]["invars"], arrays)):
+                continue
+        except (EvalError, KeyError):
+            continue
+        outs = Evaluator(dims).jaxpr(ex["jaxpr"], arrays, None)
+        return {o["name"]: v for o, v in zip(prog["outputs"], outs)}
+    raise NoExport("no export matches the mesh and the shapes")
+
+
+class Evaluator:
+    def __init__(self, dims):
+        self.dims = dims
+
+    def jaxpr(self, j, args, mesh):
+        """mesh None: global values; else (axes, sizes): every value is a list over devices."""
+        env = {}
+        nd = None if mesh is None else int(np.prod(mesh[1]))
+
+        def put(v, x):
+            env[v["id"]] = x
+
+        def get(a):
+            if "lit" in a:
+                x = _lit(a)
+                return x if mesh is None else [x] * nd
+            return env[a["id"] if "id" in a else a["var"]]
+
+        for v, x in zip(j["invars"], args):
+            put(v, x)
+        for v, c in zip(j["constvars"], j["consts"]):
+            data = [float(x) if isinstance(x, str) else x for x in c["data"]]
+            x = np.asarray(data, dtype=_NP[c["dtype"]]).reshape(c["shape"])
+            put(v, x if mesh is None else [x] * nd)
+        for e in j["eqns"]:
+            ins = [get(a) for a in e["in"]]
+            outs = self.eqn(e, ins, mesh)
+            for v, x in zip(e["out"], outs):
+                put(v, x)
+        return [get(a) for a in j["outvars"]]
+
+    # --------------------------------------------------------------------------------------
+    def eqn(self, e, ins, mesh):
+        p, prim = e["params"], e["primitive"]
+        if prim == "jit":
+            return self.jaxpr(p["jaxpr"], ins, mesh)
+        if prim in ("custom_jvp_call", "custom_vjp_call"):
+            return self.jaxpr(p["call_jaxpr"], ins, mesh)
+        if prim == "shard_map":
+            if mesh is not None:
+                raise EvalError("nested shard_map")
+            return self.shard_map(p, ins)
+        if prim in _COLLECTIVES:
+            if mesh is None:
+                raise EvalError(f"{prim} outside shard_map")
+            return _COLLECTIVES[prim](self, p, ins, mesh)
+        if prim in ("dim_as_value",):
+            x = np.asarray(self.dims(p["dim"]), dtype=np.int32)
+            return [x if mesh is None else [x] * int(np.prod(mesh[1]))]
+        f = _LOCAL.get(prim)
+        if f is None:
+            raise EvalError(f"unknown primitive {prim}")
+        if mesh is None:
+            r = f(self, p, *ins)
+            return [r]
+        return [[f(self, p, *dev) for dev in zip(*ins)]]
+
+    def shard_map(self, p, ins):
+        axes = [a for a, _ in p["mesh"]]
+        sizes = [s for _, s in p["mesh"]]
+        coords = list(itertools.product(*[range(s) for s in sizes]))
+        blocks = []
+        for x, sp in zip(ins, p["in_specs"]):
+            blocks.append([_block(x, sp, dict(zip(axes, c)), dict(zip(axes, sizes)))
+                           for c in coords])
+        outs = self.jaxpr(p["jaxpr"], blocks, (axes, sizes))
+        res = []
+        for vals, sp in zip(outs, p["out_specs"]):
+            res.append(_assemble(vals, sp, axes, sizes, coords))
+        return res
+
+
+def _entry_axes(entry):
+    return [] if entry is None else ([entry] if isinstance(entry, str) else list(entry))
+
+
+def _block(x, sp, coord, size):
+    idx = []
+    for d, entry in enumerate(sp):
+        ax = _entry_axes(entry)
+        if not ax:
+            idx.append(slice(None))
+            continue
+        k, n = 0, 1
+        for a in ax:
+            k, n = k * size[a] + coord[a], n * size[a]
+        b = x.shape[d] // n
+        idx.append(slice(k * b, (k + 1) * b))
+    return x[tuple(idx)]
+
+
+def _assemble(vals, sp, axes, sizes, coords):
+    size = dict(zip(axes, sizes))
+    named = {a for entry in sp for a in _entry_axes(entry)}
+    first = vals[0]
+    shape = list(np.shape(first))
+    for d, entry in enumerate(sp):
+        shape[d] *= int(np.prod([size[a] for a in _entry_axes(entry)] or [1]))
+    out = np.zeros(shape, dtype=np.asarray(first).dtype)
+    for c, v in zip(coords, vals):
+        coord = dict(zip(axes, c))
+        if any(coord[a] != 0 for a in axes if a not in named):
+            continue
+        idx = []
+        for d, entry in enumerate(sp):
+            ax = _entry_axes(entry)
+            k = 0
+            for a in ax:
+                k = k * size[a] + coord[a]
+            b = np.shape(v)[d]
+            idx.append(slice(k * b, (k + 1) * b) if ax else slice(None))
+        out[tuple(idx)] = v
+    return out
+
+
+def _groups(mesh, names):
+    """Devices grouped by their coordinates on the other axes; each group in rank order
+    (row-major over `names` in their order)."""
+    axes, sizes = mesh
+    coords = list(itertools.product(*[range(s) for s in sizes]))
+    groups = {}
+    for dev, c in enumerate(coords):
+        key = tuple(c[i] for i, a in enumerate(axes) if a not in names)
+        rank = 0
+        for a in names:
+            i = axes.index(a)
+            rank = rank * sizes[i] + c[i]
+        groups.setdefault(key, []).append((rank, dev))
+    return [[d for _, d in sorted(g)] for g in groups.values()]
+
+
+def _psum(ev, p, ins, mesh):
+    outs = []
+    for x in ins:
+        r = list(x)
+        for g in _groups(mesh, p["axes"]):
+            acc = x[g[0]]
+            for d in g[1:]:
+                acc = (acc + x[d]).astype(np.asarray(x[d]).dtype)
+            for d in g:
+                r[d] = acc
+        outs.append(r)
+    return outs
+
+
+def _all_gather(ev, p, ins, mesh):
+    x, = ins
+    r = list(x)
+    dim = p["all_gather_dimension"]
+    for g in _groups(mesh, p["axes"]):
+        parts = [x[d] for d in g]
+        v = np.concatenate(parts, axis=dim) if p["tiled"] else np.stack(parts, axis=dim)
+        for d in g:
+            r[d] = v
+    return [r]
+
+
+def _reduce_scatter(ev, p, ins, mesh):
+    summed, = _psum(ev, p, ins, mesh)
+    r = list(summed)
+    dim = p["scatter_dimension"]
+    for g in _groups(mesh, p["axes"]):
+        for k, d in enumerate(g):
+            parts = np.split(summed[d], len(g), axis=dim)
+            r[d] = parts[k] if p["tiled"] else np.squeeze(parts[k], axis=dim)
+    return [r]
+
+
+def _axis_index(ev, p, ins, mesh):
+    r = [None] * int(np.prod(mesh[1]))
+    for g in _groups(mesh, p["axes"]):
+        for k, d in enumerate(g):
+            r[d] = np.asarray(k, dtype=np.int32)
+    return [r]
+
+
+def _ppermute(ev, p, ins, mesh):
+    x, = ins
+    r = [np.zeros_like(v) for v in x]
+    for g in _groups(mesh, p["axes"]):
+        for s, t in p["perm"]:
+            r[g[t]] = x[g[s]]
+    return [r]
+
+
+_COLLECTIVES = {"psum": _psum, "psum_invariant": _psum,
+                "pvary": lambda ev, p, ins, m: ins, "pcast": lambda ev, p, ins, m: ins,
+                "all_gather": _all_gather, "reduce_scatter": _reduce_scatter,
+                "axis_index": _axis_index, "ppermute": _ppermute}
+
+
+def _f32(f):
+    return lambda ev, p, *xs: np.asarray(f(*xs))
+
+
+def _dot(ev, p, a, b):
+    (lc, rc), (lb, rb) = p["contracting"], p["batch"]
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    la = [None] * a.ndim
+    lbv = [None] * b.ndim
+    for i, j in zip(lb, rb):
+        la[i] = lbv[j] = next(letters)
+    for i, j in zip(lc, rc):
+        la[i] = lbv[j] = next(letters)
+    for i in range(a.ndim):
+        la[i] = la[i] or next(letters)
+    for j in range(b.ndim):
+        lbv[j] = lbv[j] or next(letters)
+    out = [la[i] for i in lb] + [la[i] for i in range(a.ndim) if i not in lb and i not in lc] + \
+          [lbv[j] for j in range(b.ndim) if j not in rb and j not in rc]
+    r = np.einsum(f"{''.join(la)},{''.join(lbv)}->{''.join(out)}", a.astype(np.float64),
+                  b.astype(np.float64))
+    return r.astype(np.float32)
+
+
+def _bid(ev, p, x):
+    shape = ev.dims.shape(p["shape"])
+    dims = p["broadcast_dimensions"]
+    tmp = [1] * len(shape)
+    for i, d in enumerate(dims):
+        tmp[d] = np.shape(x)[i]
+    return np.broadcast_to(np.reshape(x, tmp), shape).copy()
+
+
+def _select(ev, p, pred, *cases):
+    return np.choose(np.asarray(pred).astype(np.int32), cases)
+
+
+def _dynamic_slice(ev, p, x, *idx):
+    sizes = ev.dims.shape(p["slice_sizes"])
+    # XLA clamps each start into [0, dim - size]
+    starts = [min(max(int(i), 0), d - s) for i, d, s in zip(idx, np.shape(x), sizes)]
+    return np.asarray(x[tuple(slice(b, b + s) for b, s in zip(starts, sizes))])
+
+
+def _dynamic_update_slice(ev, p, x, u, *idx):
+    starts = [min(max(int(i), 0), d - s) for i, d, s in zip(idx, np.shape(x), np.shape(u))]
+    r = np.array(x)
+    r[tuple(slice(b, b + s) for b, s in zip(starts, np.shape(u)))] = u
+    return r
+
+
+_LOCAL = {
+    "dynamic_slice": _dynamic_slice, "dynamic_update_slice": _dynamic_update_slice,
+    "add": _f32(np.add), "add_any": _f32(np.add), "sub": _f32(np.subtract),
+    "mul": _f32(np.multiply), "div": _f32(np.divide), "max": _f32(np.maximum),
+    "min": _f32(np.minimum), "pow": _f32(np.power), "neg": _f32(np.negative),
+    "abs": _f32(np.abs), "sign": _f32(np.sign), "exp": _f32(np.exp), "log": _f32(np.log),
+    "log1p": _f32(np.log1p), "tanh": _f32(np.tanh), "sqrt": _f32(np.sqrt),
+    "rsqrt": _f32(lambda x: (1 / np.sqrt(x)).astype(x.dtype)), "square": _f32(np.square),
+    "logistic": _f32(lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype)),
+    "sin": _f32(np.sin), "cos": _f32(np.cos),
+    "stop_gradient": _f32(lambda x: x), "copy": _f32(lambda x: x), "copy_p": _f32(lambda x: x),
+    "eq": _f32(np.equal), "ne": _f32(np.not_equal), "lt": _f32(np.less),
+    "le": _f32(np.less_equal), "gt": _f32(np.greater), "ge": _f32(np.greater_equal),
+    "select_n": _select,
+    "integer_pow": lambda ev, p, x: np.asarray(x ** p["y"]).astype(x.dtype),
+    "convert_element_type": lambda ev, p, x: np.asarray(x).astype(_NP[p["new_dtype"]]),
+    "broadcast_in_dim": _bid,
+    "reshape": lambda ev, p, x: np.reshape(x, ev.dims.shape(p["new_sizes"])),
+    "squeeze": lambda ev, p, x: np.squeeze(x, axis=tuple(p["dimensions"])),
+    "expand_dims": lambda ev, p, x: np.expand_dims(x, axis=tuple(p["dimensions"])),
+    "transpose": lambda ev, p, x: np.transpose(x, p["permutation"]),
+    "reduce_sum": lambda ev, p, x: np.asarray(np.sum(x, axis=tuple(p["axes"]), dtype=x.dtype)),
+    "reduce_max": lambda ev, p, x: np.asarray(np.max(x, axis=tuple(p["axes"]))),
+    "reduce_min": lambda ev, p, x: np.asarray(np.min(x, axis=tuple(p["axes"]))),
+    "argmax": lambda ev, p, x: np.asarray(np.argmax(x, axis=p["axes"][0])).astype(np.int32),
+    "iota": lambda ev, p: np.broadcast_to(
+        np.arange(ev.dims.shape(p["shape"])[p["dimension"]]).reshape(
+            [-1 if i == p["dimension"] else 1 for i in range(len(p["shape"]))]),
+        ev.dims.shape(p["shape"])).astype(_NP[p["dtype"]]),
+    "concatenate": lambda ev, p, *xs: np.concatenate(xs, axis=p["dimension"]),
+    "dot_general": _dot,
+}
