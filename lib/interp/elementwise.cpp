@@ -383,7 +383,8 @@ std::vector<Value> not_eval(const Eqn& eqn, std::span<Value* const> in, std::spa
   return r;
 }
 
-// XLA's ErfInv for float32 (Giles' single-precision approximation), unfused.
+// XLA's ErfInv for float32 (Giles' single-precision approximation), unfused; erf_inv(+-1) is
+// +-inf, as JAX 0.10.2 gives.
 float erf_inv(float x) {
   static constexpr float kLt5[9] = {2.81022636e-08f,  3.43273939e-07f, -3.5233877e-06f,
                                     -4.39150654e-06f, 0.00021858087f,  -0.00125372503f,
@@ -391,7 +392,7 @@ float erf_inv(float x) {
   static constexpr float kGe5[9] = {-0.000200214257f, 0.000100950558f, 0.00134934322f,
                                     -0.00367342844f,  0.00573950773f,  -0.0076224613f,
                                     0.00943887047f,   1.00167406f,     2.83297682f};
-  if (std::fabs(x) == 1.0f) return x * std::numeric_limits<float>::max();
+  if (std::fabs(x) == 1.0f) return x * std::numeric_limits<float>::infinity();
   float w = -std::log1p(-x * x);
   const bool lt = w < 5.0f;
   const float* c = lt ? kLt5 : kGe5;
