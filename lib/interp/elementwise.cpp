@@ -291,7 +291,8 @@ std::vector<Value> binary_eval(const Eqn& eqn, std::span<Value* const> in,
     if (out_of_range)
       fail(eqn.primitive + ": an integer result is beyond 2^24, which meshrun holds exactly");
   } else {
-    broadcast_loop(shape, a.t.shape, a.t.data.data(), b.t.shape, b.t.data.data(), o, Op::f);
+    broadcast_loop(shape, a.t.shape, a.t.data.data(), b.t.shape, b.t.data.data(), o,
+                   [](float x, float y) { return Op::f(x, y); });
   }
   std::vector<Value> r;
   if (reuse < 0) {
