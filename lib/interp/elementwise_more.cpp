@@ -296,19 +296,6 @@ std::vector<ValueType> clamp_infer(const Eqn& eqn, std::span<const ValueType> in
   return {in[1]};
 }
 
-float max_ieee(float a, float b) {
-  if (std::isnan(a)) return a;
-  if (std::isnan(b)) return b;
-  if (a == b) return std::signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-float min_ieee(float a, float b) {
-  if (std::isnan(a)) return a;
-  if (std::isnan(b)) return b;
-  if (a == b) return std::signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-
 std::vector<Value> clamp_eval(const Eqn&, std::span<Value* const> in, std::span<const bool> owned,
                               PrimContext&) {
   const float* lo = in[0]->t.data.data();

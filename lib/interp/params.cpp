@@ -190,6 +190,11 @@ float int_result(std::int64_t v, const Eqn& eqn) {
   return static_cast<float>(v);
 }
 
+void check_dtype(const Eqn& eqn, DType t, unsigned allowed) {
+  if ((dtype_bit(t) & allowed) == 0)
+    fail(eqn.primitive + " does not accept dtype " + dtype_word(t));
+}
+
 const char* dtype_word(DType t) {
   switch (t) {
     case DType::kF32:

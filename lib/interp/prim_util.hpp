@@ -2,6 +2,7 @@
 // strided copy under broadcasting, transposes and slices. Internal to lib/interp.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -20,7 +21,9 @@ struct Entry {
 // Each source's primitives (primitives.cpp joins them into the registry).
 std::span<const Entry> elementwise_entries();
 std::span<const Entry> elementwise_more_entries();
+std::span<const Entry> unary_entries();
 std::span<const Entry> shape_entries();
+std::span<const Entry> slicing_entries();
 std::span<const Entry> reduction_entries();
 std::span<const Entry> dot_entries();
 std::span<const Entry> collective_entries();
@@ -44,6 +47,27 @@ std::int64_t param_dim(const Eqn& eqn, const char* key, const PrimContext& ctx);
 inline constexpr std::int64_t kMaxInt = std::int64_t{1} << 24;
 float int_result(std::int64_t v, const Eqn& eqn);
 const char* dtype_word(DType t);  // "float32", "int32", "bool": JAX's names, for messages
+
+// Dtype sets, as bits: which dtypes a primitive accepts.
+enum : unsigned { kF = 1, kI = 2, kB = 4, kNum = kF | kI, kAny = kF | kI | kB };
+inline unsigned dtype_bit(DType t) { return t == DType::kF32 ? kF : t == DType::kI32 ? kI : kB; }
+// PrimitiveError "<primitive> does not accept dtype int32" unless t is in `allowed`.
+void check_dtype(const Eqn& eqn, DType t, unsigned allowed);
+
+// IEEE 754-2019 maximum and minimum, as JAX's max/min: NaN propagates (the first NaN operand is
+// returned), and -0 < +0.
+inline float max_ieee(float a, float b) {
+  if (std::isnan(a)) return a;
+  if (std::isnan(b)) return b;
+  if (a == b) return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+inline float min_ieee(float a, float b) {
+  if (std::isnan(a)) return a;
+  if (std::isnan(b)) return b;
+  if (a == b) return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
 
 // The output's storage: operand `in`'s own when owned and of `shape`'s size (the operand is then
 // moved from), else a fresh array.

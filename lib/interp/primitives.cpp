@@ -14,8 +14,9 @@ const std::map<std::string_view, Primitive, std::less<>>& registry() {
   static const auto* table = [] {
     auto* m = new std::map<std::string_view, Primitive, std::less<>>();
     for (auto entries :
-         {prim::elementwise_entries(), prim::elementwise_more_entries(), prim::shape_entries(),
-          prim::reduction_entries(), prim::dot_entries(), prim::collective_entries()}) {
+         {prim::elementwise_entries(), prim::elementwise_more_entries(), prim::unary_entries(),
+          prim::shape_entries(), prim::slicing_entries(), prim::reduction_entries(),
+          prim::dot_entries(), prim::collective_entries()}) {
       for (const prim::Entry& e : entries) m->emplace(e.name, e.prim);
     }
     return m;

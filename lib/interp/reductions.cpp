@@ -25,21 +25,11 @@ struct Prod {
 // max(acc, x) as XLA's reducer: NaN propagates, -0 < +0.
 struct MaxR {
   static constexpr float kInit = -std::numeric_limits<float>::infinity();
-  static float f(float a, float b) {
-    if (std::isnan(a)) return a;
-    if (std::isnan(b)) return b;
-    if (a == b) return std::signbit(a) ? b : a;
-    return a > b ? a : b;
-  }
+  static float f(float a, float b) { return max_ieee(a, b); }
 };
 struct MinR {
   static constexpr float kInit = std::numeric_limits<float>::infinity();
-  static float f(float a, float b) {
-    if (std::isnan(a)) return a;
-    if (std::isnan(b)) return b;
-    if (a == b) return std::signbit(a) ? a : b;
-    return a < b ? a : b;
-  }
+  static float f(float a, float b) { return min_ieee(a, b); }
 };
 // On bool: and is min with identity true, or is max with identity false.
 struct AndR {
@@ -66,8 +56,7 @@ std::vector<ValueType> reduce_infer(const Eqn& eqn, std::span<const ValueType> i
                                     const PrimContext&) {
   expect_operands(eqn, in.size(), 1);
   const DType t = in[0].dtype;
-  const unsigned b = t == DType::kF32 ? 1u : t == DType::kI32 ? 2u : 4u;
-  if ((b & kDtypes) == 0) fail(eqn.primitive + " does not accept dtype " + dtype_word(t));
+  check_dtype(eqn, t, kDtypes);
   std::vector<bool> keep;
   return {{t, reduced_shape(in[0].shape, param_axis_list(eqn, "axes", in[0].shape.size()), &keep)}};
 }
@@ -201,8 +190,6 @@ std::vector<Value> arg_eval(const Eqn& eqn, std::span<Value* const> in, std::spa
   r.push_back(std::move(out));
   return r;
 }
-
-constexpr unsigned kF = 1, kI = 2, kB = 4;
 
 }  // namespace
 
