@@ -51,6 +51,33 @@ Shape reduced_shape(const Shape& in, const std::vector<std::size_t>& axes,
   return out;
 }
 
+// f(input index, output index) for every input element in row-major order.
+template <class F>
+void walk(const Shape& xs, const std::vector<bool>& keep, F f) {
+  const std::size_t n = shape_size(xs), rank = xs.size();
+  if (n == 0) return;
+  std::vector<std::size_t> ds(rank, 0), idx(rank, 0);
+  std::size_t m = 1;
+  for (std::size_t i = rank; i-- > 0;) {
+    if (keep[i]) {
+      ds[i] = m;
+      m *= xs[i];
+    }
+  }
+  std::size_t o = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    f(i, o);
+    for (std::size_t k = rank; k-- > 0;) {
+      if (++idx[k] < xs[k]) {
+        o += ds[k];
+        break;
+      }
+      o -= ds[k] * (idx[k] - 1);
+      idx[k] = 0;
+    }
+  }
+}
+
 template <unsigned kDtypes>
 std::vector<ValueType> reduce_infer(const Eqn& eqn, std::span<const ValueType> in,
                                     const PrimContext&) {
@@ -112,21 +139,26 @@ std::vector<Value> reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::
     }
   }
   if (x.dtype == DType::kI32) {
-    // Exact while every partial stays below 2^24: the sum of magnitudes bounds them.
-    bool exact = true;
     if constexpr (std::is_same_v<Op, Sum> || std::is_same_v<Op, Prod>) {
-      double bound = 0;
-      for (std::size_t i = 0; i < n; ++i) bound += std::fabs(static_cast<double>(p[i]));
-      if (std::is_same_v<Op, Sum>) {
-        exact = bound <= static_cast<double>(kMaxInt);
-      } else {
-        // Every factor is 0 or at least 1 in magnitude: no partial exceeds a nonzero result.
-        for (float v : out.t.data) exact = exact && std::fabs(v) <= static_cast<float>(kMaxInt);
-      }
+      // JAX's int32 sums and products are exact: redo them on int64 (a product beyond 2^24 stays
+      // beyond, sticky, unless a 0 comes), and refuse what float32 cannot hold.
+      constexpr bool kSum = std::is_same_v<Op, Sum>;
+      std::vector<I64> acc(out.t.size(), kSum ? 0 : 1);
+      walk(xs, keep, [&](std::size_t i, std::size_t at) {
+        const auto v = static_cast<I64>(p[i]);
+        if (kSum) {
+          acc[at] += v;
+        } else {
+          acc[at] *= v;
+          if (acc[at] > kMaxInt) acc[at] = kMaxInt + 1;
+          if (acc[at] < -kMaxInt) acc[at] = -kMaxInt - 1;
+        }
+      });
+      for (std::size_t k = 0; k < acc.size(); ++k) out.t.data[k] = int_result(acc[k], eqn);
     }
-    for (float v : out.t.data) exact = exact && std::isfinite(v);
-    if (!exact)
-      fail(eqn.primitive + ": an integer result is beyond 2^24, which meshrun holds exactly");
+    for (float v : out.t.data) {
+      if (!std::isfinite(v)) fail(eqn.primitive + " of an empty int32 axis");
+    }
   }
   std::vector<Value> r;
   r.push_back(std::move(out));
