@@ -53,19 +53,12 @@ struct Rem {
   // XLA: the sign of the dividend; x % 0 is x.
   static std::int64_t i(std::int64_t a, std::int64_t b) { return b == 0 ? a : a % b; }
 };
+// Floats only, as JAX's ("pow does not accept dtype int32").
 struct Pow {
-  static constexpr unsigned kDtypes = kNum;
-  static constexpr bool kCompare = false, kInt = true;
+  static constexpr unsigned kDtypes = kF;
+  static constexpr bool kCompare = false, kInt = false;
   static float f(float a, float b) { return std::pow(a, b); }
-  static std::int64_t i(std::int64_t a, std::int64_t b) {
-    if (b < 0) return a == 1 ? 1 : a == -1 ? (b % 2 ? -1 : 1) : 0;
-    std::int64_t r = 1;
-    for (std::int64_t k = 0; k < b; ++k) {
-      r *= a;
-      if (r > kMaxInt || r < -kMaxInt) return r;  // refused by the caller
-    }
-    return r;
-  }
+  static std::int64_t i(std::int64_t, std::int64_t) { return 0; }
 };
 struct Max {
   static constexpr unsigned kDtypes = kAny;
