@@ -36,6 +36,9 @@ class DimExpr {
   std::string str() const;
 
   struct Node;
+  // The expression's tree (null for a constant), and an expression of one: for dims.cpp.
+  const Node* node() const { return node_.get(); }
+  static DimExpr from_node(std::shared_ptr<const Node> node);
 
  private:
   std::int64_t constant_ = 0;

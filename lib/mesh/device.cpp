@@ -15,6 +15,14 @@ AxisNames::AxisNames(std::initializer_list<std::string_view> tuple) {
   for (std::string_view n : tuple) names_[count_++] = n;
 }
 
+AxisNames::AxisNames(std::span<const std::string> tuple) {
+  if (tuple.empty() || tuple.size() > names_.size()) {
+    throw InputError("", "an axis tuple names 1 to " + std::to_string(names_.size()) +
+                             " axes, got " + std::to_string(tuple.size()));
+  }
+  for (const std::string& n : tuple) names_[count_++] = n;
+}
+
 bool AxisNames::operator==(std::span<const std::string> axes) const {
   return axes.size() == count_ && std::equal(axes.begin(), axes.end(), names_.begin());
 }

@@ -35,6 +35,8 @@ class AxisNames {
   AxisNames(const char* axis) : names_{axis}, count_(1) {}
   AxisNames(const std::string& axis) : names_{axis}, count_(1) {}
   AxisNames(std::initializer_list<std::string_view> tuple);
+  // A tuple held as strings (the interpreter's params); 1 to kMaxMeshAxes of them.
+  explicit AxisNames(std::span<const std::string> tuple);
   std::span<const std::string_view> names() const { return {names_.data(), count_}; }
   bool operator==(std::span<const std::string> axes) const;
   // "model", or "(data,model)" for a tuple -- how traces and messages name it.

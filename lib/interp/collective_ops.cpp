@@ -1,0 +1,366 @@
+// The collectives, on the device's groups (mesh/device.hpp): psum, psum_invariant, pmean, pvary,
+// pcast, all_gather, reduce_scatter (psum_scatter), ppermute, all_to_all, axis_index. Infer
+// checks they are inside a shard_map and name axes of its mesh; Device reduces along dimension
+// 0, so another dimension is moved to the front (a copy only when a dimension before it is not 1).
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "interp/prim_util.hpp"
+#include "mesh/device.hpp"
+
+namespace meshrun::interp::prim {
+
+namespace {
+
+using I64 = std::int64_t;
+using Types = std::vector<ValueType>;
+using Values = std::vector<Value>;
+
+Values one(Value v) {
+  Values r;
+  r.push_back(std::move(v));
+  return r;
+}
+
+// The axes, checked against the shard_map's mesh; returns the group size (1 for no axes).
+std::size_t group_size(const Eqn& eqn, const std::vector<std::string>& axes,
+                       const PrimContext& ctx) {
+  if (ctx.mesh == nullptr) fail(eqn.primitive + " outside a shard_map");
+  std::size_t n = 1;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    const int pos = mesh_axis_position(*ctx.mesh, axes[i]);
+    if (pos < 0) {
+      fail(eqn.primitive + ": unknown axis name '" + axes[i].substr(0, 64) +
+           "' (the mesh's axes are " + mesh_axis_names(*ctx.mesh) + ")");
+    }
+    for (std::size_t j = 0; j < i; ++j)
+      if (axes[j] == axes[i]) fail(eqn.primitive + ": axis '" + axes[i] + "' named twice");
+    n *= static_cast<std::size_t>((*ctx.mesh)[static_cast<std::size_t>(pos)].second);
+  }
+  return n;
+}
+
+Device& device(const Eqn& eqn, PrimContext& ctx) {
+  if (ctx.device == nullptr) fail(eqn.primitive + " outside a shard_map");
+  return *ctx.device;
+}
+
+// ---- psum, psum_invariant, pmean, pvary, pcast: one result per operand ----
+
+template <bool kMean>
+Types reduce_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext& ctx) {
+  expect_operands(eqn, in.size(), 1, true);
+  group_size(eqn, param_axes(eqn, "axes"), ctx);
+  for (const ValueType& t : in) {
+    if (t.dtype == DType::kBool || (kMean && t.dtype != DType::kF32))
+      fail(eqn.primitive + " does not accept dtype " + dtype_word(t.dtype));
+  }
+  return {in.begin(), in.end()};
+}
+
+// Several operands go in one collective on a packed buffer (as JAX binds one psum for them all);
+// the sum of each element folds the group in rank order either way, so the bits are the same.
+template <bool kMean>
+Values reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool> owned,
+                   PrimContext& ctx) {
+  const std::vector<std::string> axes = param_axes(eqn, "axes");
+  Values out;
+  out.reserve(in.size());
+  if (axes.empty()) {
+    for (std::size_t i = 0; i < in.size(); ++i) out.push_back(pass_through(in[i], owned[i]));
+    return out;
+  }
+  Device& dev = device(eqn, ctx);
+  const AxisNames names(axes);
+  if (in.size() == 1) {
+    Value v = pass_through(in[0], owned[0]);
+    if (kMean) {
+      dev.pmean_inplace(v.t.span(), names);
+    } else {
+      dev.psum_inplace(v.t.span(), names);
+    }
+    out.push_back(std::move(v));
+  } else {
+    std::size_t total = 0;
+    for (const Value* v : in) total += v->t.size();
+    std::vector<float> buf(total);
+    std::size_t at = 0;
+    for (const Value* v : in) {
+      if (!v->t.data.empty())
+        std::memcpy(buf.data() + at, v->t.data.data(), v->t.size() * sizeof(float));
+      at += v->t.size();
+    }
+    if (kMean) {
+      dev.pmean_inplace(buf, names);
+    } else {
+      dev.psum_inplace(buf, names);
+    }
+    at = 0;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      Value v = owned[i] ? std::move(*in[i]) : Value(in[i]->dtype, Tensor(in[i]->t.shape));
+      if (!v.t.data.empty())
+        std::memcpy(v.t.data.data(), buf.data() + at, v.t.size() * sizeof(float));
+      at += v.t.size();
+      out.push_back(std::move(v));
+    }
+  }
+  for (const Value& v : out) {
+    if (v.dtype != DType::kI32) continue;
+    for (float x : v.t.data)
+      if (x > static_cast<float>(kMaxInt) || x < -static_cast<float>(kMaxInt))
+        fail(eqn.primitive + ": an integer result is beyond 2^24, which meshrun holds exactly");
+  }
+  return out;
+}
+
+Types vary_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext& ctx) {
+  expect_operands(eqn, in.size(), 1, true);
+  group_size(eqn, param_axes(eqn, "axes"), ctx);
+  return {in.begin(), in.end()};
+}
+
+Values vary_eval(const Eqn&, std::span<Value* const> in, std::span<const bool> owned,
+                 PrimContext&) {
+  Values out;
+  for (std::size_t i = 0; i < in.size(); ++i) out.push_back(pass_through(in[i], owned[i]));
+  return out;
+}
+
+// ---- all_gather, reduce_scatter: along dimension d via dimension 0 ----
+
+// x's elements with axis d moved to the front: a copy only when an axis before d is not 1.
+Tensor to_front(Tensor x, std::size_t d) {
+  Shape shape = x.shape;
+  shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(d));
+  shape.insert(shape.begin(), x.shape[d]);
+  std::size_t before = 1;
+  for (std::size_t i = 0; i < d; ++i) before *= x.shape[i];
+  if (before == 1 || x.shape[d] == 1) {
+    x.shape = std::move(shape);
+    return x;
+  }
+  const std::vector<I64> xs = strides_of(x.shape);
+  std::vector<I64> src{xs[d]};
+  for (std::size_t i = 0; i < x.shape.size(); ++i)
+    if (i != d) src.push_back(xs[i]);
+  Tensor out(shape);
+  copy_strided(shape, x.data.data(), src, out.data.data(), strides_of(shape));
+  return out;
+}
+
+// The inverse: axis 0 of x moved to position d.
+Tensor from_front(Tensor x, std::size_t d) {
+  Shape shape(x.shape.begin() + 1, x.shape.end());
+  shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(d), x.shape[0]);
+  std::size_t before = 1;
+  for (std::size_t i = 0; i < d; ++i) before *= shape[i];
+  if (before == 1 || x.shape[0] == 1) {
+    x.shape = std::move(shape);
+    return x;
+  }
+  // out[..., j@d, ...] = x[j, ...]: read x with its axis 0 placed at d.
+  const std::vector<I64> xs = strides_of(x.shape);
+  std::vector<I64> src(xs.begin() + 1, xs.end());
+  src.insert(src.begin() + static_cast<std::ptrdiff_t>(d), xs[0]);
+  Tensor out(shape);
+  copy_strided(shape, x.data.data(), src, out.data.data(), strides_of(shape));
+  return out;
+}
+
+Types all_gather_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext& ctx) {
+  expect_operands(eqn, in.size(), 1);
+  const std::size_t n = group_size(eqn, param_axes(eqn, "axes"), ctx);
+  const bool tiled = param_bool(eqn, "tiled", false);
+  Shape shape = in[0].shape;
+  const std::size_t d =
+      checked_axis(eqn, "all_gather_dimension", param_int(eqn, "all_gather_dimension"),
+                   shape.size() + (tiled ? 0 : 1));
+  if (tiled) {
+    shape[d] *= n;
+  } else {
+    shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(d), n);
+  }
+  return {make_type(in[0].dtype, std::move(shape))};
+}
+
+Values all_gather_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool> owned,
+                       PrimContext& ctx) {
+  const std::vector<std::string> axes = param_axes(eqn, "axes");
+  const bool tiled = param_bool(eqn, "tiled", false);
+  const auto d = static_cast<std::size_t>(param_int(eqn, "all_gather_dimension"));
+  Value x = pass_through(in[0], owned[0]);
+  if (!tiled) x.t.shape.insert(x.t.shape.begin() + static_cast<std::ptrdiff_t>(d), 1);
+  if (axes.empty()) return one(std::move(x));
+  Tensor front = to_front(std::move(x.t), d);
+  Tensor gathered = device(eqn, ctx).all_gather(front, AxisNames(axes));
+  return one(Value(x.dtype, from_front(std::move(gathered), d)));
+}
+
+Types reduce_scatter_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext& ctx) {
+  expect_operands(eqn, in.size(), 1);
+  const std::size_t n = group_size(eqn, param_axes(eqn, "axes"), ctx);
+  if (in[0].dtype != DType::kF32)
+    fail(eqn.primitive + " does not accept dtype " + dtype_word(in[0].dtype));
+  const bool tiled = param_bool(eqn, "tiled", false);
+  Shape shape = in[0].shape;
+  const std::size_t d =
+      checked_axis(eqn, "scatter_dimension", param_int(eqn, "scatter_dimension"), shape.size());
+  if (tiled) {
+    if (shape[d] % n != 0) {
+      fail(eqn.primitive + " scatter dimension " + std::to_string(d) + " of size " +
+           std::to_string(shape[d]) + " is not divisible by the group size " + std::to_string(n));
+    }
+    shape[d] /= n;
+  } else {
+    if (shape[d] != n) {
+      fail(eqn.primitive + " untiled: scatter dimension " + std::to_string(d) + " of size " +
+           std::to_string(shape[d]) + " must equal the group size " + std::to_string(n));
+    }
+    shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(d));
+  }
+  return {{in[0].dtype, shape}};
+}
+
+Values reduce_scatter_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool> owned,
+                           PrimContext& ctx) {
+  const std::vector<std::string> axes = param_axes(eqn, "axes");
+  const bool tiled = param_bool(eqn, "tiled", false);
+  const auto d = static_cast<std::size_t>(param_int(eqn, "scatter_dimension"));
+  Value x = pass_through(in[0], owned[0]);
+  Tensor result;
+  if (axes.empty()) {
+    result = std::move(x.t);
+  } else {
+    Tensor front = to_front(std::move(x.t), d);
+    result = from_front(device(eqn, ctx).psum_scatter(front, AxisNames(axes)), d);
+  }
+  if (!tiled) result.shape.erase(result.shape.begin() + static_cast<std::ptrdiff_t>(d));
+  return one(Value(x.dtype, std::move(result)));
+}
+
+// ---- ppermute ----
+
+std::vector<std::pair<int, int>> perm_param(const Eqn& eqn, std::size_t n) {
+  if (!eqn.params.is_object() || !eqn.params.contains("perm")) fail("param 'perm' missing");
+  const nlohmann::json& j = eqn.params["perm"];
+  if (!j.is_array()) fail("ppermute param 'perm' must be a list of [source, destination] pairs");
+  std::vector<std::pair<int, int>> perm;
+  std::vector<bool> src(n, false), dst(n, false);
+  for (const nlohmann::json& p : j) {
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || !p[1].is_number_integer())
+      fail("ppermute param 'perm' must be a list of [source, destination] pairs");
+    const I64 s = p[0].is_number_unsigned() && p[0].get<std::uint64_t>() > n ? -1 : p[0].get<I64>();
+    const I64 t = p[1].is_number_unsigned() && p[1].get<std::uint64_t>() > n ? -1 : p[1].get<I64>();
+    if (s < 0 || t < 0 || static_cast<std::size_t>(s) >= n || static_cast<std::size_t>(t) >= n ||
+        src[static_cast<std::size_t>(s)] || dst[static_cast<std::size_t>(t)]) {
+      fail("ppermute sources and destinations must be unique and in [0, " + std::to_string(n) +
+           "), got " + p.dump().substr(0, 40));
+    }
+    src[static_cast<std::size_t>(s)] = dst[static_cast<std::size_t>(t)] = true;
+    perm.emplace_back(static_cast<int>(s), static_cast<int>(t));
+  }
+  return perm;
+}
+
+Types ppermute_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext& ctx) {
+  expect_operands(eqn, in.size(), 1);
+  perm_param(eqn, group_size(eqn, param_axes(eqn, "axes"), ctx));
+  return {in[0]};
+}
+
+Values ppermute_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>,
+                     PrimContext& ctx) {
+  const std::vector<std::string> axes = param_axes(eqn, "axes");
+  Device& dev = device(eqn, ctx);
+  const AxisNames names(axes);
+  const auto perm = perm_param(eqn, static_cast<std::size_t>(dev.axis_size(names)));
+  return one(Value(in[0]->dtype, dev.ppermute(in[0]->t, names, perm)));
+}
+
+// ---- all_to_all: chunk j of split_axis goes to rank j; the chunks received are concatenated
+// along concat_axis in source order. The primitive's shapes are always those of tiled=True (JAX
+// adds the expand_dims and squeeze of tiled=False as equations of their own). Built from one
+// all_gather: each device keeps its chunk of every member's block. ----
+
+Types all_to_all_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext& ctx) {
+  expect_operands(eqn, in.size(), 1);
+  const std::size_t n = group_size(eqn, param_axes(eqn, "axes"), ctx);
+  Shape shape = in[0].shape;
+  const std::size_t s = checked_axis(eqn, "split_axis", param_int(eqn, "split_axis"), shape.size());
+  const std::size_t c =
+      checked_axis(eqn, "concat_axis", param_int(eqn, "concat_axis"), shape.size());
+  if (shape[s] % n != 0) {
+    fail("all_to_all split_axis " + std::to_string(s) + " of size " + std::to_string(shape[s]) +
+         " is not divisible by the group size " + std::to_string(n));
+  }
+  shape[s] /= n;
+  shape[c] *= n;
+  return {make_type(in[0].dtype, std::move(shape))};
+}
+
+Values all_to_all_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool> owned,
+                       PrimContext& ctx) {
+  const std::vector<std::string> axes = param_axes(eqn, "axes");
+  if (axes.empty()) return one(pass_through(in[0], owned[0]));
+  const auto s = static_cast<std::size_t>(param_int(eqn, "split_axis"));
+  const auto c = static_cast<std::size_t>(param_int(eqn, "concat_axis"));
+  Device& dev = device(eqn, ctx);
+  const AxisNames names(axes);
+  const auto n = static_cast<std::size_t>(dev.axis_size(names));
+  const auto rank = static_cast<std::size_t>(dev.axis_index(names));
+  const Tensor& x = in[0]->t;
+  const Tensor all = dev.all_gather(x, names);  // n blocks of x's shape, in rank order
+  Shape chunk = x.shape;
+  chunk[s] /= n;
+  Shape shape = chunk;
+  shape[c] *= n;
+  Value out(in[0]->dtype, Tensor(shape));
+  const std::vector<I64> xs = strides_of(x.shape), os = strides_of(shape);
+  for (std::size_t src = 0; src < n; ++src) {
+    const float* from =
+        all.data.data() + src * x.size() + static_cast<I64>(rank * chunk[s]) * xs[s];
+    float* to = out.t.data.data() + static_cast<I64>(src * chunk[c]) * os[c];
+    copy_strided(chunk, from, xs, to, os);
+  }
+  return one(std::move(out));
+}
+
+// ---- axis_index ----
+
+Types axis_index_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext& ctx) {
+  expect_operands(eqn, in.size(), 0);
+  const std::vector<std::string> axes = param_axes(eqn, "axes");
+  if (axes.empty()) fail("axis_index needs at least one axis");
+  group_size(eqn, axes, ctx);
+  return {{DType::kI32, {}}};
+}
+
+Values axis_index_eval(const Eqn& eqn, std::span<Value* const>, std::span<const bool>,
+                       PrimContext& ctx) {
+  const std::vector<std::string> axes = param_axes(eqn, "axes");
+  const int i = device(eqn, ctx).axis_index(AxisNames(axes));
+  return one(Value(DType::kI32, Tensor::scalar(static_cast<float>(i))));
+}
+
+}  // namespace
+
+std::span<const Entry> collective_entries() {
+  static const Entry kEntries[] = {
+      {"psum", {&reduce_infer<false>, &reduce_eval<false>}},
+      {"psum_invariant", {&reduce_infer<false>, &reduce_eval<false>}},
+      {"pmean", {&reduce_infer<true>, &reduce_eval<true>}},
+      {"pvary", {&vary_infer, &vary_eval}},
+      {"pcast", {&vary_infer, &vary_eval}},
+      {"all_gather", {&all_gather_infer, &all_gather_eval}},
+      {"reduce_scatter", {&reduce_scatter_infer, &reduce_scatter_eval}},
+      {"psum_scatter", {&reduce_scatter_infer, &reduce_scatter_eval}},
+      {"ppermute", {&ppermute_infer, &ppermute_eval}},
+      {"all_to_all", {&all_to_all_infer, &all_to_all_eval}},
+      {"axis_index", {&axis_index_infer, &axis_index_eval}},
+  };
+  return kEntries;
+}
+
+}  // namespace meshrun::interp::prim

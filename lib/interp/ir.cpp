@@ -1,0 +1,49 @@
+#include "interp/ir.hpp"
+
+namespace meshrun::interp {
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::kF32:
+      return "f32";
+    case DType::kI32:
+      return "i32";
+    case DType::kBool:
+      return "bool";
+  }
+  return "?";
+}
+
+bool parse_dtype(const std::string& name, DType* out) {
+  for (DType t : {DType::kF32, DType::kI32, DType::kBool}) {
+    if (name == dtype_name(t)) {
+      *out = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string type_str(const ValueType& t) {
+  std::string s = dtype_name(t.dtype);
+  s += '[';
+  for (std::size_t i = 0; i < t.shape.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(t.shape[i]);
+  }
+  return s + ']';
+}
+
+const Jaxpr* Eqn::sub(const std::string& name) const {
+  for (const auto& [key, jaxpr] : subs)
+    if (key == name) return jaxpr.get();
+  return nullptr;
+}
+
+std::string Eqn::place() const {
+  std::string s = where + " (" + primitive;
+  if (!source.empty()) s += " at " + source;
+  return s + ")";
+}
+
+}  // namespace meshrun::interp

@@ -1,0 +1,84 @@
+// What the primitives' sources share: their registry entries, error and type helpers, and the
+// strided copy under broadcasting, transposes and slices. Internal to lib/interp.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "interp/primitives.hpp"
+
+namespace meshrun::interp::prim {
+
+struct Entry {
+  std::string_view name;
+  Primitive prim;
+};
+// Each source's primitives (primitives.cpp joins them into the registry).
+std::span<const Entry> elementwise_entries();
+std::span<const Entry> elementwise_more_entries();
+std::span<const Entry> unary_entries();
+std::span<const Entry> shape_entries();
+std::span<const Entry> slicing_entries();
+std::span<const Entry> reduction_entries();
+std::span<const Entry> dot_entries();
+std::span<const Entry> collective_entries();
+
+[[noreturn]] void fail(const std::string& what);
+// "(4, 2)", "(3,)", "()": a shape as JAX's messages print it.
+std::string dims_str(const Shape& shape);
+// The type, refused (PrimitiveError) above 2^31 elements.
+ValueType make_type(DType dtype, Shape shape);
+// Refuses an equation with another number of operands than `want` ("at least" when `at_least`).
+void expect_operands(const Eqn& eqn, std::size_t got, std::size_t want, bool at_least = false);
+// Axis `v` of a rank-`rank` array named by param `key`; PrimitiveError unless 0 <= v < rank.
+std::size_t checked_axis(const Eqn& eqn, const char* key, std::int64_t v, std::size_t rank);
+// Param `key` as distinct axes of a rank-`rank` array.
+std::vector<std::size_t> param_axis_list(const Eqn& eqn, const char* key, std::size_t rank);
+
+// One Dim (an integer or an expression) evaluated under ctx.dims.
+std::int64_t param_dim(const Eqn& eqn, const char* key, const PrimContext& ctx);
+
+// Integers are held as floats, exact below 2^24 in magnitude; a result beyond is refused.
+inline constexpr std::int64_t kMaxInt = std::int64_t{1} << 24;
+float int_result(std::int64_t v, const Eqn& eqn);
+const char* dtype_word(DType t);  // "float32", "int32", "bool": JAX's names, for messages
+
+// Dtype sets, as bits: which dtypes a primitive accepts.
+enum : unsigned { kF = 1, kI = 2, kB = 4, kNum = kF | kI, kAny = kF | kI | kB };
+inline unsigned dtype_bit(DType t) { return t == DType::kF32 ? kF : t == DType::kI32 ? kI : kB; }
+// PrimitiveError "<primitive> does not accept dtype int32" unless t is in `allowed`.
+void check_dtype(const Eqn& eqn, DType t, unsigned allowed);
+
+// IEEE 754-2019 maximum and minimum, as JAX's max/min: NaN propagates (the first NaN operand is
+// returned), and -0 < +0.
+inline float max_ieee(float a, float b) {
+  if (std::isnan(a)) return a;
+  if (std::isnan(b)) return b;
+  if (a == b) return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+inline float min_ieee(float a, float b) {
+  if (std::isnan(a)) return a;
+  if (std::isnan(b)) return b;
+  if (a == b) return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+// The output's storage: operand `in`'s own when owned and of `shape`'s size (the operand is then
+// moved from), else a fresh array.
+Value output_for(Value* in, bool owned, DType dtype, const Shape& shape);
+// A copy of `in`, or `in` itself moved when owned.
+Value pass_through(Value* in, bool owned);
+
+// Row-major strides of `shape`, in elements.
+std::vector<std::int64_t> strides_of(const Shape& shape);
+// For every index i over `shape` in row-major order: dst[i . dst_strides] = src[i . src_strides].
+void copy_strided(const Shape& shape, const float* src, std::span<const std::int64_t> src_strides,
+                  float* dst, std::span<const std::int64_t> dst_strides);
+
+}  // namespace meshrun::interp::prim

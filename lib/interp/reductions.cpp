@@ -1,0 +1,242 @@
+// reduce_sum/max/min/prod/and/or and argmax/argmin. Each output element folds its reduced
+// elements in index order (row-major over the reduced axes), one sequential float chain, as
+// meshrun's other kernels do; the input is read once, in row-major order.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "interp/prim_util.hpp"
+
+namespace meshrun::interp::prim {
+
+namespace {
+
+using I64 = std::int64_t;
+
+struct Sum {
+  static constexpr float kInit = 0.0f;
+  static float f(float acc, float x) { return acc + x; }
+};
+struct Prod {
+  static constexpr float kInit = 1.0f;
+  static float f(float acc, float x) { return acc * x; }
+};
+// max(acc, x) as XLA's reducer: NaN propagates, -0 < +0.
+struct MaxR {
+  static constexpr float kInit = -std::numeric_limits<float>::infinity();
+  static float f(float a, float b) { return max_ieee(a, b); }
+};
+struct MinR {
+  static constexpr float kInit = std::numeric_limits<float>::infinity();
+  static float f(float a, float b) { return min_ieee(a, b); }
+};
+// On bool: and is min with identity true, or is max with identity false.
+struct AndR {
+  static constexpr float kInit = 1.0f;
+  static float f(float a, float b) { return a < b ? a : b; }
+};
+struct OrR {
+  static constexpr float kInit = 0.0f;
+  static float f(float a, float b) { return a > b ? a : b; }
+};
+
+Shape reduced_shape(const Shape& in, const std::vector<std::size_t>& axes,
+                    std::vector<bool>* keep) {
+  keep->assign(in.size(), true);
+  for (std::size_t a : axes) (*keep)[a] = false;
+  Shape out;
+  for (std::size_t i = 0; i < in.size(); ++i)
+    if ((*keep)[i]) out.push_back(in[i]);
+  return out;
+}
+
+// f(input index, output index) for every input element in row-major order.
+template <class F>
+void walk(const Shape& xs, const std::vector<bool>& keep, F f) {
+  const std::size_t n = shape_size(xs), rank = xs.size();
+  if (n == 0) return;
+  std::vector<std::size_t> ds(rank, 0), idx(rank, 0);
+  std::size_t m = 1;
+  for (std::size_t i = rank; i-- > 0;) {
+    if (keep[i]) {
+      ds[i] = m;
+      m *= xs[i];
+    }
+  }
+  std::size_t o = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    f(i, o);
+    for (std::size_t k = rank; k-- > 0;) {
+      if (++idx[k] < xs[k]) {
+        o += ds[k];
+        break;
+      }
+      o -= ds[k] * (idx[k] - 1);
+      idx[k] = 0;
+    }
+  }
+}
+
+template <unsigned kDtypes>
+std::vector<ValueType> reduce_infer(const Eqn& eqn, std::span<const ValueType> in,
+                                    const PrimContext&) {
+  expect_operands(eqn, in.size(), 1);
+  const DType t = in[0].dtype;
+  check_dtype(eqn, t, kDtypes);
+  std::vector<bool> keep;
+  return {{t, reduced_shape(in[0].shape, param_axis_list(eqn, "axes", in[0].shape.size()), &keep)}};
+}
+
+template <class Op>
+std::vector<Value> reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>,
+                               PrimContext&) {
+  const Value& x = *in[0];
+  const Shape& xs = x.t.shape;
+  std::vector<bool> keep;
+  const Shape shape = reduced_shape(xs, param_axis_list(eqn, "axes", xs.size()), &keep);
+  Value out(x.dtype, Tensor(shape));
+  float* o = out.t.data.data();
+  for (float& v : out.t.data) v = Op::kInit;
+  const std::size_t n = x.t.size();
+  const float* p = x.t.data.data();
+  if (n > 0) {
+    const std::size_t rank = xs.size();
+    if (rank == 0) {
+      o[0] = Op::f(o[0], p[0]);
+    } else {
+      // The output offset of each input index: the kept axes' strides, 0 on the reduced ones.
+      std::vector<I64> ds(rank, 0);
+      I64 m = 1;
+      for (std::size_t i = rank; i-- > 0;) {
+        if (keep[i]) {
+          ds[i] = m;
+          m *= static_cast<I64>(xs[i]);
+        }
+      }
+      const std::size_t inner = xs[rank - 1];
+      std::vector<std::size_t> idx(rank, 0);
+      I64 dof = 0;
+      for (std::size_t base = 0; base < n; base += inner) {
+        const float* s = p + base;
+        float* d = o + dof;
+        if (ds[rank - 1] == 0) {
+          float acc = d[0];
+          for (std::size_t j = 0; j < inner; ++j) acc = Op::f(acc, s[j]);
+          d[0] = acc;
+        } else {
+          for (std::size_t j = 0; j < inner; ++j) d[j] = Op::f(d[j], s[j]);
+        }
+        for (std::size_t k = rank - 1; k-- > 0;) {
+          if (++idx[k] < xs[k]) {
+            dof += ds[k];
+            break;
+          }
+          dof -= ds[k] * static_cast<I64>(idx[k] - 1);
+          idx[k] = 0;
+        }
+      }
+    }
+  }
+  if (x.dtype == DType::kI32) {
+    if constexpr (std::is_same_v<Op, Sum> || std::is_same_v<Op, Prod>) {
+      // JAX's int32 sums and products are exact: redo them on int64 (a product beyond 2^24 stays
+      // beyond, sticky, unless a 0 comes), and refuse what float32 cannot hold.
+      constexpr bool kSum = std::is_same_v<Op, Sum>;
+      std::vector<I64> acc(out.t.size(), kSum ? 0 : 1);
+      walk(xs, keep, [&](std::size_t i, std::size_t at) {
+        const auto v = static_cast<I64>(p[i]);
+        if (kSum) {
+          acc[at] += v;
+        } else {
+          acc[at] *= v;
+          if (acc[at] > kMaxInt) acc[at] = kMaxInt + 1;
+          if (acc[at] < -kMaxInt) acc[at] = -kMaxInt - 1;
+        }
+      });
+      for (std::size_t k = 0; k < acc.size(); ++k) out.t.data[k] = int_result(acc[k], eqn);
+    }
+    for (float v : out.t.data) {
+      if (!std::isfinite(v)) fail(eqn.primitive + " of an empty int32 axis");
+    }
+  }
+  std::vector<Value> r;
+  r.push_back(std::move(out));
+  return r;
+}
+
+// ---- argmax, argmin: the first index of the extremum; a NaN counts as the extremum ----
+
+std::size_t arg_axis(const Eqn& eqn, const Shape& shape) {
+  const std::vector<std::size_t> axes = param_axis_list(eqn, "axes", shape.size());
+  if (axes.size() != 1) fail(eqn.primitive + " takes exactly one axis in 'axes'");
+  if (shape[axes[0]] == 0) fail(eqn.primitive + " of an empty axis");
+  return axes[0];
+}
+
+std::vector<ValueType> arg_infer(const Eqn& eqn, std::span<const ValueType> in,
+                                 const PrimContext&) {
+  expect_operands(eqn, in.size(), 1);
+  if (in[0].dtype == DType::kBool) fail(eqn.primitive + " does not accept dtype bool");
+  const std::size_t axis = arg_axis(eqn, in[0].shape);
+  if (param_dtype(eqn, "index_dtype") != DType::kI32)
+    fail(eqn.primitive + " index_dtype must be i32");
+  if (in[0].shape[axis] > static_cast<std::size_t>(kMaxInt))
+    fail(eqn.primitive + " axis beyond 2^24");
+  Shape out = in[0].shape;
+  out.erase(out.begin() + static_cast<std::ptrdiff_t>(axis));
+  return {{DType::kI32, out}};
+}
+
+template <bool kMax>
+std::vector<Value> arg_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>,
+                            PrimContext&) {
+  const Value& x = *in[0];
+  const Shape& xs = x.t.shape;
+  const std::size_t axis = arg_axis(eqn, xs);
+  std::size_t outer = 1, inner = 1;
+  for (std::size_t i = 0; i < axis; ++i) outer *= xs[i];
+  for (std::size_t i = axis + 1; i < xs.size(); ++i) inner *= xs[i];
+  const std::size_t len = xs[axis];
+  Shape shape = xs;
+  shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(axis));
+  Value out(DType::kI32, Tensor(shape));
+  const float* p = x.t.data.data();
+  for (std::size_t a = 0; a < outer; ++a) {
+    for (std::size_t c = 0; c < inner; ++c) {
+      const float* s = p + a * len * inner + c;
+      float best = s[0];
+      std::size_t at = 0;
+      for (std::size_t k = 1; k < len; ++k) {
+        const float v = s[k * inner];
+        const bool better = kMax ? v > best : v < best;
+        if ((better && !std::isnan(best)) || (std::isnan(v) && !std::isnan(best))) {
+          best = v;
+          at = k;
+        }
+      }
+      out.t.data[a * inner + c] = static_cast<float>(at);
+    }
+  }
+  std::vector<Value> r;
+  r.push_back(std::move(out));
+  return r;
+}
+
+}  // namespace
+
+std::span<const Entry> reduction_entries() {
+  static const Entry kEntries[] = {
+      {"reduce_sum", {&reduce_infer<kF | kI>, &reduce_eval<Sum>}},
+      {"reduce_prod", {&reduce_infer<kF | kI>, &reduce_eval<Prod>}},
+      {"reduce_max", {&reduce_infer<kF | kI | kB>, &reduce_eval<MaxR>}},
+      {"reduce_min", {&reduce_infer<kF | kI | kB>, &reduce_eval<MinR>}},
+      {"reduce_and", {&reduce_infer<kB>, &reduce_eval<AndR>}},
+      {"reduce_or", {&reduce_infer<kB>, &reduce_eval<OrR>}},
+      {"argmax", {&arg_infer, &arg_eval<true>}},
+      {"argmin", {&arg_infer, &arg_eval<false>}},
+  };
+  return kEntries;
+}
+
+}  // namespace meshrun::interp::prim

@@ -1,0 +1,179 @@
+// The unary elementwise primitives: math functions, neg/abs/sign, floor/ceil, is_finite, not, and
+// the identities (stop_gradient, copy). Each op is a functor instantiated into one contiguous
+// loop; the output takes the operand's buffer when it is owned.
+//
+// float32 as XLA:CPU computes it: sqrt is IEEE (correctly rounded, as here); exp, exp2, log,
+// log1p, expm1, tanh, logistic, erf, sin, cos, cbrt run on the C library in float. XLA:CPU uses
+// its own polynomial approximations for several of them, so those results may differ from JAX's
+// in the last bits (primitives_test reports how many match). i32 ops run on the integer values
+// and refuse a result beyond 2^24.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "interp/prim_util.hpp"
+
+namespace meshrun::interp::prim {
+
+namespace {
+
+std::int64_t to_i(float v) { return static_cast<std::int64_t>(v); }
+
+// ---- unary ----
+
+enum class UOut { kSame, kBool };
+
+template <class Op>
+std::vector<ValueType> unary_infer(const Eqn& eqn, std::span<const ValueType> in,
+                                   const PrimContext&) {
+  expect_operands(eqn, in.size(), 1);
+  check_dtype(eqn, in[0].dtype, Op::kDtypes);
+  return {make_type(Op::kOut == UOut::kBool ? DType::kBool : in[0].dtype, in[0].shape)};
+}
+
+template <class Op>
+std::vector<Value> unary_eval(const Eqn& eqn, std::span<Value* const> in,
+                              std::span<const bool> owned, PrimContext&) {
+  const Value& a = *in[0];
+  const DType dtype = Op::kOut == UOut::kBool ? DType::kBool : a.dtype;
+  const std::size_t n = a.t.size();
+  const float* x = a.t.data.data();
+  Value out = owned[0] ? Value(dtype, std::move(in[0]->t)) : Value(dtype, Tensor(a.t.shape));
+  float* o = out.t.data.data();
+  // (moved when owned: a vector's move keeps its storage, so x and o are then the same array)
+  if (Op::kInt && a.dtype != DType::kF32) {
+    for (std::size_t i = 0; i < n; ++i) o[i] = int_result(Op::i(to_i(x[i])), eqn);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) o[i] = Op::f(x[i]);
+  }
+  std::vector<Value> r;
+  r.push_back(std::move(out));
+  return r;
+}
+
+#define MESHRUN_UNARY(Name, dtypes, out, int_path, fexpr, iexpr)             \
+  struct Name {                                                              \
+    static constexpr unsigned kDtypes = dtypes;                              \
+    static constexpr UOut kOut = out;                                        \
+    static constexpr bool kInt = int_path;                                   \
+    static float f([[maybe_unused]] float a) { return fexpr; }               \
+    static std::int64_t i([[maybe_unused]] std::int64_t a) { return iexpr; } \
+  };
+MESHRUN_UNARY(Neg, kNum, UOut::kSame, true, -a, -a)
+MESHRUN_UNARY(Abs, kNum, UOut::kSame, true, std::fabs(a), a < 0 ? -a : a)
+MESHRUN_UNARY(Sign, kNum, UOut::kSame, false,
+              std::isnan(a) ? a
+              : a > 0       ? 1.0f
+              : a < 0       ? -1.0f
+                            : a,
+              0)
+MESHRUN_UNARY(Exp, kF, UOut::kSame, false, std::exp(a), 0)
+MESHRUN_UNARY(Exp2, kF, UOut::kSame, false, std::exp2(a), 0)
+MESHRUN_UNARY(Log, kF, UOut::kSame, false, std::log(a), 0)
+MESHRUN_UNARY(Log1p, kF, UOut::kSame, false, std::log1p(a), 0)
+MESHRUN_UNARY(Expm1, kF, UOut::kSame, false, std::expm1(a), 0)
+MESHRUN_UNARY(Tanh, kF, UOut::kSame, false, std::tanh(a), 0)
+// XLA expands logistic to 1 / (1 + exp(-x)).
+MESHRUN_UNARY(Logistic, kF, UOut::kSame, false, 1.0f / (1.0f + std::exp(-a)), 0)
+MESHRUN_UNARY(Erf, kF, UOut::kSame, false, std::erf(a), 0)
+MESHRUN_UNARY(Sqrt, kF, UOut::kSame, false, std::sqrt(a), 0)
+MESHRUN_UNARY(Rsqrt, kF, UOut::kSame, false, 1.0f / std::sqrt(a), 0)
+MESHRUN_UNARY(Cbrt, kF, UOut::kSame, false, std::cbrt(a), 0)
+MESHRUN_UNARY(Square, kNum, UOut::kSame, true, a* a, a* a)
+MESHRUN_UNARY(Sin, kF, UOut::kSame, false, std::sin(a), 0)
+MESHRUN_UNARY(Cos, kF, UOut::kSame, false, std::cos(a), 0)
+MESHRUN_UNARY(Floor, kF, UOut::kSame, false, std::floor(a), 0)
+MESHRUN_UNARY(Ceil, kF, UOut::kSame, false, std::ceil(a), 0)
+MESHRUN_UNARY(IsFinite, kF, UOut::kBool, false, std::isfinite(a) ? 1.0f : 0.0f, 0)
+// not: logical on bool, bitwise (~a = -a - 1) on i32.
+MESHRUN_UNARY(Not, kI | kB, UOut::kSame, true, 0, 0)
+#undef MESHRUN_UNARY
+
+// not needs the dtype: bool 1 - a, i32 ~a.
+std::vector<Value> not_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool> owned,
+                            PrimContext&) {
+  Value out = pass_through(in[0], owned[0]);
+  const bool logical = out.dtype == DType::kBool;
+  for (float& v : out.t.data) v = logical ? 1.0f - v : int_result(-to_i(v) - 1, eqn);
+  std::vector<Value> r;
+  r.push_back(std::move(out));
+  return r;
+}
+
+// XLA's ErfInv for float32 (Giles' single-precision approximation), unfused; erf_inv(+-1) is
+// +-inf, as JAX 0.10.2 gives.
+float erf_inv(float x) {
+  static constexpr float kLt5[9] = {2.81022636e-08f,  3.43273939e-07f, -3.5233877e-06f,
+                                    -4.39150654e-06f, 0.00021858087f,  -0.00125372503f,
+                                    -0.00417768164f,  0.246640727f,    1.50140941f};
+  static constexpr float kGe5[9] = {-0.000200214257f, 0.000100950558f, 0.00134934322f,
+                                    -0.00367342844f,  0.00573950773f,  -0.0076224613f,
+                                    0.00943887047f,   1.00167406f,     2.83297682f};
+  if (std::fabs(x) == 1.0f) return x * std::numeric_limits<float>::infinity();
+  float w = -std::log1p(-x * x);
+  const bool lt = w < 5.0f;
+  const float* c = lt ? kLt5 : kGe5;
+  w = lt ? w - 2.5f : std::sqrt(w) - 3.0f;
+  float p = c[0];
+  for (int i = 1; i < 9; ++i) p = c[i] + p * w;
+  return p * x;
+}
+struct ErfInv {
+  static constexpr unsigned kDtypes = kF;
+  static constexpr UOut kOut = UOut::kSame;
+  static constexpr bool kInt = false;
+  static float f(float a) { return erf_inv(a); }
+  static std::int64_t i(std::int64_t) { return 0; }
+};
+
+struct AnyType {
+  static constexpr unsigned kDtypes = kAny;
+  static constexpr UOut kOut = UOut::kSame;
+};
+
+std::vector<Value> identity_eval(const Eqn&, std::span<Value* const> in,
+                                 std::span<const bool> owned, PrimContext&) {
+  std::vector<Value> r;
+  r.push_back(pass_through(in[0], owned[0]));
+  return r;
+}
+
+template <class Op>
+constexpr Primitive unary() {
+  return {&unary_infer<Op>, &unary_eval<Op>};
+}
+
+}  // namespace
+
+std::span<const Entry> unary_entries() {
+  static const Entry kEntries[] = {
+      {"neg", unary<Neg>()},
+      {"abs", unary<Abs>()},
+      {"sign", unary<Sign>()},
+      {"exp", unary<Exp>()},
+      {"exp2", unary<Exp2>()},
+      {"log", unary<Log>()},
+      {"log1p", unary<Log1p>()},
+      {"expm1", unary<Expm1>()},
+      {"tanh", unary<Tanh>()},
+      {"logistic", unary<Logistic>()},
+      {"erf", unary<Erf>()},
+      {"erf_inv", unary<ErfInv>()},
+      {"sqrt", unary<Sqrt>()},
+      {"rsqrt", unary<Rsqrt>()},
+      {"cbrt", unary<Cbrt>()},
+      {"square", unary<Square>()},
+      {"sin", unary<Sin>()},
+      {"cos", unary<Cos>()},
+      {"floor", unary<Floor>()},
+      {"ceil", unary<Ceil>()},
+      {"is_finite", unary<IsFinite>()},
+      {"not", {&unary_infer<Not>, &not_eval}},
+      {"stop_gradient", {&unary_infer<AnyType>, &identity_eval}},
+      {"copy", {&unary_infer<AnyType>, &identity_eval}},
+      {"copy_p", {&unary_infer<AnyType>, &identity_eval}},
+  };
+  return kEntries;
+}
+
+}  // namespace meshrun::interp::prim
