@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <array>
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -271,6 +273,123 @@ BOOST_AUTO_TEST_CASE(symbolic_shapes_bind_through_ctx) {
   const Value v = run1(make("dim_as_value", {{"dim", "N*5"}}), {}, ctx);
   check_bits(v, {}, {15});
   BOOST_CHECK(v.dtype == DType::kI32);
+}
+
+BOOST_AUTO_TEST_CASE(random_hostile_equations_only_raise_primitive_errors) {
+  // Every primitive under random params (wrong kinds, negative, huge, out-of-range axes) and
+  // random operands: infer accepts or throws PrimitiveError, never anything else; what it
+  // accepts evaluates to the inferred types (or a PrimitiveError), with no device.
+  const std::vector<const char*> keys = {"axes",
+                                         "y",
+                                         "new_dtype",
+                                         "shape",
+                                         "broadcast_dimensions",
+                                         "new_sizes",
+                                         "dimensions",
+                                         "permutation",
+                                         "index_dtype",
+                                         "dtype",
+                                         "dimension",
+                                         "start_indices",
+                                         "limit_indices",
+                                         "strides",
+                                         "slice_sizes",
+                                         "padding_config",
+                                         "contracting",
+                                         "batch",
+                                         "preferred_element_type",
+                                         "dim",
+                                         "rounding_method",
+                                         "exponent_bits",
+                                         "mantissa_bits",
+                                         "all_gather_dimension",
+                                         "tiled",
+                                         "scatter_dimension",
+                                         "perm",
+                                         "split_axis",
+                                         "concat_axis"};
+  const std::vector<json> values = {0,
+                                    1,
+                                    2,
+                                    -1,
+                                    4611686018427387904ll,
+                                    18446744073709551615ull,
+                                    1e300,
+                                    0.5,
+                                    "x",
+                                    "N",
+                                    "f32",
+                                    "i32",
+                                    "data",
+                                    "2*N",
+                                    "floordiv(N, 0)",
+                                    nullptr,
+                                    true,
+                                    json::array(),
+                                    json::object(),
+                                    json::array({0}),
+                                    json::array({1}),
+                                    json::array({1, 0}),
+                                    json::array({0, 1}),
+                                    json::array({-1}),
+                                    json::array({99999999999ll}),
+                                    json::array({"data"}),
+                                    json::array({json::array({0}), json::array({0})}),
+                                    json::array({json::array({1}), json::array({0})}),
+                                    json::array({json::array({0, 0, 0})}),
+                                    json::array({json::array({0, 1})}),
+                                    json::array({2, 3}),
+                                    json::array({"N", 2})};
+  const std::vector<Shape> shapes = {{}, {1}, {2}, {2, 3}, {3, 2}, {0, 2}, {1, 2, 1}};
+  const DimBindings dims{{"N", 2}};
+  const MeshShape mesh{{"data", 2}};
+  std::mt19937 rng(22);
+  auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+  int accepted = 0, refused = 0;
+  for (const std::string& name : primitive_names()) {
+    const Primitive& p = prim(name);
+    for (int trial = 0; trial < 400; ++trial) {
+      Eqn e = make(name);
+      for (const char* k : keys)
+        if (rng() % 3 == 0) e.params[k] = values[pick(values.size())];
+      std::vector<ValueType> in;
+      const std::size_t n = pick(4);
+      for (std::size_t i = 0; i < n; ++i) {
+        const DType t = std::array{DType::kF32, DType::kI32, DType::kBool}[pick(3)];
+        in.push_back({t, shapes[pick(shapes.size())]});
+      }
+      PrimContext ctx;
+      ctx.dims = &dims;
+      if (rng() % 2) ctx.mesh = &mesh;
+      std::vector<ValueType> out;
+      try {
+        out = p.infer(e, in, ctx);
+      } catch (const PrimitiveError&) {
+        ++refused;
+        continue;
+      } catch (const std::exception& err) {
+        BOOST_ERROR(name << " infer threw a non-PrimitiveError: " << err.what() << " on "
+                         << e.params.dump());
+        continue;
+      }
+      ++accepted;
+      std::size_t elems = 0;
+      for (const ValueType& t : out) elems += shape_size(t.shape);
+      if (elems > 1000000) continue;
+      std::vector<Value> vals;
+      for (const ValueType& t : in) vals.emplace_back(t.dtype, Tensor(t.shape));
+      try {
+        const std::vector<Value> got = run_raw(e, std::move(vals), ctx);
+        BOOST_CHECK_EQUAL(got.size(), out.size());
+      } catch (const PrimitiveError&) {
+      } catch (const std::exception& err) {
+        BOOST_ERROR(name << " eval threw a non-PrimitiveError: " << err.what() << " on "
+                         << e.params.dump());
+      }
+    }
+  }
+  BOOST_TEST_MESSAGE(accepted << " random equations accepted, " << refused << " refused");
+  BOOST_CHECK_GT(accepted, 100);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
