@@ -119,7 +119,8 @@ bool reserve_standard_fds() {
 // OpenMPI, whose shared libraries would otherwise be loaded at every start. Without it the run
 // reports MPI as absent.
 void exec_mpi_build_if_asked(int argc, char** argv) {
-  const bool program = argc >= 2 && (find_program(argv[1]) != nullptr || std::string_view(argv[1]) == "run");
+  const bool program =
+      argc >= 2 && (find_program(argv[1]) != nullptr || std::string_view(argv[1]) == "run");
   const bool bench =
       argc >= 3 && std::string_view(argv[1]) == "bench" && std::string_view(argv[2]) == "allreduce";
   if (!program && !bench) return;

@@ -282,10 +282,12 @@ void run_bench_programs(const Flags& flags) {
     const fs::path dir = root / (size.program + "-" + size_label(size));
     const auto [inline_path, npy_path] = write_cases(*program, make_inputs(*program, size), dir);
     // The .npy case again through the exported program, when its file is there: "run" rows.
-    const std::string exported = flags.programs.empty() ? "" : flags.programs + "/" + size.program + ".json";
+    const std::string exported =
+        flags.programs.empty() ? "" : flags.programs + "/" + size.program + ".json";
     std::vector<std::tuple<const char*, std::string, std::string>> forms = {
         {"json", inline_path, ""}, {"npy", npy_path, ""}};
-    if (!exported.empty() && fs::is_regular_file(exported)) forms.emplace_back("run", npy_path, exported);
+    if (!exported.empty() && fs::is_regular_file(exported))
+      forms.emplace_back("run", npy_path, exported);
     for (const auto& [form, path, file] : forms) {
       nlohmann::json best;
       for (int r = 0; r < flags.rounds; ++r) {

@@ -195,8 +195,9 @@ void add_check_command(CLI::App& app) {
       "--program", flags->program,
       "Grade every case with the JAX program this program file holds (python -m "
       "meshrun_export), and the program by its exercise's rules");
-  command->add_option("--exercise", flags->exercise,
-                      "With --program: grade it as this exercise (dp-step, tp-mlp, mlp-train)")
+  command
+      ->add_option("--exercise", flags->exercise,
+                   "With --program: grade it as this exercise (dp-step, tp-mlp, mlp-train)")
       ->needs(program);
   update->excludes("--junit")->excludes("--json")->excludes(program);
   add_run_flags(*command, flags->run, true);  // --inject: into every case

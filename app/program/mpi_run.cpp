@@ -38,7 +38,8 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
       p.emplace(prepare(program, flags, &trace, &profile));
       check_mpi_mesh(p->mesh, job.ranks());
       if (!program.body) {
-        throw UnimplementedError(program.summary + " computes outside its shard_map, which runs "
+        throw UnimplementedError(program.summary +
+                                 " computes outside its shard_map, which runs "
                                  "in one process only (--backend inprocess)");
       }
       if (program.check_run) program.check_run(p->mesh, p->c.input_refs());

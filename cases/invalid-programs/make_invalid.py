@@ -85,6 +85,18 @@ def const_short(p):
 variant("constant-shorter-than-shape", const_short)
 
 
+def shapes_disagree(p):
+    b = body(p)
+    b["constvars"] = [{"id": 5, "type": {"dtype": "f32", "shape": [3]}}]
+    b["consts"] = [{"dtype": "f32", "shape": [3], "data": [1, 2, 3]}]
+    b["eqns"][0].update(primitive="add", **{"in": [{"var": 0}, {"var": 5}]})
+
+
+variant("operand-shapes-disagree", shapes_disagree)
+variant("operand-dtypes-disagree",
+        lambda p: body(p)["eqns"][0]["in"][1].update(dtype="i32", lit=2))
+
+
 def nested_jits(p):
     inner = body(p)
     for _ in range(100):

@@ -50,7 +50,8 @@ std::size_t parts(const PartitionSpec& spec, std::size_t d, const MeshShape& mes
   std::size_t n = 1;
   if (d >= spec.dims().size()) return 1;
   for (const std::string& axis : spec.dims()[d]) {
-    n *= static_cast<std::size_t>(mesh.at(static_cast<std::size_t>(mesh_axis_position(mesh, axis))).second);
+    n *= static_cast<std::size_t>(
+        mesh.at(static_cast<std::size_t>(mesh_axis_position(mesh, axis))).second);
   }
   return n;
 }
@@ -80,7 +81,8 @@ class Checker {
     }
     for (const Eqn& eqn : jx.eqns) {
       std::vector<ValueType> ops;
-      for (const Atom& a : eqn.in) ops.push_back(a.is_literal() ? ValueType{a.dtype, {}} : env[a.var]);
+      for (const Atom& a : eqn.in)
+        ops.push_back(a.is_literal() ? ValueType{a.dtype, {}} : env[a.var]);
       std::vector<ValueType> outs;
       try {
         outs = equation(eqn, ops, mesh);
@@ -103,7 +105,8 @@ class Checker {
       }
     }
     std::vector<ValueType> out;
-    for (const Atom& a : jx.outvars) out.push_back(a.is_literal() ? ValueType{a.dtype, {}} : env[a.var]);
+    for (const Atom& a : jx.outvars)
+      out.push_back(a.is_literal() ? ValueType{a.dtype, {}} : env[a.var]);
     return out;
   }
 
@@ -177,7 +180,8 @@ class Checker {
                              " has more entries than its result " + type_str(outs[i]) +
                              " has dimensions");
       }
-      for (std::size_t d = 0; d < outs[i].shape.size(); ++d) outs[i].shape[d] *= parts(out_specs[i], d, mesh);
+      for (std::size_t d = 0; d < outs[i].shape.size(); ++d)
+        outs[i].shape[d] *= parts(out_specs[i], d, mesh);
     }
     return outs;
   }
@@ -196,8 +200,8 @@ DimBindings bind_export(const ProgramFile& file, const Export& exp,
   for (std::size_t i = 0; i < jx.invars.size(); ++i) {
     const Type& t = jx.types[jx.invars[i]];
     if (i < dtypes.size() && dtypes[i] != t.dtype) {
-      throw InputError(field(i), std::string("is ") + dtype_name(dtypes[i]) + ", the program takes " +
-                                     dtype_name(t.dtype));
+      throw InputError(field(i), std::string("is ") + dtype_name(dtypes[i]) +
+                                     ", the program takes " + dtype_name(t.dtype));
     }
     if (t.shape.size() != shapes.at(i).size()) {
       std::string declared;
@@ -245,7 +249,9 @@ DimBindings bind_export(const ProgramFile& file, const Export& exp,
   return dims;
 }
 
-Value literal(const Atom& a) { return Value(a.dtype, Tensor::scalar(static_cast<float>(a.literal))); }
+Value literal(const Atom& a) {
+  return Value(a.dtype, Tensor::scalar(static_cast<float>(a.literal)));
+}
 
 }  // namespace
 
@@ -254,7 +260,8 @@ std::vector<PartitionSpec> shard_map_specs(const Eqn& eqn, const char* key) {
   if (!list.is_array()) throw PrimitiveError(std::string("param '") + key + "' must be a list");
   std::vector<PartitionSpec> specs;
   for (const json& spec : list) {
-    if (!spec.is_array()) throw PrimitiveError(std::string("param '") + key + "': a spec must be a list");
+    if (!spec.is_array())
+      throw PrimitiveError(std::string("param '") + key + "': a spec must be a list");
     std::vector<std::vector<std::string>> dims;
     for (const json& entry : spec) {
       std::vector<std::string> axes;
@@ -262,11 +269,13 @@ std::vector<PartitionSpec> shard_map_specs(const Eqn& eqn, const char* key) {
         axes.push_back(entry.get<std::string>());
       } else if (entry.is_array()) {
         for (const json& a : entry) {
-          if (!a.is_string()) throw PrimitiveError(std::string("param '") + key + "': an axis must be a name");
+          if (!a.is_string())
+            throw PrimitiveError(std::string("param '") + key + "': an axis must be a name");
           axes.push_back(a.get<std::string>());
         }
       } else if (!entry.is_null()) {
-        throw PrimitiveError(std::string("param '") + key + "': an entry must be null, an axis or a list of axes");
+        throw PrimitiveError(std::string("param '") + key +
+                             "': an entry must be null, an axis or a list of axes");
       }
       dims.push_back(std::move(axes));
     }
@@ -327,7 +336,8 @@ std::vector<Value> eval_jaxpr(const Jaxpr& jx, std::vector<Value> args, PrimCont
       }
       ops.push_back(&env[a.var]);
       // Lent only at its last use, and only when it is not also another operand of this one.
-      const bool last = std::find(eqn.last_use.begin(), eqn.last_use.end(), a.var) != eqn.last_use.end();
+      const bool last =
+          std::find(eqn.last_use.begin(), eqn.last_use.end(), a.var) != eqn.last_use.end();
       const auto uses = std::count_if(eqn.in.begin(), eqn.in.end(),
                                       [&](const Atom& b) { return b.var == a.var; });
       owned.push_back(last && uses == 1 ? 1 : 0);
@@ -336,9 +346,11 @@ std::vector<Value> eval_jaxpr(const Jaxpr& jx, std::vector<Value> args, PrimCont
     if (is_call(eqn.primitive) || eqn.primitive == "shard_map") {
       std::vector<Value> in;
       in.reserve(ops.size());
-      for (std::size_t i = 0; i < ops.size(); ++i) in.push_back(owned[i] ? std::move(*ops[i]) : *ops[i]);
+      for (std::size_t i = 0; i < ops.size(); ++i)
+        in.push_back(owned[i] ? std::move(*ops[i]) : *ops[i]);
       if (eqn.primitive == "shard_map") {
-        if (shard_map == nullptr) throw PrimitiveError(eqn.place() + ": a shard_map inside a shard_map body");
+        if (shard_map == nullptr)
+          throw PrimitiveError(eqn.place() + ": a shard_map inside a shard_map body");
         outs = (*shard_map)(eqn, in);
       } else {
         outs = eval_jaxpr(callee(eqn), std::move(in), ctx, shard_map);

@@ -117,16 +117,30 @@ class Builder {
   explicit Builder(LoadedProgram& lp) : lp_(lp), file_(lp.file) {}
 
   void build() {
-    for (const Export& exp : file_.exports) plains_.push_back(plain_of(exp.jaxpr));
-    lp_.plain = std::all_of(plains_.begin(), plains_.end(), [&](const auto& p) {
-      return p && same_specs(*p, *plains_.front());
-    });
+    for (const Export& exp : file_.exports) {
+      plains_.push_back(plain_of(exp.jaxpr));
+      if (!plains_.back()) continue;
+      // A spec naming an axis the mesh lacks is the file's fault, named in the file -- not in
+      // the case, where the reader would otherwise find it.
+      const Plain& p = *plains_.back();
+      for (const auto& [key, specs] :
+           {std::pair{"in_specs", &p.in_specs}, {"out_specs", &p.out_specs}}) {
+        for (std::size_t k = 0; k < specs->size(); ++k) {
+          check_spec_axes(file_.path + ": " + p.shard_map->where + ".params." + key + "[" +
+                              std::to_string(k) + "]",
+                          (*specs)[k], exp.mesh);
+        }
+      }
+    }
+    lp_.plain = std::all_of(plains_.begin(), plains_.end(),
+                            [&](const auto& p) { return p && same_specs(*p, *plains_.front()); });
     ProgramDef& def = lp_.def;
     def.name = file_.exercise.empty() ? file_.name : file_.exercise;
     def.summary = "the program in " + file_.path;
     def.mesh = file_.exports.front().mesh;
     def.axis = one_axis();
-    const ProgramDef* exercise = known_exercise(file_.exercise) ? find_program(file_.exercise) : nullptr;
+    const ProgramDef* exercise =
+        known_exercise(file_.exercise) ? find_program(file_.exercise) : nullptr;
     if (exercise != nullptr) {
       for (const ArgDef& a : exercise->inputs) def.inputs.push_back({a.name, a.dims, P()});
     }
@@ -147,7 +161,8 @@ class Builder {
       if (lp_.plain) {
         const Plain& p = *plains_.front();
         for (std::size_t k = 0; k < p.operand_input.size(); ++k) {
-          if (p.operand_input[k] == static_cast<int>(i)) def.inputs[lp_.def_input[i]].spec = p.in_specs[k];
+          if (p.operand_input[k] == static_cast<int>(i))
+            def.inputs[lp_.def_input[i]].spec = p.in_specs[k];
         }
       }
     }
@@ -155,9 +170,10 @@ class Builder {
     for (std::size_t j = 0; j < file_.outputs.size(); ++j) {
       const Atom& a = top.outvars[j];
       const std::size_t rank = a.is_literal() ? 0 : top.types[a.var].shape.size();
-      PartitionSpec spec = lp_.plain ? plains_.front()->out_specs[static_cast<std::size_t>(
-                                           plains_.front()->output_result[j])]
-                                     : P();
+      PartitionSpec spec =
+          lp_.plain ? plains_.front()
+                          ->out_specs[static_cast<std::size_t>(plains_.front()->output_result[j])]
+                    : P();
       ArgDef out = arg_def(file_.outputs[j].name, rank, std::move(spec));
       if (!a.is_literal()) {
         out.dims.clear();
@@ -174,7 +190,9 @@ class Builder {
       }
     };
     if (lp_.plain) {
-      def.body = [lp](Device& dev, std::vector<Tensor>& blocks) { return plain_body(*lp, dev, blocks); };
+      def.body = [lp](Device& dev, std::vector<Tensor>& blocks) {
+        return plain_body(*lp, dev, blocks);
+      };
     } else {
       def.run = [lp](Mesh& mesh, const std::vector<TensorRef>& inputs, Trace* trace) {
         return whole_run(*lp, mesh, inputs, trace);
@@ -185,7 +203,8 @@ class Builder {
 
  private:
   // The file's inputs' shapes, in the file's order, from the def's inputs.
-  static std::vector<Shape> file_shapes(const LoadedProgram& lp, const std::vector<TensorRef>& inputs) {
+  static std::vector<Shape> file_shapes(const LoadedProgram& lp,
+                                        const std::vector<TensorRef>& inputs) {
     std::vector<Shape> s;
     for (std::size_t i : lp.def_input) s.push_back(inputs.at(i).shape);
     return s;
@@ -258,7 +277,8 @@ class Builder {
         global.push_back(std::move(in[k].t));
       }
       for (std::size_t k = 0; k < out_specs.size(); ++k) {
-        const std::size_t rank = body.outvars[k].is_literal() ? 0 : body.types[body.outvars[k].var].shape.size();
+        const std::size_t rank =
+            body.outvars[k].is_literal() ? 0 : body.types[body.outvars[k].var].shape.size();
         out_defs.push_back(arg_def("result " + std::to_string(k), rank, out_specs[k]));
       }
       const Body device_body = [&](Device& dev, std::vector<Tensor>& blocks) {
@@ -301,8 +321,9 @@ std::unique_ptr<LoadedProgram> load_program(const std::string& path, std::uint64
   lp->file = read_program_file(path, max_bytes, open_wait);
   if (!exercise.empty()) {
     if (!known_exercise(exercise)) {
-      throw InputError("--exercise", exercise + " is not an exercise meshrun grades (dp-step, "
-                                                "tp-mlp, mlp-train)");
+      throw InputError("--exercise", exercise +
+                                         " is not an exercise meshrun grades (dp-step, "
+                                         "tp-mlp, mlp-train)");
     }
     lp->file.exercise = exercise;
   }

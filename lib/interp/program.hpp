@@ -20,7 +20,7 @@ namespace meshrun::interp {
 
 struct LoadedProgram {
   ProgramFile file;
-  ProgramDef def;  // its functions refer to `file`: keep the LoadedProgram alive while it runs
+  ProgramDef def;      // its functions refer to `file`: keep the LoadedProgram alive while it runs
   bool plain = false;  // jit(shard_map(inputs)) only: body and specs
   // The program's inputs are the file's, or -- for a file that names an exercise -- the
   // exercise's (a case for dp-step holds x even when the program closes over it: the rules then

@@ -63,8 +63,9 @@ class Reader {
     return s;
   }
   std::int64_t integer(const json& j, const std::string& at, std::int64_t lo, std::int64_t hi) {
-    if (!j.is_number_integer()) throw InputError(at, std::string("must be an integer, not ") +
-                                                         (j.is_number() ? "a fraction" : kind(j)));
+    if (!j.is_number_integer())
+      throw InputError(
+          at, std::string("must be an integer, not ") + (j.is_number() ? "a fraction" : kind(j)));
     const std::int64_t v = j.is_number_unsigned() && j.get<std::uint64_t>() > std::uint64_t(hi)
                                ? hi + 1
                                : j.get<std::int64_t>();
@@ -134,6 +135,19 @@ class Reader {
     return v;
   }
 
+  // Where a nested jaxpr is: the whole path up to 4 deep, then the first 4 levels, the depth
+  // and the last step (a message never holds 64 levels of ".params.jaxpr.eqns[0]").
+  std::string nested_where(const std::string& eqn_at, const std::string& key, int depth) {
+    if (depth <= 4) {
+      std::string at = eqn_at + ".params." + key;
+      if (depth == 4) head_ = at;
+      return at;
+    }
+    const std::size_t last = eqn_at.rfind(".eqns[");
+    return head_ + "...(" + std::to_string(depth) + " jaxprs deep)" + eqn_at.substr(last) +
+           ".params." + key;
+  }
+
   // One jaxpr; `depth` counts the jaxprs it is nested in.
   std::shared_ptr<Jaxpr> jaxpr(const json& j, const std::string& at, int depth) {
     if (depth > kMaxJaxprDepth) {
@@ -176,14 +190,15 @@ class Reader {
     const json* consts = optional(j, "consts");
     const std::size_t nconst = constvars ? array(*constvars, at + ".constvars").size() : 0;
     if ((consts ? array(*consts, at + ".consts").size() : 0) != nconst) {
-      throw InputError(at + ".consts", "must hold one value per constvar (" +
-                                           std::to_string(nconst) + ")");
+      throw InputError(at + ".consts",
+                       "must hold one value per constvar (" + std::to_string(nconst) + ")");
     }
     for (std::size_t i = 0; i < nconst; ++i) {
       const std::string vat = at + ".constvars[" + std::to_string(i) + "]";
       const int v = define((*constvars)[i], vat);
       jx.constvars.push_back(v);
-      jx.consts.push_back(constant((*consts)[i], jx.types[v], at + ".consts[" + std::to_string(i) + "]"));
+      jx.consts.push_back(
+          constant((*consts)[i], jx.types[v], at + ".consts[" + std::to_string(i) + "]"));
     }
     const json& eqns = array(member(j, at, "eqns"), at + ".eqns");
     for (std::size_t e = 0; e < eqns.size(); ++e) {
@@ -205,7 +220,7 @@ class Reader {
         q.params = *params;
         for (auto& [key, value] : q.params.items()) {
           if (!holds_jaxpr(q.primitive, key)) continue;
-          q.subs.emplace_back(key, jaxpr(value, eat + ".params." + key, depth + 1));
+          q.subs.emplace_back(key, jaxpr(value, nested_where(eat, key, depth + 1), depth + 1));
           value = nullptr;
         }
       } else {
@@ -261,12 +276,13 @@ class Reader {
     }
     const json& data = array(member(j, at, "data"), at + ".data");
     if (data.size() != elements) {
-      throw InputError(at + ".data", "holds " + std::to_string(data.size()) + " values, its shape " +
-                                         std::to_string(elements));
+      throw InputError(at + ".data", "holds " + std::to_string(data.size()) +
+                                         " values, its shape " + std::to_string(elements));
     }
     c.data.reserve(elements);
     for (std::size_t i = 0; i < data.size(); ++i) {
-      c.data.push_back(static_cast<float>(number(data[i], c.dtype, at + ".data[" + std::to_string(i) + "]")));
+      c.data.push_back(
+          static_cast<float>(number(data[i], c.dtype, at + ".data[" + std::to_string(i) + "]")));
     }
     return c;
   }
@@ -345,6 +361,7 @@ class Reader {
 
  private:
   std::size_t equations_ = 0;
+  std::string head_;  // the path of the latest jaxpr 4 deep
 };
 
 }  // namespace
@@ -359,15 +376,13 @@ ProgramFile read_program_file(const std::string& path, std::uint64_t max_bytes,
     try {
       // The callback sees each value's depth as it opens: deeper than the limit is refused
       // before the parser builds it (100,000 nested '[' cost nothing).
-      root = json::parse(source.begin(), source.end(),
-                         [](int depth, json::parse_event_t, json&) {
-                           if (depth > kMaxProgramJsonDepth) {
-                             throw InputError("", "nesting deeper than " +
-                                                      std::to_string(kMaxProgramJsonDepth) +
-                                                      " levels");
-                           }
-                           return true;
-                         });
+      root = json::parse(source.begin(), source.end(), [](int depth, json::parse_event_t, json&) {
+        if (depth > kMaxProgramJsonDepth) {
+          throw InputError(
+              "", "nesting deeper than " + std::to_string(kMaxProgramJsonDepth) + " levels");
+        }
+        return true;
+      });
     } catch (const json::parse_error& e) {
       throw_parse_error(source, e.byte, e.what());
     }
@@ -387,8 +402,9 @@ ProgramFile read_program_file(const std::string& path, std::uint64_t max_bytes,
     if (const json* ex = r.optional(root, "exercise")) {
       p.exercise = r.string(*ex, "exercise");
       if (!known_exercise(p.exercise)) {
-        throw InputError("exercise", excerpt(p.exercise) +
-                                         " is not an exercise meshrun grades (dp-step, tp-mlp, mlp-train)");
+        throw InputError("exercise",
+                         excerpt(p.exercise) +
+                             " is not an exercise meshrun grades (dp-step, tp-mlp, mlp-train)");
       }
     }
     p.inputs = r.args(root, "inputs", true);

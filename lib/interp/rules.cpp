@@ -11,7 +11,8 @@
 namespace meshrun::interp {
 namespace {
 
-using Mask = std::uint64_t;  // which of the program's inputs (bit i: input i, up to 64) a value depends on
+using Mask =
+    std::uint64_t;  // which of the program's inputs (bit i: input i, up to 64) a value depends on
 
 // A reduction met in the program: its axes and what its operands depend on.
 struct Reduction {
@@ -71,8 +72,7 @@ int input_index(const ProgramFile& file, const std::string& name) {
 }
 
 StructuralRule static_rule(std::string description, std::optional<std::string> failure) {
-  return {std::move(description),
-          [failure = std::move(failure)](const Trace&) { return failure; }};
+  return {std::move(description), [failure = std::move(failure)](const Trace&) { return failure; }};
 }
 
 std::size_t constants(const Jaxpr& jx, int depth = 0) {
@@ -91,7 +91,8 @@ bool known_exercise(const std::string& name) {
 
 std::vector<StructuralRule> exercise_rules(const ProgramFile& file) {
   std::vector<StructuralRule> rules;
-  const ProgramDef* built_in = known_exercise(file.exercise) ? find_program(file.exercise) : nullptr;
+  const ProgramDef* built_in =
+      known_exercise(file.exercise) ? find_program(file.exercise) : nullptr;
   if (built_in == nullptr) return rules;
   // On the trace: what the built-in program's grader checks, now of the user's program.
   rules = built_in->structure;

@@ -38,8 +38,7 @@ struct ProgramDef {
   // Set instead of `body` by a program that computes outside its shard_map (equations on the
   // global arrays, as jit computes them): the whole run on `mesh`, recording into `trace`.
   // Such a program runs in one process only.
-  std::function<std::vector<Tensor>(Mesh& mesh, const std::vector<TensorRef>& inputs,
-                                    Trace* trace)>
+  std::function<std::vector<Tensor>(Mesh& mesh, const std::vector<TensorRef>& inputs, Trace* trace)>
       run;
 };
 

@@ -57,15 +57,18 @@ void expect_within(const nlohmann::json& a, const nlohmann::json& b, const std::
   }
   BOOST_REQUIRE_MESSAGE(a.is_array() == b.is_array() && a.size() == b.size(), what << ": shapes");
   if (a.is_object()) {
-    for (const auto& item : b.items()) expect_within(a.at(item.key()), item.value(), what + "." + item.key());
+    for (const auto& item : b.items())
+      expect_within(a.at(item.key()), item.value(), what + "." + item.key());
     return;
   }
-  for (std::size_t i = 0; i < a.size(); ++i) expect_within(a[i], b[i], what + "[" + std::to_string(i) + "]");
+  for (std::size_t i = 0; i < a.size(); ++i)
+    expect_within(a[i], b[i], what + "[" + std::to_string(i) + "]");
 }
 
 BOOST_AUTO_TEST_CASE(documented_outputs_byte_for_byte) {
   for (const auto& [file, output] : kDocumented) {
-    const std::string program = std::string(file).find("/dp-step/") != std::string::npos ? "dp-step" : "tp-mlp";
+    const std::string program =
+        std::string(file).find("/dp-step/") != std::string::npos ? "dp-step" : "tp-mlp";
     const Result r = run({"run", program_file(program), file});
     BOOST_TEST(r.code == 0, file << ": " << r.err);
     BOOST_TEST(r.out == std::string(output) + "\n", file);
@@ -141,8 +144,9 @@ BOOST_AUTO_TEST_CASE(the_valid_base_of_the_hostile_programs_runs) {
   const std::string c = "cases/invalid-programs/valid/double-case.json";
   const Result r = run({"run", prog, c});
   BOOST_TEST(r.code == 0, r.err);
-  BOOST_TEST(r.out == "{\"y\":[2.0,4.0,6.0,8.0,10.0,12.0,14.0,16.0,18.0,20.0,22.0,24.0,26.0,28.0,"
-                      "30.0,32.0]}\n");
+  BOOST_TEST(r.out ==
+             "{\"y\":[2.0,4.0,6.0,8.0,10.0,12.0,14.0,16.0,18.0,20.0,22.0,24.0,26.0,28.0,"
+             "30.0,32.0]}\n");
   const Result four = run({"run", prog, "--devices", "4", c});
   BOOST_TEST(four.code == 2);
   BOOST_TEST(four.err == "meshrun: " + prog +

@@ -1,7 +1,8 @@
-// libFuzzer target for the case reader (issue #4, item 6) and the program reader (issue #22): whatever bytes a case file holds,
-// read_case either returns a Case or throws InputError -- never crashes, leaks, hangs, overflows
-// the stack or throws anything else. Built by `make fuzz` (clang, -fsanitize=fuzzer,address,
-// undefined; see tests/fuzz/CMakeLists.txt), seeded from tests/fuzz/corpus.
+// libFuzzer target for the case reader (issue #4, item 6) and the program reader (issue #22):
+// whatever bytes a case file holds, read_case either returns a Case or throws InputError -- never
+// crashes, leaks, hangs, overflows the stack or throws anything else. Built by `make fuzz` (clang,
+// -fsanitize=fuzzer,address, undefined; see tests/fuzz/CMakeLists.txt), seeded from
+// tests/fuzz/corpus.
 //
 // read_case takes a path, so each input is written to an in-memory file (memfd) and read back
 // through /proc/self/fd/N: no disk traffic, nothing left behind.
@@ -66,8 +67,8 @@ void read_program(const std::string& path) {
                                                   std::chrono::milliseconds(100), "");
     std::vector<meshrun::Shape> shapes;
     for (const auto& in : lp->file.inputs) shapes.push_back(meshrun::Shape(in.shape.size(), 16));
-    meshrun::interp::check_export(lp->file, meshrun::interp::bind(lp->file, lp->def.mesh,
-                                                                  shapes, {}));
+    meshrun::interp::check_export(lp->file,
+                                  meshrun::interp::bind(lp->file, lp->def.mesh, shapes, {}));
   } catch (const meshrun::InputError&) {
     // The documented outcome for bad input.
   } catch (const std::exception& e) {

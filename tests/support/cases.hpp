@@ -30,7 +30,7 @@ inline std::vector<std::string> json_files(const std::string& relative_dir) {
 
 // Every number of `got` within the grading tolerance (plus the 6-decimal printing) of `expected`.
 inline void expect_close(const nlohmann::json& got, const nlohmann::json& expected,
-                  const std::string& path) {
+                         const std::string& path) {
   if (expected.is_number()) {
     BOOST_REQUIRE_MESSAGE(got.is_number(), path << " is not a number");
     const double e = expected.get<double>();

@@ -388,7 +388,7 @@ BOOST_AUTO_TEST_CASE(reductions_over_the_wrong_axes_fail) {
 BOOST_AUTO_TEST_CASE(gathering_hidden_fails) {
   ProgramDef wrong = mlp();
   const Body real = mlp().body;
-  wrong.body = [real](Device& dev, const std::vector<Tensor>& in) {
+  wrong.body = [real](Device& dev, std::vector<Tensor>& in) {
     dev.all_gather(matmul(in[0], in[2]), "model");  // the full hidden activations on every device
     return real(dev, in);
   };
