@@ -143,6 +143,12 @@ class Builder {
         known_exercise(file_.exercise) ? find_program(file_.exercise) : nullptr;
     if (exercise != nullptr) {
       for (const ArgDef& a : exercise->inputs) def.inputs.push_back({a.name, a.dims, P()});
+      if (file_.outputs.size() != exercise->outputs.size()) {
+        throw InputError(file_.path, "outputs: " + file_.exercise + " returns " +
+                                         std::to_string(exercise->outputs.size()) +
+                                         " outputs, the program " +
+                                         std::to_string(file_.outputs.size()));
+      }
     }
     for (std::size_t i = 0; i < file_.inputs.size(); ++i) {
       const ArgInfo& in = file_.inputs[i];
@@ -175,9 +181,30 @@ class Builder {
                           ->out_specs[static_cast<std::size_t>(plains_.front()->output_result[j])]
                     : P();
       ArgDef out = arg_def(file_.outputs[j].name, rank, std::move(spec));
-      if (!a.is_literal()) {
+      if (exercise != nullptr) {
+        // The exercise's outputs, in its order: the case's expected names them so.
+        if (j >= exercise->outputs.size() || exercise->outputs[j].name != out.name) {
+          std::string names;
+          for (const ArgDef& o : exercise->outputs) names += (names.empty() ? "" : ", ") + o.name;
+          throw InputError(file_.path, "outputs[" + std::to_string(j) +
+                                           "].name: " + file_.exercise + " returns " + names +
+                                           ", in that order");
+        }
+        out.dims = exercise->outputs[j].dims;
+      } else {
+        // By the inputs' dimension names where the output's size is one of them; otherwise a
+        // name of its own, bound by nothing else.
         out.dims.clear();
-        for (const DimExpr& d : top.types[a.var].shape) out.dims.push_back(d.str());
+        for (std::size_t d = 0; d < rank; ++d) {
+          std::string name;
+          std::int64_t factor = 0;
+          const bool named =
+              top.types[a.var].shape[d].solvable(&name, &factor) && factor == 1 &&
+              std::any_of(file_.inputs.begin(), file_.inputs.end(), [&](const ArgInfo& in) {
+                return std::find(in.shape.begin(), in.shape.end(), name) != in.shape.end();
+              });
+          out.dims.push_back(named ? name : out.name + "." + std::to_string(d));
+        }
       }
       def.outputs.push_back(std::move(out));
     }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "interp/eval.hpp"
 #include "programs/program.hpp"
 
 namespace meshrun::interp {
@@ -20,18 +21,42 @@ struct Reduction {
   Mask depends = 0;
 };
 
+// Bit 63: derived from a closed-over array (a constant of rank >= 1).
+constexpr Mask kConstant = Mask{1} << 63;
+
+// A shard_map's operand: what it depends on, its spec and its type in the body.
+struct Operand {
+  Mask depends = 0;
+  PartitionSpec spec;
+  std::string type;
+};
+
 struct Flow {
   std::vector<Reduction> reductions;
+  std::vector<Operand> operands;            // of every shard_map
+  std::vector<std::string> body_constants;  // arrays closed over inside a body: their types
 };
+
+std::string declared(const Type& t) {
+  std::string dims;
+  for (const DimExpr& d : t.shape) dims += (dims.empty() ? "" : ",") + d.str();
+  return std::string(dtype_name(t.dtype)) + "[" + dims + "]";
+}
 
 bool is_reduction(const std::string& p) {
   return p == "psum" || p == "psum_invariant" || p == "pmean" || p == "psum2";
 }
 
 // Forward data flow: what each outvar of `jx` depends on, given its invars' masks.
-std::vector<Mask> flow(const Jaxpr& jx, const std::vector<Mask>& in, Flow& f, int depth = 0) {
+std::vector<Mask> flow(const Jaxpr& jx, const std::vector<Mask>& in, Flow& f, int depth = 0,
+                       bool in_body = false) {
   std::vector<Mask> m(jx.types.size(), 0);
   for (std::size_t i = 0; i < jx.invars.size() && i < in.size(); ++i) m[jx.invars[i]] = in[i];
+  for (std::size_t i = 0; i < jx.constvars.size(); ++i) {
+    if (jx.consts[i].shape.empty()) continue;
+    m[jx.constvars[i]] = kConstant;
+    if (in_body) f.body_constants.push_back(declared(jx.types[jx.constvars[i]]));
+  }
   for (const Eqn& e : jx.eqns) {
     std::vector<Mask> ops;
     Mask all = 0;
@@ -40,8 +65,19 @@ std::vector<Mask> flow(const Jaxpr& jx, const std::vector<Mask>& in, Flow& f, in
       all |= ops.back();
     }
     const Jaxpr* sub = e.sub("jaxpr") ? e.sub("jaxpr") : e.sub("call_jaxpr");
+    if (e.primitive == "shard_map" && sub != nullptr) {
+      std::vector<PartitionSpec> specs;
+      try {
+        specs = shard_map_specs(e, "in_specs");
+      } catch (const PrimitiveError&) {
+      }
+      for (std::size_t k = 0; k < ops.size() && k < specs.size() && k < sub->invars.size(); ++k) {
+        f.operands.push_back({ops[k], specs[k], declared(sub->types[sub->invars[k]])});
+      }
+    }
     if (sub != nullptr && depth < 64) {
-      const std::vector<Mask> outs = flow(*sub, ops, f, depth + 1);
+      const std::vector<Mask> outs =
+          flow(*sub, ops, f, depth + 1, in_body || e.primitive == "shard_map");
       for (std::size_t k = 0; k < e.out.size() && k < outs.size(); ++k) m[e.out[k]] = outs[k];
       continue;
     }
@@ -94,13 +130,6 @@ std::vector<StructuralRule> exercise_rules(const ProgramFile& file) {
   const ProgramDef* built_in =
       known_exercise(file.exercise) ? find_program(file.exercise) : nullptr;
   if (built_in == nullptr) return rules;
-  // On the trace: what the built-in program's grader checks, now of the user's program.
-  rules = built_in->structure;
-  if (file.exercise == "dp-step") {
-    rules.push_back(only_reductions_over({"data"}, "nothing gathered"));
-  } else if (file.exercise == "tp-mlp") {
-    rules.push_back(only_reductions_over({"model"}, "w1 and w2 stayed split"));
-  }
 
   // On the file.
   const Export& exp = file.exports.front();
@@ -135,6 +164,40 @@ std::vector<StructuralRule> exercise_rules(const ProgramFile& file) {
     }
     rules.push_back(static_rule("lr is traced: the update reads the input lr, not a literal", why));
   }
+  if (file.exercise == "dp-step" || file.exercise == "mlp-train") {
+    // x and y reach the body only as their row blocks: no replicated operand is derived from
+    // them, and no closed-over array (a full x baked in) flows in.
+    const char* axis = "data";
+    std::optional<std::string> why;
+    for (std::size_t k = 0; k < f.operands.size() && !why; ++k) {
+      const Operand& op = f.operands[k];
+      const bool split = !op.spec.dims().empty() &&
+                         std::find(op.spec.dims()[0].begin(), op.spec.dims()[0].end(), axis) !=
+                             op.spec.dims()[0].end();
+      for (const char* name : {"x", "y"}) {
+        const int i = input_index(file, name);
+        if (i >= 0 && (op.depends & (Mask{1} << i)) && !split) {
+          why = "shard_map operand " + std::to_string(k) + " (" + op.type + ", " + op.spec.str() +
+                ") is derived from " + name + " but not split by rows over 'data'";
+        }
+      }
+      if (!why && (op.depends & kConstant)) {
+        why = "shard_map operand " + std::to_string(k) + " (" + op.type + ", " + op.spec.str() +
+              ") is a closed-over array";
+      }
+    }
+    if (!why && !f.body_constants.empty()) {
+      why = "the body closes over an array " + f.body_constants.front();
+    }
+    for (const char* name : {"x", "y"}) {
+      const int i = input_index(file, name);
+      if (!why && i >= 0 && (reaches & (Mask{1} << i)) == 0) {
+        why = std::string("no output depends on the input ") + name;
+      }
+    }
+    rules.push_back(
+        static_rule("no full x or y flows into the body: they reach it as row blocks only", why));
+  }
   if (file.exercise == "tp-mlp" || file.exercise == "mlp-train") {
     const int b2 = input_index(file, "b2");
     std::optional<std::string> why;
@@ -148,6 +211,18 @@ std::vector<StructuralRule> exercise_rules(const ProgramFile& file) {
       }
     }
     rules.push_back(static_rule("b2 is added once, after the psum over 'model'", why));
+  }
+  // Then, on the trace: what the built-in program's grader checks, now of the user's program
+  // (after the file's rules, so the first broken rule a line shows is the most telling).
+  rules.insert(rules.end(), built_in->structure.begin(), built_in->structure.end());
+  if (file.exercise == "dp-step") {
+    // The mean gradient, never n times it: a body that reduces its gradients twice (the naive
+    // program without pcast, whose implicit pvary transposes to a psum) reduces more.
+    rules.push_back(reduced_exactly_over("data", "the loss and the gradients of w and b",
+                                         output_blocks({"loss", "w", "b"})));
+    rules.push_back(only_reductions_over({"data"}, "nothing gathered"));
+  } else if (file.exercise == "tp-mlp") {
+    rules.push_back(only_reductions_over({"model"}, "w1 and w2 stayed split"));
   }
   return rules;
 }

@@ -155,3 +155,37 @@ BOOST_AUTO_TEST_CASE(the_valid_base_of_the_hostile_programs_runs) {
 }
 
 }  // namespace
+
+namespace {
+
+// cases/submissions/<program>/NAME.json with NAME.expect: line 1 the arguments ({} = the file),
+// line 2 the exit code, line 3 the first line of stdout -- the verdict, naming the rule or the
+// numbers that show what is wrong. The right solutions pass every case of their program.
+BOOST_AUTO_TEST_CASE(the_gallery_gets_its_verdicts) {
+  std::size_t wrong = 0;
+  for (const char* program : kPrograms) {
+    const std::string dir = std::string("cases/submissions/") + program;
+    for (const std::string& file : json_files(dir)) {
+      const std::vector<std::string> expect =
+          lines_of(slurp(kSource + "/" + file.substr(0, file.size() - 5) + ".expect"));
+      BOOST_REQUIRE_MESSAGE(expect.size() == 3, file << ".expect must have 3 lines");
+      std::vector<std::string> args;
+      std::istringstream words(expect[0]);
+      for (std::string w; words >> w;) args.push_back(w == "{}" ? file : w);
+      const Result r = run(args);
+      BOOST_TEST(r.code == std::stoi(expect[1]), file << ": " << r.err);
+      const std::vector<std::string> out = lines_of(r.out);
+      BOOST_TEST((!out.empty() && out.front() == expect[2]), file << ": " << r.out);
+      if (file.ends_with("/right.json")) {
+        const Result all = run({"check", "--program", file, std::string("cases/") + program});
+        BOOST_TEST(all.code == 0, file << ": " << all.out);
+      } else {
+        BOOST_TEST(r.code == 1, file << " must fail");
+        ++wrong;
+      }
+    }
+  }
+  BOOST_TEST(wrong >= 8u);
+}
+
+}  // namespace
