@@ -133,30 +133,41 @@ bench-mpi: build
 # JAX beside meshrun (docs/jax.md): `make jax` builds the pinned virtual environment once (a stamp
 # file; python3's venv module, Debian's python3-venv, installed when missing), `make jax-check`
 # regenerates tests/jax/fixtures with live JAX into a temporary directory, fails if they changed,
+# re-exports cases/programs and cases/submissions (python/export_builtin.py --check) and runs the
+# exporter's self-test, grades the exported programs against live JAX on every case and sweep,
 # and compares meshrun with JAX over the whole sweep (fails beyond 1e-5 on a well-conditioned
 # element). `make bench-jax`: JAX as the performance peer (bench/README.md).
 JAX_VENV := $(BUILD)/jax-venv
 JAX_PY := $(JAX_VENV)/bin/python
 jax: $(JAX_VENV)/.stamp
-$(JAX_VENV)/.stamp: bench/jax/requirements.txt
+$(JAX_VENV)/.stamp: bench/jax/requirements.txt python/pyproject.toml
 	@python3 -c 'import venv, ensurepip' 2>/dev/null || { echo "installing: python3-venv"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv; }
 	rm -rf $(JAX_VENV)
 	python3 -m venv $(JAX_VENV)
 	$(JAX_VENV)/bin/pip install -q --disable-pip-version-check -r bench/jax/requirements.txt
 	$(JAX_PY) -c 'import jax; print("jax", jax.__version__)'
+	$(JAX_VENV)/bin/pip install -q --disable-pip-version-check ./python
 	touch $@
 
 jax-check: jax build
 	cd bench/jax && ../../$(JAX_PY) selftest.py
 	rm -rf $(BUILD)/jax-check && mkdir -p $(BUILD)/jax-check
 	cd bench/jax && ../../$(JAX_PY) oracle.py fixtures $(abspath $(BUILD)/jax-check)
-	diff -r -x bits.txt tests/jax/fixtures $(BUILD)/jax-check/fixtures
+	diff -r -x bits.txt -x bits-programs.txt tests/jax/fixtures $(BUILD)/jax-check/fixtures
 	$(BUILD)/release/meshrun check tests/jax/fixtures >$(BUILD)/jax-check/check.txt || \
 	  { cat $(BUILD)/jax-check/check.txt; exit 1; }
 	tail -n 1 $(BUILD)/jax-check/check.txt
 	cd bench/jax && ../../$(JAX_PY) oracle.py compare $(abspath $(BUILD)/release/meshrun) \
 	  $(abspath $(BUILD)/jax-check/fixtures) $(abspath $(BUILD)/jax-check/sweep)
+	PYTHONPATH=python $(JAX_PY) -m unittest discover -s python/tests
+	PYTHONPATH=python $(JAX_PY) python/export_builtin.py --check
+	for p in dp-step tp-mlp mlp-train; do \
+	  $(BUILD)/release/meshrun check --program cases/programs/$$p.json \
+	    $(BUILD)/jax-check/fixtures/$$p $(BUILD)/jax-check/sweep/$$p >$(BUILD)/jax-check/run-$$p.txt || \
+	    { cat $(BUILD)/jax-check/run-$$p.txt; exit 1; }; \
+	  printf '%s (exported, interpreted): ' $$p; tail -n 1 $(BUILD)/jax-check/run-$$p.txt; \
+	done
 
 bench-jax: jax build
 	cd bench/jax && ../../$(JAX_PY) peer.py $(abspath $(BUILD)/release/meshrun)

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "interp/contract.hpp"
 #include "io/json_text.hpp"
 #include "support/errors.hpp"
 
@@ -120,7 +121,23 @@ class Checker {
     PrimContext ctx;
     ctx.dims = &b_.dims;
     ctx.mesh = mesh;
-    return prim->infer(eqn, ops, ctx);
+    std::vector<ValueType> outs = prim->infer(eqn, ops, ctx);
+    if (eqn.primitive == "dot_general" && outs.size() == 1 && ops.size() == 2) {
+      // Multiply-adds: every output element times the contracted extent (lhs size / the lhs
+      // dims the output keeps), on every device of a body.
+      const double out = static_cast<double>(shape_size(outs[0].shape));
+      std::size_t contracted = 1;
+      const auto c = eqn.params.find("contracting");
+      if (c != eqn.params.end() && c->is_array() && !c->empty() && (*c)[0].is_array()) {
+        for (const auto& d : (*c)[0]) {
+          if (d.is_number_unsigned() && d.get<std::size_t>() < ops[0].shape.size())
+            contracted *= ops[0].shape[d.get<std::size_t>()];
+        }
+      }
+      flops_ += 2.0 * out * static_cast<double>(contracted) *
+                (mesh != nullptr ? static_cast<double>(mesh_devices(*mesh)) : 1.0);
+    }
+    return outs;
   }
 
   std::vector<ValueType> shard_map(const Eqn& eqn, const std::vector<ValueType>& ops,
@@ -188,6 +205,10 @@ class Checker {
 
   const ProgramFile& file_;
   const Binding& b_;
+  double flops_ = 0;
+
+ public:
+  std::uint64_t flops() const { return static_cast<std::uint64_t>(flops_); }
 };
 
 // Binds `exp`'s dimension variables to `shapes`; InputError naming the input otherwise.
@@ -302,11 +323,13 @@ Binding bind(const ProgramFile& file, const MeshShape& mesh, const std::vector<S
                                " (it was exported for " + excerpt(exported) + ")");
 }
 
-void check_export(const ProgramFile& file, const Binding& binding) {
+std::uint64_t check_export(const ProgramFile& file, const Binding& binding) {
   const Jaxpr& jx = binding.exp->jaxpr;
   std::vector<ValueType> in;
   for (int v : jx.invars) in.push_back(concrete(jx.types[v], binding.dims, jx.where));
-  Checker(file, binding).jaxpr(jx, in, nullptr);
+  Checker checker(file, binding);
+  checker.jaxpr(jx, in, nullptr);
+  return checker.flops();
 }
 
 std::vector<Value> eval_jaxpr(const Jaxpr& jx, std::vector<Value> args, PrimContext& ctx,
@@ -322,7 +345,10 @@ std::vector<Value> eval_jaxpr(const Jaxpr& jx, std::vector<Value> args, PrimCont
   std::vector<Value> literals;
   std::vector<Value*> ops;
   std::vector<char> owned;
-  for (const Eqn& eqn : jx.eqns) {
+  const ContractionPlan plan = plan_contractions(jx);
+  for (std::size_t e = 0; e < jx.eqns.size(); ++e) {
+    const Eqn& eqn = jx.eqns[e];
+    if (plan.absorbed[e]) continue;  // runs inside the add/sub that takes its product
     literals.clear();
     literals.reserve(eqn.in.size());
     ops.clear();
@@ -343,7 +369,19 @@ std::vector<Value> eval_jaxpr(const Jaxpr& jx, std::vector<Value> args, PrimCont
       owned.push_back(last && uses == 1 ? 1 : 0);
     }
     std::vector<Value> outs;
-    if (is_call(eqn.primitive) || eqn.primitive == "shard_map") {
+    if (const Contraction& c = plan.at[e]; c.mul >= 0) {
+      const Eqn& mul = jx.eqns[static_cast<std::size_t>(c.mul)];
+      const auto value = [&](const Atom& a) { return a.is_literal() ? literal(a) : Value(); };
+      const Value lb = value(mul.in[0]), lc = value(mul.in[1]);
+      const Value& b = mul.in[0].is_literal() ? lb : env[mul.in[0].var];
+      const Value& cc = mul.in[1].is_literal() ? lc : env[mul.in[1].var];
+      const auto a = static_cast<std::size_t>(c.addend);
+      outs.push_back(fused_multiply_add(ops[a], owned[a] != 0 && (eqn.in[a].is_literal() ||
+                                                                  (eqn.in[a].var != mul.in[0].var &&
+                                                                   eqn.in[a].var != mul.in[1].var)),
+                                        b, cc, c.negate_product, c.negate_addend));
+      for (int v : mul.last_use) env[v] = Value();
+    } else if (is_call(eqn.primitive) || eqn.primitive == "shard_map") {
       std::vector<Value> in;
       in.reserve(ops.size());
       for (std::size_t i = 0; i < ops.size(); ++i)

@@ -9,6 +9,7 @@
 // do not fit their primitives is refused (exit 2) before any device starts.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -34,8 +35,10 @@ Binding bind(const ProgramFile& file, const MeshShape& mesh, const std::vector<S
              const std::vector<DType>& dtypes);
 
 // Infers the type of every equation of the bound export (shard_map bodies on their blocks) and
-// compares it with the declared one; InputError naming the equation otherwise.
-void check_export(const ProgramFile& file, const Binding& binding);
+// compares it with the declared one; InputError naming the equation otherwise. Returns the
+// floating-point operations of its products (dot_general: 2 per multiply-add, over every device
+// of a body), what --timings divides by the time.
+std::uint64_t check_export(const ProgramFile& file, const Binding& binding);
 
 // A shard_map's in/out specs, read from its equation's params (checked by check_export).
 std::vector<PartitionSpec> shard_map_specs(const Eqn& eqn, const char* key);

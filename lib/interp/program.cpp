@@ -211,7 +211,7 @@ class Builder {
     LoadedProgram* lp = &lp_;
     def.check_run = [lp](const MeshShape& mesh, const std::vector<TensorRef>& inputs) {
       try {
-        check_export(lp->file, bind(lp->file, mesh, file_shapes(*lp, inputs), {}));
+        lp->flops = check_export(lp->file, bind(lp->file, mesh, file_shapes(*lp, inputs), {}));
       } catch (const InputError& e) {
         throw InputError(lp->file.path, e.what());
       }
@@ -226,6 +226,7 @@ class Builder {
       };
     }
     def.structure = exercise_rules(file_);
+    def.flops = [lp](const std::vector<TensorRef>&) { return lp->flops; };
   }
 
  private:

@@ -26,6 +26,8 @@ struct LoadedProgram {
   // exercise's (a case for dp-step holds x even when the program closes over it: the rules then
   // say so). def_input[i]: the def's input that is the file's input i.
   std::vector<std::size_t> def_input;
+  // The flops the last checked run counts (check_run, before it runs): what def.flops returns.
+  std::uint64_t flops = 0;
 };
 
 // Reads `path` (read_program_file) and builds its ProgramDef; InputError naming the file.

@@ -63,7 +63,8 @@ BOOST_AUTO_TEST_CASE(bad_flags_exit_2) {
   BOOST_TEST(devices.out.empty());
 }
 
-// `meshrun bench programs --quick`: one row per program and input form, each the --timings line of
+// `meshrun bench programs --quick`: one row per program and input form (json, npy, and the npy
+// case run through the exported program), each the --timings line of
 // a real run of a case it wrote (kept with --keep, so the rows can be checked against the files).
 BOOST_AUTO_TEST_CASE(programs_sweep_runs_every_program_on_json_and_npy) {
   meshrun::testing::TempDir dir;
@@ -72,7 +73,8 @@ BOOST_AUTO_TEST_CASE(programs_sweep_runs_every_program_on_json_and_npy) {
   BOOST_REQUIRE_MESSAGE(r.code == 0, r.err);
   const nlohmann::json rows = nlohmann::json::parse(r.out);
   BOOST_REQUIRE(rows.is_array());
-  BOOST_TEST(rows.size() == 6u);  // dp-step, tp-mlp, mlp-train x json, npy
+  // dp-step, tp-mlp, mlp-train x json, npy, and the npy case through cases/programs' file (run)
+  BOOST_TEST(rows.size() == 9u);
   std::set<std::string> seen;
   for (const auto& row : rows) {
     seen.insert(row.at("program").get<std::string>() + "/" + row.at("input").get<std::string>());
@@ -81,5 +83,6 @@ BOOST_AUTO_TEST_CASE(programs_sweep_runs_every_program_on_json_and_npy) {
     for (const char* phase : {"read_s", "shard_s", "compute_s", "write_s"})
       BOOST_TEST(row.at(phase).get<double>() <= row.at("total_s").get<double>(), phase);
   }
-  BOOST_TEST(seen.size() == 6u);
+  BOOST_TEST(seen.size() == 9u);
+  BOOST_TEST(seen.count("dp-step/run") == 1u);
 }

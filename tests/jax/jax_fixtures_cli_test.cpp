@@ -35,9 +35,9 @@ std::size_t count_numbers(const nlohmann::json& v) {
 }
 
 // bits.txt: "# ..." comments, then "PROGRAM ELEMENTS IDENTICAL" per line.
-std::map<std::string, Counts> baseline() {
+std::map<std::string, Counts> baseline(const std::string& file = "bits.txt") {
   std::map<std::string, Counts> out;
-  std::istringstream in(slurp(kFixtures + "/bits.txt"));
+  std::istringstream in(slurp(kFixtures + "/" + file));
   for (std::string line; std::getline(in, line);) {
     if (line.empty() || line[0] == '#') continue;
     std::istringstream l(line);
@@ -47,6 +47,36 @@ std::map<std::string, Counts> baseline() {
     out[p] = c;
   }
   return out;
+}
+
+// The exported programs (cases/programs/, `meshrun check --program`) against the same fixtures:
+// within the tolerance on every case, and no fewer elements bit-identical than bits-programs.txt.
+BOOST_AUTO_TEST_CASE(exported_programs_bit_identical_share_does_not_drop) {
+  const auto base = baseline("bits-programs.txt");
+  BOOST_REQUIRE_EQUAL(base.size(), 3u);
+  for (const auto& [program, b] : base) {
+    const std::string prog = kSource + "/cases/programs/" + program + ".json";
+    const auto tolerant = run({"check", "--program", prog, kFixtures + "/" + program});
+    BOOST_TEST(tolerant.code == 0, program << ": " << tolerant.out << tolerant.err);
+    TempDir dir;
+    const auto r = run({"check", "--program", prog, "--atol", "0", "--rtol", "0", "--json",
+                        dir / "r.json", kFixtures + "/" + program});
+    BOOST_REQUIRE(!r.killed);
+    BOOST_TEST((r.code == 0 || r.code == 1), "exit " << r.code << ": " << r.err);
+    const auto report = nlohmann::json::parse(slurp(dir / "r.json"));
+    std::size_t elements = 0, differing = 0;
+    for (const auto& c : report["cases"]) {
+      BOOST_TEST(c["error"].is_null(), c["case"] << ": " << c["error"]);
+      differing += c["differing_elements"].get<std::size_t>();
+    }
+    for (const auto& f : fs::directory_iterator(kFixtures + "/" + program))
+      if (f.path().extension() == ".json")
+        elements += count_numbers(nlohmann::json::parse(slurp(f.path()))["expected"]);
+    BOOST_TEST(elements == b.elements, program);
+    BOOST_TEST(elements - differing >= b.identical,
+               program << " interpreted: " << elements - differing << " of " << elements
+                       << " bit-identical to JAX, " << b.identical << " when measured");
+  }
 }
 
 BOOST_AUTO_TEST_CASE(bit_identical_share_does_not_drop) {

@@ -1,0 +1,101 @@
+// FMA contraction (contract.hpp).
+#include "interp/contract.hpp"
+
+#include <cmath>
+
+namespace meshrun::interp {
+namespace {
+
+std::string shape_key(const Type& t) {
+  std::string k;
+  for (const DimExpr& d : t.shape) k += d.str() + ",";
+  return k;
+}
+
+}  // namespace
+
+ContractionPlan plan_contractions(const Jaxpr& jx) {
+  ContractionPlan plan;
+  plan.at.resize(jx.eqns.size());
+  plan.absorbed.assign(jx.eqns.size(), 0);
+  std::vector<int> uses(jx.types.size(), 0), defined_by(jx.types.size(), -1),
+      last(jx.types.size(), -1);
+  for (std::size_t e = 0; e < jx.eqns.size(); ++e) {
+    for (const Atom& a : jx.eqns[e].in)
+      if (!a.is_literal()) ++uses[a.var];
+    for (int v : jx.eqns[e].out) defined_by[v] = static_cast<int>(e);
+    for (int v : jx.eqns[e].last_use) last[v] = static_cast<int>(e);
+  }
+  for (const Atom& a : jx.outvars)
+    if (!a.is_literal()) ++uses[a.var];
+  // A scalar, or of `shape`.
+  const auto fits = [&](const Atom& a, const std::string& shape) {
+    if (a.is_literal()) return a.dtype == DType::kF32;
+    const Type& t = jx.types[a.var];
+    return t.dtype == DType::kF32 && (t.shape.empty() || shape_key(t) == shape);
+  };
+  for (std::size_t e = 0; e < jx.eqns.size(); ++e) {
+    const Eqn& q = jx.eqns[e];
+    if ((q.primitive != "add" && q.primitive != "sub" && q.primitive != "add_any") ||
+        q.in.size() != 2 || q.out.size() != 1 || jx.types[q.out[0]].dtype != DType::kF32) {
+      continue;
+    }
+    const std::string shape = shape_key(jx.types[q.out[0]]);
+    for (int side = 0; side < 2; ++side) {
+      const Atom& p = q.in[static_cast<std::size_t>(side)];
+      if (p.is_literal() || uses[p.var] != 1 || defined_by[p.var] < 0) continue;
+      const auto m = static_cast<std::size_t>(defined_by[p.var]);
+      const Eqn& mul = jx.eqns[m];
+      if (mul.primitive != "mul" || mul.in.size() != 2 || plan.absorbed[m]) continue;
+      // The product runs at e, so its operands must live to e: none released in between.
+      const auto released_between = [&](const Atom& a) {
+        return !a.is_literal() && last[a.var] > static_cast<int>(m) && last[a.var] < static_cast<int>(e);
+      };
+      if (released_between(mul.in[0]) || released_between(mul.in[1])) continue;
+      if (shape_key(jx.types[p.var]) != shape || !fits(mul.in[0], shape) ||
+          !fits(mul.in[1], shape) || !fits(q.in[static_cast<std::size_t>(1 - side)], shape)) {
+        continue;
+      }
+      plan.absorbed[m] = 1;
+      plan.at[e] = {static_cast<int>(m), 1 - side, q.primitive == "sub" && side == 1,
+                    q.primitive == "sub" && side == 0};
+      break;
+    }
+  }
+  return plan;
+}
+
+Value fused_multiply_add(Value* a, bool own_a, const Value& b, const Value& c,
+                         bool negate_product, bool negate_addend) {
+  Shape shape = a->t.shape;
+  if (b.t.rank() > shape.size()) shape = b.t.shape;
+  if (c.t.rank() > shape.size()) shape = c.t.shape;
+  const std::size_t n = shape_size(shape);
+  // In place over a when it is lent and of the result's shape: each element is read before its
+  // slot is written.
+  const bool in_place = own_a && a->t.shape == shape;
+  Tensor out = in_place ? std::move(a->t) : Tensor(shape);
+  const float* pa = in_place ? out.data.data() : a->t.data.data();
+  const bool sa = !in_place && a->t.size() == 1 && n != 1;
+  const bool sb = b.t.size() == 1 && n != 1, sc = c.t.size() == 1 && n != 1;
+  const float* pb = b.t.data.data();
+  const float* pc = c.t.data.data();
+  const float kb = negate_product ? -1.0f : 1.0f, ka = negate_addend ? -1.0f : 1.0f;
+  float* po = out.data.data();
+  if (!sa && !sb && !sc) {
+    for (std::size_t i = 0; i < n; ++i) po[i] = std::fma(kb * pb[i], pc[i], ka * pa[i]);
+  } else if (!sa && sb && !sc) {  // a - lr * g
+    const float b0 = kb * pb[0];
+    for (std::size_t i = 0; i < n; ++i) po[i] = std::fma(b0, pc[i], ka * pa[i]);
+  } else if (!sa && !sb && sc) {
+    const float c0 = pc[0];
+    for (std::size_t i = 0; i < n; ++i) po[i] = std::fma(kb * pb[i], c0, ka * pa[i]);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      po[i] = std::fma(kb * pb[sb ? 0 : i], pc[sc ? 0 : i], ka * pa[sa ? 0 : i]);
+    }
+  }
+  return Value(DType::kF32, std::move(out));
+}
+
+}  // namespace meshrun::interp
