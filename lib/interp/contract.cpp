@@ -49,7 +49,8 @@ ContractionPlan plan_contractions(const Jaxpr& jx) {
       if (mul.primitive != "mul" || mul.in.size() != 2 || plan.absorbed[m]) continue;
       // The product runs at e, so its operands must live to e: none released in between.
       const auto released_between = [&](const Atom& a) {
-        return !a.is_literal() && last[a.var] > static_cast<int>(m) && last[a.var] < static_cast<int>(e);
+        return !a.is_literal() && last[a.var] > static_cast<int>(m) &&
+               last[a.var] < static_cast<int>(e);
       };
       if (released_between(mul.in[0]) || released_between(mul.in[1])) continue;
       if (shape_key(jx.types[p.var]) != shape || !fits(mul.in[0], shape) ||
@@ -65,8 +66,8 @@ ContractionPlan plan_contractions(const Jaxpr& jx) {
   return plan;
 }
 
-Value fused_multiply_add(Value* a, bool own_a, const Value& b, const Value& c,
-                         bool negate_product, bool negate_addend) {
+Value fused_multiply_add(Value* a, bool own_a, const Value& b, const Value& c, bool negate_product,
+                         bool negate_addend) {
   Shape shape = a->t.shape;
   if (b.t.rank() > shape.size()) shape = b.t.shape;
   if (c.t.rank() > shape.size()) shape = c.t.shape;

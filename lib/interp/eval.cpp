@@ -376,10 +376,11 @@ std::vector<Value> eval_jaxpr(const Jaxpr& jx, std::vector<Value> args, PrimCont
       const Value& b = mul.in[0].is_literal() ? lb : env[mul.in[0].var];
       const Value& cc = mul.in[1].is_literal() ? lc : env[mul.in[1].var];
       const auto a = static_cast<std::size_t>(c.addend);
-      outs.push_back(fused_multiply_add(ops[a], owned[a] != 0 && (eqn.in[a].is_literal() ||
-                                                                  (eqn.in[a].var != mul.in[0].var &&
-                                                                   eqn.in[a].var != mul.in[1].var)),
-                                        b, cc, c.negate_product, c.negate_addend));
+      outs.push_back(fused_multiply_add(
+          ops[a],
+          owned[a] != 0 && (eqn.in[a].is_literal() ||
+                            (eqn.in[a].var != mul.in[0].var && eqn.in[a].var != mul.in[1].var)),
+          b, cc, c.negate_product, c.negate_addend));
       for (int v : mul.last_use) env[v] = Value();
     } else if (is_call(eqn.primitive) || eqn.primitive == "shard_map") {
       std::vector<Value> in;

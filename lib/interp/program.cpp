@@ -137,7 +137,14 @@ class Builder {
     ProgramDef& def = lp_.def;
     def.name = file_.exercise.empty() ? file_.name : file_.exercise;
     def.summary = "the program in " + file_.path;
+    // The mesh it runs on unless told otherwise: its exercise's, when exported for it (the
+    // exporter may list the meshes in any order), else the first export's.
     def.mesh = file_.exports.front().mesh;
+    if (const ProgramDef* ex =
+            known_exercise(file_.exercise) ? find_program(file_.exercise) : nullptr) {
+      for (const Export& exp : file_.exports)
+        if (exp.mesh == ex->mesh) def.mesh = ex->mesh;
+    }
     def.axis = one_axis();
     const ProgramDef* exercise =
         known_exercise(file_.exercise) ? find_program(file_.exercise) : nullptr;

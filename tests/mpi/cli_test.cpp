@@ -333,6 +333,18 @@ BOOST_AUTO_TEST_CASE(every_case_of_the_exported_programs_prints_the_same_bytes) 
     }
     same_as_one_process({"run", file, std::string("cases/") + program + "/example1.json"});
   }
-  same_as_one_process({"run", "cases/programs/dp-step.json", "cases/dp-step/example1.json",
-                       "--inject", "fail:7@1"});
+  // A failure in the interpreted body: exit 3 and the line of one process, naming the rank.
+  const std::vector<std::string> fail = {"run", "cases/programs/dp-step.json",
+                                         "cases/dp-step/example1.json", "--inject", "fail:7@1"};
+  const Result one = run(fail);
+  const Result many = mpirun(fail);
+  BOOST_TEST(one.code == 3);
+  BOOST_TEST(many.code == 3);
+  BOOST_TEST(many.out == "");
+  BOOST_TEST(meshrun_lines(many.err).size() == 1u, many.err);
+  BOOST_TEST(has(many.err, ranks() == 1 ? "device 7 "
+                                        : "device 7 (rank " + std::to_string(ranks() - 1) + ")"),
+             many.err);
+  BOOST_TEST(has(many.err, "failed at psum #1 on 'data': injected failure (--inject fail:7@1)"),
+             many.err);
 }
