@@ -270,6 +270,30 @@ DimBindings bind_export(const ProgramFile& file, const Export& exp,
   return dims;
 }
 
+// The end of the run of psums from `e` that one collective can carry: the same primitive over
+// the same axes, f32, each operand defined before the run (none the result of another member).
+std::size_t combinable_psums(const Jaxpr& jx, std::size_t e) {
+  const Eqn& first = jx.eqns[e];
+  if (first.primitive != "psum" && first.primitive != "psum_invariant") return e + 1;
+  std::vector<int> results(first.out.begin(), first.out.end());
+  std::size_t end = e + 1;
+  for (; end < jx.eqns.size(); ++end) {
+    const Eqn& q = jx.eqns[end];
+    if (q.primitive != first.primitive || q.params != first.params) break;
+    bool independent = true;
+    for (const Atom& a : q.in) {
+      if (!a.is_literal() && std::find(results.begin(), results.end(), a.var) != results.end())
+        independent = false;
+      if (!a.is_literal() && jx.types[a.var].dtype != DType::kF32) independent = false;
+    }
+    if (!independent) break;
+    results.insert(results.end(), q.out.begin(), q.out.end());
+  }
+  for (const Atom& a : first.in)
+    if (!a.is_literal() && jx.types[a.var].dtype != DType::kF32) return e + 1;
+  return end;
+}
+
 Value literal(const Atom& a) {
   return Value(a.dtype, Tensor::scalar(static_cast<float>(a.literal)));
 }
@@ -346,9 +370,27 @@ std::vector<Value> eval_jaxpr(const Jaxpr& jx, std::vector<Value> args, PrimCont
   std::vector<Value*> ops;
   std::vector<char> owned;
   const ContractionPlan plan = plan_contractions(jx);
+  std::size_t combined_to = 0;  // eqns before this ran in an earlier combined psum
+  Eqn combined;
   for (std::size_t e = 0; e < jx.eqns.size(); ++e) {
-    const Eqn& eqn = jx.eqns[e];
-    if (plan.absorbed[e]) continue;  // runs inside the add/sub that takes its product
+    if (e < combined_to || plan.absorbed[e]) continue;  // ran already, or runs in its consumer
+    std::size_t run_end = ctx.device != nullptr ? combinable_psums(jx, e) : e + 1;
+    if (run_end > e + 1) {
+      // XLA's all-reduce combiner: consecutive psums over the same axes in one collective
+      // (the same sums, element by element, in the same rank order: the same bits).
+      combined = jx.eqns[e];
+      combined.in.clear();
+      combined.out.clear();
+      combined.last_use.clear();
+      for (std::size_t k = e; k < run_end; ++k) {
+        const Eqn& q = jx.eqns[k];
+        combined.in.insert(combined.in.end(), q.in.begin(), q.in.end());
+        combined.out.insert(combined.out.end(), q.out.begin(), q.out.end());
+        combined.last_use.insert(combined.last_use.end(), q.last_use.begin(), q.last_use.end());
+      }
+      combined_to = run_end;
+    }
+    const Eqn& eqn = run_end > e + 1 ? combined : jx.eqns[e];
     literals.clear();
     literals.reserve(eqn.in.size());
     ops.clear();
