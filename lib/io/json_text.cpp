@@ -28,6 +28,8 @@ namespace {
 
 constexpr std::size_t kChunkBytes = std::size_t{1} << 16;
 
+}  // namespace
+
 // nlohmann's message minus its "[json.exception...] parse error at line L, column C: " prefix
 // (we print our own position) and minus "; last read: '...'", which echoes arbitrary input.
 std::string parse_error_reason(const std::string& what) {
@@ -40,8 +42,6 @@ std::string parse_error_reason(const std::string& what) {
   }
   return reason;
 }
-
-}  // namespace
 
 std::string display_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
 

@@ -124,6 +124,10 @@ class JsonSource {
 [[noreturn]] void throw_parse_error(const JsonSource& source, std::uint64_t byte,
                                     const std::string& what);
 
+// nlohmann's parse error message as meshrun quotes it: without its own position prefix and
+// without the "last read" echo of the input.
+std::string parse_error_reason(const std::string& what);
+
 // After a successful parse: throws unless the parser stopped at the real end of the input.
 void check_nothing_after(const JsonSource& source);
 
