@@ -160,6 +160,9 @@ jax-check: jax build
 	tail -n 1 $(BUILD)/jax-check/check.txt
 	cd bench/jax && ../../$(JAX_PY) oracle.py compare $(abspath $(BUILD)/release/meshrun) \
 	  $(abspath $(BUILD)/jax-check/fixtures) $(abspath $(BUILD)/jax-check/sweep)
+	cd bench/jax && ../../$(JAX_PY) oracle.py compare $(abspath $(BUILD)/release/meshrun) \
+	  $(abspath $(BUILD)/jax-check/fixtures) $(abspath $(BUILD)/jax-check/sweep) \
+	  --programs $(abspath cases/programs)
 	PYTHONPATH=python $(JAX_PY) -m unittest discover -s python/tests
 	PYTHONPATH=python $(JAX_PY) python/export_builtin.py --check
 	for p in dp-step tp-mlp mlp-train; do \

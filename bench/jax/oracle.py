@@ -5,11 +5,13 @@
                                        float32 outputs (shortest round-trip decimals), the
                                        committed ones in OUTDIR/fixtures/<program>/ (with
                                        MANIFEST: the versions), the rest in OUTDIR/sweep/
-  oracle.py compare MESHRUN DIR... [--baseline FILE] [--json FILE]
+  oracle.py compare MESHRUN DIR... [--baseline FILE] [--json FILE] [--programs DIR]
                                        runs `MESHRUN <program> --exact` on every fixture and
                                        prints, per program, max |diff|, max ulps and the share of
                                        elements bit-identical to JAX; --baseline writes the
-                                       counts tests/jax/ ratchets on
+                                       counts tests/jax/ ratchets on; --programs DIR runs
+                                       `MESHRUN run DIR/<program>.json` instead (the exported
+                                       programs, interpreted)
 
 The sweep is a pure function of SEED: regenerating with the same pins gives the same bytes.
 """
@@ -302,7 +304,9 @@ def ordered(a):
     return np.where(i < 0, -(i & 0x7FFFFFFF), i)
 
 
-def compare(dirs, meshrun, baseline=None, json_out=None):
+def compare(dirs, meshrun, baseline=None, json_out=None, programs=None):
+    """With `programs` (a directory holding <program>.json program files): every case through
+    `meshrun run PROGRAMS/<program>.json`, the exported program interpreted."""
     rows, per_output = {}, {}
     for problem in pg.INPUTS:
         st = rows.setdefault(problem, {"cases": 0, "elements": 0, "identical": 0,
@@ -312,8 +316,9 @@ def compare(dirs, meshrun, baseline=None, json_out=None):
                                        "jax_off64": 0, "worst": None})
         for f in sorted(f for d in dirs for f in (Path(d) / problem).glob("*.json")):
             case = json.loads(f.read_text())
-            r = subprocess.run([meshrun, problem, "--exact", str(f)], capture_output=True,
-                               text=True)
+            cmd = ([meshrun, "run", str(Path(programs) / f"{problem}.json")] if programs
+                   else [meshrun, problem])
+            r = subprocess.run(cmd + ["--exact", str(f)], capture_output=True, text=True)
             if r.returncode not in (0, 1):  # 1: numbers beyond tolerance (still printed)
                 raise SystemExit(f"{f}: meshrun exit {r.returncode}: {r.stderr}")
             got = json.loads(r.stdout)
@@ -381,6 +386,7 @@ if __name__ == "__main__":
                 opt[x] = next(it)
             else:
                 dirs.append(x)
-        sys.exit(compare(dirs, a[1], opt.get("--baseline"), opt.get("--json")))
+        sys.exit(compare(dirs, a[1], opt.get("--baseline"), opt.get("--json"),
+                         opt.get("--programs")))
     else:
         sys.exit(__doc__)
