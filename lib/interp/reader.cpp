@@ -217,11 +217,16 @@ class Reader {
         if (!params->is_object()) {
           throw InputError(eat + ".params", std::string("must be an object, not ") + kind(*params));
         }
-        q.params = *params;
-        for (auto& [key, value] : q.params.items()) {
-          if (!holds_jaxpr(q.primitive, key)) continue;
+        // Key by key: a copy of the whole params would copy the nested jaxprs (and their
+        // constants) once per level of nesting, 64 levels of a 1 GiB file.
+        q.params = json::object();
+        for (const auto& [key, value] : params->items()) {
+          if (!holds_jaxpr(q.primitive, key)) {
+            q.params[key] = value;
+            continue;
+          }
           q.subs.emplace_back(key, jaxpr(value, nested_where(eat, key, depth + 1), depth + 1));
-          value = nullptr;
+          q.params[key] = nullptr;
         }
       } else {
         q.params = json::object();
