@@ -116,6 +116,9 @@ with open("nesting-100000-deep.json", "w") as f:
 with open("truncated.json", "w") as f:
     f.write(json.dumps(BASE)[:200])
 
+# A key given twice: refused (nlohmann would keep the last value silently), with its object.
+with open("duplicate-key.json", "w") as f:
+    f.write(json.dumps(BASE).replace('"primitive": "mul",', '"primitive": "mul", "primitive": "add",', 1) + "\n")
 # The valid program they all break, and a case for it (16 rows: 2 per device).
 import os
 os.makedirs("valid", exist_ok=True)

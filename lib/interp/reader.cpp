@@ -40,6 +40,59 @@ const char* kind(const json& j) {
   }
 }
 
+// Where the parser is (the path of the value being read, "exports[0].jaxpr") and the keys of
+// every open object so far, to find a key given twice.
+class KeyTracker {
+ public:
+  void see(json::parse_event_t event, const json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        open_.push_back({event == json::parse_event_t::object_start, {}, {}, 0});
+        break;
+      case json::parse_event_t::key: {
+        Level& top = open_.back();
+        top.key = parsed.get<std::string>();
+        if (!top.keys.insert(top.key).second) {
+          std::string what = "duplicate key \"";
+          what += excerpt(top.key);
+          what += '"';
+          throw InputError(path(open_.size() - 1), what);
+        }
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        open_.pop_back();
+        [[fallthrough]];
+      case json::parse_event_t::value:
+        if (!open_.empty() && !open_.back().object) ++open_.back().index;
+        break;
+    }
+  }
+
+ private:
+  struct Level {
+    bool object;
+    std::set<std::string> keys;
+    std::string key;    // object: the latest key
+    std::size_t index;  // array: the element being read
+  };
+  // The path of the object open at `level`.
+  std::string path(std::size_t level) const {
+    std::string p;
+    for (std::size_t i = 0; i < level; ++i) {
+      if (open_[i].object) {
+        p += (p.empty() ? "" : ".") + excerpt(open_[i].key);
+      } else {
+        p += "[" + std::to_string(open_[i].index) + "]";
+      }
+    }
+    return p;
+  }
+  std::vector<Level> open_;
+};
+
 class Reader {
  public:
   const json& member(const json& obj, const std::string& at, const char* key) {
@@ -381,13 +434,19 @@ ProgramFile read_program_file(const std::string& path, std::uint64_t max_bytes,
     try {
       // The callback sees each value's depth as it opens: deeper than the limit is refused
       // before the parser builds it (100,000 nested '[' cost nothing).
-      root = json::parse(source.begin(), source.end(), [](int depth, json::parse_event_t, json&) {
-        if (depth > kMaxProgramJsonDepth) {
-          throw InputError(
-              "", "nesting deeper than " + std::to_string(kMaxProgramJsonDepth) + " levels");
-        }
-        return true;
-      });
+      // It also refuses a key given twice in one object, as the case reader does: nlohmann
+      // would keep the last value silently ("version": 1, "version": 2 reads as 2).
+      KeyTracker keys;
+      root = json::parse(
+          source.begin(), source.end(),
+          [&keys](int depth, json::parse_event_t event, json& parsed) {
+            if (depth > kMaxProgramJsonDepth) {
+              throw InputError(
+                  "", "nesting deeper than " + std::to_string(kMaxProgramJsonDepth) + " levels");
+            }
+            keys.see(event, parsed);
+            return true;
+          });
     } catch (const json::parse_error& e) {
       throw_parse_error(source, e.byte, e.what());
     }
