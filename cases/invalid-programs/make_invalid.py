@@ -119,6 +119,11 @@ with open("truncated.json", "w") as f:
 # A key given twice: refused (nlohmann would keep the last value silently), with its object.
 with open("duplicate-key.json", "w") as f:
     f.write(json.dumps(BASE).replace('"primitive": "mul",', '"primitive": "mul", "primitive": "add",', 1) + "\n")
+# Names become file names (--save-npy DIR/NAME.npy): "../x" would write outside DIR.
+variant("output-name-a-path", setk(["outputs", 0, "name"], "../y"))
+
+
+
 # The valid program they all break, and a case for it (16 rows: 2 per device).
 import os
 os.makedirs("valid", exist_ok=True)

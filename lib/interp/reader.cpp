@@ -1,6 +1,8 @@
 // The program file's reader: JSON in, a checked ProgramFile out (reader.hpp).
 #include "interp/reader.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -15,6 +17,8 @@ namespace meshrun::interp {
 namespace {
 
 using json = nlohmann::json;
+
+constexpr std::size_t kMaxNameChars = 128;  // of an input's or output's name
 
 // Primitives whose params hold nested jaxprs, and which params those are.
 bool holds_jaxpr(const std::string& primitive, const std::string& key) {
@@ -113,6 +117,27 @@ class Reader {
     if (!j.is_string()) throw InputError(at, std::string("must be a string, not ") + kind(j));
     const std::string s = j.get<std::string>();
     if (s.empty()) throw InputError(at, "must not be empty");
+    return s;
+  }
+  // A name becomes a file name (--save-npy DIR/NAME.npy), a JSON key and part of messages and
+  // traces: "../x" or "a/b" would write outside DIR, a control byte would forge a line.
+  std::string name(const json& j, const std::string& at) {
+    const std::string s = string(j, at);
+    const bool ok =
+        s.size() <= kMaxNameChars &&
+        std::all_of(s.begin(), s.end(),
+                    [](char c) {
+                      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+                    }) &&
+        !std::isdigit(static_cast<unsigned char>(s[0])) && s[0] != '-';
+    if (!ok) {
+      std::string what = "\"";
+      what += excerpt(s);
+      what +=
+          "\" is not a name (letters, digits, _ and -, not starting with a digit or -, at most ";
+      what += std::to_string(kMaxNameChars) + " characters)";
+      throw InputError(at, what);
+    }
     return s;
   }
   std::int64_t integer(const json& j, const std::string& at, std::int64_t lo, std::int64_t hi) {
@@ -364,7 +389,7 @@ class Reader {
 
   ArgInfo arg(const json& j, const std::string& at, bool with_type) {
     ArgInfo a;
-    a.name = string(member(j, at, "name"), at + ".name");
+    a.name = name(member(j, at, "name"), at + ".name");
     if (!with_type) return a;
     a.dtype = dtype(member(j, at, "dtype"), at + ".dtype");
     const json& shape = array(member(j, at, "shape"), at + ".shape");
