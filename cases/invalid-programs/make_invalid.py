@@ -123,6 +123,17 @@ with open("duplicate-key.json", "w") as f:
 variant("output-name-a-path", setk(["outputs", 0, "name"], "../y"))
 
 
+def bool_input(p):
+    # x is bool; the case's x holds 1, 2, ...: refused at x[1], never run as a "bool" 2.
+    p["inputs"][0]["dtype"] = "bool"
+    p["exports"][0]["jaxpr"]["invars"][0]["type"]["dtype"] = "bool"
+    b = body(p)
+    b["invars"][0]["type"]["dtype"] = "bool"
+    b["eqns"] = [{"primitive": "convert_element_type", "params": {"new_dtype": "f32"},
+                  "in": [{"var": 0}], "out": [{"id": 1, "type": {"dtype": "f32", "shape": ["M"]}}]}]
+
+
+variant("bool-input-given-2", bool_input)
 
 # The valid program they all break, and a case for it (16 rows: 2 per device).
 import os

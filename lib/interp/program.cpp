@@ -2,12 +2,15 @@
 #include "interp/program.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <optional>
 #include <utility>
 
 #include "interp/eval.hpp"
 #include "interp/reader.hpp"
 #include "interp/rules.hpp"
+#include "io/json_text.hpp"
 #include "mesh/device.hpp"
 #include "mesh/shard_map.hpp"
 #include "support/errors.hpp"
@@ -209,6 +212,14 @@ class Builder {
       def.outputs.push_back(std::move(out));
     }
     LoadedProgram* lp = &lp_;
+    // A case holds numbers: an i32 input must get integers meshrun holds exactly, a bool input
+    // 0 or 1 (else 1.5 would flow on as an "i32" into select_n and dynamic_slice).
+    std::function<void(const std::vector<TensorRef>&)> also;
+    if (exercise != nullptr) also = exercise->check_values;
+    def.check_values = [lp, also](const std::vector<TensorRef>& inputs) {
+      check_input_values(*lp, inputs);
+      if (also) also(inputs);
+    };
     def.check_run = [lp](const MeshShape& mesh, const std::vector<TensorRef>& inputs) {
       try {
         check_export(lp->file, bind(lp->file, mesh, file_shapes(*lp, inputs), {}));
@@ -229,6 +240,35 @@ class Builder {
   }
 
  private:
+  static void check_input_values(const LoadedProgram& lp, const std::vector<TensorRef>& inputs) {
+    for (std::size_t i = 0; i < lp.file.inputs.size(); ++i) {
+      const ArgInfo& in = lp.file.inputs[i];
+      if (in.dtype == DType::kF32) continue;
+      const TensorRef& t = inputs.at(lp.def_input[i]);
+      for (std::size_t k = 0; k < t.size(); ++k) {
+        const float v = t.data[k];
+        const bool ok = in.dtype == DType::kBool
+                            ? (v == 0.0f || v == 1.0f)
+                            : (v == std::floor(v) && std::fabs(v) <= float(1 << 24));
+        if (ok) continue;
+        std::string at = "input." + in.name;
+        std::size_t rest = k;
+        std::vector<std::size_t> index(t.rank());
+        for (std::size_t d = t.rank(); d-- > 0;) {
+          index[d] = rest % t.shape[d];
+          rest /= t.shape[d];
+        }
+        for (std::size_t d : index) at += "[" + std::to_string(d) + "]";
+        throw InputError(at, number_text(v) + " is not " +
+                                 (in.dtype == DType::kBool
+                                      ? std::string("a bool (0 or 1)")
+                                      : std::string("an i32 meshrun holds exactly (|v| <= 2^24)")) +
+                                 ": the program's input " + in.name + " is " +
+                                 dtype_name(in.dtype));
+      }
+    }
+  }
+
   // The file's inputs' shapes, in the file's order, from the def's inputs.
   static std::vector<Shape> file_shapes(const LoadedProgram& lp,
                                         const std::vector<TensorRef>& inputs) {
