@@ -135,6 +135,24 @@ def bool_input(p):
 
 variant("bool-input-given-2", bool_input)
 
+def after(primitive, params, shape):
+    # One more equation on the shard_map's result, outside it: the program's output.
+    def change(p):
+        top = p["exports"][0]["jaxpr"]
+        top["eqns"].append({"primitive": primitive, "params": params, "in": [{"var": 1}],
+                            "out": [{"id": 2, "type": {"dtype": "f32", "shape": shape}}]})
+        top["outvars"] = [{"var": 2}]
+    return change
+
+
+# Results are JSON of rank <= 2 (the writer's invariant: exit 4 before), with elements (an empty
+# one printed as '{"y":}' with exit 0 before).
+variant("output-rank-3", after("broadcast_in_dim",
+                               {"shape": [2, 2, "8*M"], "broadcast_dimensions": [2]},
+                               [2, 2, "8*M"]))
+variant("output-with-no-elements", after("slice", {"start_indices": [0], "limit_indices": [0],
+                                                   "strides": None}, [0]))
+
 # The valid program they all break, and a case for it (16 rows: 2 per device).
 import os
 os.makedirs("valid", exist_ok=True)

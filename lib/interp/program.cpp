@@ -176,6 +176,7 @@ class Builder {
       }
     }
     const Jaxpr& top = file_.exports.front().jaxpr;
+    check_output_ranks();
     for (std::size_t j = 0; j < file_.outputs.size(); ++j) {
       const Atom& a = top.outvars[j];
       const std::size_t rank = a.is_literal() ? 0 : top.types[a.var].shape.size();
@@ -222,7 +223,9 @@ class Builder {
     };
     def.check_run = [lp](const MeshShape& mesh, const std::vector<TensorRef>& inputs) {
       try {
-        check_export(lp->file, bind(lp->file, mesh, file_shapes(*lp, inputs), {}));
+        const Binding b = bind(lp->file, mesh, file_shapes(*lp, inputs), {});
+        check_export(lp->file, b);
+        check_output_sizes(lp->file, b);
       } catch (const InputError& e) {
         throw InputError(lp->file.path, e.what());
       }
@@ -240,6 +243,57 @@ class Builder {
   }
 
  private:
+  // Results are written as JSON of rank 0, 1 or 2 (the case format's), and every export gives
+  // each output the same rank (the def has one): else the writer's invariants broke, exit 4.
+  void check_output_ranks() const {
+    const auto rank = [](const Jaxpr& jx, std::size_t j) {
+      const Atom& a = jx.outvars[j];
+      return a.is_literal() ? std::size_t{0} : jx.types[a.var].shape.size();
+    };
+    for (std::size_t e = 0; e < file_.exports.size(); ++e) {
+      const Jaxpr& jx = file_.exports[e].jaxpr;
+      for (std::size_t j = 0; j < jx.outvars.size(); ++j) {
+        const std::string at = file_.exports[e].where + ".jaxpr.outvars[" + std::to_string(j) + "]";
+        const std::size_t r = rank(jx, j);
+        if (r > 2) {
+          throw InputError(file_.path, at + ": output " + file_.outputs[j].name + " has rank " +
+                                           std::to_string(r) +
+                                           ": meshrun writes results of rank 0, 1 or 2");
+        }
+        if (e > 0 && r != rank(file_.exports.front().jaxpr, j)) {
+          throw InputError(file_.path, at + ": output " + file_.outputs[j].name + " has rank " +
+                                           std::to_string(r) + ", in exports[0] rank " +
+                                           std::to_string(rank(file_.exports.front().jaxpr, j)));
+        }
+      }
+    }
+  }
+
+  // A result with no elements is refused, as an input with none is (JSON's [] has no shape).
+  static void check_output_sizes(const ProgramFile& file, const Binding& b) {
+    const Jaxpr& jx = b.exp->jaxpr;
+    for (std::size_t j = 0; j < jx.outvars.size(); ++j) {
+      const Atom& a = jx.outvars[j];
+      if (a.is_literal()) continue;
+      const std::string at = b.exp->where + ".jaxpr.outvars[" + std::to_string(j) + "]";
+      std::string dims;
+      bool empty = false;
+      for (const DimExpr& d : jx.types[a.var].shape) {
+        const std::int64_t n = d.eval(b.dims, at);
+        if (!dims.empty()) dims += ',';
+        dims += std::to_string(n);
+        empty = empty || n == 0;
+      }
+      if (empty) {
+        std::string what = "output " + file.outputs[j].name + " is ";
+        what += dtype_name(jx.types[a.var].dtype);
+        what += "[" + dims;
+        what += "]: a result needs at least one element";
+        throw InputError(at, what);
+      }
+    }
+  }
+
   static void check_input_values(const LoadedProgram& lp, const std::vector<TensorRef>& inputs) {
     for (std::size_t i = 0; i < lp.file.inputs.size(); ++i) {
       const ArgInfo& in = lp.file.inputs[i];
@@ -258,7 +312,11 @@ class Builder {
           index[d] = rest % t.shape[d];
           rest /= t.shape[d];
         }
-        for (std::size_t d : index) at += "[" + std::to_string(d) + "]";
+        for (std::size_t d : index) {
+          at += '[';
+          at += std::to_string(d);
+          at += ']';
+        }
         throw InputError(at, number_text(v) + " is not " +
                                  (in.dtype == DType::kBool
                                       ? std::string("a bool (0 or 1)")
