@@ -116,6 +116,43 @@ with open("nesting-100000-deep.json", "w") as f:
 with open("truncated.json", "w") as f:
     f.write(json.dumps(BASE)[:200])
 
+# A key given twice: refused (nlohmann would keep the last value silently), with its object.
+with open("duplicate-key.json", "w") as f:
+    f.write(json.dumps(BASE).replace('"primitive": "mul",', '"primitive": "mul", "primitive": "add",', 1) + "\n")
+# Names become file names (--save-npy DIR/NAME.npy): "../x" would write outside DIR.
+variant("output-name-a-path", setk(["outputs", 0, "name"], "../y"))
+
+
+def bool_input(p):
+    # x is bool; the case's x holds 1, 2, ...: refused at x[1], never run as a "bool" 2.
+    p["inputs"][0]["dtype"] = "bool"
+    p["exports"][0]["jaxpr"]["invars"][0]["type"]["dtype"] = "bool"
+    b = body(p)
+    b["invars"][0]["type"]["dtype"] = "bool"
+    b["eqns"] = [{"primitive": "convert_element_type", "params": {"new_dtype": "f32"},
+                  "in": [{"var": 0}], "out": [{"id": 1, "type": {"dtype": "f32", "shape": ["M"]}}]}]
+
+
+variant("bool-input-given-2", bool_input)
+
+def after(primitive, params, shape):
+    # One more equation on the shard_map's result, outside it: the program's output.
+    def change(p):
+        top = p["exports"][0]["jaxpr"]
+        top["eqns"].append({"primitive": primitive, "params": params, "in": [{"var": 1}],
+                            "out": [{"id": 2, "type": {"dtype": "f32", "shape": shape}}]})
+        top["outvars"] = [{"var": 2}]
+    return change
+
+
+# Results are JSON of rank <= 2 (the writer's invariant: exit 4 before), with elements (an empty
+# one printed as '{"y":}' with exit 0 before).
+variant("output-rank-3", after("broadcast_in_dim",
+                               {"shape": [2, 2, "8*M"], "broadcast_dimensions": [2]},
+                               [2, 2, "8*M"]))
+variant("output-with-no-elements", after("slice", {"start_indices": [0], "limit_indices": [0],
+                                                   "strides": None}, [0]))
+
 # The valid program they all break, and a case for it (16 rows: 2 per device).
 import os
 os.makedirs("valid", exist_ok=True)

@@ -1,6 +1,8 @@
 // The program file's reader: JSON in, a checked ProgramFile out (reader.hpp).
 #include "interp/reader.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -15,6 +17,8 @@ namespace meshrun::interp {
 namespace {
 
 using json = nlohmann::json;
+
+constexpr std::size_t kMaxNameChars = 128;  // of an input's or output's name
 
 // Primitives whose params hold nested jaxprs, and which params those are.
 bool holds_jaxpr(const std::string& primitive, const std::string& key) {
@@ -40,6 +44,59 @@ const char* kind(const json& j) {
   }
 }
 
+// Where the parser is (the path of the value being read, "exports[0].jaxpr") and the keys of
+// every open object so far, to find a key given twice.
+class KeyTracker {
+ public:
+  void see(json::parse_event_t event, const json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        open_.push_back({event == json::parse_event_t::object_start, {}, {}, 0});
+        break;
+      case json::parse_event_t::key: {
+        Level& top = open_.back();
+        top.key = parsed.get<std::string>();
+        if (!top.keys.insert(top.key).second) {
+          std::string what = "duplicate key \"";
+          what += excerpt(top.key);
+          what += '"';
+          throw InputError(path(open_.size() - 1), what);
+        }
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        open_.pop_back();
+        [[fallthrough]];
+      case json::parse_event_t::value:
+        if (!open_.empty() && !open_.back().object) ++open_.back().index;
+        break;
+    }
+  }
+
+ private:
+  struct Level {
+    bool object;
+    std::set<std::string> keys;
+    std::string key;    // object: the latest key
+    std::size_t index;  // array: the element being read
+  };
+  // The path of the object open at `level`.
+  std::string path(std::size_t level) const {
+    std::string p;
+    for (std::size_t i = 0; i < level; ++i) {
+      if (open_[i].object) {
+        p += (p.empty() ? "" : ".") + excerpt(open_[i].key);
+      } else {
+        p += "[" + std::to_string(open_[i].index) + "]";
+      }
+    }
+    return p;
+  }
+  std::vector<Level> open_;
+};
+
 class Reader {
  public:
   const json& member(const json& obj, const std::string& at, const char* key) {
@@ -60,6 +117,27 @@ class Reader {
     if (!j.is_string()) throw InputError(at, std::string("must be a string, not ") + kind(j));
     const std::string s = j.get<std::string>();
     if (s.empty()) throw InputError(at, "must not be empty");
+    return s;
+  }
+  // A name becomes a file name (--save-npy DIR/NAME.npy), a JSON key and part of messages and
+  // traces: "../x" or "a/b" would write outside DIR, a control byte would forge a line.
+  std::string name(const json& j, const std::string& at) {
+    const std::string s = string(j, at);
+    const bool ok =
+        s.size() <= kMaxNameChars &&
+        std::all_of(s.begin(), s.end(),
+                    [](char c) {
+                      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+                    }) &&
+        !std::isdigit(static_cast<unsigned char>(s[0])) && s[0] != '-';
+    if (!ok) {
+      std::string what = "\"";
+      what += excerpt(s);
+      what +=
+          "\" is not a name (letters, digits, _ and -, not starting with a digit or -, at most ";
+      what += std::to_string(kMaxNameChars) + " characters)";
+      throw InputError(at, what);
+    }
     return s;
   }
   std::int64_t integer(const json& j, const std::string& at, std::int64_t lo, std::int64_t hi) {
@@ -217,8 +295,8 @@ class Reader {
         if (!params->is_object()) {
           throw InputError(eat + ".params", std::string("must be an object, not ") + kind(*params));
         }
-        // The nested jaxprs are read from the file's tree, not copied with the params: a copy
-        // at every level of nesting would cost the file's size once per level.
+        // Key by key: a copy of the whole params would copy the nested jaxprs (and their
+        // constants) once per level of nesting, 64 levels of a 1 GiB file.
         q.params = json::object();
         for (const auto& [key, value] : params->items()) {
           if (!holds_jaxpr(q.primitive, key)) {
@@ -311,7 +389,7 @@ class Reader {
 
   ArgInfo arg(const json& j, const std::string& at, bool with_type) {
     ArgInfo a;
-    a.name = string(member(j, at, "name"), at + ".name");
+    a.name = name(member(j, at, "name"), at + ".name");
     if (!with_type) return a;
     a.dtype = dtype(member(j, at, "dtype"), at + ".dtype");
     const json& shape = array(member(j, at, "shape"), at + ".shape");
@@ -425,7 +503,13 @@ json parse_bounded(const std::string& path, std::uint64_t max_bytes,
     }
   }
   try {
-    return json::parse(text);
+    // It refuses a key given twice in one object, as the case reader does: nlohmann would keep
+    // the last value silently ("version": 1, "version": 2 reads as 2).
+    KeyTracker keys;
+    return json::parse(text, [&keys](int, json::parse_event_t event, json& parsed) {
+      keys.see(event, parsed);
+      return true;
+    });
   } catch (const json::parse_error& e) {
     throw InputError(
         "", "invalid JSON at " + position(text, e.byte) + ": " + parse_error_reason(e.what()));
