@@ -134,7 +134,8 @@ bench-mpi: build
 # file; python3's venv module, Debian's python3-venv, installed when missing), `make jax-check`
 # regenerates tests/jax/fixtures with live JAX into a temporary directory, fails if they changed,
 # re-exports cases/programs and cases/submissions (python/export_builtin.py --check) and runs the
-# exporter's self-test, grades the exported programs against live JAX on every case and sweep,
+# exporter's self-test, grades the exported programs against live JAX's fixtures (and, through
+# oracle.py compare --programs, over the whole sweep),
 # and compares meshrun with JAX over the whole sweep (fails beyond 1e-5 on a well-conditioned
 # element). `make bench-jax`: JAX as the performance peer (bench/README.md).
 JAX_VENV := $(BUILD)/jax-venv
@@ -167,7 +168,7 @@ jax-check: jax build
 	PYTHONPATH=python $(JAX_PY) python/export_builtin.py --check
 	for p in dp-step tp-mlp mlp-train; do \
 	  $(BUILD)/release/meshrun check --program cases/programs/$$p.json \
-	    $(BUILD)/jax-check/fixtures/$$p $(BUILD)/jax-check/sweep/$$p >$(BUILD)/jax-check/run-$$p.txt || \
+	    $(BUILD)/jax-check/fixtures/$$p >$(BUILD)/jax-check/run-$$p.txt || \
 	    { cat $(BUILD)/jax-check/run-$$p.txt; exit 1; }; \
 	  printf '%s (exported, interpreted): ' $$p; tail -n 1 $(BUILD)/jax-check/run-$$p.txt; \
 	done

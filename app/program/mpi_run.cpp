@@ -67,6 +67,9 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
     r = mpi_shard_map(job, mesh, program.body, program.inputs, program.outputs,
                       p ? p->c.input_refs() : std::vector<TensorRef>{}, options,
                       p ? &trace : nullptr, profiling);
+  } catch (const ReplicationError& e) {
+    if (!program.user_program) throw;
+    throw replication_input_error(program, e);
   } catch (const Error& e) {
     if (p) {
       p->trace_out.write(trace_text(trace, nullptr, e.what()));

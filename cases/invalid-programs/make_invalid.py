@@ -110,6 +110,20 @@ def nested_jits(p):
 
 variant("jaxprs-nested-100-deep", nested_jits)
 
+
+def forgot_psum(p):
+    # Each device sums its own rows and returns the partial sum as if replicated: JAX's
+    # check_vma refuses this at trace time; meshrun finds the copies differ.
+    shard = p["exports"][0]["jaxpr"]["eqns"][0]
+    b = shard["params"]["jaxpr"]
+    b["eqns"][0].update(primitive="reduce_sum", params={"axes": [0]}, **{"in": [{"var": 0}]})
+    b["eqns"][0]["out"][0]["type"]["shape"] = []
+    shard["params"]["out_specs"] = [[]]
+    shard["out"][0]["type"]["shape"] = []
+
+
+variant("replicated-output-differs", forgot_psum)
+
 with open("nesting-100000-deep.json", "w") as f:
     f.write('{"format": "meshrun-program", "version": 1, "name": "deep", "inputs": '
             + "[" * 100000 + "]" * 100000 + "}\n")
@@ -163,3 +177,6 @@ with open("valid/double-case.json", "w") as f:
     f.write('{"problem": "double", "name": "x times 2", "input": {"x": [1, 2, 3, 4, 5, 6, 7, 8, '
             '9, 10, 11, 12, 13, 14, 15, 16]}, "expected": {"y": [2, 4, 6, 8, 10, 12, 14, 16, 18, '
             '20, 22, 24, 26, 28, 30, 32]}}\n')
+# The bare input (no expected): for the files whose fault shows only once the program runs.
+with open("valid/double-input.json", "w") as f:
+    f.write('{"x": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]}\n')

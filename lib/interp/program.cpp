@@ -140,6 +140,7 @@ class Builder {
     ProgramDef& def = lp_.def;
     def.name = file_.exercise.empty() ? file_.name : file_.exercise;
     def.summary = "the program in " + file_.path;
+    def.user_program = true;
     // The mesh it runs on unless told otherwise: its exercise's, when exported for it (the
     // exporter may list the meshes in any order), else the first export's.
     def.mesh = file_.exports.front().mesh;

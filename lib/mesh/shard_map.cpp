@@ -81,9 +81,11 @@ std::vector<Tensor> assemble_outputs(const MeshShape& mesh, const std::vector<Ar
     // must hold the same bits (JAX's check_rep).
     for (int d = 1; d < n; ++d) {
       const int e = first_holder(arg.spec, parts[0].rank(), mesh, d);
-      MESHRUN_CHECK(e == d || same_bits(parts[e], parts[d]),
-                    "output " + arg.name + " is declared " + arg.spec.str() + " but devices " +
-                        std::to_string(e) + " and " + std::to_string(d) + " hold different values");
+      if (e != d && !same_bits(parts[e], parts[d])) {
+        throw ReplicationError(arg.name, "output " + arg.name + " is declared " + arg.spec.str() +
+                                             " but devices " + std::to_string(e) + " and " +
+                                             std::to_string(d) + " hold different values");
+      }
     }
     if (trace) {
       ArrayRecord rec{arg.name, {}, arg.spec, {}};

@@ -11,6 +11,7 @@
 
 #include "mesh/shard_map.hpp"
 #include "shard/mesh_shape.hpp"
+#include "support/errors.hpp"
 #include "trace/structure.hpp"
 
 namespace meshrun {
@@ -32,6 +33,10 @@ struct ProgramDef {
   // Floating-point operations of one run on these (global) inputs: its multiply-adds x 2, as
   // ../shared/peers/programs_numpy.py counts them, so --timings' gflops compare with numpy's.
   std::function<std::uint64_t(const std::vector<TensorRef>& inputs)> flops;
+  // Read from a user's file (lib/interp): a ReplicationError of its run is the file's error,
+  // InputError naming `summary`'s file ("a value that differs per device leaves the shard_map
+  // with a spec that replicates it"), exit 2 -- not meshrun's (exit 4).
+  bool user_program = false;
   // A program read from a program file (lib/interp) checks its equations against the run's mesh
   // and the case's shapes before anything runs (InputError naming the file). May be empty.
   std::function<void(const MeshShape& mesh, const std::vector<TensorRef>& inputs)> check_run;
@@ -54,6 +59,9 @@ std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
                               const std::vector<Tensor>& inputs, Trace* trace = nullptr);
 std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
                               const std::vector<TensorRef>& inputs, Trace* trace = nullptr);
+
+// The InputError a user program's ReplicationError becomes (see ProgramDef::user_program).
+InputError replication_input_error(const ProgramDef& program, const ReplicationError& e);
 
 // For check_values: the learning rate `lr` (a scalar input) must be finite and > 0; throws
 // InputError naming "input.lr".

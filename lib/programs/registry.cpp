@@ -18,12 +18,24 @@ void check_learning_rate(const TensorRef& lr) {
   if (!std::isfinite(v) || !(v > 0.0f)) throw InputError("input.lr", "must be a finite number > 0");
 }
 
+InputError replication_input_error(const ProgramDef& program, const ReplicationError& e) {
+  return InputError(program.summary, std::string(e.what()) +
+                                         ": a value that differs per device leaves the shard_map "
+                                         "with a spec that replicates it (psum or pmean it first, "
+                                         "or split it in out_specs)");
+}
+
 std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
                               const std::vector<TensorRef>& inputs, Trace* trace) {
   if (trace) trace->program = program.name;
   if (program.check_run) program.check_run(mesh.shape(), inputs);
-  if (program.run) return program.run(mesh, inputs, trace);
-  return shard_map(mesh, program.body, program.inputs, program.outputs, inputs, trace);
+  try {
+    if (program.run) return program.run(mesh, inputs, trace);
+    return shard_map(mesh, program.body, program.inputs, program.outputs, inputs, trace);
+  } catch (const ReplicationError& e) {
+    if (!program.user_program) throw;
+    throw replication_input_error(program, e);
+  }
 }
 
 std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,

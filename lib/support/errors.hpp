@@ -79,6 +79,19 @@ class InternalError : public Error {
   using Error::Error;
 };
 
+// A replicated output whose copies differ between devices (JAX's check_vma). In a built-in
+// program that is meshrun's bug (exit 4); a program read from a file turns it into the file's
+// error (exit 2), as JAX refuses such a program when it traces it.
+class ReplicationError : public InternalError {
+ public:
+  ReplicationError(std::string output, const std::string& what)
+      : InternalError(what), output_(std::move(output)) {}
+  const std::string& output() const noexcept { return output_; }
+
+ private:
+  std::string output_;
+};
+
 // `meshrun check` was given paths that hold no case file: grading nothing is not a pass.
 class NoCasesError : public Error {
  public:
