@@ -648,6 +648,17 @@ BOOST_AUTO_TEST_CASE(owned_operand_buffer_is_reused) {
   check_bits(sq[0], {2}, {9, 16});
 }
 
+BOOST_AUTO_TEST_CASE(select_n_lending_its_first_case_keeps_the_shape) {
+  // jnp.where(mask, s, -1e9) under grad: the predicate is also an outvar (not lent), so the first
+  // case, the broadcast -1e9, lends its buffer; the result must keep the cases' shape (it once
+  // read in[1]'s shape after moving from it: f32[] holding 4 elements).
+  const Value y = run1(
+      make("select_n"),
+      {B({2, 2}, {1, 0, 1, 1}), F({2, 2}, {-1e9f, -1e9f, -1e9f, -1e9f}), F({2, 2}, {1, 2, 3, 4})},
+      {}, {false, true, true});
+  check_bits(y, {2, 2}, {1, -1e9f, 3, 4});
+}
+
 BOOST_AUTO_TEST_CASE(elementwise_errors) {
   CHECK_ERROR(infer_error(make("add"), {F32({4, 2}), F32({3, 2})}),
               "add got incompatible shapes for broadcasting: (4, 2), (3, 2)");
