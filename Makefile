@@ -133,9 +133,15 @@ bench-mpi: build
 # JAX beside meshrun (docs/jax.md): `make jax` builds the pinned virtual environment once (a stamp
 # file; python3's venv module, Debian's python3-venv, installed when missing), `make jax-check`
 # regenerates tests/jax/fixtures with live JAX into a temporary directory, fails if they changed,
+<<<<<<< HEAD
 # re-exports cases/programs and cases/submissions (python/export_builtin.py --check) and runs the
 # exporter's self-test, grades the exported programs against live JAX's fixtures (and, through
 # oracle.py compare --programs, over the whole sweep),
+=======
+# re-exports cases/programs and cases/submissions (python/export_builtin.py --check) and the
+# programs of tests/jax/programs with their cases (make_cases.py --check), runs the
+# exporter's self-test, grades the exported programs against live JAX on every case and sweep,
+>>>>>>> moreprogs
 # and compares meshrun with JAX over the whole sweep (fails beyond 1e-5 on a well-conditioned
 # element). `make bench-jax`: JAX as the performance peer (bench/README.md).
 JAX_VENV := $(BUILD)/jax-venv
@@ -166,6 +172,7 @@ jax-check: jax build
 	  --programs $(abspath cases/programs)
 	PYTHONPATH=python $(JAX_PY) -m unittest discover -s python/tests
 	PYTHONPATH=python $(JAX_PY) python/export_builtin.py --check
+	$(JAX_PY) tests/jax/programs/make_cases.py --check
 	for p in dp-step tp-mlp mlp-train; do \
 	  $(BUILD)/release/meshrun check --program cases/programs/$$p.json \
 	    $(BUILD)/jax-check/fixtures/$$p >$(BUILD)/jax-check/run-$$p.txt || \

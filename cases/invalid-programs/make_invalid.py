@@ -124,6 +124,13 @@ def forgot_psum(p):
 
 variant("replicated-output-differs", forgot_psum)
 
+
+def rank3_input(p):
+    p["inputs"][0]["shape"] = ["N", "A", "B"]
+
+
+variant("input-rank-3", rank3_input)
+
 with open("nesting-100000-deep.json", "w") as f:
     f.write('{"format": "meshrun-program", "version": 1, "name": "deep", "inputs": '
             + "[" * 100000 + "]" * 100000 + "}\n")

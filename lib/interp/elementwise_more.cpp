@@ -259,9 +259,11 @@ std::vector<Value> select_n_eval(const Eqn&, std::span<Value* const> in,
   std::size_t reuse = 0;
   for (std::size_t i = 0; i < in.size() && reuse == 0; ++i)
     if (owned[i] && in[i]->t.size() == n) reuse = i + 1;
-  Value out = reuse ? Value(in[1]->dtype, std::move(in[reuse - 1]->t))
-                    : Value(in[1]->dtype, Tensor(in[1]->t.shape));
-  out.t.shape = in[1]->t.shape;
+  // The cases' shape before an operand lends its buffer (in[1] may be the one moved from).
+  const Shape shape = in[1]->t.shape;
+  Value out =
+      reuse ? Value(in[1]->dtype, std::move(in[reuse - 1]->t)) : Value(in[1]->dtype, Tensor(shape));
+  out.t.shape = shape;
   float* o = out.t.data.data();  // may be one of src[]: each element reads its own index only
   const float* w = src[0];
   if (cases == 2) {

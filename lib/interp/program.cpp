@@ -185,6 +185,7 @@ class Builder {
     }
     const Jaxpr& top = file_.exports.front().jaxpr;
     check_output_ranks();
+    check_input_ranks();
     for (std::size_t j = 0; j < file_.outputs.size(); ++j) {
       const Atom& a = top.outvars[j];
       const std::size_t rank = a.is_literal() ? 0 : top.types[a.var].shape.size();
@@ -252,6 +253,20 @@ class Builder {
   }
 
  private:
+  // A case holds arrays of rank 0, 1 or 2 (docs/cases.md): an input of higher rank is the
+  // file's to refuse, before a case reader would meet it.
+  void check_input_ranks() const {
+    for (std::size_t i = 0; i < file_.inputs.size(); ++i) {
+      const std::size_t r = file_.inputs[i].shape.size();
+      if (r > 2) {
+        throw InputError(file_.path, "inputs[" + std::to_string(i) + "].shape: input " +
+                                         file_.inputs[i].name + " has rank " + std::to_string(r) +
+                                         ": a case holds arrays of rank 0, 1 or 2 (reshape it "
+                                         "inside the program)");
+      }
+    }
+  }
+
   // Results are written as JSON of rank 0, 1 or 2 (the case format's), and every export gives
   // each output the same rank (the def has one): else the writer's invariants broke, exit 4.
   void check_output_ranks() const {

@@ -3,10 +3,10 @@
 // loop; the output takes the operand's buffer when it is owned.
 //
 // float32 as XLA:CPU computes it: sqrt is IEEE (correctly rounded, as here); exp, exp2, log,
-// log1p, expm1, tanh, logistic, erf, sin, cos, cbrt run on the C library in float. XLA:CPU uses
-// its own polynomial approximations for several of them, so those results may differ from JAX's
-// in the last bits (primitives_test reports how many match). i32 ops run on the integer values
-// and refuse a result beyond 2^24.
+// log1p, expm1, tanh, logistic, erf, erfc, sin, cos, cbrt run on the C library in float. XLA:CPU
+// uses its own polynomial approximations for several of them, so those results may differ from
+// JAX's in the last bits (primitives_test reports how many match). i32 ops run on the integer
+// values and refuse a result beyond 2^24.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -76,6 +76,8 @@ MESHRUN_UNARY(Tanh, kF, UOut::kSame, false, std::tanh(a), 0)
 // XLA expands logistic to 1 / (1 + exp(-x)).
 MESHRUN_UNARY(Logistic, kF, UOut::kSame, false, 1.0f / (1.0f + std::exp(-a)), 0)
 MESHRUN_UNARY(Erf, kF, UOut::kSame, false, std::erf(a), 0)
+// jax.nn.gelu(approximate=False) is x * erfc(-x / sqrt(2)) / 2 (JAX 0.10.2).
+MESHRUN_UNARY(Erfc, kF, UOut::kSame, false, std::erfc(a), 0)
 MESHRUN_UNARY(Sqrt, kF, UOut::kSame, false, std::sqrt(a), 0)
 MESHRUN_UNARY(Rsqrt, kF, UOut::kSame, false, 1.0f / std::sqrt(a), 0)
 MESHRUN_UNARY(Cbrt, kF, UOut::kSame, false, std::cbrt(a), 0)
@@ -158,6 +160,7 @@ std::span<const Entry> unary_entries() {
       {"tanh", unary<Tanh>()},
       {"logistic", unary<Logistic>()},
       {"erf", unary<Erf>()},
+      {"erfc", unary<Erfc>()},
       {"erf_inv", unary<ErfInv>()},
       {"sqrt", unary<Sqrt>()},
       {"rsqrt", unary<Rsqrt>()},

@@ -142,16 +142,24 @@ def infer_dim_names(names, cases):
     return out
 
 
-def _struct_args(names, dims_of_input, sizes):
+# The format's dtypes (docs/program-format.md) as numpy's.
+NP_DTYPES = {"f32": np.float32, "i32": np.int32, "bool": np.bool_}
+
+
+def _np_dtype(dtypes, n):
+    return NP_DTYPES[(dtypes or {}).get(n, "f32")]
+
+
+def _struct_args(names, dims_of_input, sizes, dtypes=None):
     import jax
-    import jax.numpy as jnp
-    return [jax.ShapeDtypeStruct(tuple(sizes[d] for d in dims_of_input[n]), jnp.float32)
+    return [jax.ShapeDtypeStruct(tuple(sizes[d] for d in dims_of_input[n]), _np_dtype(dtypes, n))
             for n in names]
 
 
-def symbolic_export(fn, names, dim_names, mesh):
+def symbolic_export(fn, names, dim_names, mesh, dtypes=None):
     """Trace fn with symbolic dimensions: a dimension named N that the shard_map splits s ways
-    (s > 1, the lcm over its uses) becomes s*N_blk. Returns the closed jaxpr, or raises."""
+    (s > 1, the lcm over its uses) becomes s*N_blk. Returns the closed jaxpr, or raises.
+    dtypes: {input: "f32" | "i32" | "bool"} (default f32)."""
     import jax
     from jax import export as jexport
     all_names = []
@@ -162,7 +170,7 @@ def symbolic_export(fn, names, dim_names, mesh):
     # 1. a concrete trace at sizes every mesh axis divides finds how each dimension is split
     total = int(np.prod([s for _, s in mesh])) if mesh else 1
     probe = {d: total * (k + 2) for k, d in enumerate(all_names)}
-    closed = jax.make_jaxpr(fn)(*_struct_args(names, dim_names, probe))
+    closed = jax.make_jaxpr(fn)(*_struct_args(names, dim_names, probe, dtypes))
     splits = input_splits(closed)
     div = {d: 1 for d in all_names}
     for n, sp in zip(names, splits):
@@ -173,7 +181,7 @@ def symbolic_export(fn, names, dim_names, mesh):
     scope_dims = jexport.symbolic_shape(",".join(syms)) if syms else ()
     value = {d: (sd if div[d] == 1 else div[d] * sd)
              for d, sd in zip(all_names, scope_dims)}
-    args = [jax.ShapeDtypeStruct(tuple(value[d] for d in dim_names[n]), jax.numpy.float32)
+    args = [jax.ShapeDtypeStruct(tuple(value[d] for d in dim_names[n]), _np_dtype(dtypes, n))
             for n in names]
     return jax.make_jaxpr(fn)(*args), args
 
@@ -187,13 +195,16 @@ def _divisible(case, names, closed_splits):
 
 
 def export_factory(factory, meshes, cases=(), names=None, outputs=None, shapes=None,
-                   exercise=None, name=None, function=None, symbolic=True, log=None):
+                   exercise=None, name=None, function=None, symbolic=True, log=None,
+                   dtypes=None):
     """The program dict of factory(mesh) for every mesh in `meshes` ([[axis, size], ...] each).
 
     names/outputs/shapes default to the exercise's (EXERCISES) when `exercise` is given; shapes
     ({input: [dim names]}) otherwise default to names inferred from the cases. With symbolic=True
     each mesh gets one symbolic export when JAX can trace it; otherwise (or when that fails) one
-    export per shape signature of `cases`. log(msg) hears what was done (default: stderr)."""
+    export per shape signature of `cases`. dtypes ({input: "f32" | "i32" | "bool"}, default f32):
+    the inputs' dtypes, which JSON cases cannot tell (an integer label input is "i32"; a case's
+    values for it must then be integers). log(msg) hears what was done (default: stderr)."""
     log = log or (lambda m: print(m, file=sys.stderr))
     ex = EXERCISES.get(exercise) if exercise else None
     if names is None:
@@ -207,10 +218,20 @@ def export_factory(factory, meshes, cases=(), names=None, outputs=None, shapes=N
             shapes = {n: s for n, s in ex["inputs"]}
         elif cases:
             shapes = infer_dim_names(names, cases)
+    dtypes = dict(dtypes or {})
+    for n, dt in dtypes.items():
+        if n not in names:
+            raise Unsupported(f"dtype given for {n}, which is not an input")
+        if dt not in NP_DTYPES:
+            raise Unsupported(f"dtype {dt} of input {n} is not supported (f32, i32, bool)")
     for c in cases:
         missing = [n for n in names if n not in c["input"]]
         if missing:
             raise Unsupported(f"{c['path']}: the case has no input {missing[0]}")
+        for n, dt in dtypes.items():
+            v = c["input"][n]
+            if dt != "f32" and not np.array_equal(v, np.round(v)):
+                raise Unsupported(f"{c['path']}: input {n} is {dt} but holds a non-integer")
     exports, report = [], []
     for mesh in meshes:
         fn = call_factory(factory, mesh)
@@ -218,7 +239,7 @@ def export_factory(factory, meshes, cases=(), names=None, outputs=None, shapes=N
         done = False
         if symbolic and shapes is not None:
             try:
-                closed, args = symbolic_export(fn, names, shapes, mesh)
+                closed, args = symbolic_export(fn, names, shapes, mesh, dtypes)
             except Unsupported:
                 raise
             except Exception as err:  # noqa: BLE001 - JAX's tracing error: fall back
@@ -236,7 +257,7 @@ def export_factory(factory, meshes, cases=(), names=None, outputs=None, shapes=N
                 if sig in sigs:
                     continue
                 sigs.append(sig)
-                args = [c["input"][n] for n in names]
+                args = [c["input"][n].astype(_np_dtype(dtypes, n)) for n in names]
                 try:
                     closed, outputs = _output_names(fn, args, outputs)
                 except Unsupported:
@@ -252,7 +273,8 @@ def export_factory(factory, meshes, cases=(), names=None, outputs=None, shapes=N
         raise Unsupported("outputs= is needed")
     if shapes is None:
         raise Unsupported("shapes= or cases are needed for the inputs' dimension names")
-    inputs = [{"name": n, "dtype": "f32", "shape": list(shapes[n])} for n in names]
+    inputs = [{"name": n, "dtype": dtypes.get(n, "f32"), "shape": list(shapes[n])}
+              for n in names]
     prog = _program(name or exercise or getattr(factory, "__name__", "program"), exercise,
                     function, inputs, outputs, exports)
     prog_report = report

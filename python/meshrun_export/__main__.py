@@ -56,6 +56,8 @@ def build(argv=None):
     ap.add_argument("--outputs", help="output names in result order, comma-separated")
     ap.add_argument("--shape", action="append", default=[],
                     help="INPUT=DIM,DIM: the dimension names of one input (repeatable)")
+    ap.add_argument("--dtype", action="append", default=[],
+                    help="INPUT=DTYPE: an input's dtype, f32 (default), i32 or bool (repeatable)")
     ap.add_argument("--name", help="the program's name (default: the exercise or FACTORY)")
     ap.add_argument("--concrete", action="store_true",
                     help="no symbolic dimensions: one export per shape signature of the cases")
@@ -108,12 +110,18 @@ def build(argv=None):
         for s in a.shape:
             n, _, dims = s.partition("=")
             shapes[n] = [d for d in dims.split(",") if d]
+    dtypes = {}
+    for s in a.dtype:
+        n, _, dt = s.partition("=")
+        if not n or dt not in ("f32", "i32", "bool"):
+            ap.error(f"--dtype {s}: expected INPUT=f32|i32|bool")
+        dtypes[n] = dt
     try:
         prog, report = mx.export_factory(
             factory, meshes, cases,
             names=a.inputs.split(",") if a.inputs else None,
             outputs=a.outputs.split(",") if a.outputs else None,
-            shapes=shapes, exercise=exercise, name=a.name,
+            shapes=shapes, exercise=exercise, name=a.name, dtypes=dtypes,
             function=f"{os.path.splitext(os.path.basename(mod_name))[0]}:{fn_name}", symbolic=not a.concrete)
     except mx.Unsupported as err:
         raise ExportError(f"{a.target}: {err}") from err

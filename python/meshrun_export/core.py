@@ -73,7 +73,7 @@ def scalar_value(v, dt):
 _BINARY = {"add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter", "and",
            "or", "xor", "add_any", "eq", "ne", "lt", "le", "gt", "ge", "select_n", "clamp"}
 _UNARY = {"neg", "abs", "sign", "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic",
-          "erf", "erf_inv", "sqrt", "rsqrt", "cbrt", "square", "sin", "cos", "floor", "ceil",
+          "erf", "erfc", "erf_inv", "sqrt", "rsqrt", "cbrt", "square", "sin", "cos", "floor", "ceil",
           "is_finite", "not", "stop_gradient", "copy", "copy_p"}
 # Params JAX carries that do not change the value on meshrun (shardings, layouts, accuracy
 # hints, weak types): dropped when they hold their default.

@@ -131,6 +131,8 @@ class Evaluator:
         if mesh is None:
             r = f(self, p, *ins)
             return [r]
+        if not ins:  # iota in a shard_map body: one value per device
+            return [[f(self, p) for _ in range(int(np.prod(mesh[1])))]]
         return [[f(self, p, *dev) for dev in zip(*ins)]]
 
     def shard_map(self, p, ins):

@@ -69,6 +69,48 @@ class Determinism(unittest.TestCase):
         self.assertTrue(consts)
 
 
+class Dtypes(unittest.TestCase):
+    """An int32 input (class labels): JSON cases cannot tell its dtype, dtypes= does."""
+
+    @staticmethod
+    def make(data=2):
+        def body(x, labels):
+            hot = jax.nn.one_hot(labels, x.shape[-1], dtype=x.dtype)
+            return jax.lax.psum(jnp.sum(hot * x), "data")
+        return jax.jit(jax.shard_map(body, mesh=mesh1("data", data), in_specs=(P("data"),
+                                     P("data")), out_specs=P()))
+
+    def case(self, labels):
+        return {"problem": "labels", "mesh": None, "path": "c.json",
+                "input": {"x": np.ones((4, 3), np.float32),
+                          "labels": np.asarray(labels, np.float32)}}
+
+    def test_int_labels(self):
+        for symbolic in (True, False):
+            prog, report = mx.export_factory(
+                self.make, [[["data", 2]]], [self.case([0, 2, 1, 2])], names=["x", "labels"],
+                outputs=["s"], shapes={"x": ["N", "K"], "labels": ["N"]},
+                dtypes={"labels": "i32"}, symbolic=symbolic, log=lambda m: None)
+            self.assertEqual(report[0][1], "symbolic" if symbolic else "1 concrete")
+            self.assertEqual([i["dtype"] for i in prog["inputs"]], ["f32", "i32"])
+            j = prog["exports"][0]["jaxpr"]
+            self.assertEqual([v["type"]["dtype"] for v in j["invars"]], ["f32", "i32"])
+            got = refeval.run(prog, {"x": np.ones((4, 3), np.float32),
+                                     "labels": np.array([0, 2, 1, 2], np.int32)}, [["data", 2]])
+            self.assertEqual(float(np.asarray(got["s"])), 4.0)
+
+    def test_refusals(self):
+        kw = dict(names=["x", "labels"], outputs=["s"], log=lambda m: None,
+                  shapes={"x": ["N", "K"], "labels": ["N"]})
+        with self.assertRaisesRegex(mx.Unsupported, "input labels is i32 but holds a non-int"):
+            mx.export_factory(self.make, [[["data", 2]]], [self.case([0, 0.5, 1, 2])],
+                              dtypes={"labels": "i32"}, **kw)
+        with self.assertRaisesRegex(mx.Unsupported, "dtype f64 of input labels"):
+            mx.export_factory(self.make, [[["data", 2]]], [], dtypes={"labels": "f64"}, **kw)
+        with self.assertRaisesRegex(mx.Unsupported, "y, which is not an input"):
+            mx.export_factory(self.make, [[["data", 2]]], [], dtypes={"y": "i32"}, **kw)
+
+
 class Committed(unittest.TestCase):
     """What `make jax-check` runs: the committed files are what live JAX exports now."""
 

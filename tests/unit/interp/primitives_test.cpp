@@ -476,8 +476,8 @@ BOOST_AUTO_TEST_CASE(unary_exact_ops) {
 
 BOOST_AUTO_TEST_CASE(math_functions_near_jax) {
   // JAX 0.10.2 (CPU, jit) on the same inputs. XLA:CPU has its own polynomial approximations of
-  // exp, tanh, logistic, erf, log, log1p; meshrun uses the C library's float functions, so a
-  // last-bit difference is allowed there. sqrt is IEEE and must match exactly.
+  // exp, tanh, logistic, erf, erfc, log, log1p; meshrun uses the C library's float functions, so
+  // a last-bit difference is allowed there (erfc: up to 3 ulps). sqrt is IEEE and must match.
   const std::vector<float> u{1.03029621f,   -2.3915875f,  -0.414010435f, 2.49827337f,
                              -0.229767129f, -2.43906498f, 0.858287334f,  2.21789384f};
   std::vector<float> au;
@@ -509,6 +509,11 @@ BOOST_AUTO_TEST_CASE(math_functions_near_jax) {
        {0.854899824f, -0.99928087f, -0.441787869f, 0.999589324f, -0.254773378f, -0.999437988f,
         0.775176466f, 0.998290598f},
        2},
+      {"erfc",
+       false,
+       {0.145100147f, 1.99928093f, 1.44178784f, 0.000410729437f, 1.25477338f, 1.99943805f,
+        0.224823549f, 0.00170933385f},
+       4},
       {"log",
        true,
        {0.0298463404f, 0.871957362f, -0.881864071f, 0.915599823f, -1.47068894f, 0.891614735f,
@@ -646,6 +651,17 @@ BOOST_AUTO_TEST_CASE(owned_operand_buffer_is_reused) {
   std::vector<Value> sq =
       prim("mul").eval(make("mul"), std::span<Value* const>(px), std::span<const bool>(both), ctx);
   check_bits(sq[0], {2}, {9, 16});
+}
+
+BOOST_AUTO_TEST_CASE(select_n_lending_its_first_case_keeps_the_shape) {
+  // jnp.where(mask, s, -1e9) under grad: the predicate is also an outvar (not lent), so the first
+  // case, the broadcast -1e9, lends its buffer; the result must keep the cases' shape (it once
+  // read in[1]'s shape after moving from it: f32[] holding 4 elements).
+  const Value y = run1(
+      make("select_n"),
+      {B({2, 2}, {1, 0, 1, 1}), F({2, 2}, {-1e9f, -1e9f, -1e9f, -1e9f}), F({2, 2}, {1, 2, 3, 4})},
+      {}, {false, true, true});
+  check_bits(y, {2, 2}, {1, -1e9f, 3, 4});
 }
 
 BOOST_AUTO_TEST_CASE(elementwise_errors) {
@@ -1178,6 +1194,7 @@ BOOST_AUTO_TEST_CASE(every_table_primitive_but_control_flow) {
                         "tanh",
                         "logistic",
                         "erf",
+                        "erfc",
                         "erf_inv",
                         "sqrt",
                         "rsqrt",
