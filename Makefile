@@ -133,15 +133,10 @@ bench-mpi: build
 # JAX beside meshrun (docs/jax.md): `make jax` builds the pinned virtual environment once (a stamp
 # file; python3's venv module, Debian's python3-venv, installed when missing), `make jax-check`
 # regenerates tests/jax/fixtures with live JAX into a temporary directory, fails if they changed,
-<<<<<<< HEAD
-# re-exports cases/programs and cases/submissions (python/export_builtin.py --check) and runs the
-# exporter's self-test, grades the exported programs against live JAX's fixtures (and, through
-# oracle.py compare --programs, over the whole sweep),
-=======
 # re-exports cases/programs and cases/submissions (python/export_builtin.py --check) and the
-# programs of tests/jax/programs with their cases (make_cases.py --check), runs the
-# exporter's self-test, grades the exported programs against live JAX on every case and sweep,
->>>>>>> moreprogs
+# programs of tests/jax/programs with their cases (make_cases.py --check), runs the exporter's
+# self-test, grades the exported programs against live JAX's fixtures (and, through oracle.py
+# compare --programs, over the whole sweep),
 # and compares meshrun with JAX over the whole sweep (fails beyond 1e-5 on a well-conditioned
 # element). `make bench-jax`: JAX as the performance peer (bench/README.md).
 JAX_VENV := $(BUILD)/jax-venv
