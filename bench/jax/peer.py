@@ -59,6 +59,14 @@ def main():
     print(f"(a) example as a whole process, {PAIRS} pairs: meshrun {ra['a_median_ms']:.2f} ms, "
           f"JAX {ra['b_median_ms']:.0f} ms, JAX/meshrun {ra['b_median_ms'] / ra['a_median_ms']:.0f}x "
           f"(ratio of medians)")
+    prog = str(ROOT / "cases" / "programs" / "dp-step.json")
+    a2 = subprocess.run([alternate, str(PAIRS), "2", "--limit", "120", "--", meshrun, "run", prog,
+                         ex, "--", PY, str(HERE / "run_case.py"), "dp-step", ex],
+                        capture_output=True, text=True, cwd=ROOT)
+    ra2 = json.loads(a2.stdout)
+    print(f"(a') the same through the exported program (meshrun run): meshrun "
+          f"{ra2['a_median_ms']:.2f} ms, JAX {ra2['b_median_ms']:.0f} ms, JAX/meshrun "
+          f"{ra2['b_median_ms'] / ra2['a_median_ms']:.0f}x")
     s = suite(build)
     n = len(list(s.rglob("*.json")))
     tm, tj, lm, lj, jstats = [], [], "", "", ""
@@ -70,10 +78,24 @@ def main():
         tj.append(t)
         lj = r.stdout.strip().splitlines()[-1]
         jstats = r.stderr.strip().splitlines()[-1]
+    tr, lr = [], []
+    for _ in range(ROUNDS):
+        t0, lines = 0.0, []
+        for p in ("dp-step", "tp-mlp", "mlp-train"):
+            t, r = timed([meshrun, "check", "--program", str(ROOT / "cases" / "programs" / f"{p}.json"),
+                          str(s / p)])
+            t0 += t
+            lines.append(r.stdout.strip().splitlines()[-1])
+        tr.append(t0)
+        lr = lines
     mm, mj = statistics.median(tm), statistics.median(tj)
+    mr = statistics.median(tr)
+    print(f"(b') the same {n} cases through the exported programs (meshrun check --program, one "
+          f"run per program): {mr:.2f} s ({'; '.join(lr)}), JAX/meshrun {mj / mr:.1f}x")
     print(f"(b) grading {n} cases, median of {ROUNDS} alternating runs: meshrun check {mm:.2f} s "
           f"({lm}), JAX loop {mj:.2f} s ({lj}; {jstats}), JAX/meshrun {mj / mm:.1f}x")
-    print(json.dumps({"date": stamp, "a": ra, "b": {"cases": n, "meshrun_s": tm, "jax_s": tj,
+    print(json.dumps({"date": stamp, "a": ra, "a_run": ra2, "b_run_s": tr,
+                      "b": {"cases": n, "meshrun_s": tm, "jax_s": tj,
                                                     "meshrun_last": lm, "jax_last": lj,
                                                     "jax_detail": json.loads(jstats)}}))
 
