@@ -66,6 +66,8 @@ int main(int argc, char** argv) {
     // words after a program name are parsed as they would be with every command registered.
     if (asked != nullptr) {
       add_program_command(app, *asked);
+    } else if (argc >= 2 && std::string_view(argv[1]) == "run") {
+      add_run_file_command(app);  // the same for a program file's run
     } else {
       for (const ProgramDef* program : all_programs()) add_program_command(app, *program);
       add_run_file_command(app);
