@@ -63,11 +63,11 @@ std::optional<Plain> plain_of(const Jaxpr& top) {
     if (eqn.primitive != "jit" && eqn.primitive != "pjit") return std::nullopt;
     // A jit's operands and results pass straight through, in order.
     const Jaxpr& sub = *eqn.sub("jaxpr");
-    for (std::size_t i = 0; i < eqn.in.size(); ++i) {
-      if (eqn.in[i].var != jx->invars.at(i)) return std::nullopt;
-    }
     if (eqn.in.size() != jx->invars.size() || jx->outvars.size() != eqn.out.size()) {
       return std::nullopt;
+    }
+    for (std::size_t i = 0; i < eqn.in.size(); ++i) {
+      if (eqn.in[i].var != jx->invars[i]) return std::nullopt;
     }
     for (std::size_t j = 0; j < eqn.out.size(); ++j) {
       if (jx->outvars[j].var != eqn.out[j]) return std::nullopt;
