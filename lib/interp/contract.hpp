@@ -13,8 +13,8 @@
 namespace meshrun::interp {
 
 struct Contraction {
-  int mul = -1;       // the equation of the product
-  int addend = -1;    // which operand of the add/sub is the other addend (0 or 1)
+  int mul = -1;                 // the equation of the product
+  int addend = -1;              // which operand of the add/sub is the other addend (0 or 1)
   bool negate_product = false;  // a - b*c
   bool negate_addend = false;   // b*c - a
 };
@@ -29,7 +29,7 @@ ContractionPlan plan_contractions(const Jaxpr& jx);
 
 // out = fma(+-b, c, +-a), elementwise; each of a, b, c has the result's shape or is a scalar.
 // Reuses a's buffer when `own_a`.
-Value fused_multiply_add(Value* a, bool own_a, const Value& b, const Value& c,
-                         bool negate_product, bool negate_addend);
+Value fused_multiply_add(Value* a, bool own_a, const Value& b, const Value& c, bool negate_product,
+                         bool negate_addend);
 
 }  // namespace meshrun::interp

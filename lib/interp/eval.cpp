@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "interp/contract.hpp"
+#include "interp/prim_util.hpp"
 #include "io/json_text.hpp"
 #include "support/errors.hpp"
 
@@ -13,24 +14,15 @@ namespace {
 
 using json = nlohmann::json;
 
-bool is_call(const std::string& p) {
-  return p == "jit" || p == "pjit" || p == "custom_jvp_call" || p == "custom_vjp_call";
-}
+// jit and custom_jvp/vjp calls: inlined (shard_map, the other holder of a jaxpr, is not).
+bool is_call(const std::string& p) { return nested_jaxpr_param(p) != nullptr && p != "shard_map"; }
 
-const Jaxpr& callee(const Eqn& eqn) {
-  return *eqn.sub(eqn.primitive.starts_with("custom") ? "call_jaxpr" : "jaxpr");
-}
+const Jaxpr& callee(const Eqn& eqn) { return *eqn.sub(nested_jaxpr_param(eqn.primitive)); }
 
 ValueType concrete(const Type& t, const DimBindings& dims, const std::string& at) {
   ValueType v{t.dtype, {}};
   for (const DimExpr& d : t.shape) v.shape.push_back(static_cast<std::size_t>(d.eval(dims, at)));
   return v;
-}
-
-std::string shape_tuple(const Shape& s) {
-  std::string out = "(";
-  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + (s.size() == 1 ? ",)" : ")");
 }
 
 MeshShape mesh_param(const Eqn& eqn) {
@@ -44,17 +36,6 @@ MeshShape mesh_param(const Eqn& eqn) {
     mesh.emplace_back(a[0].get<std::string>(), a[1].get<int>());
   }
   return mesh;
-}
-
-// How many blocks dimension d of an array with `spec` is cut into on `mesh`.
-std::size_t parts(const PartitionSpec& spec, std::size_t d, const MeshShape& mesh) {
-  std::size_t n = 1;
-  if (d >= spec.dims().size()) return 1;
-  for (const std::string& axis : spec.dims()[d]) {
-    n *= static_cast<std::size_t>(
-        mesh.at(static_cast<std::size_t>(mesh_axis_position(mesh, axis))).second);
-  }
-  return n;
 }
 
 class Checker {
@@ -96,6 +77,7 @@ class Checker {
                                           std::to_string(outs.size()));
       }
       for (std::size_t k = 0; k < outs.size(); ++k) {
+        budget(eqn, outs[k], mesh);
         const std::string at = eqn.where + ".out[" + std::to_string(k) + "]";
         const ValueType declared = concrete(jx.types[eqn.out[k]], b_.dims, at);
         if (!(declared == outs[k])) {
@@ -169,7 +151,7 @@ class Checker {
       }
       ValueType block = ops[i];
       for (std::size_t d = 0; d < block.shape.size(); ++d) {
-        const std::size_t n = parts(in_specs[i], d, mesh);
+        const std::size_t n = static_cast<std::size_t>(shard_count(in_specs[i], d, mesh));
         if (block.shape[d] % n != 0) {
           throw PrimitiveError("operand " + std::to_string(i) + " " + type_str(ops[i]) + " with " +
                                in_specs[i].str() + ": " + std::to_string(n) +
@@ -198,14 +180,32 @@ class Checker {
                              " has dimensions");
       }
       for (std::size_t d = 0; d < outs[i].shape.size(); ++d)
-        outs[i].shape[d] *= parts(out_specs[i], d, mesh);
+        outs[i].shape[d] *= static_cast<std::size_t>(shard_count(out_specs[i], d, mesh));
     }
     return outs;
+  }
+
+  // Memory, bounded before anything runs: no value above kMaxValueElements, and every value of
+  // the run together (on every device, as if none were released) within kMaxRunElements.
+  void budget(const Eqn& eqn, const ValueType& t, const MeshShape* mesh) {
+    const double n = static_cast<double>(shape_size(t.shape));
+    if (n > static_cast<double>(kMaxValueElements)) {
+      throw InputError(eqn.place(), type_str(t) + " holds " + number_text(n) +
+                                        " elements, more than 2^28 (1 GiB), the most one value "
+                                        "may hold");
+    }
+    elements_ += n * (mesh != nullptr ? static_cast<double>(mesh_devices(*mesh)) : 1.0);
+    if (elements_ > static_cast<double>(kMaxRunElements)) {
+      throw InputError(eqn.place(),
+                       "the run's values add up to more than 2^32 elements (16 "
+                       "GiB) by this equation, the most a run may hold");
+    }
   }
 
   const ProgramFile& file_;
   const Binding& b_;
   double flops_ = 0;
+  double elements_ = 0;
 
  public:
   std::uint64_t flops() const { return static_cast<std::uint64_t>(flops_); }
@@ -227,7 +227,7 @@ DimBindings bind_export(const ProgramFile& file, const Export& exp,
     if (t.shape.size() != shapes.at(i).size()) {
       std::string declared;
       for (const DimExpr& d : t.shape) declared += (declared.empty() ? "" : ",") + d.str();
-      throw InputError(field(i), "has shape " + shape_tuple(shapes[i]) + ", the program takes " +
+      throw InputError(field(i), "has shape " + prim::dims_str(shapes[i]) + ", the program takes " +
                                      dtype_name(t.dtype) + "[" + declared + "]");
     }
     for (std::size_t d = 0; d < t.shape.size(); ++d) {
@@ -441,7 +441,17 @@ std::vector<Value> eval_jaxpr(const Jaxpr& jx, std::vector<Value> args, PrimCont
       MESHRUN_CHECK(prim != nullptr, "the reader refuses unknown primitives");
       std::unique_ptr<bool[]> flags(new bool[owned.size() + 1]);
       for (std::size_t i = 0; i < owned.size(); ++i) flags[i] = owned[i] != 0;
-      outs = prim->eval(eqn, ops, std::span<const bool>(flags.get(), owned.size()), ctx);
+      try {
+        outs = prim->eval(eqn, ops, std::span<const bool>(flags.get(), owned.size()), ctx);
+      } catch (const PrimitiveError& e) {
+        // What the values made impossible (an integer beyond what meshrun holds exactly, an
+        // index out of range): the program's input cannot run here, exit 2, named in the file --
+        // on a device as the engine's own limit (the Mesh keeps it), else as an input error.
+        const std::string what =
+            std::string(ctx.file) + (ctx.file.empty() ? "" : ": ") + eqn.place() + ": " + e.what();
+        if (ctx.device != nullptr) throw UnimplementedError(what);
+        throw InputError("", what);
+      }
     }
     for (std::size_t k = 0; k < outs.size() && k < eqn.out.size(); ++k) {
       env[eqn.out[k]] = std::move(outs[k]);

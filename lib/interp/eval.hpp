@@ -22,6 +22,10 @@
 
 namespace meshrun::interp {
 
+// Bounds on memory, checked on the inferred types before a run (check_export).
+inline constexpr std::uint64_t kMaxValueElements = std::uint64_t{1} << 28;
+inline constexpr std::uint64_t kMaxRunElements = std::uint64_t{1} << 32;
+
 struct Binding {
   const Export* exp = nullptr;
   DimBindings dims;
@@ -35,7 +39,8 @@ Binding bind(const ProgramFile& file, const MeshShape& mesh, const std::vector<S
              const std::vector<DType>& dtypes);
 
 // Infers the type of every equation of the bound export (shard_map bodies on their blocks) and
-// compares it with the declared one; InputError naming the equation otherwise. Returns the
+// compares it with the declared one, and bounds memory (kMaxValueElements, kMaxRunElements);
+// InputError naming the equation otherwise. Returns the
 // floating-point operations of its products (dot_general: 2 per multiply-add, over every device
 // of a body), what --timings divides by the time.
 std::uint64_t check_export(const ProgramFile& file, const Binding& binding);

@@ -34,6 +34,12 @@ std::string type_str(const ValueType& t) {
   return s + ']';
 }
 
+const char* nested_jaxpr_param(const std::string& primitive) {
+  if (primitive == "jit" || primitive == "pjit" || primitive == "shard_map") return "jaxpr";
+  if (primitive == "custom_jvp_call" || primitive == "custom_vjp_call") return "call_jaxpr";
+  return nullptr;
+}
+
 const Jaxpr* Eqn::sub(const std::string& name) const {
   for (const auto& [key, jaxpr] : subs)
     if (key == name) return jaxpr.get();

@@ -49,6 +49,11 @@ struct Atom {
 
 struct Jaxpr;
 
+// The primitives whose equation holds a jaxpr the evaluator runs itself (the rest are in
+// primitives.hpp): the param that holds it ("jaxpr" for jit, pjit and shard_map, "call_jaxpr"
+// for custom_jvp_call and custom_vjp_call, whose primal it is), or nullptr.
+const char* nested_jaxpr_param(const std::string& primitive);
+
 struct Eqn {
   std::string primitive;
   nlohmann::json params;  // as in the file, nested jaxprs replaced by null (they are in `subs`)

@@ -35,6 +35,7 @@ struct PrimContext {
   // outside, where a collective is refused.
   const MeshShape* mesh = nullptr;
   Device* device = nullptr;  // at run time inside a shard_map body; null when inferring
+  std::string_view file;     // the program file, for the messages of errors at run time
 };
 
 struct Primitive {

@@ -58,6 +58,16 @@ std::optional<Plain> plain_of(const Jaxpr& top) {
       if (p.in_specs.size() != eqn.in.size() || p.out_specs.size() != eqn.out.size()) {
         return std::nullopt;
       }
+      // One input handed twice with different specs cannot be one ArgDef: the whole program
+      // then runs as one with equations around its shard_map (each operand cut by its own spec).
+      for (std::size_t k = 0; k < p.operand_input.size(); ++k) {
+        for (std::size_t l = 0; l < k; ++l) {
+          if (p.operand_input[k] == p.operand_input[l] &&
+              p.in_specs[k].dims() != p.in_specs[l].dims()) {
+            return std::nullopt;
+          }
+        }
+      }
       return p;
     }
     if (eqn.primitive != "jit" && eqn.primitive != "pjit") return std::nullopt;
@@ -89,20 +99,35 @@ bool same_specs(const Plain& a, const Plain& b) {
          eq(a.in_specs, b.in_specs) && eq(a.out_specs, b.out_specs);
 }
 
-std::size_t parts(const PartitionSpec& spec, std::size_t d, const MeshShape& mesh) {
-  if (d >= spec.dims().size()) return 1;
-  std::size_t n = 1;
-  for (const std::string& axis : spec.dims()[d]) {
-    const int at = mesh_axis_position(mesh, axis);
-    if (at >= 0) n *= static_cast<std::size_t>(mesh[static_cast<std::size_t>(at)].second);
+// For each shard_map reached from `jx` through jit calls, the program output each of its results
+// is (-1: none): `out_of[v]` is the output jaxpr variable v is.
+void result_outputs(const Jaxpr& jx, const std::map<int, int>& out_of,
+                    std::map<const Eqn*, std::vector<int>>& names, int depth = 0) {
+  for (const Eqn& eqn : jx.eqns) {
+    if (eqn.primitive == "shard_map") {
+      std::vector<int>& n = names[&eqn];
+      for (int v : eqn.out) {
+        const auto it = out_of.find(v);
+        n.push_back(it == out_of.end() ? -1 : it->second);
+      }
+    } else if ((eqn.primitive == "jit" || eqn.primitive == "pjit") && depth < 64) {
+      const Jaxpr& sub = *eqn.sub("jaxpr");
+      std::map<int, int> inner;
+      for (std::size_t q = 0; q < eqn.out.size() && q < sub.outvars.size(); ++q) {
+        const auto it = out_of.find(eqn.out[q]);
+        if (it != out_of.end() && !sub.outvars[q].is_literal())
+          inner[sub.outvars[q].var] = it->second;
+      }
+      result_outputs(sub, inner, names, depth + 1);
+    }
   }
-  return n;
 }
 
 // The body of one shard_map equation, on a device.
-std::vector<Value> run_body(const Eqn& eqn, const DimBindings& dims, Device& dev,
-                            std::vector<Value> args) {
+std::vector<Value> run_body(const std::string& file, const Eqn& eqn, const DimBindings& dims,
+                            Device& dev, std::vector<Value> args) {
   PrimContext ctx;
+  ctx.file = file;
   ctx.dims = &dims;
   ctx.mesh = &dev.mesh();
   ctx.device = &dev;
@@ -244,6 +269,14 @@ class Builder {
         return plain_body(*lp, dev, blocks);
       };
     } else {
+      for (const Export& exp : file_.exports) {
+        lp_.operand_inputs.push_back(shard_map_operand_inputs(file_, exp));
+        std::map<int, int> out_of;
+        for (std::size_t j = 0; j < exp.jaxpr.outvars.size(); ++j) {
+          if (!exp.jaxpr.outvars[j].is_literal()) out_of.emplace(exp.jaxpr.outvars[j].var, int(j));
+        }
+        result_outputs(exp.jaxpr, out_of, lp_.result_outputs.emplace_back());
+      }
       def.run = [lp](Mesh& mesh, const std::vector<TensorRef>& inputs, Trace* trace) {
         return whole_run(*lp, mesh, inputs, trace);
       };
@@ -377,7 +410,8 @@ class Builder {
     std::vector<Shape> shapes;
     for (std::size_t i : lp.def_input) {
       Shape s = blocks.at(i).shape;
-      for (std::size_t d = 0; d < s.size(); ++d) s[d] *= parts(lp.def.inputs[i].spec, d, mesh);
+      for (std::size_t d = 0; d < s.size(); ++d)
+        s[d] *= static_cast<std::size_t>(shard_count(lp.def.inputs[i].spec, d, mesh));
       shapes.push_back(std::move(s));
     }
     const Binding b = bind(lp.file, mesh, shapes, {});
@@ -392,7 +426,7 @@ class Builder {
       const DType t = body.types[body.invars[k]].dtype;
       args.emplace_back(t, again ? blocks[i] : std::move(blocks[i]));
     }
-    std::vector<Value> results = run_body(*p.shard_map, b.dims, dev, std::move(args));
+    std::vector<Value> results = run_body(lp.file.path, *p.shard_map, b.dims, dev, std::move(args));
     std::vector<Tensor> out;
     for (std::size_t j = 0; j < p.output_result.size(); ++j) {
       const auto r = static_cast<std::size_t>(p.output_result[j]);
@@ -421,21 +455,38 @@ class Builder {
       const Jaxpr& body = *eqn.sub("jaxpr");
       std::vector<ArgDef> in_defs, out_defs;
       std::vector<Tensor> global;
+      const std::size_t e = static_cast<std::size_t>(b.exp - lp.file.exports.data());
+      const auto named = lp.operand_inputs.at(e).find(&eqn);
       for (std::size_t k = 0; k < in.size(); ++k) {
-        in_defs.push_back(arg_def("operand " + std::to_string(k), in[k].t.rank(), in_specs[k]));
+        // Named after the program input it is (so the trace's rules find x), else by position.
+        const int input = named != lp.operand_inputs.at(e).end() && k < named->second.size()
+                              ? named->second[k]
+                              : -1;
+        in_defs.push_back(arg_def(input >= 0 ? lp.file.inputs[static_cast<std::size_t>(input)].name
+                                             : "operand " + std::to_string(k),
+                                  in[k].t.rank(), in_specs[k]));
         global.push_back(std::move(in[k].t));
       }
+      const auto outs_named = lp.result_outputs.at(e).find(&eqn);
       for (std::size_t k = 0; k < out_specs.size(); ++k) {
         const std::size_t rank =
             body.outvars[k].is_literal() ? 0 : body.types[body.outvars[k].var].shape.size();
-        out_defs.push_back(arg_def("result " + std::to_string(k), rank, out_specs[k]));
+        // Named after the program output it is (through jit calls), else by position.
+        const int output =
+            outs_named != lp.result_outputs.at(e).end() && k < outs_named->second.size()
+                ? outs_named->second[k]
+                : -1;
+        out_defs.push_back(arg_def(output >= 0
+                                       ? lp.file.outputs[static_cast<std::size_t>(output)].name
+                                       : "result " + std::to_string(k),
+                                   rank, out_specs[k]));
       }
       const Body device_body = [&](Device& dev, std::vector<Tensor>& blocks) {
         std::vector<Value> vals;
         for (std::size_t k = 0; k < blocks.size(); ++k) {
           vals.emplace_back(body.types[body.invars[k]].dtype, std::move(blocks[k]));
         }
-        std::vector<Value> res = run_body(eqn, dims, dev, std::move(vals));
+        std::vector<Value> res = run_body(lp.file.path, eqn, dims, dev, std::move(vals));
         std::vector<Tensor> out;
         for (Value& v : res) out.push_back(std::move(v.t));
         return out;
@@ -450,6 +501,7 @@ class Builder {
     };
     PrimContext ctx;
     ctx.dims = &dims;
+    ctx.file = lp.file.path;
     std::vector<Value> out = eval_jaxpr(top, std::move(args), ctx, &runner);
     std::vector<Tensor> tensors;
     for (Value& v : out) tensors.push_back(std::move(v.t));

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -26,6 +27,11 @@ struct LoadedProgram {
   // exercise's (a case for dp-step holds x even when the program closes over it: the rules then
   // say so). def_input[i]: the def's input that is the file's input i.
   std::vector<std::size_t> def_input;
+  // Per export, per shard_map: the program input each operand is (-1: none), for the trace's
+  // names of a program with equations around its shard_map (shard_map_operand_inputs).
+  std::vector<std::map<const Eqn*, std::vector<int>>> operand_inputs;
+  // ... and the program output each result is (-1: none).
+  std::vector<std::map<const Eqn*, std::vector<int>>> result_outputs;
   // The flops the last checked run counts (check_run, before it runs): what def.flops returns.
   std::uint64_t flops = 0;
 };

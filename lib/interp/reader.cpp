@@ -20,11 +20,10 @@ using json = nlohmann::json;
 
 constexpr std::size_t kMaxNameChars = 128;  // of an input's or output's name
 
-// Primitives whose params hold nested jaxprs, and which params those are.
+// Whether `key` of `primitive`'s params holds a nested jaxpr.
 bool holds_jaxpr(const std::string& primitive, const std::string& key) {
-  if (key == "jaxpr") return primitive == "jit" || primitive == "pjit" || primitive == "shard_map";
-  if (key == "call_jaxpr") return primitive == "custom_jvp_call" || primitive == "custom_vjp_call";
-  return false;
+  const char* param = nested_jaxpr_param(primitive);
+  return param != nullptr && key == param;
 }
 
 const char* kind(const json& j) {
@@ -309,11 +308,7 @@ class Reader {
       } else {
         q.params = json::object();
       }
-      const bool control = q.primitive == "jit" || q.primitive == "pjit" ||
-                           q.primitive == "shard_map" || q.primitive == "custom_jvp_call" ||
-                           q.primitive == "custom_vjp_call";
-      if (control) {
-        const char* key = q.primitive.starts_with("custom") ? "call_jaxpr" : "jaxpr";
+      if (const char* key = nested_jaxpr_param(q.primitive)) {
         if (q.sub(key) == nullptr) throw InputError(eat + ".params", std::string("missing ") + key);
       } else if (find_primitive(q.primitive) == nullptr) {
         throw InputError(eat, "unknown primitive " + excerpt(q.primitive) +

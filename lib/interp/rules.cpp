@@ -28,7 +28,9 @@ constexpr Mask kConstant = Mask{1} << 63;
 struct Operand {
   Mask depends = 0;
   PartitionSpec spec;
-  std::string type;
+  std::string type;        // in the body (its block)
+  std::string outer_type;  // as the shard_map receives it
+  const Eqn* shard_map = nullptr;
 };
 
 struct Flow {
@@ -72,7 +74,9 @@ std::vector<Mask> flow(const Jaxpr& jx, const std::vector<Mask>& in, Flow& f, in
       } catch (const PrimitiveError&) {
       }
       for (std::size_t k = 0; k < ops.size() && k < specs.size() && k < sub->invars.size(); ++k) {
-        f.operands.push_back({ops[k], specs[k], declared(sub->types[sub->invars[k]])});
+        const Atom& a = e.in[k];
+        f.operands.push_back({ops[k], specs[k], declared(sub->types[sub->invars[k]]),
+                              a.is_literal() ? "" : declared(jx.types[a.var]), &e});
       }
     }
     if (sub != nullptr && depth < 64) {
@@ -121,18 +125,35 @@ std::size_t constants(const Jaxpr& jx, int depth = 0) {
 
 }  // namespace
 
+std::map<const Eqn*, std::vector<int>> shard_map_operand_inputs(const ProgramFile& file,
+                                                                const Export& exp) {
+  std::vector<Mask> in;
+  for (std::size_t i = 0; i < file.inputs.size(); ++i) in.push_back(i < 63 ? Mask{1} << i : 0);
+  Flow f;
+  flow(exp.jaxpr, in, f);
+  std::map<const Eqn*, std::vector<int>> out;
+  for (const Operand& op : f.operands) {
+    int input = -1;
+    for (std::size_t i = 0; i < file.inputs.size() && i < 63; ++i) {
+      if (op.depends == (Mask{1} << i) &&
+          op.outer_type == declared(exp.jaxpr.types[exp.jaxpr.invars[i]])) {
+        input = static_cast<int>(i);
+      }
+    }
+    out[op.shard_map].push_back(input);
+  }
+  return out;
+}
+
 bool known_exercise(const std::string& name) {
   return name == "dp-step" || name == "tp-mlp" || name == "mlp-train";
 }
 
-std::vector<StructuralRule> exercise_rules(const ProgramFile& file) {
+// The rules on the file, as `exp` holds the program (each export is checked: the case may run
+// any of them).
+std::vector<StructuralRule> file_rules(const ProgramFile& file, const ProgramDef* built_in,
+                                       const Export& exp) {
   std::vector<StructuralRule> rules;
-  const ProgramDef* built_in =
-      known_exercise(file.exercise) ? find_program(file.exercise) : nullptr;
-  if (built_in == nullptr) return rules;
-
-  // On the file.
-  const Export& exp = file.exports.front();
   std::string missing;
   for (const ArgDef& a : built_in->inputs) {
     if (input_index(file, a.name) < 0) missing += (missing.empty() ? "" : ", ") + a.name;
@@ -147,7 +168,7 @@ std::vector<StructuralRule> exercise_rules(const ProgramFile& file) {
                                           " closed-over constant" + (consts > 1 ? "s" : "") + ")"
                                     : ""))));
   std::vector<Mask> in;
-  for (std::size_t i = 0; i < file.inputs.size(); ++i) in.push_back(i < 64 ? Mask{1} << i : 0);
+  for (std::size_t i = 0; i < file.inputs.size(); ++i) in.push_back(i < 63 ? Mask{1} << i : 0);
   Flow f;
   const std::vector<Mask> outs = flow(exp.jaxpr, in, f);
   Mask reaches = 0;
@@ -211,6 +232,28 @@ std::vector<StructuralRule> exercise_rules(const ProgramFile& file) {
       }
     }
     rules.push_back(static_rule("b2 is added once, after the psum over 'model'", why));
+  }
+  return rules;
+}
+
+std::vector<StructuralRule> exercise_rules(const ProgramFile& file) {
+  std::vector<StructuralRule> rules;
+  const ProgramDef* built_in =
+      known_exercise(file.exercise) ? find_program(file.exercise) : nullptr;
+  if (built_in == nullptr) return rules;
+
+  // On the file: a rule holds when it holds in every export, else the first export's failure
+  // says why (naming the export when it is not the first).
+  const Trace none;
+  rules = file_rules(file, built_in, file.exports.front());
+  for (std::size_t e = 1; e < file.exports.size(); ++e) {
+    const std::vector<StructuralRule> other = file_rules(file, built_in, file.exports[e]);
+    for (std::size_t r = 0; r < rules.size() && r < other.size(); ++r) {
+      if (rules[r].check(none)) continue;
+      if (auto why = other[r].check(none)) {
+        rules[r] = static_rule(rules[r].description, file.exports[e].where + ": " + *why);
+      }
+    }
   }
   // Then, on the trace: what the built-in program's grader checks, now of the user's program
   // (after the file's rules, so the first broken rule a line shows is the most telling).

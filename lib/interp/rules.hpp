@@ -8,6 +8,7 @@
 //     mlp-train, b2 never flows into the psum over 'model' (added once, after it).
 #pragma once
 
+#include <map>
 #include <vector>
 
 #include "interp/ir.hpp"
@@ -21,5 +22,11 @@ std::vector<StructuralRule> exercise_rules(const ProgramFile& file);
 
 // The exercises meshrun can grade.
 bool known_exercise(const std::string& name);
+
+// For each shard_map equation of `exp` (any nesting), per operand: the program input it is --
+// derived from that input alone, with its shape (x, or a copy or conversion of x) -- or -1.
+// The trace names such an operand after the input, so the exercises' rules find it.
+std::map<const Eqn*, std::vector<int>> shard_map_operand_inputs(const ProgramFile& file,
+                                                                const Export& exp);
 
 }  // namespace meshrun::interp

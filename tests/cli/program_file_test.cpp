@@ -5,6 +5,7 @@
 // (cases/submissions/) graded as its .expect files say.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,7 @@
 namespace {
 
 using meshrun::testing::expect_output_matches_case;
+using meshrun::testing::has;
 using meshrun::testing::json_files;
 using meshrun::testing::kDocumented;
 using meshrun::testing::kSource;
@@ -232,5 +234,86 @@ BOOST_AUTO_TEST_CASE(a_constant_nested_60_deep_is_read_once) {
   BOOST_TEST(r.out.starts_with("{\"y\":[2.0,4.0,"));
 }
 #endif
+
+}  // namespace
+
+namespace {
+
+// The review's findings, each a program in tests/cli/programs/ (small hand-written files).
+const std::string kProgs = "tests/cli/programs/";
+
+// x handed to the shard_map twice with different specs (P() and P('data')): each operand is cut
+// by its own spec -- y = x block + sum(x) -- not both by one.
+BOOST_AUTO_TEST_CASE(an_input_handed_twice_with_two_specs_is_cut_by_each) {
+  const Result r = run({"run", kProgs + "twice-specs.json", kProgs + "x8.json"});
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(r.out == "{\"y\":[37.0,38.0,39.0,40.0,41.0,42.0,43.0,44.0]}\n");
+}
+
+// A jit given one variable twice (in: [x, x]) is no plain program, and no internal error.
+BOOST_AUTO_TEST_CASE(a_jit_given_one_variable_twice_runs) {
+  const Result r = run({"run", kProgs + "jit-twice.json", kProgs + "x8.json"});
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(r.out == "{\"y\":[2.0,4.0,6.0,8.0,10.0,12.0,14.0,16.0]}\n");
+}
+
+// An integer beyond what meshrun holds exactly is the input's limit here (exit 2, the file and
+// the equation named) -- outside the shard_map and on a device alike.
+BOOST_AUTO_TEST_CASE(a_primitive_refusing_values_at_run_time_is_exit_2_naming_the_equation) {
+  const Result out = run({"run", kProgs + "i32-outside.json", kProgs + "n-2-20.json"});
+  BOOST_TEST(out.code == 2);
+  BOOST_TEST(out.err == "meshrun: " + kProgs +
+                            "i32-outside.json: exports[0].jaxpr.eqns[0] (mul): "
+                            "mul: an integer result is beyond 2^24, which meshrun holds exactly\n");
+  const Result in = run({"run", kProgs + "i32-inside.json", kProgs + "n-2-20.json"});
+  BOOST_TEST(in.code == 2);
+  BOOST_TEST(has(in.err, kProgs + "i32-inside.json: exports[0].jaxpr.eqns[0].params.jaxpr.eqns[0] "
+                                  "(mul): mul: an integer result is beyond 2^24"),
+             in.err);
+  BOOST_TEST(lines_of(in.err).size() == 1u);
+}
+
+// Memory is bounded before the run: a value of 2^31 - 1 elements is refused, not allocated.
+BOOST_AUTO_TEST_CASE(a_value_beyond_the_memory_bound_is_refused_before_the_run) {
+  const Result r = run({"run", kProgs + "big-bcast.json", kProgs + "x8.json"});
+  BOOST_TEST(r.code == 2);
+  BOOST_TEST(r.err ==
+             "meshrun: " + kProgs +
+                 "big-bcast.json: exports[0].jaxpr.eqns[0] "
+                 "(broadcast_in_dim): f32[2147483647] holds 2.14748e+09 elements, more than "
+                 "2^28 (1 GiB), the most one value may hold\n");
+  BOOST_TEST(r.seconds < 5);
+}
+
+// A correct dp-step with an equation before its shard_map (a copy of x): the trace names the
+// operand and the results after the program's inputs and outputs, so the rules hold.
+BOOST_AUTO_TEST_CASE(a_program_with_equations_around_its_shard_map_is_graded_by_name) {
+  meshrun::testing::TempDir dir;
+  nlohmann::json p = nlohmann::json::parse(slurp(kSource + "/cases/programs/dp-step.json"));
+  for (auto& exp : p["exports"]) {
+    nlohmann::json* jx = &exp["jaxpr"];
+    while ((*jx)["eqns"][0]["primitive"] == "jit") jx = &(*jx)["eqns"][0]["params"]["jaxpr"];
+    nlohmann::json& shard = (*jx)["eqns"][0];
+    BOOST_REQUIRE(shard["primitive"] == "shard_map");
+    int next = 0;
+    for (const auto& v : (*jx)["invars"]) next = std::max(next, v["id"].get<int>() + 1);
+    for (const auto& e : (*jx)["eqns"])
+      for (const auto& o : e["out"]) next = std::max(next, o["id"].get<int>() + 1);
+    const nlohmann::json x = (*jx)["invars"][2];
+    shard["in"][2] = {{"var", next}};
+    nlohmann::json copy = nlohmann::json::object();
+    copy["primitive"] = "copy";
+    copy["params"] = nlohmann::json::object();
+    copy["in"] = nlohmann::json::array({nlohmann::json::object({{"var", x["id"]}})});
+    copy["out"] =
+        nlohmann::json::array({nlohmann::json::object({{"id", next}, {"type", x["type"]}})});
+    (*jx)["eqns"].insert((*jx)["eqns"].begin(), copy);
+  }
+  const std::string prog = dir.write("dp-copy.json", p.dump());
+  const Result r = run({"check", "--program", prog, "cases/dp-step"});
+  BOOST_TEST(r.code == 0, r.out << r.err);
+  const std::vector<std::string> lines = lines_of(r.out);
+  BOOST_TEST((!lines.empty() && lines.back() == "9 passed, 0 failed"), r.out);
+}
 
 }  // namespace
