@@ -15,14 +15,6 @@ namespace meshrun::interp::prim {
 namespace {
 
 using I64 = std::int64_t;
-using Types = std::vector<ValueType>;
-using Values = std::vector<Value>;
-
-Values one(Value v) {
-  Values r;
-  r.push_back(std::move(v));
-  return r;
-}
 
 // The axes, checked against the shard_map's mesh; returns the group size (1 for no axes).
 std::size_t group_size(const Eqn& eqn, const std::vector<std::string>& axes,

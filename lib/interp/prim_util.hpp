@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "interp/primitives.hpp"
@@ -27,6 +28,23 @@ std::span<const Entry> slicing_entries();
 std::span<const Entry> reduction_entries();
 std::span<const Entry> dot_entries();
 std::span<const Entry> collective_entries();
+
+using Types = std::vector<ValueType>;
+using Values = std::vector<Value>;
+
+// One result, as a primitive returns it.
+inline Values one(Value v) {
+  Values r;
+  r.push_back(std::move(v));
+  return r;
+}
+
+// "(1, 2)", "(3,)": a list of ints as JAX's messages print a tuple.
+inline std::string ints_str(const std::vector<std::int64_t>& v) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + (v.size() == 1 ? ",)" : ")");
+}
 
 [[noreturn]] void fail(const std::string& what);
 // "(4, 2)", "(3,)", "()": a shape as JAX's messages print it.

@@ -10,21 +10,7 @@ namespace meshrun::interp::prim {
 
 namespace {
 
-using Types = std::vector<ValueType>;
-using Values = std::vector<Value>;
 using I64 = std::int64_t;
-
-Values one(Value v) {
-  Values r;
-  r.push_back(std::move(v));
-  return r;
-}
-
-std::string ints_str(const std::vector<I64>& v) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + (v.size() == 1 ? ",)" : ")");
-}
 
 // ---- slice ----
 
