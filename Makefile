@@ -102,7 +102,7 @@ tsan: deps
 	  $$(ctest --test-dir $(BUILD)/tsan -N -R '$(TSAN_TESTS)' | sed -n 's/^ *Test *#[0-9]*: \([^.]*\).*/\1/p' | sort -u)
 	ctest --test-dir $(BUILD)/tsan --output-on-failure -j $(JOBS) -R '$(TSAN_TESTS)'
 
-# libFuzzer on the case reader (clang, ASan + UBSan): first every hostile input of
+# libFuzzer on the case reader and the program reader (clang, ASan + UBSan): first every hostile input of
 # tests/fuzz/hostile_inputs.sh once (100,000-level nesting, a 50 MB case, million-digit numbers,
 # NUL bytes, invalid UTF-8), then FUZZ_SECONDS of fuzzing from tests/fuzz/corpus. New inputs go
 # to $(FUZZ_DIR)/corpus, crashes to $(FUZZ_DIR)/crash-*; the seed corpus is left as it is.

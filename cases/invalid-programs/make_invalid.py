@@ -131,6 +131,9 @@ def rank3_input(p):
 
 variant("input-rank-3", rank3_input)
 
+with open("number-beyond-double.json", "w") as f:
+    f.write(json.dumps(BASE).replace('"lit": 2.0', '"lit": 1e400'))
+
 with open("nesting-100000-deep.json", "w") as f:
     f.write('{"format": "meshrun-program", "version": 1, "name": "deep", "inputs": '
             + "[" * 100000 + "]" * 100000 + "}\n")

@@ -508,6 +508,11 @@ json parse_bounded(const std::string& path, std::uint64_t max_bytes,
   } catch (const json::parse_error& e) {
     throw InputError(
         "", "invalid JSON at " + position(text, e.byte) + ": " + parse_error_reason(e.what()));
+  } catch (const json::exception& e) {
+    // A number beyond double's range ("1e400") is nlohmann's out_of_range, not a parse error.
+    std::string what = e.what();
+    if (const auto end = what.find("] "); end != std::string::npos) what.erase(0, end + 2);
+    throw InputError("", "invalid JSON: " + excerpt(what));
   }
 }
 
