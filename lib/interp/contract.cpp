@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "interp/scalar_ops.hpp"
+
 namespace meshrun::interp {
 namespace {
 
@@ -84,16 +86,17 @@ Value fused_multiply_add(Value* a, bool own_a, const Value& b, const Value& c, b
   const float kb = negate_product ? -1.0f : 1.0f, ka = negate_addend ? -1.0f : 1.0f;
   float* po = out.data.data();
   if (!sa && !sb && !sc) {
-    for (std::size_t i = 0; i < n; ++i) po[i] = std::fma(kb * pb[i], pc[i], ka * pa[i]);
+    for (std::size_t i = 0; i < n; ++i)
+      po[i] = prim::f32::fma_contracted(kb, pb[i], pc[i], ka, pa[i]);
   } else if (!sa && sb && !sc) {  // a - lr * g
-    const float b0 = kb * pb[0];
-    for (std::size_t i = 0; i < n; ++i) po[i] = std::fma(b0, pc[i], ka * pa[i]);
+    const float b0 = pb[0];
+    for (std::size_t i = 0; i < n; ++i) po[i] = prim::f32::fma_contracted(kb, b0, pc[i], ka, pa[i]);
   } else if (!sa && !sb && sc) {
     const float c0 = pc[0];
-    for (std::size_t i = 0; i < n; ++i) po[i] = std::fma(kb * pb[i], c0, ka * pa[i]);
+    for (std::size_t i = 0; i < n; ++i) po[i] = prim::f32::fma_contracted(kb, pb[i], c0, ka, pa[i]);
   } else {
     for (std::size_t i = 0; i < n; ++i) {
-      po[i] = std::fma(kb * pb[sb ? 0 : i], pc[sc ? 0 : i], ka * pa[sa ? 0 : i]);
+      po[i] = prim::f32::fma_contracted(kb, pb[sb ? 0 : i], pc[sc ? 0 : i], ka, pa[sa ? 0 : i]);
     }
   }
   return Value(DType::kF32, std::move(out));

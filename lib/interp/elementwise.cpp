@@ -24,25 +24,25 @@ std::int64_t to_i(float v) { return static_cast<std::int64_t>(v); }
 struct Add {
   static constexpr unsigned kDtypes = kNum;
   static constexpr bool kCompare = false, kInt = true;
-  static float f(float a, float b) { return a + b; }
+  static float f(float a, float b) { return f32::add(a, b); }
   static std::int64_t i(std::int64_t a, std::int64_t b) { return a + b; }
 };
 struct Sub {
   static constexpr unsigned kDtypes = kNum;
   static constexpr bool kCompare = false, kInt = true;
-  static float f(float a, float b) { return a - b; }
+  static float f(float a, float b) { return f32::sub(a, b); }
   static std::int64_t i(std::int64_t a, std::int64_t b) { return a - b; }
 };
 struct Mul {
   static constexpr unsigned kDtypes = kNum;
   static constexpr bool kCompare = false, kInt = true;
-  static float f(float a, float b) { return a * b; }
+  static float f(float a, float b) { return f32::mul(a, b); }
   static std::int64_t i(std::int64_t a, std::int64_t b) { return a * b; }
 };
 struct Div {
   static constexpr unsigned kDtypes = kNum;
   static constexpr bool kCompare = false, kInt = true;
-  static float f(float a, float b) { return a / b; }
+  static float f(float a, float b) { return f32::div(a, b); }
   // XLA: truncation toward zero; x / 0 is -1.
   static std::int64_t i(std::int64_t a, std::int64_t b) { return b == 0 ? -1 : a / b; }
 };
@@ -57,19 +57,19 @@ struct Rem {
 struct Pow {
   static constexpr unsigned kDtypes = kF;
   static constexpr bool kCompare = false, kInt = false;
-  static float f(float a, float b) { return std::pow(a, b); }
+  static float f(float a, float b) { return f32::pow(a, b); }
   static std::int64_t i(std::int64_t, std::int64_t) { return 0; }
 };
 struct Max {
   static constexpr unsigned kDtypes = kAny;
   static constexpr bool kCompare = false, kInt = false;
-  static float f(float a, float b) { return max_ieee(a, b); }
+  static float f(float a, float b) { return f32::max(a, b); }
   static std::int64_t i(std::int64_t, std::int64_t) { return 0; }
 };
 struct Min {
   static constexpr unsigned kDtypes = kAny;
   static constexpr bool kCompare = false, kInt = false;
-  static float f(float a, float b) { return min_ieee(a, b); }
+  static float f(float a, float b) { return f32::min(a, b); }
   static std::int64_t i(std::int64_t, std::int64_t) { return 0; }
 };
 struct Atan2 {

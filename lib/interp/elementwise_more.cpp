@@ -43,21 +43,6 @@ std::vector<ValueType> integer_pow_infer(const Eqn& eqn, std::span<const ValueTy
   return {in[0]};
 }
 
-template <class T, class Mul>
-T pow_by_squaring(T x, std::int64_t y, Mul mul) {
-  bool have = false;
-  T acc{};
-  while (y > 0) {
-    if (y & 1) {
-      acc = have ? mul(acc, x) : x;
-      have = true;
-    }
-    y >>= 1;
-    if (y > 0) x = mul(x, x);
-  }
-  return acc;
-}
-
 std::vector<Value> integer_pow_eval(const Eqn& eqn, std::span<Value* const> in,
                                     std::span<const bool> owned, PrimContext&) {
   const std::int64_t y = checked_y(eqn);
@@ -65,25 +50,7 @@ std::vector<Value> integer_pow_eval(const Eqn& eqn, std::span<Value* const> in,
   float* o = out.t.data.data();
   const std::size_t n = out.t.size();
   if (out.dtype == DType::kF32) {
-    if (y == 0) {
-      for (std::size_t i = 0; i < n; ++i) o[i] = 1.0f;
-    } else if (y == 1) {
-    } else if (y == 2) {
-      for (std::size_t i = 0; i < n; ++i) o[i] = o[i] * o[i];
-    } else if (y == 3) {
-      for (std::size_t i = 0; i < n; ++i) o[i] = o[i] * (o[i] * o[i]);
-    } else if (y == -1) {
-      for (std::size_t i = 0; i < n; ++i) o[i] = 1.0f / o[i];
-    } else if (y == -2) {
-      for (std::size_t i = 0; i < n; ++i) o[i] = 1.0f / (o[i] * o[i]);
-    } else {
-      const std::int64_t m = y < 0 ? -y : y;
-      auto mul = [](float a, float b) { return a * b; };
-      for (std::size_t i = 0; i < n; ++i) {
-        const float p = pow_by_squaring(o[i], m, mul);
-        o[i] = y < 0 ? 1.0f / p : p;
-      }
-    }
+    f32::integer_pow(o, o, n, y);
   } else {
     bool over = false;
     auto mul = [&](std::int64_t a, std::int64_t b) {
@@ -92,8 +59,10 @@ std::vector<Value> integer_pow_eval(const Eqn& eqn, std::span<Value* const> in,
       return over ? 0 : r;  // once beyond, stays bounded (refused below)
     };
     for (std::size_t i = 0; i < n && !over; ++i)
-      o[i] = y == 0 ? 1.0f
-                    : static_cast<float>(pow_by_squaring(static_cast<std::int64_t>(o[i]), y, mul));
+      o[i] =
+          y == 0
+              ? 1.0f
+              : static_cast<float>(f32::pow_by_squaring(static_cast<std::int64_t>(o[i]), y, mul));
     if (over) fail("integer_pow: an integer result is beyond 2^24, which meshrun holds exactly");
   }
   return one(std::move(out));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "interp/primitives.hpp"
+#include "interp/scalar_ops.hpp"  // max_ieee, min_ieee, f32::
 
 namespace meshrun::interp::prim {
 
@@ -71,21 +72,6 @@ enum : unsigned { kF = 1, kI = 2, kB = 4, kNum = kF | kI, kAny = kF | kI | kB };
 inline unsigned dtype_bit(DType t) { return t == DType::kF32 ? kF : t == DType::kI32 ? kI : kB; }
 // PrimitiveError "<primitive> does not accept dtype int32" unless t is in `allowed`.
 void check_dtype(const Eqn& eqn, DType t, unsigned allowed);
-
-// IEEE 754-2019 maximum and minimum, as JAX's max/min: NaN propagates (the first NaN operand is
-// returned), and -0 < +0.
-inline float max_ieee(float a, float b) {
-  if (std::isnan(a)) return a;
-  if (std::isnan(b)) return b;
-  if (a == b) return std::signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-inline float min_ieee(float a, float b) {
-  if (std::isnan(a)) return a;
-  if (std::isnan(b)) return b;
-  if (a == b) return std::signbit(a) ? a : b;
-  return a < b ? a : b;
-}
 
 // The output's storage: operand `in`'s own when owned and of `shape`'s size (the operand is then
 // moved from), else a fresh array.

@@ -59,29 +59,24 @@ std::vector<Value> unary_eval(const Eqn& eqn, std::span<Value* const> in,
     static float f([[maybe_unused]] float a) { return fexpr; }               \
     static std::int64_t i([[maybe_unused]] std::int64_t a) { return iexpr; } \
   };
-MESHRUN_UNARY(Neg, kNum, UOut::kSame, true, -a, -a)
-MESHRUN_UNARY(Abs, kNum, UOut::kSame, true, std::fabs(a), a < 0 ? -a : a)
-MESHRUN_UNARY(Sign, kNum, UOut::kSame, false,
-              std::isnan(a) ? a
-              : a > 0       ? 1.0f
-              : a < 0       ? -1.0f
-                            : a,
-              0)
-MESHRUN_UNARY(Exp, kF, UOut::kSame, false, std::exp(a), 0)
-MESHRUN_UNARY(Exp2, kF, UOut::kSame, false, std::exp2(a), 0)
-MESHRUN_UNARY(Log, kF, UOut::kSame, false, std::log(a), 0)
-MESHRUN_UNARY(Log1p, kF, UOut::kSame, false, std::log1p(a), 0)
-MESHRUN_UNARY(Expm1, kF, UOut::kSame, false, std::expm1(a), 0)
-MESHRUN_UNARY(Tanh, kF, UOut::kSame, false, std::tanh(a), 0)
-// XLA expands logistic to 1 / (1 + exp(-x)).
-MESHRUN_UNARY(Logistic, kF, UOut::kSame, false, 1.0f / (1.0f + std::exp(-a)), 0)
-MESHRUN_UNARY(Erf, kF, UOut::kSame, false, std::erf(a), 0)
+MESHRUN_UNARY(Neg, kNum, UOut::kSame, true, f32::neg(a), -a)
+MESHRUN_UNARY(Abs, kNum, UOut::kSame, true, f32::abs(a), a < 0 ? -a : a)
+MESHRUN_UNARY(Sign, kNum, UOut::kSame, false, f32::sign(a), 0)
+MESHRUN_UNARY(Exp, kF, UOut::kSame, false, f32::exp(a), 0)
+MESHRUN_UNARY(Exp2, kF, UOut::kSame, false, f32::exp2(a), 0)
+MESHRUN_UNARY(Log, kF, UOut::kSame, false, f32::log(a), 0)
+MESHRUN_UNARY(Log1p, kF, UOut::kSame, false, f32::log1p(a), 0)
+MESHRUN_UNARY(Expm1, kF, UOut::kSame, false, f32::expm1(a), 0)
+MESHRUN_UNARY(Tanh, kF, UOut::kSame, false, f32::tanh(a), 0)
+// logistic: 1 / (1 + exp(-x)), as XLA expands it (scalar_ops.hpp).
+MESHRUN_UNARY(Logistic, kF, UOut::kSame, false, f32::logistic(a), 0)
+MESHRUN_UNARY(Erf, kF, UOut::kSame, false, f32::erf(a), 0)
 // jax.nn.gelu(approximate=False) is x * erfc(-x / sqrt(2)) / 2 (JAX 0.10.2).
-MESHRUN_UNARY(Erfc, kF, UOut::kSame, false, std::erfc(a), 0)
-MESHRUN_UNARY(Sqrt, kF, UOut::kSame, false, std::sqrt(a), 0)
-MESHRUN_UNARY(Rsqrt, kF, UOut::kSame, false, 1.0f / std::sqrt(a), 0)
+MESHRUN_UNARY(Erfc, kF, UOut::kSame, false, f32::erfc(a), 0)
+MESHRUN_UNARY(Sqrt, kF, UOut::kSame, false, f32::sqrt(a), 0)
+MESHRUN_UNARY(Rsqrt, kF, UOut::kSame, false, f32::rsqrt(a), 0)
 MESHRUN_UNARY(Cbrt, kF, UOut::kSame, false, std::cbrt(a), 0)
-MESHRUN_UNARY(Square, kNum, UOut::kSame, true, a* a, a* a)
+MESHRUN_UNARY(Square, kNum, UOut::kSame, true, f32::square(a), a* a)
 MESHRUN_UNARY(Sin, kF, UOut::kSame, false, std::sin(a), 0)
 MESHRUN_UNARY(Cos, kF, UOut::kSame, false, std::cos(a), 0)
 MESHRUN_UNARY(Floor, kF, UOut::kSame, false, std::floor(a), 0)
