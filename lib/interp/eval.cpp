@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "interp/contract.hpp"
+#include "interp/fusion.hpp"
 #include "interp/prim_util.hpp"
 #include "io/json_text.hpp"
 #include "support/errors.hpp"
@@ -370,9 +371,20 @@ std::vector<Value> eval_jaxpr(const Jaxpr& jx, std::vector<Value> args, PrimCont
   std::vector<Value*> ops;
   std::vector<char> owned;
   const ContractionPlan plan = plan_contractions(jx);
+  // Chains of elementwise equations over large arrays run as one chunked loop (fusion.hpp).
+  const FusionPlan fusion = plan_fusion(jx, plan, ctx.dims);
+  std::size_t fused_to = 0;     // eqns before this ran in a fused group
   std::size_t combined_to = 0;  // eqns before this ran in an earlier combined psum
   Eqn combined;
   for (std::size_t e = 0; e < jx.eqns.size(); ++e) {
+    if (e < fused_to) continue;
+    if (const int g = fusion.group_at[e];
+        g >= 0 && run_fusion_group(fusion.groups[static_cast<std::size_t>(g)], env)) {
+      fused_to = fusion.groups[static_cast<std::size_t>(g)].end;
+      for (std::size_t k = e; k < fused_to; ++k)
+        for (int v : jx.eqns[k].last_use) env[v] = Value();
+      continue;
+    }
     if (e < combined_to || plan.absorbed[e]) continue;  // ran already, or runs in its consumer
     std::size_t run_end = ctx.device != nullptr ? combinable_psums(jx, e) : e + 1;
     if (run_end > e + 1) {
