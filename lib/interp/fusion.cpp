@@ -52,8 +52,16 @@ std::string shape_key(const Type& t) {
 // What the plan knows of each equation.
 struct Candidate {
   bool ok = false;
-  std::string key;  // the result's shape
+  bool alias = false;   // an identity (pvary, stop_gradient, ...): its result is its operand
+  bool scalar = false;  // an alias of a scalar: fits a group of any shape
+  std::string key;      // the result's shape
 };
+
+// The identities JAX puts between elementwise equations (pvary of a literal under check_vma):
+// inside a group they compute nothing, their result names their operand.
+bool is_alias(const std::string& p) {
+  return p == "pvary" || p == "pcast" || p == "stop_gradient" || p == "copy" || p == "copy_p";
+}
 
 class Planner {
  public:
@@ -84,8 +92,14 @@ class Planner {
         ++s;
         continue;
       }
+      if (cand_[s].scalar) {  // a group starts with an array op
+        ++s;
+        continue;
+      }
       std::size_t t = s + 1;
-      while (t < n && t - s < kFusionMaxEqns && cand_[t].ok && cand_[t].key == cand_[s].key) ++t;
+      while (t < n && t - s < kFusionMaxEqns && cand_[t].ok &&
+             (cand_[t].scalar || cand_[t].key == cand_[s].key))
+        ++t;
       std::size_t found = 0;
       for (std::size_t end = t; end >= s + 2 && found == 0; --end)
         if (valid(s, end)) found = end;
@@ -113,10 +127,17 @@ class Planner {
     Candidate c;
     if (q.out.size() != 1) return c;
     const Type& rt = jx_.types[q.out[0]];
-    if (rt.dtype != DType::kF32 || rt.shape.empty()) return c;
+    if (rt.dtype != DType::kF32) return c;
     const std::string key = shape_key(rt);
-    std::vector<const Atom*> operands;
-    if (cp_.absorbed[e]) {
+    if (is_alias(q.primitive) && q.in.size() == 1 && fits(q.in[0], key) && rt.shape.empty()) {
+      c.ok = c.alias = c.scalar = true;
+      return c;
+    }
+    if (rt.shape.empty()) return c;
+    if (is_alias(q.primitive)) {
+      if (q.in.size() != 1) return c;
+      c.alias = true;
+    } else if (cp_.absorbed[e]) {
       if (q.primitive != "mul") return c;  // (the plan absorbs only muls)
     } else {
       const Known* k = known(q.primitive);
@@ -143,10 +164,12 @@ class Planner {
   // absorbed mul's add/sub is inside, and every result but the last is used only inside.
   bool valid(std::size_t s, std::size_t end) const {
     const std::size_t last = end - 1;
-    if (cp_.absorbed[last]) return false;
+    if (cp_.absorbed[last] || cand_[last].alias) return false;
     std::size_t computed = 0;
     for (std::size_t k = s; k < end; ++k) {
-      if (cp_.absorbed[k]) {
+      if (cand_[k].alias) {
+        // (counts for nothing)
+      } else if (cp_.absorbed[k]) {
         if (consumer_[k] < static_cast<int>(s) || consumer_[k] >= static_cast<int>(end))
           return false;
       } else {
@@ -168,6 +191,9 @@ class Planner {
       o.literal = static_cast<float>(a.literal);  // as eval.cpp's literal()
       return o;
     }
+    for (std::size_t k = s; k < end; ++k) {
+      if (cand_[k].alias && jx_.eqns[k].out[0] == a.var) return operand(jx_.eqns[k].in[0], s, k);
+    }
     o.index = a.var;
     if (jx_.types[a.var].shape.empty()) {
       o.kind = FusedOperand::kScalarVar;
@@ -185,7 +211,7 @@ class Planner {
     g.end = end;
     std::vector<int> defines;  // per op, the variable it defines
     for (std::size_t k = s; k < end; ++k) {
-      if (cp_.absorbed[k]) continue;
+      if (cp_.absorbed[k] || cand_[k].alias) continue;
       const Eqn& q = jx_.eqns[k];
       FusedOp op;
       if (const Contraction& c = cp_.at[k]; c.mul >= 0) {

@@ -12,7 +12,10 @@
 // member's result, an outside f32 value of shape S, or an f32 scalar (rank 0 or a literal: no
 // other broadcasting) -- whose results other than the last are used only inside the group (the
 // last may be used anywhere). A mul that contract.hpp's plan absorbs into an add/sub stays that
-// FMA inside the group (the pair is fused only when both are in it).
+// FMA inside the group (the pair is fused only when both are in it). The identities JAX puts in
+// such chains -- pvary/pcast (of a literal, under check_vma), stop_gradient, copy -- of a scalar
+// or of an S value may sit inside a group: they compute nothing there, their result names their
+// operand.
 //
 // The bits are those of the unfused evaluator: every op calls the very function its primitive
 // calls (scalar_ops.hpp), on the same operands, in the same order; only where the values live

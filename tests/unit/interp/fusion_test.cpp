@@ -39,13 +39,14 @@ struct Chain {
   static json lit(double x) { return {{"lit", x}, {"dtype", "f32"}}; }
   int eq(const std::string& prim, json in, json params = json::object(), bool scalar = false) {
     const int v = next++;
-    eqns.push_back({{"primitive", prim},
-                    {"params", params},
-                    {"in", in},
-                    {"out", json::array({{{"id", v},
-                                          {"type",
-                                           {{"dtype", "f32"},
-                                            {"shape", scalar ? json::array() : shape}}}}})}});
+    eqns.push_back(
+        {{"primitive", prim},
+         {"params", params},
+         {"in", in},
+         {"out",
+          json::array(
+              {{{"id", v},
+                {"type", {{"dtype", "f32"}, {"shape", scalar ? json::array() : shape}}}}})}});
     return v;
   }
 };
@@ -61,7 +62,10 @@ std::string write_chain(const std::filesystem::path& dir, std::size_t rows, std:
   const int m1 = c.eq("max", V::array({var(b), var(x)}));
   const int mid = c.eq("min", V::array({var(m1), lit(3.0)}));  // an output: a group ends here
   const int n1 = c.eq("neg", V::array({var(mid)}));
-  const int s1 = c.eq("sub", V::array({var(n1), var(s)}));
+  const int half = c.eq("pvary", V::array({lit(0.5)}), {{"axes", {"data"}}}, true);  // an alias
+  const int h1 = c.eq("mul", V::array({var(n1), var(half)}));
+  const int h2 = c.eq("stop_gradient", V::array({var(h1)}));  // an alias of a member
+  const int s1 = c.eq("sub", V::array({var(h2), var(s)}));
   const int t1 = c.eq("tanh", V::array({var(s1)}));
   const int p3 = c.eq("integer_pow", V::array({var(t1)}), {{"y", 3}});
   const int q = c.eq("mul", V::array({var(p3), var(s)}));
@@ -84,23 +88,22 @@ std::string write_chain(const std::filesystem::path& dir, std::size_t rows, std:
   json invars = json::array();
   for (int i = 0; i < 3; ++i) invars.push_back({{"id", i}, {"type", f32s}});
   invars.push_back({{"id", s}, {"type", {{"dtype", "f32"}, {"shape", json::array()}}}});
-  const json prog = {
-      {"format", "meshrun-program"},
-      {"version", 1},
-      {"name", "chain"},
-      {"inputs",
-       {{{"name", "x"}, {"dtype", "f32"}, {"shape", {"N", "D"}}},
-        {{"name", "y"}, {"dtype", "f32"}, {"shape", {"N", "D"}}},
-        {{"name", "z"}, {"dtype", "f32"}, {"shape", {"N", "D"}}},
-        {{"name", "s"}, {"dtype", "f32"}, {"shape", json::array()}}}},
-      {"outputs", {{{"name", "out"}}, {{"name", "mid"}}}},
-      {"exports",
-       {{{"mesh", json::array({json::array({"data", 1})})},
-         {"dims", json::array()},
-         {"jaxpr",
-          {{"invars", invars},
-           {"eqns", c.eqns},
-           {"outvars", json::array({var(out), var(mid)})}}}}}}};
+  const json prog = {{"format", "meshrun-program"},
+                     {"version", 1},
+                     {"name", "chain"},
+                     {"inputs",
+                      {{{"name", "x"}, {"dtype", "f32"}, {"shape", {"N", "D"}}},
+                       {{"name", "y"}, {"dtype", "f32"}, {"shape", {"N", "D"}}},
+                       {{"name", "z"}, {"dtype", "f32"}, {"shape", {"N", "D"}}},
+                       {{"name", "s"}, {"dtype", "f32"}, {"shape", json::array()}}}},
+                     {"outputs", {{{"name", "out"}}, {{"name", "mid"}}}},
+                     {"exports",
+                      {{{"mesh", json::array({json::array({"data", 1})})},
+                        {"dims", json::array()},
+                        {"jaxpr",
+                         {{"invars", invars},
+                          {"eqns", c.eqns},
+                          {"outvars", json::array({var(out), var(mid)})}}}}}}};
   const std::filesystem::path path = dir / "chain.json";
   std::ofstream(path) << prog.dump();
   return path.string();
