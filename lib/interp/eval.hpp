@@ -2,7 +2,9 @@
 // jit and custom_jvp_call/custom_vjp_call inlined (their primal), shard_map handed to the caller
 // (who runs its body on every device of a Mesh), every other equation to its primitive
 // (primitives.hpp). A value's buffer is released after its last use, and an operand at its last
-// use lends its buffer to the result.
+// use lends its buffer to the result. Two of XLA's rewrites that change no bit run here too:
+// a run of elementwise equations over a large array is one chunked loop (fusion.hpp), and
+// consecutive psums over the same axes are one collective.
 //
 // Before a run, bind() picks the export for the run's mesh and binds its dimension variables to
 // the case's shapes, and check_export() infers every equation's types, so a file whose equations
