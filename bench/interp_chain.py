@@ -41,5 +41,5 @@ def npy(path, seed):
         buf = struct.pack("<%df" % len(chunk), *chunk)
         for k in range(n // len(chunk)): fh.write(buf)
 npy(f"{out}/x-d{ndev}.npy", 1); npy(f"{out}/y-d{ndev}.npy", 2)
-json.dump({"name": "chain8", "input": {"x": {"npy": f"x-d{ndev}.npy"}, "y": {"npy": f"y-d{ndev}.npy"}}},
+json.dump({"problem": "chain8", "name": "chain8", "input": {"x": {"npy": f"x-d{ndev}.npy"}, "y": {"npy": f"y-d{ndev}.npy"}}},
           open(f"{out}/case-d{ndev}.json", "w"))
