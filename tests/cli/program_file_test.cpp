@@ -317,3 +317,43 @@ BOOST_AUTO_TEST_CASE(a_program_with_equations_around_its_shard_map_is_graded_by_
 }
 
 }  // namespace
+
+namespace {
+
+// The program file is an input: no output may replace it (exit 2, before anything runs).
+BOOST_AUTO_TEST_CASE(the_program_file_is_never_written_over) {
+  meshrun::testing::TempDir dir;
+  const std::string prog = dir.write("p.json", slurp(kSource + "/cases/programs/dp-step.json"));
+  const std::string before = slurp(prog);
+  const Result o = run({"run", prog, "cases/dp-step/example1.json", "-o", prog});
+  BOOST_TEST(o.code == 2);
+  BOOST_TEST(o.err == "meshrun: --output: " + prog +
+                          " is the program file being read; refusing to overwrite it\n");
+  const Result j = run({"check", "--program", prog, "--json", prog, "cases/dp-step/example1.json"});
+  BOOST_TEST(j.code == 2);
+  BOOST_TEST(j.err ==
+             "meshrun: --json: " + prog + " is the program file; refusing to overwrite it\n");
+  BOOST_TEST(slurp(prog) == before);
+  BOOST_TEST(o.out == "");
+}
+
+// A failing or stalled device in an interpreted body: exit 3 and the one line the built-in
+// programs print, within the timeout.
+BOOST_AUTO_TEST_CASE(a_failing_or_stalled_device_in_an_interpreted_body_is_exit_3) {
+  const Result fail = run({"run", "cases/programs/dp-step.json", "cases/dp-step/example1.json",
+                           "--inject", "fail:7@1"});
+  BOOST_TEST(fail.code == 3);
+  BOOST_TEST(fail.out == "");
+  BOOST_TEST(lines_of(fail.err).size() == 1u, fail.err);
+  BOOST_TEST(has(fail.err, "failed at psum #1 on 'data': injected failure (--inject fail:7@1)"),
+             fail.err);
+  const Result stall = run({"run", "cases/programs/tp-mlp.json", "cases/tp-mlp/example1.json",
+                            "--inject", "stall:3@1", "--timeout", "1"});
+  BOOST_TEST(stall.code == 3);
+  BOOST_TEST(stall.err ==
+             "meshrun: psum #1 on 'model': timed out after 1000 ms; device(s) 3 "
+             "never arrived (3 stalled by --inject)\n");
+  BOOST_TEST(stall.seconds < 10);
+}
+
+}  // namespace
