@@ -31,43 +31,94 @@ std::exception_ptr Mesh::Impl::explain(int failed) const {
     auto wait_of = [&](int d) {
       return static_cast<std::size_t>(d) < waits.size() ? waits[static_cast<std::size_t>(d)] : 0;
     };
+    auto is_stalled = [&](int d) { return !stalled_at[static_cast<std::size_t>(d)].empty(); };
+    auto at_cause = [&](int d) { return is_stalled(d) || wait_of(d) == 0; };
     const std::vector<std::vector<std::string>> tuples = mesh_axis_tuples(shape);
     std::vector<std::optional<AxisGroups>> layouts(tuples.size());  // those the waits lead to
-    std::vector<int> stalled, late;
-    std::string why;                       // "4 waiting in psum #1 on 'model' for 6; "
-    std::vector<int> chain = e.missing();  // grows as waits are followed; each device once
+    // The members of the group device m waits in (w) that are not in the same collective.
+    auto blockers_of = [&](int m, std::uint64_t w, std::string& label) {
+      const std::size_t tuple = CollectiveWhere::group(w);
+      if (!layouts[tuple]) layouts[tuple] = mesh_axis_groups(shape, tuples[tuple]);
+      const AxisGroups& set = *layouts[tuple];
+      const int group = set.group_of[static_cast<std::size_t>(m)];
+      std::vector<int> blockers;
+      for (int d = 0; d < size; ++d)
+        if (set.group_of[static_cast<std::size_t>(d)] == group && wait_of(d) != w)
+          blockers.push_back(d);
+      label = collective_label(CollectiveWhere::op(w), CollectiveWhere::seq(w), set.label);
+      return blockers;
+    };
+    auto causes = [&](const std::vector<int>& devices) {
+      std::vector<int> stalled, late;
+      for (int d : devices) (is_stalled(d) ? stalled : late).push_back(d);
+      std::sort(stalled.begin(), stalled.end());
+      std::sort(late.begin(), late.end());
+      std::string s;
+      if (!stalled.empty()) s += list(stalled) + " stalled by --inject; ";
+      if (!late.empty())
+        s += list(late) + " late: still running the body, a longer --timeout may help; ";
+      return s;
+    };
+
+    // The headline: the collective at the cause -- one whose missing members are all stalled or
+    // late, not waiting elsewhere; first the one a stalled member stalled at, then the lowest
+    // device waiting. Its timeout and those it led to (a group that went on to a collective with
+    // the blocked devices) fire at nearly the same moment, and which one a device records first is
+    // a race; the report is the same whichever it was.
+    struct Root {
+      bool at_stall = false;
+      std::vector<int> blockers;
+      std::string label;
+    };
+    std::optional<Root> root;
+    for (int d = 0; d < size; ++d) {
+      const std::uint64_t w = wait_of(d);
+      if (w == 0 || is_stalled(d)) continue;
+      std::string label;
+      std::vector<int> blockers = blockers_of(d, w, label);
+      if (blockers.empty() || !std::ranges::all_of(blockers, at_cause)) continue;
+      const bool at_stall = std::ranges::any_of(blockers, [&](int b) {
+        return stalled_at[static_cast<std::size_t>(b)].starts_with(label + " (");
+      });
+      if (!root || (at_stall && !root->at_stall) ||
+          (at_stall == root->at_stall && blockers < root->blockers))
+        root = Root{at_stall, std::move(blockers), std::move(label)};
+    }
+    if (root) {
+      std::string why = causes(root->blockers);
+      why.resize(why.size() - 2);  // the last "; "
+      const auto ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(options.timeout).count();
+      return std::make_exception_ptr(
+          TimeoutError(root->label + ": timed out after " + std::to_string(ms) + " ms; device(s) " +
+                           list(root->blockers) + " never arrived (" + why + ")",
+                       root->blockers));
+    }
+
+    // No such collective (a cycle of waits, say): the device's own timeout, with the waits
+    // followed from the members it missed, each device once.
+    std::string why;  // "4 waiting in psum #1 on 'model' for 6; "
+    std::vector<int> chain = e.missing();
+    std::vector<int> ends;  // stalled and late devices the chain reached
     std::vector<bool> seen(static_cast<std::size_t>(size), false);
     seen[static_cast<std::size_t>(failed)] = true;
     for (int m : chain) seen[static_cast<std::size_t>(m)] = true;
     for (std::size_t i = 0; i < chain.size(); ++i) {
       const int m = chain[i];
-      const std::uint64_t w = wait_of(m);
-      if (!stalled_at[static_cast<std::size_t>(m)].empty()) {
-        stalled.push_back(m);
-      } else if (w == 0) {
-        late.push_back(m);
-      } else {  // waiting for the members of its group that were not in the same collective
-        const std::size_t tuple = CollectiveWhere::group(w);
-        if (!layouts[tuple]) layouts[tuple] = mesh_axis_groups(shape, tuples[tuple]);
-        const AxisGroups& set = *layouts[tuple];
-        const int group = set.group_of[static_cast<std::size_t>(m)];
-        std::vector<int> blockers;
-        for (int d = 0; d < size; ++d) {
-          if (set.group_of[static_cast<std::size_t>(d)] != group || wait_of(d) == w) continue;
-          blockers.push_back(d);
-          if (!seen[static_cast<std::size_t>(d)]) chain.push_back(d);
-          seen[static_cast<std::size_t>(d)] = true;
-        }
-        why += std::to_string(m) + " waiting in " +
-               collective_label(CollectiveWhere::op(w), CollectiveWhere::seq(w), set.label) +
-               (blockers.empty() ? "" : " for " + list(blockers)) + "; ";
+      if (at_cause(m)) {
+        ends.push_back(m);
+        continue;
       }
+      std::string label;
+      const std::vector<int> blockers = blockers_of(m, wait_of(m), label);
+      for (int d : blockers) {
+        if (!seen[static_cast<std::size_t>(d)]) chain.push_back(d);
+        seen[static_cast<std::size_t>(d)] = true;
+      }
+      why += std::to_string(m) + " waiting in " + label +
+             (blockers.empty() ? "" : " for " + list(blockers)) + "; ";
     }
-    std::sort(stalled.begin(), stalled.end());
-    std::sort(late.begin(), late.end());
-    if (!stalled.empty()) why += list(stalled) + " stalled by --inject; ";
-    if (!late.empty())
-      why += list(late) + " late: still running the body, a longer --timeout may help; ";
+    why += causes(ends);
     if (why.size() >= 2) why.resize(why.size() - 2);  // the last "; "
     return std::make_exception_ptr(
         TimeoutError(e.what() + std::string(" (") + why + ")", e.missing()));

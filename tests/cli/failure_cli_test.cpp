@@ -148,9 +148,10 @@ BOOST_AUTO_TEST_CASE(two_stalled_devices_are_both_named) {
 }
 
 // On a 2-D mesh the group that times out first may be one whose missing member is itself waiting
-// in another group for the stalled device (mlp-train: psum over 'model', then pmean over 'data').
-// Whichever group reports, the line ends with the stalled device as the cause, and a missing
-// device that was waiting elsewhere is named as waiting there -- never as late.
+// in another group for the stalled device (mlp-train: psum over 'model', then pmean over 'data'),
+// or one that waits for the stalled device in a later collective than the one it stalled at.
+// Whichever group's deadline comes first, the line is the one of the collective where the device
+// stalled, with the device as the cause: one verdict, not one of three by timing.
 BOOST_AUTO_TEST_CASE(a_2d_timeout_names_the_stalled_device_not_the_ones_waiting_for_it) {
   for (const std::string mesh : {"data=2,model=4", "data=4,model=2"}) {
     for (const int device : {0, 3, 6}) {
@@ -159,14 +160,9 @@ BOOST_AUTO_TEST_CASE(a_2d_timeout_names_the_stalled_device_not_the_ones_waiting_
         const Result r = run({"mlp-train", "--mesh", mesh, "--inject", "stall:" + d + "@1",
                               "--timeout", "1", "cases/mlp-train/example1.json"});
         expect_one_mesh_error(r);
-        BOOST_TEST(has(r.err, "; device(s) "), r.err);
-        BOOST_TEST(has(r.err, d + " stalled by --inject)\n"), r.err);
-        BOOST_TEST(!has(r.err, "late"), r.err);
-        if (has(r.err, "pmean #1 on 'data'") && !has(r.err, "(" + d + " stalled")) {
-          BOOST_TEST(has(r.err, " waiting in psum #1 on 'model' for " + d + "; " + d +
-                                    " stalled by --inject)\n"),
-                     r.err);
-        }
+        BOOST_TEST(r.err == "meshrun: psum #1 on 'model': timed out after 1000 ms; device(s) " + d +
+                                " never arrived (" + d + " stalled by --inject)\n",
+                   r.err);
       }
     }
   }
