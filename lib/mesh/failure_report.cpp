@@ -60,46 +60,11 @@ std::exception_ptr Mesh::Impl::explain(int failed) const {
       return s;
     };
 
-    // The headline: the collective at the cause -- one whose missing members are all stalled or
-    // late, not waiting elsewhere; first the one a stalled member stalled at, then the lowest
-    // device waiting. Its timeout and those it led to (a group that went on to a collective with
-    // the blocked devices) fire at nearly the same moment, and which one a device records first is
-    // a race; the report is the same whichever it was.
-    struct Root {
-      bool at_stall = false;
-      std::vector<int> blockers;
-      std::string label;
-    };
-    std::optional<Root> root;
-    for (int d = 0; d < size; ++d) {
-      const std::uint64_t w = wait_of(d);
-      if (w == 0 || is_stalled(d)) continue;
-      std::string label;
-      std::vector<int> blockers = blockers_of(d, w, label);
-      if (blockers.empty() || !std::ranges::all_of(blockers, at_cause)) continue;
-      const bool at_stall = std::ranges::any_of(blockers, [&](int b) {
-        return stalled_at[static_cast<std::size_t>(b)].starts_with(label + " (");
-      });
-      if (!root || (at_stall && !root->at_stall) ||
-          (at_stall == root->at_stall && blockers < root->blockers))
-        root = Root{at_stall, std::move(blockers), std::move(label)};
-    }
-    if (root) {
-      std::string why = causes(root->blockers);
-      why.resize(why.size() - 2);  // the last "; "
-      const auto ms =
-          std::chrono::duration_cast<std::chrono::milliseconds>(options.timeout).count();
-      return std::make_exception_ptr(
-          TimeoutError(root->label + ": timed out after " + std::to_string(ms) + " ms; device(s) " +
-                           list(root->blockers) + " never arrived (" + why + ")",
-                       root->blockers));
-    }
-
-    // No such collective (a cycle of waits, say): the device's own timeout, with the waits
-    // followed from the members it missed, each device once.
+    // The waits followed from the members the device missed, each device once, to the devices
+    // they end at: stalled and late ones.
     std::string why;  // "4 waiting in psum #1 on 'model' for 6; "
     std::vector<int> chain = e.missing();
-    std::vector<int> ends;  // stalled and late devices the chain reached
+    std::vector<int> ends;
     std::vector<bool> seen(static_cast<std::size_t>(size), false);
     seen[static_cast<std::size_t>(failed)] = true;
     for (int m : chain) seen[static_cast<std::size_t>(m)] = true;
@@ -118,6 +83,47 @@ std::exception_ptr Mesh::Impl::explain(int failed) const {
       why += std::to_string(m) + " waiting in " + label +
              (blockers.empty() ? "" : " for " + list(blockers)) + "; ";
     }
+
+    // The headline: the collective at the cause -- one whose missing members are all stalled or
+    // late (not waiting elsewhere), among them one the chain ended at; first the one a stalled
+    // member stalled at, then the one with the lowest missing members. Its timeout and those it
+    // led to (a group that went on to a collective with the blocked devices) fall due at nearly
+    // the same moment, and which one a device reaches first is a race; the report is the same
+    // whichever it was. Its "timed out after" is the --timeout, not how long that collective
+    // itself had waited.
+    struct Root {
+      bool at_stall = false;
+      std::vector<int> blockers;
+      std::string label;
+    };
+    std::optional<Root> root;
+    for (int d = 0; d < size && !ends.empty(); ++d) {
+      const std::uint64_t w = wait_of(d);
+      if (w == 0 || is_stalled(d)) continue;
+      std::string label;
+      std::vector<int> blockers = blockers_of(d, w, label);
+      if (blockers.empty() || !std::ranges::all_of(blockers, at_cause) ||
+          std::ranges::none_of(blockers, [&](int b) { return std::ranges::count(ends, b) > 0; }))
+        continue;
+      const bool at_stall = std::ranges::any_of(blockers, [&](int b) {
+        return stalled_at[static_cast<std::size_t>(b)].starts_with(label + " (");
+      });
+      if (!root || (at_stall && !root->at_stall) ||
+          (at_stall == root->at_stall && blockers < root->blockers))
+        root = Root{at_stall, std::move(blockers), std::move(label)};
+    }
+    if (root) {
+      std::string root_why = causes(root->blockers);
+      root_why.resize(root_why.size() - 2);  // the last "; "
+      const auto ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(options.timeout).count();
+      return std::make_exception_ptr(
+          TimeoutError(root->label + ": timed out after " + std::to_string(ms) + " ms; device(s) " +
+                           list(root->blockers) + " never arrived (" + root_why + ")",
+                       root->blockers));
+    }
+
+    // No such collective (a cycle of waits, say): the device's own timeout and the chain.
     why += causes(ends);
     if (why.size() >= 2) why.resize(why.size() - 2);  // the last "; "
     return std::make_exception_ptr(
