@@ -37,7 +37,14 @@ void RunProfile::save(const std::string& failure) {
 
 void RunProfile::print_timings(std::uint64_t flops, std::uint64_t input_bytes) const {
   if (!timings_) return;
-  std::cerr << timings_json(sum_timings(*profile_), flops, input_bytes) << "\n" << std::flush;
+  TimingSums t = sum_timings(*profile_);
+  int repeat = 1;
+  if (warm_) {
+    t.compute_s = warm_->compute_s;
+    t.collectives_s = warm_->collectives_s;
+    repeat = warm_->repeat;
+  }
+  std::cerr << timings_json(t, flops, input_bytes, repeat) << "\n" << std::flush;
 }
 
 }  // namespace meshrun

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "io/output.hpp"
@@ -12,6 +13,12 @@
 #include "trace/trace.hpp"
 
 namespace meshrun {
+
+// --repeat N with --timings: the median compute and collectives of runs 2..N.
+struct WarmSteps {
+  int repeat = 1;
+  double compute_s = 0, collectives_s = 0;
+};
 
 class RunProfile {
  public:
@@ -32,6 +39,9 @@ class RunProfile {
   // Writes the --profile file, whole or not at all (exit 6 when it cannot); `failure` is the error
   // that ended the run, "" for none. At most once; nothing without --profile.
   void save(const std::string& failure);
+  // --repeat N: the --timings line's compute and collectives become these medians of the warm
+  // runs (2..N), and it says how many runs there were.
+  void set_warm(const WarmSteps& warm) { warm_ = warm; }
   // The --timings line on stderr, when asked for.
   void print_timings(std::uint64_t flops, std::uint64_t input_bytes) const;
 
@@ -41,6 +51,7 @@ class RunProfile {
   std::unique_ptr<Profile> profile_;
   const Trace* trace_ = nullptr;
   bool started_ = false;
+  std::optional<WarmSteps> warm_;
 };
 
 }  // namespace meshrun

@@ -1,6 +1,8 @@
 // `meshrun <program> CASE` in one process: read the case, run the program on a mesh, print the
 // result dict, and grade it against the case's `expected` when there is one.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -127,6 +129,17 @@ FileSet run_files(const ProgramDef& program, const ProgramFlags& flags) {
 Prepared prepare(const ProgramDef& program, const ProgramFlags& flags, Trace* trace,
                  std::optional<RunProfile>* profile) {
   MeshOptions options = mesh_options(flags.run);  // flag errors before input errors
+  if (flags.repeat > 1) {
+    if (!options.injections.empty()) {
+      throw InputError("--repeat",
+                       "not with --inject: a failure injected into one of several runs "
+                       "tests nothing the single run does not");
+    }
+    // Warm steps, as `bench allreduce` runs its rounds: the device threads stay (and with them
+    // their kernels' scratch buffers), each pinned, so --devices 2 is one device per core.
+    options.keep_threads = true;
+    options.pin_devices = true;
+  }
   FileSet files = run_files(program, flags);
   TraceSink trace_out(flags.trace, options.timeout);
   std::unique_ptr<OutputFile> result_out;
@@ -159,19 +172,72 @@ Prepared prepare(const ProgramDef& program, const ProgramFlags& flags, Trace* tr
           std::move(npy_out), std::move(c),         std::move(mesh)};
 }
 
-// `trace` carries the run's Profile (when --timings or --profile asked for one).
+namespace {
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.shape == b.shape &&
+         std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0;
+}
+
+// --repeat: every run's outputs are those of the first, bit for bit.
+void check_repeat(const ProgramDef& program, const std::vector<Tensor>& first,
+                  const std::vector<Tensor>& outputs, int run) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    if (!same_bits(first.at(i), outputs[i])) {
+      throw InternalError("--repeat: run " + std::to_string(run) +
+                          " gave other bits than run 1 in '" + program.outputs.at(i).name + "'");
+    }
+  }
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+// `trace` carries the run's Profile (when --timings or --profile asked for one). With --repeat N,
+// runs 1..N-1 record into traces of their own (the first warms the threads, caches and buffers),
+// and the last into `trace`: what --trace, --profile and the structural rules see is one run.
 void run_in_process(const ProgramDef& program, const ProgramFlags& flags, Prepared& p, Trace& trace,
                     RunProfile& profile) {
   Mesh mesh(p.mesh, p.options);
   std::vector<Tensor> outputs;
+  std::vector<Tensor> first;
+  std::vector<double> warm_compute, warm_collectives;  // runs 2..N
   profile.mesh_started();
   try {
+    for (int r = 1; r < flags.repeat; ++r) {
+      Trace scratch;
+      Profile timeline;
+      if (trace.profile) scratch.profile = &timeline;
+      std::vector<Tensor> outs = shard_map(mesh, program, p.c.input_refs(), &scratch);
+      if (r == 1) {
+        first = std::move(outs);
+        continue;
+      }
+      check_repeat(program, first, outs, r);
+      const TimingSums t = sum_timings(timeline);
+      warm_compute.push_back(t.compute_s);
+      warm_collectives.push_back(t.collectives_s);
+    }
     outputs = shard_map(mesh, program, p.c.input_refs(), &trace);
   } catch (const Error& e) {
     // The trace matters most now: it shows which device entered which collective.
     if (p.trace_out.active()) p.trace_out.write(trace_text(trace, nullptr, e.what()));
     profile.save(e.what());  // so does the timeline: who waited for whom
     throw;
+  }
+  if (flags.repeat > 1) {
+    check_repeat(program, first, outputs, flags.repeat);
+    if (trace.profile) {
+      const TimingSums t = sum_timings(*trace.profile);
+      warm_compute.push_back(t.compute_s);
+      warm_collectives.push_back(t.collectives_s);
+      profile.set_warm({flags.repeat, median(warm_compute), median(warm_collectives)});
+    }
   }
   std::vector<std::uint64_t> entered;
   entered.reserve(static_cast<std::size_t>(mesh.size()));
@@ -181,6 +247,11 @@ void run_in_process(const ProgramDef& program, const ProgramFlags& flags, Prepar
 
 void run_program(const ProgramDef& program, const ProgramFlags& flags) {
   if (use_mpi(flags.backend)) {
+    if (flags.repeat > 1) {
+      throw InputError("--repeat",
+                       "in one process only (--backend inprocess): the MPI backend runs a "
+                       "program once");
+    }
 #ifdef MESHRUN_HAVE_MPI
     run_program_mpi(program, flags);
     return;

@@ -33,6 +33,7 @@ struct ProgramFlags {
   bool timings = false;          // --timings: the phases' times on stderr
   std::string output;            // --output FILE: the result there instead of stdout; "" or "-" off
   std::string program_path;      // `meshrun run PROG.json CASE`: the program file; "" otherwise
+  int repeat = 1;                // --repeat N: N runs on one mesh, the last one's result (warm)
   RunFlags run;
 };
 

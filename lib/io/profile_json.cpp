@@ -118,19 +118,21 @@ std::string trace_event_json(const Trace& trace, const Profile& profile,
   return doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-std::string timings_json(const TimingSums& t, std::uint64_t flops, std::uint64_t input_bytes) {
+std::string timings_json(const TimingSums& t, std::uint64_t flops, std::uint64_t input_bytes,
+                         int repeat) {
   auto per_second = [](double amount, double seconds) {
     return seconds > 0 ? amount / seconds : 0.0;
   };
-  const json j = {{"read_s", t.read_s},
-                  {"shard_s", t.shard_s},
-                  {"compute_s", t.compute_s},
-                  {"collectives_s", t.collectives_s},
-                  {"write_s", t.write_s},
-                  {"total_s", t.total_s},
-                  {"flops", flops},
-                  {"gflops", per_second(static_cast<double>(flops), t.compute_s) / 1e9},
-                  {"read_MBps", per_second(static_cast<double>(input_bytes), t.read_s) / 1e6}};
+  json j = {{"read_s", t.read_s},
+            {"shard_s", t.shard_s},
+            {"compute_s", t.compute_s},
+            {"collectives_s", t.collectives_s},
+            {"write_s", t.write_s},
+            {"total_s", t.total_s},
+            {"flops", flops},
+            {"gflops", per_second(static_cast<double>(flops), t.compute_s) / 1e9},
+            {"read_MBps", per_second(static_cast<double>(input_bytes), t.read_s) / 1e6}};
+  if (repeat > 1) j["repeat"] = repeat;
   return j.dump();
 }
 

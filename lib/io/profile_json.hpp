@@ -18,8 +18,9 @@ std::string trace_event_json(const Trace& trace, const Profile& profile,
                              const std::string& failure);
 
 // The --timings line (no newline): {"read_s", "shard_s", "compute_s", "collectives_s", "write_s",
-// "total_s", "flops", "gflops", "read_MBps"}.
-std::string timings_json(const TimingSums& t, std::uint64_t flops, std::uint64_t input_bytes);
+// "total_s", "flops", "gflops", "read_MBps"}, then "repeat" when the program ran more than once.
+std::string timings_json(const TimingSums& t, std::uint64_t flops, std::uint64_t input_bytes,
+                         int repeat = 1);
 
 // "device 3 (data=0, model=3)": a device's track name.
 std::string device_track_name(const MeshShape& mesh, int device);

@@ -317,3 +317,54 @@ BOOST_AUTO_TEST_CASE(timings_line) {
     }
   }
 }
+
+// --repeat N: the same result as one run, a --trace of one run, and --timings saying how many runs
+// its warm medians come from; refused where it would mean nothing.
+BOOST_AUTO_TEST_CASE(repeat_runs_warm_steps_with_the_bits_of_one_run) {
+  for (const std::vector<std::string>& cmd :
+       {std::vector<std::string>{"tp-mlp", "cases/tp-mlp/example1.json"},
+        {"mlp-train", "cases/mlp-train/example1.json"},
+        {"dp-step", "cases/npy/dp-step-example1.json"},
+        {"run", "cases/programs/dp-step.json", "cases/dp-step/example1.json"}}) {
+    BOOST_TEST_CONTEXT(cmd[1]) {
+      std::vector<std::string> once = cmd, thrice = cmd;
+      once.emplace_back("--trace");
+      thrice.insert(thrice.end(), {"--trace", "--repeat", "3"});
+      const auto a = run(once);
+      const auto b = run(thrice);
+      BOOST_TEST(a.code == 0);
+      BOOST_TEST(b.code == 0);
+      BOOST_TEST(!a.out.empty());
+      BOOST_TEST(b.out == a.out);
+      BOOST_TEST(b.err == a.err);  // the trace: one run's collectives, not three runs'
+      std::vector<std::string> timed = cmd;
+      timed.insert(timed.end(), {"--repeat", "4", "--timings"});
+      const auto t = run(timed);
+      BOOST_TEST(t.code == 0);
+      BOOST_TEST(t.out == a.out);
+      BOOST_REQUIRE(!t.err.empty());
+      const nlohmann::ordered_json j = nlohmann::ordered_json::parse(t.err);
+      BOOST_TEST(j.back().get<int>() == 4);
+      BOOST_TEST(std::prev(j.end()).key() == "repeat");
+      BOOST_TEST(j["compute_s"].get<double>() > 0.0);
+      BOOST_TEST(j["gflops"].get<double>() * j["compute_s"].get<double>() * 1e9 ==
+                     j["flops"].get<double>(),
+                 boost::test_tools::tolerance(1e-9));
+    }
+  }
+  const auto once = run({"dp-step", "cases/dp-step/example1.json", "--timings"});
+  BOOST_TEST(!once.err.empty());
+  BOOST_TEST(!has(once.err, "repeat"));  // one run: the line as it always was
+  const auto zero = run({"dp-step", "cases/dp-step/example1.json", "--repeat", "0"});
+  BOOST_TEST(zero.code == 2);
+  BOOST_TEST(has(zero.err, "--repeat: must be from 1 to 100000, got '0'"));
+  const auto inject =
+      run({"dp-step", "cases/dp-step/example1.json", "--repeat", "2", "--inject", "fail:1@1"});
+  BOOST_TEST(inject.code == 2);
+  BOOST_TEST(has(inject.err, "meshrun: --repeat: not with --inject"));
+  const auto mpi =
+      run({"dp-step", "cases/dp-step/example1.json", "--repeat", "2", "--backend", "mpi"});
+  BOOST_TEST(mpi.code == 2);
+  BOOST_TEST(has(mpi.err, "meshrun: --repeat: in one process only"));
+  BOOST_TEST(mpi.out.empty());
+}
