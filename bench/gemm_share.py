@@ -12,8 +12,10 @@ compare against). PEAK_FMA (default /tmp/peak_fma) is ../shared/peers/peak_fma.c
 
 Every round: peak_fma on 2 threads and on 1 (20 ms trials, best of 10, so its windows are as
 short as the kernels'), then for each build (their order alternating from round to round):
-`meshrun tp-mlp CASE --timings --devices 2` five times (the best compute GFLOP/s: flops over
-the slowest device's compute_s, the program's own figure), `kernels_bench tp-mlp 256 1024 4096
+`meshrun tp-mlp CASE --timings --devices 2 --repeat 20` three times (warm steps: the best of the
+three processes' median compute GFLOP/s, flops over the slowest device's compute_s -- the
+program's own figure, the row's), `meshrun tp-mlp CASE --timings --devices 2` five times (one cold
+run per process: the best), `kernels_bench tp-mlp 256 1024 4096
 256 --devices 2 --reps 10` (the two products alone, warm), and `kernels_bench gemm` on the two
 per-device products (1 thread, --reps 20); then peak_fma again. Prints one JSON line per round
 and a summary: the share of each figure against the best peak of its own round (median and range
@@ -44,10 +46,11 @@ def kernels_bench(build, *args):
     return float(m.group(1)), float(m.group(2))
 
 
-def meshrun_compute(build, case, runs=5):
+def meshrun_compute(build, case, runs, *flags):
     best = 0.0
     for _ in range(runs):
-        err = run([f'{build}/meshrun', 'tp-mlp', case, '--timings', '--devices', '2'], stderr=True)
+        err = run([f'{build}/meshrun', 'tp-mlp', case, '--timings', '--devices', '2', *flags],
+                  stderr=True)
         best = max(best, json.loads(err.strip().splitlines()[-1])['gflops'])
     return best
 
@@ -63,7 +66,8 @@ def main():
                'peak2': [peak(2)], 'peak1': [peak(1)]}
         for name, build in (builds if r % 2 == 0 else builds[::-1]):
             row[name] = {
-                'meshrun_d2': meshrun_compute(build, case),
+                'meshrun_d2_warm': meshrun_compute(build, case, 3, '--repeat', '20'),
+                'meshrun_d2': meshrun_compute(build, case, 5),
                 'kb_tpmlp_d2': kernels_bench(build, 'tp-mlp', '256', '1024', '4096', '256',
                                              '--devices', '2', '--reps', '10'),
                 'gemm_256x1024x2048': kernels_bench(build, 'gemm', '256', '1024', '2048',
@@ -81,7 +85,7 @@ def main():
     print(f'# peak_fma, best of the run: 2 threads {p2:.1f}, 1 thread {p1:.1f} GFLOP/s')
 
     def share(name, key, threads):
-        vals = [r[name][key] if key == 'meshrun_d2' else r[name][key][0] for r in rows]
+        vals = [r[name][key] if key.startswith('meshrun') else r[name][key][0] for r in rows]
         per_round = [v / max(r[f'peak{threads}']) for v, r in zip(vals, rows)]
         best_peak = p2 if threads == 2 else p1
         return (f'best {max(vals):.1f} GFLOP/s = {max(vals) / best_peak:.2f} of the best peak; '
@@ -90,7 +94,9 @@ def main():
 
     for name, _ in builds:
         cpu = statistics.median(r[name]['kb_tpmlp_d2'][1] for r in rows)
-        print(f'# {name}: meshrun tp-mlp --devices 2 compute: {share(name, "meshrun_d2", 2)}')
+        print(f'# {name}: meshrun tp-mlp --devices 2 --repeat 20, warm compute: '
+              f'{share(name, "meshrun_d2_warm", 2)}')
+        print(f'# {name}: meshrun tp-mlp --devices 2, one cold run: {share(name, "meshrun_d2", 2)}')
         print(f'# {name}: kernels_bench tp-mlp --devices 2: {share(name, "kb_tpmlp_d2", 2)}; '
               f'median {cpu:.1f} GFLOP/s per CPU second')
         for key in ('gemm_256x1024x2048', 'gemm_256x2048x256'):

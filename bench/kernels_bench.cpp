@@ -1,7 +1,8 @@
 // kernels_bench: GFLOP/s of meshrun's matrix kernels, without JSON, the mesh or collectives.
 //
-//   kernels_bench gemm M K N [--threads T] [--portable | --target NAME] [--reps R]
+//   kernels_bench gemm M K N [--threads T] [--a-transposed] [--portable | --target NAME] [--reps R]
 //       T threads (default 1), each its own (M,K) @ (K,N) product; the best of R rounds.
+//       --a-transposed: A stored (K,M) and read transposed (matmul_tn's path, A's tiles packed).
 //   kernels_bench tp-mlp B D H O [--devices N] [--portable | --target NAME] [--reps R]
 //       tp-mlp's per-device compute on N threads (default 8) pinned round robin as meshrun pins
 //       its devices: relu(x @ w1_d + b1_d) then @ w2_d, H/N hidden units each; flops counted as
@@ -43,6 +44,7 @@ struct Options {
   std::vector<std::size_t> dims;
   std::size_t threads = 0;
   bool portable = false;
+  bool a_transposed = false;
   int reps = 5;
 };
 
@@ -68,12 +70,12 @@ struct Work {
   std::vector<Gemm> products;
 };
 
-Work gemm_work(std::size_t m, std::size_t k, std::size_t n, unsigned seed) {
+Work gemm_work(std::size_t m, std::size_t k, std::size_t n, unsigned seed, bool a_transposed) {
   Work w;
   w.buffers = {random_floats(m * k, seed), random_floats(k * n, seed + 1),
                std::vector<float>(m * n)};
-  w.products.push_back(
-      Gemm::dense(w.buffers[0].data(), w.buffers[1].data(), w.buffers[2].data(), m, k, n));
+  w.products.push_back(Gemm::dense(w.buffers[0].data(), w.buffers[1].data(), w.buffers[2].data(), m,
+                                   k, n, a_transposed));
   return w;
 }
 
@@ -132,7 +134,8 @@ bool force_target(const std::string& name) { return meshrun::gemm_use_target(nam
 int usage() {
   std::fprintf(
       stderr,
-      "usage: kernels_bench gemm M K N [--threads T] [--portable | --target NAME] [--reps R]\n"
+      "usage: kernels_bench gemm M K N [--threads T] [--a-transposed] [--portable | --target "
+      "NAME] [--reps R]\n"
       "       kernels_bench tp-mlp B D H O [--devices N] [--portable | --target NAME] "
       "[--reps R]\n");
   return 2;
@@ -148,6 +151,8 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--portable") {
       opt.portable = true;
+    } else if (a == "--a-transposed") {
+      opt.a_transposed = true;
     } else if (a == "--target" && i + 1 < argc) {
       if (!force_target(argv[++i])) {
         std::fprintf(stderr, "kernels_bench: no target %s on this CPU\n", argv[i]);
@@ -173,7 +178,7 @@ int main(int argc, char** argv) {
   if (what == "gemm") {
     const std::size_t threads = opt.threads ? opt.threads : 1;
     for (std::size_t t = 0; t < threads; ++t)
-      works.push_back(gemm_work(dm[0], dm[1], dm[2], 7 + 3 * unsigned(t)));
+      works.push_back(gemm_work(dm[0], dm[1], dm[2], 7 + 3 * unsigned(t), opt.a_transposed));
     flops = 2.0 * double(dm[0] * dm[1] * dm[2]) * double(threads);
   } else if (what == "tp-mlp") {
     const std::size_t devices = opt.threads ? opt.threads : 8;

@@ -1,8 +1,9 @@
-"""The warm-step row: JAX's jitted shard_map step after compile (block_until_ready, median of
-REPEAT calls) beside meshrun's compute + collectives for the same case, at the sizes of
-`meshrun bench programs` (.npy inputs written here, seeded). meshrun has no repeat count yet, so
-its figure is the best of ROUNDS whole runs' `--timings` compute_s + collectives_s (the slowest
-device's body time): one cold step per process, caches and page faults included.
+"""The warm-step row: JAX's jitted shard_map step after compile (3 calls, then block_until_ready,
+median of REPEAT calls) beside meshrun's compute + collectives for the same case, at the sizes of
+`meshrun bench programs` (.npy inputs written here, seeded). meshrun's warm figure is one process
+`--repeat REPEAT+1 --timings`: compute_s + collectives_s (the slowest device's body), the median
+of runs 2..REPEAT+1 -- REPEAT warm steps, as JAX's. Beside it, for comparison with earlier
+tables, the cold figure: the best of ROUNDS single-run processes (first touch of every buffer).
   build/jax-venv/bin/python bench/jax/warm.py build/release/meshrun [OUTDIR]"""
 import json
 import statistics
@@ -23,6 +24,14 @@ SIZES = {
     "mlp-train": ({"data": 2, "model": 4}, dict(x=(256, 1024), y=(256, 256), w1=(1024, 4096),
                                                 b1=(4096,), w2=(4096, 256), b2=(256,), lr=())),
 }
+
+
+def step(cmd, case):
+    """compute_s + collectives_s of `cmd --timings CASE` (with --repeat: the warm median)."""
+    r = subprocess.run(cmd + ["--timings", "-o", "/dev/null", str(case)], capture_output=True,
+                       text=True, check=True)
+    t = json.loads(r.stderr.strip().splitlines()[-1])
+    return t["compute_s"] + t["collectives_s"]
 
 
 def main():
@@ -56,27 +65,19 @@ def main():
             jax.block_until_ready(f(*dev))
             ts.append(time.perf_counter() - t)
         jt = statistics.median(ts)
-        mt = []
-        for _ in range(ROUNDS):
-            r = subprocess.run([meshrun, problem, "--timings", "-o", "/dev/null", str(case)],
-                               capture_output=True, text=True, check=True)
-            t = json.loads(r.stderr.strip().splitlines()[-1])
-            mt.append(t["compute_s"] + t["collectives_s"])
-        m = min(mt)
         # The same case through the exported program, interpreted (`meshrun run`).
         prog = str(Path(__file__).resolve().parents[2] / "cases" / "programs" / f"{problem}.json")
-        rt = []
-        for _ in range(ROUNDS):
-            r = subprocess.run([meshrun, "run", prog, "--timings", "-o", "/dev/null", str(case)],
-                               capture_output=True, text=True, check=True)
-            t = json.loads(r.stderr.strip().splitlines()[-1])
-            rt.append(t["compute_s"] + t["collectives_s"])
-        mr = min(rt)
+        hand, interp = [meshrun, problem], [meshrun, "run", prog]
+        m, mr = step(hand + ["--repeat", str(REPEAT + 1)], case), \
+            step(interp + ["--repeat", str(REPEAT + 1)], case)
+        cold = min(step(hand, case) for _ in range(ROUNDS))
+        cold_r = min(step(interp, case) for _ in range(ROUNDS))
         rows.append((problem, mesh, jt, m, mr))
         print(f"{problem} on {mesh}: JAX warm step {jt * 1e3:.1f} ms (median of {REPEAT}), "
-              f"meshrun compute+collectives {m * 1e3:.1f} ms (best of {ROUNDS} runs), "
-              f"meshrun/JAX {m / jt:.2f}x; meshrun run (exported, interpreted) {mr * 1e3:.1f} ms, "
-              f"{mr / jt:.2f}x", flush=True)
+              f"meshrun warm {m * 1e3:.1f} ms (median of {REPEAT}), meshrun/JAX {m / jt:.2f}x; "
+              f"meshrun run (exported, interpreted) warm {mr * 1e3:.1f} ms, {mr / jt:.2f}x; "
+              f"cold (best of {ROUNDS} single runs): meshrun {cold * 1e3:.1f} ms, "
+              f"meshrun run {cold_r * 1e3:.1f} ms", flush=True)
 
 
 if __name__ == "__main__":
