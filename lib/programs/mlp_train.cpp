@@ -7,10 +7,11 @@
 // (within its model column) averages [loss, dW1_j, db1_j, dW2_j, db2] packed in one buffer.
 // Equal shard sizes make the mean of the data shards' losses and gradients the loss and gradient
 // of the whole batch: the result is one SGD step of the unsharded MLP.
-#include <cmath>
+#include <algorithm>
 
 #include "mesh/device.hpp"
 #include "programs/program.hpp"
+#include "tensor/gemm.hpp"
 
 namespace meshrun {
 
@@ -19,25 +20,18 @@ namespace {
 constexpr const char* kData = "data";
 constexpr const char* kModel = "model";
 
-// m^T. Local to this program until the tensor layer grows a matmul_nt: with it, g W2^T is the
-// existing matmul, whose element (n, j) is the FMA chain over o = 0..O-1 in order.
-Tensor transpose(const Tensor& m) {
-  Tensor t({m.cols(), m.rows()});
-  for (std::size_t i = 0; i < m.rows(); ++i)
-    for (std::size_t j = 0; j < m.cols(); ++j) t(j, i) = m(i, j);
-  return t;
-}
-
-// Appends t's elements to `packed`.
-void pack(std::vector<float>& packed, const Tensor& t) {
-  packed.insert(packed.end(), t.data.begin(), t.data.end());
-}
-
-// p -= lr * packed[at ...], advancing `at` past p's elements.
+// p - lr * packed[at ...] as XLA:CPU fuses it (one FMA), advancing `at` past p's elements.
 Tensor sgd(const Tensor& p, float lr, const std::vector<float>& packed, std::size_t& at) {
-  Tensor q = p;
-  for (float& v : q.data) v = std::fma(-lr, packed[at++], v);  // as XLA:CPU fuses w - lr * g
+  Tensor q(p.shape);
+  fma_scaled(-lr, packed.data() + at, p.data.data(), q.data.data(), p.size());
+  at += p.size();
   return q;
+}
+
+// Copies t's elements into `packed` from `at` on, advancing `at` past them.
+void put(std::vector<float>& packed, std::size_t& at, const Tensor& t) {
+  std::copy(t.data.begin(), t.data.end(), packed.begin() + static_cast<std::ptrdiff_t>(at));
+  at += t.size();
 }
 
 // Inputs in order: x (B/d, D), y (B/d, O), w1 (D, H/m), b1 (H/m,), w2 (H/m, O), b2 (O,), lr ().
@@ -51,11 +45,9 @@ std::vector<Tensor> mlp_train_body(Device& dev, const std::vector<Tensor>& in) {
   const float lr = in[6].data[0];
   const float inv_rows = 1.0f / static_cast<float>(x.rows());
 
-  // Forward. z and h: this device's rows and hidden units (B/d, H/m).
-  Tensor z = matmul(x, w1);
-  add_row_vector(z, b1);
-  Tensor h = z;
-  relu_inplace(h);
+  // Forward. h: this device's rows and hidden units (B/d, H/m), relu(x w1 + b1) with bias and relu
+  // in the product's epilogue -- the bits of matmul, add_row_vector, relu_inplace in turn.
+  const Tensor h = matmul_bias_relu(x, w1, b1);
   Tensor out = dev.psum(matmul(h, w2), kModel);  // the whole (B/d, O) output of these rows
   add_row_vector(out, b2);                       // once, after the sum
 
@@ -68,24 +60,26 @@ std::vector<Tensor> mlp_train_body(Device& dev, const std::vector<Tensor>& in) {
     g.data[i] = 2.0f * e * inv_rows;
   }
 
-  // Backward through this device's hidden units.
-  const Tensor dw2 = matmul_tn(h, g);    // (H/m, O)
-  const Tensor db2 = sum_rows(g);        // (O,)
+  // Backward through this device's hidden units, into the buffer the pmean averages:
+  // [loss, dW1 (D, H/m), db1 (H/m,), dW2 (H/m, O), db2 (O,)], the products written in place.
+  const std::size_t d = x.cols(), hm = h.cols(), o = g.cols();
+  std::vector<float> packed(1 + d * hm + hm + hm * o + o);
+  packed[0] = sq * inv_rows;
+  float* const dw1 = packed.data() + 1;
+  float* const dw2 = dw1 + d * hm + hm;
+  gemm(Gemm::dense(h.data.data(), g.data.data(), dw2, hm, h.rows(), o, /*a_transposed=*/true));
   Tensor dz = matmul(g, transpose(w2));  // (B/d, H/m)
+  // relu'(0) = 0, as JAX and PyTorch; h > 0 exactly where x w1 + b1 > 0 (relu keeps -0 and NaN).
   for (std::size_t i = 0; i < dz.size(); ++i)
-    if (!(z.data[i] > 0.0f)) dz.data[i] = 0.0f;  // relu'(0) = 0, as JAX and PyTorch
-  const Tensor dw1 = matmul_tn(x, dz);           // (D, H/m)
-  const Tensor db1 = sum_rows(dz);               // (H/m,)
-
-  std::vector<float> packed{sq * inv_rows};
-  packed.reserve(1 + dw1.size() + db1.size() + dw2.size() + db2.size());
-  pack(packed, dw1);
-  pack(packed, db1);
-  pack(packed, dw2);
-  pack(packed, db2);
+    if (!(h.data[i] > 0.0f)) dz.data[i] = 0.0f;
+  gemm(Gemm::dense(x.data.data(), dz.data.data(), dw1, d, x.rows(), hm, /*a_transposed=*/true));
+  std::size_t at = 1 + d * hm;
+  put(packed, at, sum_rows(dz));  // db1
+  at += hm * o;
+  put(packed, at, sum_rows(g));  // db2
   dev.pmean_inplace(packed, kData);
 
-  std::size_t at = 1;
+  at = 1;
   Tensor w1_new = sgd(w1, lr, packed, at);
   Tensor b1_new = sgd(b1, lr, packed, at);
   Tensor w2_new = sgd(w2, lr, packed, at);

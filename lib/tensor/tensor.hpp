@@ -74,6 +74,12 @@ void add_row_vector(Tensor& m, const Tensor& v);
 void relu_inplace(Tensor& t);
 // column sums of m (M, N) -> (N,), summed over rows in order.
 Tensor sum_rows(const Tensor& m);
+// out[i] = fma(a, x[i], y[i]) for i < n, one rounding each (an SGD update w - lr * g as XLA:CPU
+// fuses it: a = -lr). On the CPU's vector FMA where it has one, else std::fma: the same bits.
+// out may be y.
+void fma_scaled(float a, const float* x, const float* y, float* out, std::size_t n);
+// m^T (C, R) of m (R, C), by tiles (a plain strided copy misses the cache on every write).
+Tensor transpose(const Tensor& m);
 
 // {a, b, c} as a vector without copying them: a braced list's elements are const, so
 // `return {std::move(a), ...}` copies every tensor into fresh pages (a 2 MB hidden layer of

@@ -342,6 +342,49 @@ BOOST_AUTO_TEST_CASE(linear_mse_grad_equals_the_unfused_dp_step_arithmetic) {
 // The features the kernels are chosen by (glibc's, read without CPUID: support/cpu_features.hpp)
 // against an independent probe, libgcc's __builtin_cpu_supports (CPUID, and the OS's XSAVE state),
 // plus CPUID leaf 1 for F16C: a mix-up of glibc's feature names would pick a kernel this CPU lacks.
+// mlp-train's SGD update: every element one std::fma (the vector FMA where the CPU has one), on
+// lengths around the vector widths, in place (out == y) and not, with zeros of both signs,
+// infinities, NaN, subnormals, and values where the fused result differs from a rounded multiply
+// then add (so a kernel that did not fuse would fail).
+BOOST_AUTO_TEST_CASE(fma_scaled_is_one_fma_per_element) {
+  std::mt19937 rng(11);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const std::size_t n : {0u, 1u, 7u, 8u, 9u, 15u, 16u, 17u, 31u, 33u, 1000u, 4099u}) {
+    std::vector<float> x = random_values(n, rng), y = random_values(n, rng);
+    const float specials[] = {inf, -inf, std::numeric_limits<float>::quiet_NaN(), 1e-40f, -0.0f};
+    for (std::size_t i = 0; i < n && i < 5; ++i) x[(i * 7) % n] = specials[i];
+    const float a = -0.0078125f * (1.0f + 0x1p-20f);
+    std::vector<float> want(n), got(n, 42.0f);
+    bool fused_shows = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      want[i] = std::fma(a, x[i], y[i]);
+      volatile float product = a * x[i];
+      fused_shows |= std::isfinite(want[i]) && want[i] != product + y[i];
+    }
+    fma_scaled(a, x.data(), y.data(), got.data(), n);
+    BOOST_TEST(first_difference(got, want) == -1, "n=" << n);
+    fma_scaled(a, x.data(), y.data(), y.data(), n);  // in place
+    BOOST_TEST(first_difference(y, want) == -1, "in place, n=" << n);
+    if (n >= 1000) BOOST_TEST(fused_shows);  // the case can tell a fused update from an unfused one
+  }
+}
+
+// The tiled transpose against element-by-element indexing, on shapes around its 16 x 16 tiles.
+BOOST_AUTO_TEST_CASE(transpose_moves_every_element_to_its_mirror) {
+  std::mt19937 rng(12);
+  for (const auto& [r, c] : std::vector<std::pair<std::size_t, std::size_t>>{
+           {1, 1}, {1, 17}, {17, 1}, {15, 16}, {16, 16}, {33, 47}, {64, 5}, {0, 3}}) {
+    const Tensor m({r, c}, random_values(r * c, rng));
+    const Tensor t = transpose(m);
+    BOOST_TEST((t.shape == Shape{c, r}));
+    bool same = true;
+    for (std::size_t i = 0; i < r; ++i)
+      for (std::size_t j = 0; j < c; ++j)
+        same &= std::bit_cast<std::uint32_t>(t(j, i)) == std::bit_cast<std::uint32_t>(m(i, j));
+    BOOST_TEST(same, r << "x" << c);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(cpu_features_agree_with_libgcc) {
 #if defined(__x86_64__)
   const meshrun::cpu::Features& f = meshrun::cpu::features();
