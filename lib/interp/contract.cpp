@@ -4,9 +4,44 @@
 #include <cmath>
 
 #include "interp/scalar_ops.hpp"
+#include "support/cpu_features.hpp"
 
 namespace meshrun::interp {
 namespace {
+
+// po[i] = fma(kb * b, c, ka * a) over n elements, a, b and c each an array or (sa, sb, sc) one
+// scalar. Written once and compiled twice, as collectives/kernels.cpp does: with FMA, where
+// std::fma is the vector instruction, and for the baseline (a libm call per element); the bits
+// are std::fma's either way.
+[[gnu::always_inline]] inline void fma_loop(std::size_t n, const float* pa, bool sa,
+                                            const float* pb, bool sb, const float* pc, bool sc,
+                                            float kb, float ka, float* po) {
+  if (!sa && !sb && !sc) {
+    for (std::size_t i = 0; i < n; ++i)
+      po[i] = prim::f32::fma_contracted(kb, pb[i], pc[i], ka, pa[i]);
+  } else if (!sa && sb && !sc) {  // a - lr * g
+    const float b0 = pb[0];
+    for (std::size_t i = 0; i < n; ++i) po[i] = prim::f32::fma_contracted(kb, b0, pc[i], ka, pa[i]);
+  } else if (!sa && !sb && sc) {
+    const float c0 = pc[0];
+    for (std::size_t i = 0; i < n; ++i) po[i] = prim::f32::fma_contracted(kb, pb[i], c0, ka, pa[i]);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      po[i] = prim::f32::fma_contracted(kb, pb[sb ? 0 : i], pc[sc ? 0 : i], ka, pa[sa ? 0 : i]);
+    }
+  }
+}
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma"))) void fma_loop_fma(std::size_t n, const float* pa, bool sa,
+                                                      const float* pb, bool sb, const float* pc,
+                                                      bool sc, float kb, float ka, float* po) {
+  fma_loop(n, pa, sa, pb, sb, pc, sc, kb, ka, po);
+}
+bool have_fma() {
+  static const bool fma = cpu::features().avx2 && cpu::features().fma;
+  return fma;
+}
+#endif
 
 std::string shape_key(const Type& t) {
   std::string k;
@@ -85,20 +120,13 @@ Value fused_multiply_add(Value* a, bool own_a, const Value& b, const Value& c, b
   const float* pc = c.t.data.data();
   const float kb = negate_product ? -1.0f : 1.0f, ka = negate_addend ? -1.0f : 1.0f;
   float* po = out.data.data();
-  if (!sa && !sb && !sc) {
-    for (std::size_t i = 0; i < n; ++i)
-      po[i] = prim::f32::fma_contracted(kb, pb[i], pc[i], ka, pa[i]);
-  } else if (!sa && sb && !sc) {  // a - lr * g
-    const float b0 = pb[0];
-    for (std::size_t i = 0; i < n; ++i) po[i] = prim::f32::fma_contracted(kb, b0, pc[i], ka, pa[i]);
-  } else if (!sa && !sb && sc) {
-    const float c0 = pc[0];
-    for (std::size_t i = 0; i < n; ++i) po[i] = prim::f32::fma_contracted(kb, pb[i], c0, ka, pa[i]);
-  } else {
-    for (std::size_t i = 0; i < n; ++i) {
-      po[i] = prim::f32::fma_contracted(kb, pb[sb ? 0 : i], pc[sc ? 0 : i], ka, pa[sa ? 0 : i]);
-    }
+#if defined(__x86_64__)
+  if (have_fma()) {
+    fma_loop_fma(n, pa, sa, pb, sb, pc, sc, kb, ka, po);
+    return Value(DType::kF32, std::move(out));
   }
+#endif
+  fma_loop(n, pa, sa, pb, sb, pc, sc, kb, ka, po);
   return Value(DType::kF32, std::move(out));
 }
 

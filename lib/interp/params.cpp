@@ -231,6 +231,37 @@ std::vector<std::int64_t> strides_of(const Shape& shape) {
   return s;
 }
 
+namespace {
+
+// The last two dimensions of copy_strided: rows x cols elements. Rows of contiguous runs are
+// copied whole; anything else (a transpose: one side's inner stride is not 1) by 16 x 16 tiles,
+// so each cache line read or written serves 16 elements instead of one.
+void copy_2d(std::size_t rows, std::size_t cols, const float* src, std::int64_t sr, std::int64_t sc,
+             float* dst, std::int64_t dr, std::int64_t dc) {
+  using I = std::int64_t;
+  if (dc == 1 && (sc == 1 || sc == 0)) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      const float* s = src + static_cast<I>(r) * sr;
+      float* d = dst + static_cast<I>(r) * dr;
+      if (sc == 1) {
+        std::memcpy(d, s, cols * sizeof(float));
+      } else {
+        std::fill(d, d + cols, s[0]);
+      }
+    }
+    return;
+  }
+  constexpr std::size_t kTile = 16;
+  for (std::size_t r0 = 0; r0 < rows; r0 += kTile)
+    for (std::size_t c0 = 0; c0 < cols; c0 += kTile)
+      for (std::size_t r = r0; r < std::min(rows, r0 + kTile); ++r)
+        for (std::size_t c = c0; c < std::min(cols, c0 + kTile); ++c)
+          dst[static_cast<I>(r) * dr + static_cast<I>(c) * dc] =
+              src[static_cast<I>(r) * sr + static_cast<I>(c) * sc];
+}
+
+}  // namespace
+
 void copy_strided(const Shape& shape, const float* src, std::span<const std::int64_t> src_strides,
                   float* dst, std::span<const std::int64_t> dst_strides) {
   const std::size_t rank = shape.size();
@@ -239,23 +270,20 @@ void copy_strided(const Shape& shape, const float* src, std::span<const std::int
     dst[0] = src[0];
     return;
   }
-  const std::size_t inner = shape[rank - 1];
-  const std::int64_t ss = src_strides[rank - 1], ds = dst_strides[rank - 1];
+  if (rank == 1) {
+    copy_2d(1, shape[0], src, 0, src_strides[0], dst, 0, dst_strides[0]);
+    return;
+  }
+  // The odometer runs over the dimensions before the last two; copy_2d does those.
+  const std::size_t rows = shape[rank - 2], cols = shape[rank - 1];
+  const std::int64_t sr = src_strides[rank - 2], sc = src_strides[rank - 1];
+  const std::int64_t dr = dst_strides[rank - 2], dc = dst_strides[rank - 1];
   std::vector<std::size_t> idx(rank, 0);
   std::int64_t so = 0, dof = 0;
   for (;;) {
-    const float* s = src + so;
-    float* d = dst + dof;
-    if (ss == 1 && ds == 1) {
-      std::memcpy(d, s, inner * sizeof(float));
-    } else if (ss == 0 && ds == 1) {
-      std::fill(d, d + inner, s[0]);
-    } else {
-      for (std::size_t j = 0; j < inner; ++j)
-        d[static_cast<std::int64_t>(j) * ds] = s[static_cast<std::int64_t>(j) * ss];
-    }
+    copy_2d(rows, cols, src + so, sr, sc, dst + dof, dr, dc);
     // The next index over the outer dimensions.
-    std::size_t k = rank - 1;
+    std::size_t k = rank - 2;
     for (;;) {
       if (k == 0) return;
       --k;
