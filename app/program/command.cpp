@@ -123,7 +123,7 @@ void add_program_flags(CLI::App& app, const std::shared_ptr<ProgramFlags>& flags
                     "Print the phases' times, flops and GFLOP/s as one JSON line on stderr");
   command
       ->add_option("--repeat", flags->repeat,
-                   "Run N times on one mesh (threads kept, one per CPU pinned), printing the last "
+                   "Run N times on one mesh (its threads kept), printing the last "
                    "run's result; every run must give the same bits. --timings: compute and "
                    "collectives are the median of runs 2..N (warm steps)")
       ->transform(decimal_integer(1, kMaxRepeat))
