@@ -184,61 +184,60 @@ void check_repeat(const ProgramDef& program, const std::vector<Tensor>& first,
                   const std::vector<Tensor>& outputs, int run) {
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     if (!same_bits(first.at(i), outputs[i])) {
-      throw InternalError("--repeat: run " + std::to_string(run) +
+      throw InternalError("internal error: --repeat: run " + std::to_string(run) +
                           " gave other bits than run 1 in '" + program.outputs.at(i).name + "'");
     }
   }
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+// The warm run whose step (compute + collectives) is the median one (of an even count, the
+// lower of the middle two): its own compute and collectives, so they add up to a real step.
+WarmSteps median_step(int repeat, std::vector<TimingSums> runs) {
+  const auto step = [](const TimingSums& t) { return t.compute_s + t.collectives_s; };
+  const auto mid = runs.begin() + static_cast<std::ptrdiff_t>((runs.size() - 1) / 2);
+  std::nth_element(runs.begin(), mid, runs.end(),
+                   [&](const TimingSums& a, const TimingSums& b) { return step(a) < step(b); });
+  return {repeat, mid->compute_s, mid->collectives_s};
 }
 
 }  // namespace
 
 // `trace` carries the run's Profile (when --timings or --profile asked for one). With --repeat N,
-// runs 1..N-1 record into traces of their own (the first warms the threads, caches and buffers),
-// and the last into `trace`: what --trace, --profile and the structural rules see is one run.
+// every run records into `trace` afresh (the mesh resets its collectives and device spans, the
+// shard_map its inputs and outputs) and only the last run's phases are kept: what --trace,
+// --profile and the structural rules see is one run -- the last, or the one that failed.
 void run_in_process(const ProgramDef& program, const ProgramFlags& flags, Prepared& p, Trace& trace,
                     RunProfile& profile) {
   Mesh mesh(p.mesh, p.options);
   std::vector<Tensor> outputs;
   std::vector<Tensor> first;
-  std::vector<double> warm_compute, warm_collectives;  // runs 2..N
+  std::vector<TimingSums> warm;  // runs 2..N
   profile.mesh_started();
+  int r = 1;
   try {
-    for (int r = 1; r < flags.repeat; ++r) {
-      Trace scratch;
-      Profile timeline;
-      if (trace.profile) scratch.profile = &timeline;
-      std::vector<Tensor> outs = shard_map(mesh, program, p.c.input_refs(), &scratch);
+    for (; r <= flags.repeat; ++r) {
+      const std::size_t phases = trace.profile ? trace.profile->phases.size() : 0;
+      outputs = shard_map(mesh, program, p.c.input_refs(), &trace);
+      if (flags.repeat == 1) break;
       if (r == 1) {
-        first = std::move(outs);
-        continue;
+        first = outputs;
+      } else {
+        check_repeat(program, first, outputs, r);
+        if (trace.profile) warm.push_back(sum_timings(*trace.profile));
       }
-      check_repeat(program, first, outs, r);
-      const TimingSums t = sum_timings(timeline);
-      warm_compute.push_back(t.compute_s);
-      warm_collectives.push_back(t.collectives_s);
+      if (trace.profile && r < flags.repeat) trace.profile->phases.resize(phases);
     }
-    outputs = shard_map(mesh, program, p.c.input_refs(), &trace);
   } catch (const Error& e) {
     // The trace matters most now: it shows which device entered which collective.
-    if (p.trace_out.active()) p.trace_out.write(trace_text(trace, nullptr, e.what()));
-    profile.save(e.what());  // so does the timeline: who waited for whom
+    const std::string failure = flags.repeat > 1
+                                    ? "run " + std::to_string(r) + " of " +
+                                          std::to_string(flags.repeat) + " (--repeat): " + e.what()
+                                    : std::string(e.what());
+    if (p.trace_out.active()) p.trace_out.write(trace_text(trace, nullptr, failure));
+    profile.save(failure);  // so does the timeline: who waited for whom
     throw;
   }
-  if (flags.repeat > 1) {
-    check_repeat(program, first, outputs, flags.repeat);
-    if (trace.profile) {
-      const TimingSums t = sum_timings(*trace.profile);
-      warm_compute.push_back(t.compute_s);
-      warm_collectives.push_back(t.collectives_s);
-      profile.set_warm({flags.repeat, median(warm_compute), median(warm_collectives)});
-    }
-  }
+  if (!warm.empty()) profile.set_warm(median_step(flags.repeat, std::move(warm)));
   std::vector<std::uint64_t> entered;
   entered.reserve(static_cast<std::size_t>(mesh.size()));
   for (int d = 0; d < mesh.size(); ++d) entered.push_back(mesh.collectives_entered(d));

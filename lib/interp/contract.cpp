@@ -37,10 +37,6 @@ __attribute__((target("avx2,fma"))) void fma_loop_fma(std::size_t n, const float
                                                       bool sc, float kb, float ka, float* po) {
   fma_loop(n, pa, sa, pb, sb, pc, sc, kb, ka, po);
 }
-bool have_fma() {
-  static const bool fma = cpu::features().avx2 && cpu::features().fma;
-  return fma;
-}
 #endif
 
 std::string shape_key(const Type& t) {
@@ -121,7 +117,7 @@ Value fused_multiply_add(Value* a, bool own_a, const Value& b, const Value& c, b
   const float kb = negate_product ? -1.0f : 1.0f, ka = negate_addend ? -1.0f : 1.0f;
   float* po = out.data.data();
 #if defined(__x86_64__)
-  if (have_fma()) {
+  if (cpu::has_avx2_fma()) {
     fma_loop_fma(n, pa, sa, pb, sb, pc, sc, kb, ka, po);
     return Value(DType::kF32, std::move(out));
   }

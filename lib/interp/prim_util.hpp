@@ -81,7 +81,9 @@ Value pass_through(Value* in, bool owned);
 
 // Row-major strides of `shape`, in elements.
 std::vector<std::int64_t> strides_of(const Shape& shape);
-// For every index i over `shape` in row-major order: dst[i . dst_strides] = src[i . src_strides].
+// For every index i over `shape`: dst[i . dst_strides] = src[i . src_strides]. The destination
+// elements must be distinct: they are written in no particular order (the last two dimensions by
+// tiles).
 void copy_strided(const Shape& shape, const float* src, std::span<const std::int64_t> src_strides,
                   float* dst, std::span<const std::int64_t> dst_strides);
 

@@ -16,5 +16,11 @@ struct Features {
 
 // Read once, on first use.
 const Features& features();
+// AVX2 and FMA both: what a function compiled with __attribute__((target("avx2,fma"))) may run on
+// (the vector std::fma of tensor/ and interp/ loops).
+inline bool has_avx2_fma() {
+  static const bool yes = features().avx2 && features().fma;
+  return yes;
+}
 
 }  // namespace meshrun::cpu

@@ -98,16 +98,12 @@ __attribute__((target("avx2,fma"))) void fma_scaled_fma(float a, const float* x,
                                                         float* out, std::size_t n) {
   fma_scaled_body(a, x, y, out, n);
 }
-bool have_fma() {
-  static const bool fma = cpu::features().avx2 && cpu::features().fma;
-  return fma;
-}
 #endif
 }  // namespace
 
 void fma_scaled(float a, const float* x, const float* y, float* out, std::size_t n) {
 #if defined(__x86_64__)
-  if (have_fma()) return fma_scaled_fma(a, x, y, out, n);
+  if (cpu::has_avx2_fma()) return fma_scaled_fma(a, x, y, out, n);
 #endif
   fma_scaled_body(a, x, y, out, n);
 }

@@ -352,6 +352,18 @@ BOOST_AUTO_TEST_CASE(repeat_runs_warm_steps_with_the_bits_of_one_run) {
                  boost::test_tools::tolerance(1e-9));
     }
   }
+  // --profile: one run's timeline (its phases once, each device's collectives of one run).
+  TempDir dir;
+  const auto prof = run(
+      {"mlp-train", "cases/mlp-train/example1.json", "--repeat", "3", "--profile", dir / "p.json"});
+  BOOST_TEST(prof.code == 0);
+  const Timeline tl = check_timeline(slurp(dir / "p.json"));
+  BOOST_TEST(tl.phases == kPhases);
+  BOOST_TEST(tl.collectives.size() == 8u);
+  for (const auto& [device, seen] : tl.collectives) {
+    BOOST_TEST(seen.size() == 2u, "device " << device);  // psum over model, pmean over data
+    for (const SeenCollective& c : seen) BOOST_TEST(c.seq == 1u);
+  }
   const auto once = run({"dp-step", "cases/dp-step/example1.json", "--timings"});
   BOOST_TEST(!once.err.empty());
   BOOST_TEST(!has(once.err, "repeat"));  // one run: the line as it always was

@@ -232,6 +232,89 @@ BOOST_AUTO_TEST_CASE(every_case_on_every_mesh_matches_expected_and_each_other) {
   }
 }
 
+// mlp-train's body, bit for bit, against its arithmetic written out unfused as it was before the
+// body wrote its gradients in place (f34d66d): z = x w1 + b1, h = relu(z), the relu' mask from z,
+// a plain transpose, each gradient its own tensor then packed, the update a std::fma loop. On
+// every mesh, on the cases (their inputs) and on random inputs with exact zeros in x (so some
+// pre-activations are exactly b1, and some +-0).
+std::vector<Tensor> unfused_mlp_train(Device& dev, std::vector<Tensor>& in) {
+  const Tensor &x = in[0], &y = in[1], &w1 = in[2], &b1 = in[3], &w2 = in[4], &b2 = in[5];
+  const float lr = in[6].data[0];
+  const float inv_rows = 1.0f / static_cast<float>(x.rows());
+  Tensor z = matmul(x, w1);
+  add_row_vector(z, b1);
+  Tensor h = z;
+  relu_inplace(h);
+  Tensor out = dev.psum(matmul(h, w2), "model");
+  add_row_vector(out, b2);
+  Tensor g = out;
+  float sq = 0.0f;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const float e = out.data[i] - y.data[i];
+    sq += e * e;
+    g.data[i] = 2.0f * e * inv_rows;
+  }
+  Tensor w2t({w2.cols(), w2.rows()});
+  for (std::size_t i = 0; i < w2.rows(); ++i)
+    for (std::size_t j = 0; j < w2.cols(); ++j) w2t(j, i) = w2(i, j);
+  const Tensor dw2 = matmul_tn(h, g);
+  const Tensor db2 = sum_rows(g);
+  Tensor dz = matmul(g, w2t);
+  for (std::size_t i = 0; i < dz.size(); ++i)
+    if (!(z.data[i] > 0.0f)) dz.data[i] = 0.0f;
+  const Tensor dw1 = matmul_tn(x, dz);
+  const Tensor db1 = sum_rows(dz);
+  std::vector<float> packed{sq * inv_rows};
+  for (const Tensor* t : {&dw1, &db1, &dw2, &db2})
+    packed.insert(packed.end(), t->data.begin(), t->data.end());
+  dev.pmean_inplace(packed, "data");
+  std::size_t at = 1;
+  std::vector<Tensor> res;
+  for (const Tensor* p : {&w1, &b1, &w2, &b2}) {
+    Tensor q = *p;
+    for (float& v : q.data) v = std::fma(-lr, packed[at++], v);
+    res.push_back(std::move(q));
+  }
+  res.push_back(Tensor::scalar(packed[0]));
+  return res;
+}
+
+bool same_outputs(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t o = 0; o < a.size(); ++o)
+    if (a[o].shape != b[o].shape ||
+        std::memcmp(a[o].data.data(), b[o].data.data(), a[o].size() * sizeof(float)) != 0)
+      return false;
+  return true;
+}
+
+BOOST_AUTO_TEST_CASE(the_body_has_the_bits_of_its_unfused_arithmetic) {
+  const ProgramDef& p = *find_program("mlp-train");
+  std::vector<std::vector<Tensor>> inputs;
+  for (const std::string& file : mlp_cases()) inputs.push_back(read_case(file, &p, 0).inputs);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const auto random = [&](Shape s, bool zeros) {
+    Tensor t(std::move(s));
+    for (std::size_t i = 0; i < t.size(); ++i) t.data[i] = zeros && i % 3 == 0 ? 0.0f : normal(rng);
+    return t;
+  };
+  // B=16 D=40 H=72 O=24: past a tile of rows, the vector width and the 16 x 16 transpose tiles.
+  inputs.push_back({random({16, 40}, true), random({16, 24}, false), random({40, 72}, false),
+                    random({72}, false), random({72, 24}, false), random({24}, false),
+                    Tensor::scalar(0.05f)});
+  BOOST_TEST(inputs.size() >= 9u);
+  for (std::size_t c = 0; c < inputs.size(); ++c) {
+    for (const MeshShape& shape : kMeshes) {
+      Mesh mesh(shape);
+      const std::vector<Tensor> got = shard_map(mesh, p, inputs[c]);
+      const std::vector<Tensor> want =
+          shard_map(mesh, unfused_mlp_train, p.inputs, p.outputs, inputs[c]);
+      BOOST_TEST(same_outputs(got, want), "inputs " << c << " on " << mesh_str(shape));
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(repeated_runs_are_bit_identical) {
   const ProgramDef& p = *find_program("mlp-train");
   const Case c = read_case(kSource + "/cases/mlp-train/b16-d4-h32-o3.json", &p, 0);

@@ -339,9 +339,6 @@ BOOST_AUTO_TEST_CASE(linear_mse_grad_equals_the_unfused_dp_step_arithmetic) {
   });
 }
 
-// The features the kernels are chosen by (glibc's, read without CPUID: support/cpu_features.hpp)
-// against an independent probe, libgcc's __builtin_cpu_supports (CPUID, and the OS's XSAVE state),
-// plus CPUID leaf 1 for F16C: a mix-up of glibc's feature names would pick a kernel this CPU lacks.
 // mlp-train's SGD update: every element one std::fma (the vector FMA where the CPU has one), on
 // lengths around the vector widths, in place (out == y) and not, with zeros of both signs,
 // infinities, NaN, subnormals, and values where the fused result differs from a rounded multiply
@@ -352,7 +349,7 @@ BOOST_AUTO_TEST_CASE(fma_scaled_is_one_fma_per_element) {
   for (const std::size_t n : {0u, 1u, 7u, 8u, 9u, 15u, 16u, 17u, 31u, 33u, 1000u, 4099u}) {
     std::vector<float> x = random_values(n, rng), y = random_values(n, rng);
     const float specials[] = {inf, -inf, std::numeric_limits<float>::quiet_NaN(), 1e-40f, -0.0f};
-    for (std::size_t i = 0; i < n && i < 5; ++i) x[(i * 7) % n] = specials[i];
+    for (std::size_t i = 0; i < n && i < 5; ++i) x[i * n / 5] = specials[i];  // 5 slots
     const float a = -0.0078125f * (1.0f + 0x1p-20f);
     std::vector<float> want(n), got(n, 42.0f);
     bool fused_shows = false;
@@ -385,6 +382,9 @@ BOOST_AUTO_TEST_CASE(transpose_moves_every_element_to_its_mirror) {
   }
 }
 
+// The features the kernels are chosen by (glibc's, read without CPUID: support/cpu_features.hpp)
+// against an independent probe, libgcc's __builtin_cpu_supports (CPUID, and the OS's XSAVE state),
+// plus CPUID leaf 1 for F16C: a mix-up of glibc's feature names would pick a kernel this CPU lacks.
 BOOST_AUTO_TEST_CASE(cpu_features_agree_with_libgcc) {
 #if defined(__x86_64__)
   const meshrun::cpu::Features& f = meshrun::cpu::features();
