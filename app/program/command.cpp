@@ -122,10 +122,12 @@ void add_program_flags(CLI::App& app, const std::shared_ptr<ProgramFlags>& flags
   command->add_flag("--timings", flags->timings,
                     "Print the phases' times, flops and GFLOP/s as one JSON line on stderr");
   command
-      ->add_option("--repeat", flags->repeat,
-                   "Run N times on one mesh (its threads kept), printing the last "
-                   "run's result; every run must give the same bits. --timings: compute and "
-                   "collectives are the median of runs 2..N (warm steps)")
+      ->add_option(
+          "--repeat", flags->repeat,
+          "Run N times on one mesh (its threads kept), printing the last "
+          "run's result; every run must give the same bits. --timings: compute and "
+          "collectives are the median of runs 2..N (warm steps). N > 1: not with --inject, "
+          "not under mpirun")
       ->transform(decimal_integer(1, kMaxRepeat))
       ->capture_default_str();
   add_run_flags(*command, flags->run, true);
