@@ -96,7 +96,24 @@ namespace prim {
 std::int64_t param_dim(const Eqn& eqn, const char* key, const PrimContext& ctx) {
   return dim_of(param(eqn, key), key, ctx);
 }
+
+std::int64_t index_of(const nlohmann::json& e, const char* key, const PrimContext& ctx) {
+  if (e.is_string()) return dim_of(e, key, ctx);
+  const std::int64_t v = as_int(e, key);
+  if (v < -(std::int64_t{1} << 40) || v > (std::int64_t{1} << 40))
+    fail(std::string("param '") + key + "' out of range");
+  return v;
+}
 }  // namespace prim
+
+std::vector<std::int64_t> param_indices(const Eqn& eqn, const char* key, const PrimContext& ctx) {
+  const nlohmann::json& j = param(eqn, key);
+  if (!j.is_array()) fail(std::string("param '") + key + "' must be a list, got " + kind_of(j));
+  std::vector<std::int64_t> v;
+  v.reserve(j.size());
+  for (const nlohmann::json& e : j) v.push_back(prim::index_of(e, key, ctx));
+  return v;
+}
 
 std::vector<std::string> param_axes(const Eqn& eqn, const char* key) {
   const nlohmann::json& j = param(eqn, key);

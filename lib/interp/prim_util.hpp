@@ -61,6 +61,9 @@ std::vector<std::size_t> param_axis_list(const Eqn& eqn, const char* key, std::s
 
 // One Dim (an integer or an expression) evaluated under ctx.dims.
 std::int64_t param_dim(const Eqn& eqn, const char* key, const PrimContext& ctx);
+// One element of a list param: an integer of either sign up to 2^40 in magnitude, or an
+// expression evaluated under ctx.dims.
+std::int64_t index_of(const nlohmann::json& e, const char* key, const PrimContext& ctx);
 
 // Integers are held as floats, exact below 2^24 in magnitude; a result beyond is refused.
 inline constexpr std::int64_t kMaxInt = std::int64_t{1} << 24;

@@ -61,6 +61,9 @@ std::vector<std::int64_t> param_ints(const Eqn& eqn, const char* key);
 bool param_bool(const Eqn& eqn, const char* key, bool fallback);
 // A list of Dims (ints or expressions), evaluated under ctx.dims.
 Shape param_shape(const Eqn& eqn, const char* key, const PrimContext& ctx);
+// A list of positions (slice's start/limit/strides): integers of either sign up to 2^40 in
+// magnitude, or expressions evaluated under ctx.dims (a symbolic export's `N_blk`).
+std::vector<std::int64_t> param_indices(const Eqn& eqn, const char* key, const PrimContext& ctx);
 // Axis names: a list of strings ("axes", "axis_name").
 std::vector<std::string> param_axes(const Eqn& eqn, const char* key);
 DType param_dtype(const Eqn& eqn, const char* key);

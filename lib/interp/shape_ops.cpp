@@ -237,6 +237,48 @@ Values concatenate_eval(const Eqn& eqn, std::span<Value* const> in, std::span<co
   return one(std::move(out));
 }
 
+// ---- split: concatenate's inverse (its transpose under jax.grad from JAX 0.4.36) ----
+
+Types split_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext& ctx) {
+  expect_operands(eqn, in.size(), 1);
+  const std::size_t d = checked_axis(eqn, "axis", param_int(eqn, "axis"), in[0].shape.size());
+  const Shape sizes = param_shape(eqn, "sizes", ctx);
+  std::size_t total = 0;
+  for (const std::size_t n : sizes) total += n;
+  if (sizes.empty() || total != in[0].shape[d]) {
+    fail("split sizes must add up to the operand's dimension " + std::to_string(d) + " (" +
+         std::to_string(in[0].shape[d]) + "), got sizes " + dims_str(sizes) + " for operand " +
+         type_str(in[0]));
+  }
+  Types out;
+  for (const std::size_t n : sizes) {
+    Shape shape = in[0].shape;
+    shape[d] = n;
+    out.push_back(make_type(in[0].dtype, std::move(shape)));
+  }
+  return out;
+}
+
+Values split_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>,
+                  PrimContext& ctx) {
+  const Value& x = *in[0];
+  const auto d = static_cast<std::size_t>(param_int(eqn, "axis"));
+  const Shape sizes = param_shape(eqn, "sizes", ctx);
+  const std::vector<I64> xs = strides_of(x.t.shape);
+  Values out;
+  I64 offset = 0;
+  for (const std::size_t n : sizes) {
+    Shape shape = x.t.shape;
+    shape[d] = n;
+    Value part(x.dtype, Tensor(shape));
+    copy_strided(shape, x.t.data.data() + offset * xs[d], xs, part.t.data.data(),
+                 strides_of(shape));
+    offset += static_cast<I64>(n);
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::span<const Entry> shape_entries() {
@@ -248,6 +290,7 @@ std::span<const Entry> shape_entries() {
       {"transpose", {&transpose_infer, &transpose_eval}},
       {"iota", {&iota_infer, &iota_eval}},
       {"concatenate", {&concatenate_infer, &concatenate_eval}},
+      {"split", {&split_infer, &split_eval}},
   };
   return kEntries;
 }

@@ -19,13 +19,13 @@ struct SliceSpec {
   Shape shape;
 };
 
-SliceSpec slice_spec(const Eqn& eqn, const Shape& op) {
+SliceSpec slice_spec(const Eqn& eqn, const Shape& op, const PrimContext& ctx) {
   SliceSpec s;
-  s.start = param_ints(eqn, "start_indices");
-  const std::vector<I64> limit = param_ints(eqn, "limit_indices");
+  s.start = param_indices(eqn, "start_indices", ctx);
+  const std::vector<I64> limit = param_indices(eqn, "limit_indices", ctx);
   const bool has_strides =
       eqn.params.is_object() && eqn.params.contains("strides") && !eqn.params["strides"].is_null();
-  s.step = has_strides ? param_ints(eqn, "strides") : std::vector<I64>(op.size(), 1);
+  s.step = has_strides ? param_indices(eqn, "strides", ctx) : std::vector<I64>(op.size(), 1);
   if (s.start.size() != op.size() || limit.size() != op.size() || s.step.size() != op.size()) {
     fail("slice start_indices, limit_indices and strides must have the operand's rank " +
          std::to_string(op.size()));
@@ -45,9 +45,9 @@ SliceSpec slice_spec(const Eqn& eqn, const Shape& op) {
   return s;
 }
 
-Types slice_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&) {
+Types slice_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext& ctx) {
   expect_operands(eqn, in.size(), 1);
-  return {{in[0].dtype, slice_spec(eqn, in[0].shape).shape}};
+  return {{in[0].dtype, slice_spec(eqn, in[0].shape, ctx).shape}};
 }
 
 // out = the box of x at `start` with steps `step` and out's shape.
@@ -65,8 +65,9 @@ Value cut(const Value& x, const std::vector<I64>& start, const std::vector<I64>&
   return out;
 }
 
-Values slice_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>, PrimContext&) {
-  SliceSpec s = slice_spec(eqn, in[0]->t.shape);
+Values slice_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>,
+                  PrimContext& ctx) {
+  SliceSpec s = slice_spec(eqn, in[0]->t.shape, ctx);
   return one(cut(*in[0], s.start, s.step, std::move(s.shape)));
 }
 
@@ -150,7 +151,7 @@ struct PadSpec {
   Shape shape;
 };
 
-PadSpec pad_spec(const Eqn& eqn, const Shape& op) {
+PadSpec pad_spec(const Eqn& eqn, const Shape& op, const PrimContext& ctx) {
   if (!eqn.params.is_object() || !eqn.params.contains("padding_config"))
     fail("param 'padding_config' missing");
   const nlohmann::json& cfg = eqn.params["padding_config"];
@@ -158,19 +159,15 @@ PadSpec pad_spec(const Eqn& eqn, const Shape& op) {
     fail("pad param 'padding_config' must hold one [lo, hi, interior] per operand dimension (" +
          std::to_string(op.size()) + ")");
   PadSpec p;
-  constexpr I64 kBound = I64{1} << 40;
   for (std::size_t i = 0; i < op.size(); ++i) {
     const nlohmann::json& e = cfg[i];
     if (!e.is_array() || e.size() != 3)
       fail("pad param 'padding_config' entries are [lo, hi, interior]");
     I64 v[3];
     for (std::size_t k = 0; k < 3; ++k) {
-      if (!e[k].is_number_integer()) fail("pad param 'padding_config' entries must be integers");
-      v[k] = e[k].is_number_unsigned() &&
-                     e[k].get<std::uint64_t>() > static_cast<std::uint64_t>(kBound)
-                 ? kBound + 1
-                 : e[k].get<I64>();
-      if (v[k] < -kBound || v[k] > kBound) fail("pad param 'padding_config' out of range");
+      if (!e[k].is_number_integer() && !e[k].is_string())
+        fail("pad param 'padding_config' entries must be integers or dimension expressions");
+      v[k] = index_of(e[k], "padding_config", ctx);
     }
     if (v[2] < 0) fail("pad interior padding must be nonnegative, got " + std::to_string(v[2]));
     const auto d = static_cast<I64>(op[i]);
@@ -187,16 +184,17 @@ PadSpec pad_spec(const Eqn& eqn, const Shape& op) {
   return p;
 }
 
-Types pad_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&) {
+Types pad_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext& ctx) {
   expect_operands(eqn, in.size(), 2);
   if (in[1].dtype != in[0].dtype || !in[1].shape.empty())
     fail("pad padding value must be a scalar of the operand's dtype, got " + type_str(in[1]));
-  return {make_type(in[0].dtype, pad_spec(eqn, in[0].shape).shape)};
+  return {make_type(in[0].dtype, pad_spec(eqn, in[0].shape, ctx).shape)};
 }
 
-Values pad_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>, PrimContext&) {
+Values pad_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>,
+                PrimContext& ctx) {
   const Value& x = *in[0];
-  const PadSpec p = pad_spec(eqn, x.t.shape);
+  const PadSpec p = pad_spec(eqn, x.t.shape, ctx);
   Value out(x.dtype, Tensor(p.shape));
   std::fill(out.t.data.begin(), out.t.data.end(), in[1]->t.data[0]);
   // The operand elements that land inside: i in [i0, i1) per dimension.

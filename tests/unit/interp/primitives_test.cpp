@@ -307,7 +307,9 @@ BOOST_AUTO_TEST_CASE(random_hostile_equations_only_raise_primitive_errors) {
                                          "scatter_dimension",
                                          "perm",
                                          "split_axis",
-                                         "concat_axis"};
+                                         "concat_axis",
+                                         "sizes",
+                                         "axis"};
   const std::vector<json> values = {0,
                                     1,
                                     2,
@@ -769,6 +771,54 @@ BOOST_AUTO_TEST_CASE(iota_concatenate_slice) {
   CHECK_ERROR(
       infer_error(make("slice", {{"start_indices", {0}}, {"limit_indices", {1}}}), {F32({3, 4})}),
       "rank");
+}
+
+// split is concatenate's transpose under jax.grad (JAX 0.10.2): each part a box of the operand.
+BOOST_AUTO_TEST_CASE(split_undoes_concatenate) {
+  const Value x = F({2, 3}, {1, 2, 3, 4, 5, 6});
+  const std::vector<Value> parts = run_raw(make("split", {{"sizes", {1, 0, 2}}, {"axis", 1}}), {x});
+  BOOST_REQUIRE_EQUAL(parts.size(), 3u);
+  check_bits(parts[0], {2, 1}, {1, 4});
+  check_bits(parts[1], {2, 0}, {});
+  check_bits(parts[2], {2, 2}, {2, 3, 5, 6});
+  const std::vector<Value> rows = run_raw(make("split", {{"sizes", {1, 1}}, {"axis", 0}}), {x});
+  BOOST_REQUIRE_EQUAL(rows.size(), 2u);
+  check_bits(rows[1], {1, 3}, {4, 5, 6});
+  // Symbolic sizes, as a symbolic export writes them.
+  const DimBindings dims{{"N", 2}};
+  PrimContext ctx;
+  ctx.dims = &dims;
+  const std::vector<Value> sym =
+      run_raw(make("split", {{"sizes", {"N", 1}}, {"axis", 1}}), {x}, ctx);
+  BOOST_REQUIRE_EQUAL(sym.size(), 2u);
+  check_bits(sym[0], {2, 2}, {1, 2, 4, 5});
+  CHECK_ERROR(infer_error(make("split", {{"sizes", {1, 1}}, {"axis", 1}}), {F32({2, 3})}),
+              "add up to");
+  CHECK_ERROR(infer_error(make("split", {{"sizes", {3}}, {"axis", 2}}), {F32({2, 3})}),
+              "out of bounds");
+}
+
+// A symbolic export writes slice and pad positions as dimension expressions ("N_blk"): the
+// transpose of pad under jax.grad is such a slice.
+BOOST_AUTO_TEST_CASE(slice_and_pad_take_dimension_expressions) {
+  const DimBindings dims{{"N", 2}};
+  PrimContext ctx;
+  ctx.dims = &dims;
+  const Value x = F({3, 4}, {0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23});
+  check_bits(run1(make("slice", {{"start_indices", {1, "N - 1"}},
+                                 {"limit_indices", {"N + 1", "2*N"}},
+                                 {"strides", nullptr}}),
+                  {x}, ctx),
+             {2, 3}, {11, 12, 13, 21, 22, 23});
+  check_bits(run1(make("pad", {{"padding_config", {{"N", 0, 0}}}}), {F({1}, {7}), F({}, {0})}, ctx),
+             {3}, {0, 0, 7});
+  CHECK_ERROR(infer_error(make("slice", {{"start_indices", {0, 0}},
+                                         {"limit_indices", {"M", 1}},
+                                         {"strides", nullptr}}),
+                          {F32({3, 4})}, ctx),
+              "M");
+  CHECK_ERROR(infer_error(make("pad", {{"padding_config", {{true, 0, 0}}}}), {F32({3}), F32({})}),
+              "integers or dimension expressions");
 }
 
 BOOST_AUTO_TEST_CASE(dynamic_slices_clamp_their_starts) {
@@ -1236,6 +1286,7 @@ BOOST_AUTO_TEST_CASE(every_table_primitive_but_control_flow) {
                         "argmin",
                         "iota",
                         "concatenate",
+                        "split",
                         "slice",
                         "dynamic_slice",
                         "dynamic_update_slice",
