@@ -98,6 +98,35 @@ def export(fn, *example_args, names, outputs=None, shapes=None, name=None, exerc
 # Factories: one function per mesh
 
 
+def is_program(target, names=None):
+    """Whether `target` is the program itself (a function of the arrays) rather than a factory
+    of the mesh sizes: a JAX-wrapped function (jax.jit's, which has .lower), or a function whose
+    positional parameters are the program's input names."""
+    if hasattr(target, "lower") and hasattr(target, "trace"):
+        return True
+    try:
+        params = [k for k, v in inspect.signature(target).parameters.items()
+                  if v.kind in (v.POSITIONAL_ONLY, v.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return False
+    return bool(names) and params == list(names)
+
+
+def mesh_of_function(fn, case, names, dtypes=None):
+    """The mesh [[axis, size], ...] of the shard_map inside fn, traced at one case's shapes."""
+    import jax
+    if names is None:
+        raise Unsupported("--inputs is needed (no exercise given)")
+    args = [jax.ShapeDtypeStruct(case["input"][n].shape, _np_dtype(dtypes, n)) for n in names
+            if n in case["input"]]
+    if len(args) != len(names):
+        raise Unsupported(f"{case['path']}: the case lacks one of the inputs {', '.join(names)}")
+    mesh = mesh_of_jaxpr(jax.make_jaxpr(fn)(*args))
+    if not mesh:
+        raise Unsupported("the function has no shard_map")
+    return mesh
+
+
 def call_factory(factory, mesh):
     """factory(**{axis: size}) when its parameters are named after the mesh axes, else
     factory(*sizes) in mesh order."""
@@ -240,14 +269,22 @@ def export_factory(factory, meshes, cases=(), names=None, outputs=None, shapes=N
         if symbolic and shapes is not None:
             try:
                 closed, args = symbolic_export(fn, names, shapes, mesh, dtypes)
-            except Unsupported:
-                raise
+                closed, sym_outputs = _output_names(fn, args, outputs)
+                one = _one_export(closed, [list(m) for m in mesh])
+            except Unsupported as err:
+                # what a symbolic trace writes may not be what a concrete one does (x[:, :1]
+                # is a gather with symbolic shapes, a slice with concrete ones): without cases
+                # to trace concretely, the refusal stands
+                if not cases:
+                    raise
+                log(f"meshrun_export: {mesh_txt}: symbolic export refused ({err}); "
+                    f"one export per shape")
             except Exception as err:  # noqa: BLE001 - JAX's tracing error: fall back
                 log(f"meshrun_export: {mesh_txt}: symbolic tracing failed "
                     f"({type(err).__name__}: {str(err).splitlines()[0]}); one export per shape")
             else:
-                closed, outputs = _output_names(fn, args, outputs)
-                exports.append(_one_export(closed, [list(m) for m in mesh]))
+                outputs = sym_outputs
+                exports.append(one)
                 report.append((mesh_txt, "symbolic"))
                 done = True
         if not done:
@@ -269,6 +306,10 @@ def export_factory(factory, meshes, cases=(), names=None, outputs=None, shapes=N
                 exports.append(_one_export(closed, [list(m) for m in mesh]))
                 n_exp += 1
             report.append((mesh_txt, f"{n_exp} concrete"))
+    if not exports:
+        raise Unsupported("nothing exported: no case could be traced on "
+                          + ("any of the meshes" if len(meshes) > 1 else "the mesh")
+                          + " (the reasons are above)")
     if outputs is None:
         raise Unsupported("outputs= is needed")
     if shapes is None:

@@ -1,7 +1,9 @@
-"""python -m meshrun_export MODULE:FACTORY --case CASE.json [--case ...] [--mesh data=8 ...] -o PROG.json
+"""python -m meshrun_export MODULE:FUNCTION --case CASE.json [--case ...] -o PROG.json
+python -m meshrun_export MODULE:FACTORY --case CASE.json [--case ...] [--mesh data=8 ...] -o PROG.json
 
-MODULE is an importable module name or a path to a .py file; FACTORY(mesh sizes) returns the
-function of the global arrays for one mesh (see python/README.md)."""
+MODULE is an importable module name or a path to a .py file. FUNCTION is the program itself, a
+function of the global arrays (jax.jit(jax.shard_map(...))) on the mesh it holds; FACTORY(mesh
+sizes) returns such a function for each --mesh (see python/README.md)."""
 import argparse
 import glob
 import importlib
@@ -44,7 +46,8 @@ def build(argv=None):
     """The program file's text for a command line (without -o's writing): (text, report, -o)."""
     ap = argparse.ArgumentParser(prog="python -m meshrun_export", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("target", help="MODULE:FACTORY (MODULE a module name or a .py path)")
+    ap.add_argument("target", help="MODULE:FUNCTION or MODULE:FACTORY (MODULE a module name "
+                                   "or a .py path)")
     ap.add_argument("--case", action="append", default=[],
                     help="a case file or a directory of them (repeatable)")
     ap.add_argument("--mesh", action="append", default=[], type=parse_mesh,
@@ -75,8 +78,11 @@ def build(argv=None):
 
     mod_name, _, fn_name = a.target.rpartition(":")
     if not mod_name or not fn_name:
-        ap.error("target must be MODULE:FACTORY")
-    factory = getattr(load_module(mod_name), fn_name)
+        ap.error("target must be MODULE:FUNCTION or MODULE:FACTORY")
+    mod = load_module(mod_name)
+    if not hasattr(mod, fn_name):
+        ap.error(f"{mod_name} has no attribute {fn_name}")
+    factory = getattr(mod, fn_name)
 
     paths = []
     for c in a.case:
@@ -87,7 +93,33 @@ def build(argv=None):
         problems = {c["problem"] for c in cases}
         if len(problems) == 1 and next(iter(problems)) in mx.EXERCISES:
             exercise = next(iter(problems))
+    dtypes = {}
+    for s in a.dtype:
+        n, _, dt = s.partition("=")
+        if not n or dt not in ("f32", "i32", "bool"):
+            ap.error(f"--dtype {s}: expected INPUT=f32|i32|bool")
+        dtypes[n] = dt
+    names = a.inputs.split(",") if a.inputs else (
+        [n for n, _ in mx.EXERCISES[exercise]["inputs"]] if exercise else None)
     meshes = a.mesh
+    if mx.is_program(factory, names):
+        # the function itself, its mesh fixed inside it: export that mesh only
+        if not cases:
+            ap.error(f"{a.target} is a function of the arrays: --case is needed to trace it")
+        fn = factory
+        try:
+            mesh = mx.mesh_of_function(fn, cases[0], names, dtypes)
+        except mx.Unsupported as err:
+            raise ExportError(f"{a.target}: {err}") from err
+        except Exception as err:  # noqa: BLE001 - JAX's tracing error, in one line
+            raise ExportError(f"{a.target}: {cases[0]['path']}: not traced ({type(err).__name__}: "
+                              f"{str(err).splitlines()[0] if str(err) else ''})") from err
+        if meshes and meshes != [mesh]:
+            ap.error(f"{a.target} runs on its own mesh "
+                     f"{','.join(f'{k}={v}' for k, v in mesh)}; --mesh cannot change it "
+                     f"(export a factory of the mesh sizes instead)")
+        meshes = [mesh]
+        factory = lambda *_a, **_k: fn  # noqa: E731
     if not meshes:
         order = [ax for ax, _ in mx.EXERCISES[exercise]["mesh"]] if exercise else []
         for c in cases:
@@ -110,16 +142,10 @@ def build(argv=None):
         for s in a.shape:
             n, _, dims = s.partition("=")
             shapes[n] = [d for d in dims.split(",") if d]
-    dtypes = {}
-    for s in a.dtype:
-        n, _, dt = s.partition("=")
-        if not n or dt not in ("f32", "i32", "bool"):
-            ap.error(f"--dtype {s}: expected INPUT=f32|i32|bool")
-        dtypes[n] = dt
     try:
         prog, report = mx.export_factory(
             factory, meshes, cases,
-            names=a.inputs.split(",") if a.inputs else None,
+            names=names if a.inputs else None,
             outputs=a.outputs.split(",") if a.outputs else None,
             shapes=shapes, exercise=exercise, name=a.name, dtypes=dtypes,
             function=f"{os.path.splitext(os.path.basename(mod_name))[0]}:{fn_name}", symbolic=not a.concrete)

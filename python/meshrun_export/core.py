@@ -258,6 +258,9 @@ class Walker:
             out["dimension"] = take("dimension", int)
         elif name == "concatenate":
             out["dimension"] = take("dimension", int)
+        elif name == "split":  # concatenate's transpose under jax.grad
+            out["sizes"] = take("sizes", shape)
+            out["axis"] = take("axis", int)
         elif name == "slice":
             out["start_indices"] = take("start_indices", shape)
             out["limit_indices"] = take("limit_indices", shape)

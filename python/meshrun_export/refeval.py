@@ -125,6 +125,13 @@ class Evaluator:
         if prim in ("dim_as_value",):
             x = np.asarray(self.dims(p["dim"]), dtype=np.int32)
             return [x if mesh is None else [x] * int(np.prod(mesh[1]))]
+        if prim == "split":  # several results: one per size
+            def parts(x):
+                cuts = np.cumsum([self.dims(n) for n in p["sizes"]])[:-1]
+                return np.split(np.asarray(x), cuts, axis=p["axis"])
+            if mesh is None:
+                return parts(ins[0])
+            return [list(r) for r in zip(*(parts(x) for x in ins[0]))]
         f = _LOCAL.get(prim)
         if f is None:
             raise EvalError(f"unknown primitive {prim}")
@@ -306,6 +313,32 @@ def _select(ev, p, pred, *cases):
     return np.choose(np.asarray(pred).astype(np.int32), cases)
 
 
+def _slice(ev, p, x):
+    steps = p.get("strides") or [1] * np.ndim(x)
+    return np.asarray(x[tuple(slice(ev.dims(a), ev.dims(b), ev.dims(c))
+                              for a, b, c in zip(p["start_indices"], p["limit_indices"], steps))])
+
+
+def _pad(ev, p, x, v):
+    x = np.asarray(x)
+    for d, (lo, hi, interior) in enumerate(p["padding_config"]):
+        lo, hi, interior = ev.dims(lo), ev.dims(hi), ev.dims(interior)
+        n = x.shape[d]
+        shape = list(x.shape)
+        shape[d] = n + max(n - 1, 0) * interior
+        r = np.full(shape, v, dtype=x.dtype)
+        idx = [slice(None)] * x.ndim
+        idx[d] = slice(0, shape[d], interior + 1)
+        r[tuple(idx)] = x
+        pre = [slice(None)] * x.ndim
+        pre[d] = slice(max(-lo, 0), shape[d] - max(-hi, 0))
+        r = r[tuple(pre)]
+        widths = [(0, 0)] * x.ndim
+        widths[d] = (max(lo, 0), max(hi, 0))
+        x = np.pad(r, widths, constant_values=v)
+    return x
+
+
 def _dynamic_slice(ev, p, x, *idx):
     sizes = ev.dims.shape(p["slice_sizes"])
     # XLA clamps each start into [0, dim - size]
@@ -350,5 +383,6 @@ _LOCAL = {
             [-1 if i == p["dimension"] else 1 for i in range(len(p["shape"]))]),
         ev.dims.shape(p["shape"])).astype(_NP[p["dtype"]]),
     "concatenate": lambda ev, p, *xs: np.concatenate(xs, axis=p["dimension"]),
+    "slice": _slice, "pad": _pad,
     "dot_general": _dot,
 }

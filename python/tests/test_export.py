@@ -176,6 +176,85 @@ class Refused(unittest.TestCase):
         self.refuse(f, [S((8, 4), F32)], "manual over only some")
 
 
+class Fallbacks(unittest.TestCase):
+    """What the exporter does when the symbolic trace cannot be written, when nothing can, and
+    when the target is the program itself rather than a factory of the mesh sizes."""
+
+    @staticmethod
+    def first_column(data=8):
+        # x[:, :1] is a gather under symbolic shapes and a slice under concrete ones
+        return jax.jit(jax.shard_map(lambda x: jax.lax.psum(x[:, :1], "data"),
+                                     mesh=mesh1("data", data), in_specs=P("data"),
+                                     out_specs=P()))
+
+    @staticmethod
+    def case(path, n):
+        return {"problem": None, "mesh": None, "path": path,
+                "input": {"x": np.arange(n * 3, dtype=np.float32).reshape(n, 3)}}
+
+    def test_unsupported_symbolic_falls_back_to_concrete(self):
+        logs = []
+        prog, report = mx.export_factory(
+            self.first_column, [[["data", 8]]], [self.case("a", 8), self.case("b", 16)],
+            names=["x"], outputs=["col"], log=logs.append)
+        self.assertEqual(report, [("data=8", "2 concrete")])
+        self.assertTrue(any("symbolic export refused" in m and "gather" in m for m in logs), logs)
+        self.assertEqual(len(prog["exports"]), 2)
+        for e, n in zip(prog["exports"], (8, 16)):
+            got = refeval.run({**prog, "exports": [e]}, {"x": self.case("", n)["input"]["x"]})
+            want = np.asarray(self.first_column()(self.case("", n)["input"]["x"]))
+            np.testing.assert_array_equal(got["col"], want)
+
+    def test_unsupported_without_cases_is_refused(self):
+        with self.assertRaises(mx.Unsupported) as cm:
+            mx.export_factory(self.first_column, [[["data", 8]]], (), names=["x"],
+                              outputs=["col"], shapes={"x": ["N", "D"]}, log=lambda m: None)
+        self.assertIn("'gather'", str(cm.exception))
+
+    def test_nothing_traced_is_an_error_not_an_empty_file(self):
+        # 12 rows do not split over 8 devices: no case traces, so there is no export to write
+        with self.assertRaises(mx.Unsupported) as cm:
+            mx.export_factory(self.first_column, [[["data", 8]]], [self.case("c12", 12)],
+                              names=["x"], outputs=["col"], symbolic=False, log=lambda m: None)
+        self.assertIn("nothing exported", str(cm.exception))
+
+    def test_a_function_of_the_arrays_is_its_own_program(self):
+        self.assertTrue(mx.is_program(self.first_column(), ["x"]))
+        self.assertFalse(mx.is_program(self.first_column, ["x"]))
+
+        def step(w, b, x, y, lr):
+            return w, b, x, y, lr
+        self.assertTrue(mx.is_program(step, ["w", "b", "x", "y", "lr"]))
+        self.assertFalse(mx.is_program(lambda data=8: step, ["w", "b", "x", "y", "lr"]))
+        self.assertEqual(mx.mesh_of_function(self.first_column(4), self.case("d", 8), ["x"]),
+                         [["data", 4]])
+
+    def test_command_line_takes_the_function(self):
+        import tempfile
+        from meshrun_export.__main__ import build, ExportError
+        with tempfile.TemporaryDirectory() as tmp:
+            mod = os.path.join(tmp, "user_prog.py")
+            with open(mod, "w") as f:
+                f.write("import jax\nfrom jax.sharding import AxisType, PartitionSpec as P\n"
+                        "mesh = jax.make_mesh((4,), ('data',), axis_types=(AxisType.Auto,),\n"
+                        "                     devices=jax.devices()[:4])\n"
+                        "step = jax.jit(jax.shard_map(lambda x: jax.lax.psum(x * 2, 'data'),\n"
+                        "    mesh=mesh, in_specs=P('data'), out_specs=P()))\n")
+            case = os.path.join(tmp, "c.json")
+            with open(case, "w") as f:
+                f.write('{"input": {"x": [[1, 2], [3, 4], [5, 6], [7, 8]]}}')
+            text, report, _ = build([mod + ":step", "--case", case, "--inputs", "x",
+                                     "--outputs", "s"])
+            prog = json.loads(text)
+            self.assertEqual(report, [("data=4", "symbolic")])
+            self.assertEqual(prog["exports"][0]["mesh"], [["data", 4]])
+            got = refeval.run(prog, {"x": np.arange(1, 9, dtype=np.float32).reshape(4, 2)})
+            np.testing.assert_array_equal(got["s"], [[32, 40]])
+            with self.assertRaises(SystemExit):  # its mesh is its own: --mesh cannot change it
+                build([mod + ":step", "--case", case, "--inputs", "x", "--outputs", "s",
+                       "--mesh", "data=2"])
+
+
 class Values(unittest.TestCase):
     """The exported files, evaluated over their JSON, compute what JAX computes."""
 
