@@ -36,6 +36,10 @@ PROGRAMS = {
     "attention": {"module": "attention", "factory": "make",
                   "sizes": [dict(N=16, D=4, E=4), dict(N=32, D=6, E=8), dict(N=16, D=5, E=12),
                             dict(N=48, D=3, E=4)]},
+    # N divisible by 8 (x split over data and model together)
+    "coverage": {"module": "coverage", "factory": "make",
+                 "sizes": [dict(N=16, D=3, H=4), dict(N=8, D=5, H=2), dict(N=32, D=2, H=6),
+                           dict(N=24, D=4, H=3)]},
 }
 
 
