@@ -337,6 +337,65 @@ BOOST_AUTO_TEST_CASE(the_program_file_is_never_written_over) {
   BOOST_TEST(o.out == "");
 }
 
+// Every option of the program commands means the same on a program file: for each, `meshrun run`
+// of the exported dp-step writes what `meshrun dp-step` writes (stdout, stderr, files), and the
+// options that look at the run (--trace, --profile, --timings) see the interpreted program's own
+// collectives.
+BOOST_AUTO_TEST_CASE(every_program_option_works_on_a_program_file) {
+  meshrun::testing::TempDir dir;
+  const std::string prog = "cases/programs/dp-step.json";
+  const std::string c = "cases/dp-step/example2.json";
+  const std::vector<std::vector<std::string>> same = {
+      {"--exact"},          {"--precision", "3"}, {"--devices", "4"},
+      {"--mesh", "data=2"}, {"--show-sharding"},  {"--exact", "--devices", "1"},
+  };
+  for (const auto& opts : same) {
+    std::vector<std::string> interp = {"run", prog, c}, hand = {"dp-step", c};
+    interp.insert(interp.end(), opts.begin(), opts.end());
+    hand.insert(hand.end(), opts.begin(), opts.end());
+    const Result a = run(interp), b = run(hand);
+    BOOST_TEST(a.code == 0, opts[0] << ": " << a.err);
+    BOOST_TEST(a.out == b.out, opts[0]);
+    BOOST_TEST(a.err == b.err, opts[0]);
+  }
+  // -o and --save-npy: the same bytes as the hand-written program's files.
+  const Result o1 =
+      run({"run", prog, c, "--exact", "-o", dir / "run.json", "--save-npy", dir / "run-npy"});
+  const Result o2 =
+      run({"dp-step", c, "--exact", "-o", dir / "hand.json", "--save-npy", dir / "hand-npy"});
+  BOOST_TEST(o1.code == 0, o1.err);
+  BOOST_TEST(o1.out == "");
+  BOOST_TEST(slurp(dir / "run.json") == slurp(dir / "hand.json"));
+  BOOST_TEST(has(slurp(dir / "run.json"), "\"loss\":0.3039125"));
+  for (const char* f : {"w.npy", "b.npy", "loss.npy"}) {
+    BOOST_TEST(!slurp(dir / (std::string("run-npy/") + f)).empty(), f);
+    BOOST_TEST(
+        slurp(dir / (std::string("run-npy/") + f)) == slurp(dir / (std::string("hand-npy/") + f)),
+        f);
+  }
+  // --atol/--rtol against a case's expected: a loss off by 0.01 fails at the default tolerance
+  // and passes at --atol 0.02, as with the hand-written program.
+  nlohmann::json off = nlohmann::json::parse(slurp(kSource + "/" + c));
+  off["expected"]["loss"] = 0.3139125;
+  const std::string offc = dir.write("off.json", off.dump());
+  const Result strict = run({"run", prog, offc});
+  BOOST_TEST(strict.code == 1);
+  BOOST_TEST(has(strict.err, "loss"), strict.err);
+  BOOST_TEST(run({"run", prog, offc, "--atol", "0.02"}).code == 0);
+  BOOST_TEST(run({"run", prog, offc, "--rtol", "0.1"}).code == 0);
+  BOOST_TEST(run({"dp-step", offc, "--atol", "0.02"}).code == 0);
+  // --profile and --timings: the interpreted program's own psum over 'data' is in the trace.
+  const Result p = run({"run", prog, c, "--profile", dir / "p.json", "--timings"});
+  BOOST_TEST(p.code == 0, p.err);
+  const nlohmann::json prof = nlohmann::json::parse(slurp(dir / "p.json"));
+  const nlohmann::json& events = prof.is_object() ? prof.at("traceEvents") : prof;
+  bool psum = false;
+  for (const auto& e : events) psum = psum || e.value("name", "") == "psum #1 'data'";
+  BOOST_TEST(psum);
+  BOOST_TEST(lines_of(p.out).size() == 1u, p.out);  // the result; --timings goes to stderr
+  BOOST_TEST(has(p.err, "\"flops\":"), p.err);
+}
+
 // A failing or stalled device in an interpreted body: exit 3 and the one line the built-in
 // programs print, within the timeout.
 BOOST_AUTO_TEST_CASE(a_failing_or_stalled_device_in_an_interpreted_body_is_exit_3) {
