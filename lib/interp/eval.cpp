@@ -262,6 +262,13 @@ DimBindings bind_export(const ProgramFile& file, const Export& exp,
     for (std::size_t d = 0; d < t.shape.size(); ++d) {
       const std::int64_t want = t.shape[d].eval(dims, field(i));
       if (want != static_cast<std::int64_t>(shapes[i][d])) {
+        if (t.shape[d].is_constant()) {  // a fixed size: say the shapes, not "1 = 1"
+          std::string declared;
+          for (const DimExpr& e : t.shape) declared += (declared.empty() ? "" : ",") + e.str();
+          throw InputError(field(i), "has shape " + prim::dims_str(shapes[i]) +
+                                         ", the program takes " + dtype_name(t.dtype) + "[" +
+                                         declared + "]");
+        }
         throw InputError(field(i), "dimension " + std::to_string(d) + " is " +
                                        std::to_string(shapes[i][d]) + ", the program's " +
                                        t.shape[d].str() + " = " + std::to_string(want));
@@ -334,14 +341,25 @@ Binding bind(const ProgramFile& file, const MeshShape& mesh, const std::vector<S
              const std::vector<DType>& dtypes) {
   std::string exported;
   std::optional<InputError> first;
+  std::size_t tried = 0;
   for (const Export& exp : file.exports) {
     exported += (exported.empty() ? "" : ", ") + mesh_str(exp.mesh);
     if (exp.mesh != mesh) continue;
+    ++tried;
     try {
       return {&exp, bind_export(file, exp, shapes, dtypes)};
     } catch (const InputError& e) {
       if (!first) first = e;
     }
+  }
+  // The first export's reason; with several (one per shape signature), that none fits.
+  if (first && tried > 1) {
+    const std::string what = first->what();
+    const std::string reason =
+        first->field().empty() ? what : what.substr(first->field().size() + 2);
+    throw InputError(first->field(), reason + " (the first of its " + std::to_string(tried) +
+                                         " exports for " + mesh_str(mesh) +
+                                         "; none takes these shapes)");
   }
   if (first) throw *first;
   throw InputError("mesh", "the program has no export for " + mesh_str(mesh) +

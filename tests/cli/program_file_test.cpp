@@ -396,6 +396,37 @@ BOOST_AUTO_TEST_CASE(every_program_option_works_on_a_program_file) {
   BOOST_TEST(has(p.err, "\"flops\":"), p.err);
 }
 
+// A case whose shapes no export takes: one line naming the input and the shapes, exit 2. A
+// fixed-shape export says the shape it takes; a file of one export per shape says that none of
+// them fits.
+BOOST_AUTO_TEST_CASE(a_case_no_export_takes_is_named_with_the_shapes) {
+  const Result fixed =
+      run({"run", "cases/submissions/dp-step/closes-over-x.json", "cases/dp-step/n256-d4-k3.json"});
+  BOOST_TEST(fixed.code == 2);
+  BOOST_TEST(fixed.err ==
+             "meshrun: cases/submissions/dp-step/closes-over-x.json: input.w: has shape (4, 3), "
+             "the program takes f32[1,1]\n");
+  meshrun::testing::TempDir dir;
+  nlohmann::json c =
+      nlohmann::json::parse(slurp(kSource + "/tests/jax/programs/attention/case1.json"));
+  for (const char* n : {"x", "y"}) {  // 32 rows of D = 4: exported for 16x4, 32x6, 16x5, 48x3
+    nlohmann::json& a = c["input"][n];
+    const nlohmann::json rows = a;
+    for (const auto& r : rows) a.push_back(r);
+  }
+  c.erase("expected");
+  const Result none =
+      run({"run", "tests/jax/programs/attention.json", dir.write("c.json", c.dump())});
+  BOOST_TEST(none.code == 2);
+  BOOST_TEST(none.out == "");
+  BOOST_TEST(lines_of(none.err).size() == 1u, none.err);
+  BOOST_TEST(has(none.err,
+                 "tests/jax/programs/attention.json: input.x: has shape (32, 4), the "
+                 "program takes f32[16,4] (the first of its 4 exports for "),
+             none.err);
+  BOOST_TEST(has(none.err, "none takes these shapes)"), none.err);
+}
+
 // A failing or stalled device in an interpreted body: exit 3 and the one line the built-in
 // programs print, within the timeout.
 BOOST_AUTO_TEST_CASE(a_failing_or_stalled_device_in_an_interpreted_body_is_exit_3) {
