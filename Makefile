@@ -168,6 +168,7 @@ jax-check: jax build
 	PYTHONPATH=python $(JAX_PY) -m unittest discover -s python/tests
 	PYTHONPATH=python $(JAX_PY) python/export_builtin.py --check
 	$(JAX_PY) tests/jax/programs/make_cases.py --check
+	cd bench/jax && ../../$(JAX_PY) gallery.py $(abspath $(BUILD)/release/meshrun)
 	for p in dp-step tp-mlp mlp-train; do \
 	  $(BUILD)/release/meshrun check --program cases/programs/$$p.json \
 	    $(BUILD)/jax-check/fixtures/$$p >$(BUILD)/jax-check/run-$$p.txt || \
