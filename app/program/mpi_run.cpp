@@ -20,6 +20,73 @@
 
 namespace meshrun {
 
+namespace {
+
+// A program with equations around its one shard_map (ProgramDef::run_with): rank 0 evaluates
+// them on the global arrays; when the evaluation reaches the shard_map it sends every rank the
+// call's key (which export, which shard_map, the dimension sizes) and the mesh runs it over the
+// ranks as a plain program's body. Protocol, after the setup: rank 0 -> all {u64 0, str key}
+// as the shard_map starts, {u64 0, ""} when the evaluation ended without one (a program of no
+// shard_map), or {u64 exit code} when it failed before one (the others then end with that
+// code). The others wait for it within the job's bound.
+void run_whole_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& flags,
+                        Prepared* p, const MeshShape& mesh, const MeshOptions& options,
+                        Trace& trace, std::optional<RunProfile>& profile) {
+  const bool profiling = flags.timings || !flags.profile.empty();
+  if (p == nullptr) {
+    Wire start(job.from_root({}));
+    if (const auto code = static_cast<int>(start.u64())) throw CLI::RuntimeError(code);
+    const std::string key = start.str();
+    if (key.empty()) return;
+    const ProgramDef::ShardMapCall call = program.call_of(key);
+    mpi_shard_map(job, mesh, call.body, call.in, call.out, {}, options, nullptr, profiling);
+    return;
+  }
+  MpiShardMapResult r;
+  bool started = false;
+  const ProgramDef::RunShardMap over_ranks = [&](const ProgramDef::ShardMapCall& call,
+                                                 std::vector<Tensor>& global) {
+    Wire start;
+    start.put(std::uint64_t{0});
+    start.put(call.key);
+    job.from_root(start.bytes());
+    started = true;
+    std::vector<TensorRef> refs;
+    for (const Tensor& t : global) refs.emplace_back(t);
+    r = mpi_shard_map(job, mesh, call.body, call.in, call.out, refs, options, &trace, profiling);
+    return std::move(r.outputs);
+  };
+  std::vector<Tensor> outputs;
+  try {
+    try {
+      outputs = program.run_with(mesh, p->c.input_refs(), over_ranks);
+    } catch (const ReplicationError& e) {
+      throw replication_input_error(program, e);
+    }
+  } catch (const Error& e) {
+    if (!started) {  // the others still wait for the shard_map: they end with this code
+      Wire stop;
+      stop.put(static_cast<std::uint64_t>(exit_code_of(e)));
+      job.from_root(stop.bytes());
+    }
+    p->trace_out.write(trace_text(trace, nullptr, e.what()));
+    profile->save(e.what());
+    throw;
+  }
+  if (!started) {  // no shard_map: the others are done
+    Wire none;
+    none.put(std::uint64_t{0});
+    none.put(std::string());
+    job.from_root(none.bytes());
+    r.entered.assign(static_cast<std::size_t>(mesh.size()), 0);
+    r.unfired = options.injections;
+  }
+  trace.program = program.name;
+  finish_run(program, flags, *p, outputs, trace, r.unfired, r.entered, *profile);
+}
+
+}  // namespace
+
 // One mesh over the job's ranks (mpi/mpi_shard_map.hpp). Rank 0 reads the case and tells every
 // rank the mesh, or the error that stops the run before it starts; only rank 0 prints, and only
 // rank 0 opens the --trace and --profile files. --timings and --profile: every device records
@@ -37,10 +104,10 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
       status_hosts();
       p.emplace(prepare(program, flags, &trace, &profile));
       check_mpi_mesh(p->mesh, job.ranks());
-      if (!program.body) {
-        throw UnimplementedError(program.summary +
-                                 " computes outside its shard_map, which runs "
-                                 "in one process only (--backend inprocess)");
+      if (!program.body && (!program.run_with || program.shard_maps > 1)) {
+        throw UnimplementedError(program.summary + " runs " + std::to_string(program.shard_maps) +
+                                 " shard_maps, which run in one process only (--backend "
+                                 "inprocess); under mpirun a program runs at most one");
       }
       if (program.check_run) program.check_run(p->mesh, p->c.input_refs());
     } catch (const Error& e) {
@@ -63,6 +130,10 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
   const MeshOptions options = p ? p->options : mesh_options(flags.run);
   MpiShardMapResult r;
   if (profile) profile->mesh_started();
+  if (!program.body) {
+    run_whole_on_ranks(job, program, flags, p ? &*p : nullptr, mesh, options, trace, profile);
+    return;
+  }
   try {
     r = mpi_shard_map(job, mesh, program.body, program.inputs, program.outputs,
                       p ? p->c.input_refs() : std::vector<TensorRef>{}, options,

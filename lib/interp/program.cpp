@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <sstream>
+#include <string>
 #include <utility>
 
 #include "interp/eval.hpp"
@@ -278,8 +281,21 @@ class Builder {
         result_outputs(exp.jaxpr, out_of, lp_.result_outputs.emplace_back());
       }
       def.run = [lp](Mesh& mesh, const std::vector<TensorRef>& inputs, Trace* trace) {
-        return whole_run(*lp, mesh, inputs, trace);
+        return whole_run(*lp, mesh.shape(), inputs,
+                         [&](const ProgramDef::ShardMapCall& call, std::vector<Tensor>& global) {
+                           return shard_map(mesh, call.body, call.in, call.out, global, trace);
+                         });
       };
+      def.run_with = [lp](const MeshShape& mesh, const std::vector<TensorRef>& inputs,
+                          const ProgramDef::RunShardMap& run) {
+        return whole_run(*lp, mesh, inputs, run);
+      };
+      def.call_of = [lp](const std::string& key) { return call_of_key(*lp, key); };
+      for (const Export& exp : file_.exports) {
+        std::vector<const Eqn*> eqns;
+        shard_map_eqns(exp.jaxpr, eqns);
+        def.shard_maps = std::max(def.shard_maps, static_cast<int>(eqns.size()));
+      }
     }
     def.structure = exercise_rules(file_);
     def.flops = [lp](const std::vector<TensorRef>&) { return lp->flops; };
@@ -437,9 +453,92 @@ class Builder {
     return out;
   }
 
-  static std::vector<Tensor> whole_run(const LoadedProgram& lp, Mesh& mesh,
-                                       const std::vector<TensorRef>& inputs, Trace* trace) {
-    const Binding b = bind(lp.file, mesh.shape(), file_shapes(lp, inputs), {});
+  // The shard_map equations of `jx` in evaluation order, through jit and custom calls (not into
+  // shard_map bodies): the k of a ShardMapCall's key.
+  static void shard_map_eqns(const Jaxpr& jx, std::vector<const Eqn*>& out, int depth = 0) {
+    for (const Eqn& e : jx.eqns) {
+      if (e.primitive == "shard_map") {
+        out.push_back(&e);
+      } else if (depth < 64) {
+        for (const auto& [key, sub] : e.subs) shard_map_eqns(*sub, out, depth + 1);
+      }
+    }
+  }
+
+  // The k-th shard_map of export e under `dims`: its body and specs, operands named after the
+  // program inputs they are (so the trace's rules find x), results after the outputs. The key
+  // is "e k name=size ...", for the ranks that build the same call (call_of).
+  static ProgramDef::ShardMapCall make_call(const LoadedProgram& lp, std::size_t e, std::size_t k,
+                                            std::shared_ptr<const DimBindings> dims) {
+    std::vector<const Eqn*> eqns;
+    shard_map_eqns(lp.file.exports.at(e).jaxpr, eqns);
+    const Eqn& eqn = *eqns.at(k);
+    ProgramDef::ShardMapCall call;
+    call.key = std::to_string(e) + " " + std::to_string(k);
+    for (const auto& [name, size] : *dims) call.key += " " + name + "=" + std::to_string(size);
+    const std::vector<PartitionSpec> in_specs = shard_map_specs(eqn, "in_specs");
+    const std::vector<PartitionSpec> out_specs = shard_map_specs(eqn, "out_specs");
+    const Jaxpr& body = *eqn.sub("jaxpr");
+    const auto named = lp.operand_inputs.at(e).find(&eqn);
+    for (std::size_t q = 0; q < body.invars.size() && q < in_specs.size(); ++q) {
+      const int input = named != lp.operand_inputs.at(e).end() && q < named->second.size()
+                            ? named->second[q]
+                            : -1;
+      call.in.push_back(arg_def(input >= 0 ? lp.file.inputs[static_cast<std::size_t>(input)].name
+                                           : "operand " + std::to_string(q),
+                                body.types[body.invars[q]].shape.size(), in_specs[q]));
+    }
+    const auto outs_named = lp.result_outputs.at(e).find(&eqn);
+    for (std::size_t q = 0; q < out_specs.size(); ++q) {
+      const std::size_t rank =
+          body.outvars[q].is_literal() ? 0 : body.types[body.outvars[q].var].shape.size();
+      // Named after the program output it is (through jit calls), else by position.
+      const int output =
+          outs_named != lp.result_outputs.at(e).end() && q < outs_named->second.size()
+              ? outs_named->second[q]
+              : -1;
+      call.out.push_back(arg_def(output >= 0
+                                     ? lp.file.outputs[static_cast<std::size_t>(output)].name
+                                     : "result " + std::to_string(q),
+                                 rank, out_specs[q]));
+    }
+    const std::string path = lp.file.path;
+    call.body = [path, &eqn, &body, dims](Device& dev, std::vector<Tensor>& blocks) {
+      std::vector<Value> vals;
+      for (std::size_t q = 0; q < blocks.size(); ++q) {
+        vals.emplace_back(body.types[body.invars[q]].dtype, std::move(blocks[q]));
+      }
+      std::vector<Value> res = run_body(path, eqn, *dims, dev, std::move(vals));
+      std::vector<Tensor> out;
+      for (Value& v : res) out.push_back(std::move(v.t));
+      return out;
+    };
+    return call;
+  }
+
+  // make_call of a key it made (on another rank, from the same file).
+  static ProgramDef::ShardMapCall call_of_key(const LoadedProgram& lp, const std::string& key) {
+    std::istringstream in(key);
+    std::size_t e = 0, k = 0;
+    auto dims = std::make_shared<DimBindings>();
+    in >> e >> k;
+    for (std::string item; in >> item;) {
+      const std::size_t eq = item.find('=');
+      if (eq == std::string::npos) throw InternalError("internal error: shard_map key " + key);
+      dims->emplace(item.substr(0, eq), std::stoll(item.substr(eq + 1)));
+    }
+    std::vector<const Eqn*> eqns;
+    if (!in.eof() || e >= lp.file.exports.size() ||
+        (shard_map_eqns(lp.file.exports[e].jaxpr, eqns), k >= eqns.size())) {
+      throw InternalError("internal error: shard_map key " + key);
+    }
+    return make_call(lp, e, k, std::move(dims));
+  }
+
+  static std::vector<Tensor> whole_run(const LoadedProgram& lp, const MeshShape& mesh,
+                                       const std::vector<TensorRef>& inputs,
+                                       const ProgramDef::RunShardMap& run) {
+    const Binding b = bind(lp.file, mesh, file_shapes(lp, inputs), {});
     const Jaxpr& top = b.exp->jaxpr;
     std::vector<Value> args;
     for (std::size_t i = 0; i < lp.def_input.size(); ++i) {
@@ -448,59 +547,27 @@ class Builder {
       std::copy(in.data, in.data + t.size(), t.data.begin());
       args.emplace_back(top.types[top.invars[i]].dtype, std::move(t));
     }
-    const DimBindings& dims = b.dims;
+    const auto dims = std::make_shared<const DimBindings>(b.dims);
+    const std::size_t e = static_cast<std::size_t>(b.exp - lp.file.exports.data());
+    std::vector<const Eqn*> eqns;
+    shard_map_eqns(top, eqns);
     const ShardMapRunner runner = [&](const Eqn& eqn, std::vector<Value>& in) {
-      const std::vector<PartitionSpec> in_specs = shard_map_specs(eqn, "in_specs");
-      const std::vector<PartitionSpec> out_specs = shard_map_specs(eqn, "out_specs");
-      const Jaxpr& body = *eqn.sub("jaxpr");
-      std::vector<ArgDef> in_defs, out_defs;
+      const auto k =
+          static_cast<std::size_t>(std::find(eqns.begin(), eqns.end(), &eqn) - eqns.begin());
+      const ProgramDef::ShardMapCall call = make_call(lp, e, k, dims);
       std::vector<Tensor> global;
-      const std::size_t e = static_cast<std::size_t>(b.exp - lp.file.exports.data());
-      const auto named = lp.operand_inputs.at(e).find(&eqn);
-      for (std::size_t k = 0; k < in.size(); ++k) {
-        // Named after the program input it is (so the trace's rules find x), else by position.
-        const int input = named != lp.operand_inputs.at(e).end() && k < named->second.size()
-                              ? named->second[k]
-                              : -1;
-        in_defs.push_back(arg_def(input >= 0 ? lp.file.inputs[static_cast<std::size_t>(input)].name
-                                             : "operand " + std::to_string(k),
-                                  in[k].t.rank(), in_specs[k]));
-        global.push_back(std::move(in[k].t));
-      }
-      const auto outs_named = lp.result_outputs.at(e).find(&eqn);
-      for (std::size_t k = 0; k < out_specs.size(); ++k) {
-        const std::size_t rank =
-            body.outvars[k].is_literal() ? 0 : body.types[body.outvars[k].var].shape.size();
-        // Named after the program output it is (through jit calls), else by position.
-        const int output =
-            outs_named != lp.result_outputs.at(e).end() && k < outs_named->second.size()
-                ? outs_named->second[k]
-                : -1;
-        out_defs.push_back(arg_def(output >= 0
-                                       ? lp.file.outputs[static_cast<std::size_t>(output)].name
-                                       : "result " + std::to_string(k),
-                                   rank, out_specs[k]));
-      }
-      const Body device_body = [&](Device& dev, std::vector<Tensor>& blocks) {
-        std::vector<Value> vals;
-        for (std::size_t k = 0; k < blocks.size(); ++k) {
-          vals.emplace_back(body.types[body.invars[k]].dtype, std::move(blocks[k]));
-        }
-        std::vector<Value> res = run_body(lp.file.path, eqn, dims, dev, std::move(vals));
-        std::vector<Tensor> out;
-        for (Value& v : res) out.push_back(std::move(v.t));
-        return out;
-      };
-      std::vector<Tensor> outs = shard_map(mesh, device_body, in_defs, out_defs, global, trace);
+      for (Value& v : in) global.push_back(std::move(v.t));
+      std::vector<Tensor> outs = run(call, global);
+      const Jaxpr& body = *eqn.sub("jaxpr");
       std::vector<Value> result;
-      for (std::size_t k = 0; k < outs.size(); ++k) {
-        const Atom& a = body.outvars[k];
-        result.emplace_back(a.is_literal() ? a.dtype : body.types[a.var].dtype, std::move(outs[k]));
+      for (std::size_t q = 0; q < outs.size(); ++q) {
+        const Atom& a = body.outvars[q];
+        result.emplace_back(a.is_literal() ? a.dtype : body.types[a.var].dtype, std::move(outs[q]));
       }
       return result;
     };
     PrimContext ctx;
-    ctx.dims = &dims;
+    ctx.dims = dims.get();
     ctx.file = lp.file.path;
     std::vector<Value> out = eval_jaxpr(top, std::move(args), ctx, &runner);
     std::vector<Tensor> tensors;

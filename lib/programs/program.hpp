@@ -42,9 +42,24 @@ struct ProgramDef {
   std::function<void(const MeshShape& mesh, const std::vector<TensorRef>& inputs)> check_run;
   // Set instead of `body` by a program that computes outside its shard_map (equations on the
   // global arrays, as jit computes them): the whole run on `mesh`, recording into `trace`.
-  // Such a program runs in one process only.
   std::function<std::vector<Tensor>(Mesh& mesh, const std::vector<TensorRef>& inputs, Trace* trace)>
       run;
+  // The same run with its shard_maps handed to `run_shard_map` (the MPI backend runs them over
+  // the job's ranks): each is a ShardMapCall and its global operands. `key` names the call the
+  // same way on every rank, and `call_of(key)` builds it where the evaluation does not run (MPI
+  // ranks other than 0). `shard_maps`: the most shard_maps one run reaches (MPI runs one).
+  struct ShardMapCall {
+    std::string key;
+    Body body;
+    std::vector<ArgDef> in, out;
+  };
+  using RunShardMap =
+      std::function<std::vector<Tensor>(const ShardMapCall& call, std::vector<Tensor>& global)>;
+  std::function<std::vector<Tensor>(const MeshShape& mesh, const std::vector<TensorRef>& inputs,
+                                    const RunShardMap& run)>
+      run_with;
+  std::function<ShardMapCall(const std::string& key)> call_of;
+  int shard_maps = 0;
 };
 
 // The mesh a run uses: the flags override the case, the case the program's default. `flag_mesh`

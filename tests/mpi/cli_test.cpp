@@ -322,6 +322,64 @@ BOOST_AUTO_TEST_CASE(bench_allreduce_across_ranks_prints_one_table) {
              op.err);
 }
 
+// A program with equations around its shard_map: rank 0 evaluates them on the global arrays and
+// the ranks run the shard_map (app/program/mpi_run.cpp, run_whole_on_ranks). The gallery's
+// closes-over-x (its x a constant operand) prints and grades as in one process, and so do a program
+// computing before and after its shard_map and one of no shard_map; an equation failing before
+// the shard_map ends every rank with its exit 2; two shard_maps are refused (one process only).
+BOOST_AUTO_TEST_CASE(a_program_computing_around_its_shard_map_runs_across_ranks) {
+  const std::string closes = "cases/submissions/dp-step/closes-over-x.json";
+  for (const char* c : {"example1", "n8-d1-k1-lr-max", "example2"})
+    same_as_one_process({"run", closes, std::string("cases/dp-step/") + c + ".json", "--exact"});
+  same_as_one_process(
+      {"run", "tests/cli/programs/i32-outside.json", "tests/cli/programs/n-2-20.json"});
+  same_as_one_process({"run", "tests/cli/programs/jit-twice.json", "tests/cli/programs/x8.json"});
+
+  // double.json's x*2 shard_map, with x+x before it and neg after: y = -4x.
+  TempDir dir;
+  nlohmann::json p = nlohmann::json::parse(
+      slurp(meshrun::testing::kSource + "/cases/invalid-programs/valid/double.json"));
+  nlohmann::json& jx = p["exports"][0]["jaxpr"];
+  const nlohmann::json type = jx["invars"][0]["type"];
+  nlohmann::json shard = jx["eqns"][0];
+  const auto eqn = [&](const char* prim, int in1, int in2, int out) {
+    nlohmann::json e = {{"primitive", prim}, {"params", nlohmann::json::object()}};
+    e["in"] = nlohmann::json::array({{{"var", in1}}});
+    if (in2 >= 0) e["in"].push_back({{"var", in2}});
+    e["out"] = nlohmann::json::array({{{"id", out}, {"type", type}}});
+    return e;
+  };
+  shard["in"][0]["var"] = 5;
+  jx["eqns"] = nlohmann::json::array({eqn("add", 0, 0, 5), shard, eqn("neg", 1, -1, 6)});
+  jx["outvars"][0]["var"] = 6;
+  const std::string around = dir.write("around.json", p.dump());
+  const Result one = run({"run", around, "cases/invalid-programs/valid/double-case.json"});
+  BOOST_TEST(one.out ==
+                 "{\"y\":[-4.0,-8.0,-12.0,-16.0,-20.0,-24.0,-28.0,-32.0,-36.0,-40.0,-44.0,-48.0,"
+                 "-52.0,-56.0,-60.0,-64.0]}\n",
+             one.err);
+  same_as_one_process({"run", around, "cases/invalid-programs/valid/double-case.json"});
+
+  // Two shard_maps, the second on the first's result: y = 4x in one process, refused across
+  // ranks before anything runs.
+  shard["in"][0]["var"] = 0;
+  nlohmann::json again = shard;
+  again["in"][0]["var"] = 1;
+  again["out"][0]["id"] = 7;
+  jx["eqns"] = nlohmann::json::array({shard, again});
+  jx["outvars"][0]["var"] = 7;
+  const std::string twice = dir.write("twice.json", p.dump());
+  const std::vector<std::string> args = {"run", twice,
+                                         "cases/invalid-programs/valid/double-case.json"};
+  BOOST_TEST(run(args).out.starts_with("{\"y\":[4.0,8.0,"));
+  const Result many = mpirun(args);
+  BOOST_TEST(!many.killed);
+  BOOST_TEST(many.code == 2);
+  BOOST_TEST(many.out == "");
+  BOOST_TEST(meshrun_lines(many.err).size() == 1u, many.err);
+  BOOST_TEST(has(many.err, "runs 2 shard_maps, which run in one process only"), many.err);
+}
+
 // The exported programs (cases/programs/, `meshrun run`): every case prints the bytes it prints
 // in one process, at R ranks; a failure inside the interpreted body ends every rank with the one
 // line of one process.
