@@ -5,7 +5,8 @@
 // A program whose top level is only jit around one shard_map of its inputs (what
 // `jax.jit(jax.shard_map(f, ...))` exports) is a body with specs, like a built-in program, and
 // runs in one process or under mpirun. One with equations outside its shard_map evaluates them
-// on the global arrays around the mesh's run, in one process.
+// on the global arrays around the mesh's run (ProgramDef::run, run_with): under mpirun on rank 0,
+// its one shard_map over the ranks.
 #pragma once
 
 #include <chrono>
