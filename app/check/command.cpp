@@ -4,8 +4,11 @@
 // --junit FILE / --json FILE write the same verdicts for CI and scripts (io/check_report.hpp);
 // --update blesses the expected values instead of grading them (check/update.cpp).
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -202,6 +205,15 @@ void add_check_command(CLI::App& app) {
   update->excludes("--junit")->excludes("--json")->excludes(program);
   add_run_flags(*command, flags->run, true);  // --inject: into every case
   command->callback([flags] {
+    // check is not a program command: under mpirun (of more than one rank) every rank would
+    // grade every case on its own and print every line R times. One line, exit 2, from rank 0.
+    if (const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+        size != nullptr && std::string_view(size) != "1") {
+      throw CLI::RuntimeError(usage_error(
+          std::string("check: runs in one process, not under mpirun (") + size +
+          " ranks would each grade every case); under mpirun, run one case: meshrun run "
+          "PROG.json CASE or meshrun <program> CASE"));
+    }
     // Malformed flags are one usage error before any case, not one ERROR line per case.
     mesh_options(flags->run);
     flag_mesh(flags->run);

@@ -331,6 +331,24 @@ BOOST_AUTO_TEST_CASE(a_program_computing_around_its_shard_map_runs_across_ranks)
   const std::string closes = "cases/submissions/dp-step/closes-over-x.json";
   for (const char* c : {"example1", "n8-d1-k1-lr-max", "example2"})
     same_as_one_process({"run", closes, std::string("cases/dp-step/") + c + ".json", "--exact"});
+  // check is one process's: under mpirun of several ranks, one line and exit 2.
+  const Result check = mpirun({"check", "--program", closes, "cases/dp-step"});
+  if (ranks() == 1) {
+    BOOST_TEST(check.code == 1);
+    BOOST_TEST(has(check.out, "0 passed, 9 failed"), check.out);
+  } else {
+    BOOST_TEST(!check.killed);
+    BOOST_TEST(check.code == 2);
+    BOOST_TEST(check.out == "");
+    BOOST_TEST(meshrun_lines(check.err) ==
+                   std::vector<std::string>{"meshrun: check: runs in one process, not under "
+                                            "mpirun (" +
+                                            std::to_string(ranks()) +
+                                            " ranks would each grade every case); under mpirun, "
+                                            "run one case: meshrun run PROG.json CASE or meshrun "
+                                            "<program> CASE"},
+               check.err);
+  }
   same_as_one_process(
       {"run", "tests/cli/programs/i32-outside.json", "tests/cli/programs/n-2-20.json"});
   same_as_one_process({"run", "tests/cli/programs/jit-twice.json", "tests/cli/programs/x8.json"});
