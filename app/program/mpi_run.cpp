@@ -1,10 +1,15 @@
 // `meshrun <program> CASE` under mpirun: one mesh over the job's ranks (mpi/mpi_shard_map.hpp).
 #ifdef MESHRUN_HAVE_MPI
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <stop_token>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -22,21 +27,66 @@ namespace meshrun {
 
 namespace {
 
+// While rank 0 evaluates what a program computes outside its shard_map (any amount of work: a
+// user's equations), the others wait for its next message; it sends {kEvaluating} every
+// kKeepalive so each of those waits, bounded by the job's bound, sees it alive. A stopped rank 0
+// is then still found within the bound.
+constexpr std::uint64_t kEvaluating = ~std::uint64_t{0};  // never an exit code
+constexpr auto kKeepalive = std::chrono::seconds(5);
+
+class Keepalive {
+ public:
+  explicit Keepalive(MpiJob& job)
+      : thread_([&job](std::stop_token stop) {
+          std::mutex m;
+          std::condition_variable_any cv;
+          std::unique_lock lock(m);
+          while (true) {
+            cv.wait_for(lock, stop, kKeepalive, [] { return false; });
+            if (stop.stop_requested()) return;
+            try {
+              Wire alive;
+              alive.put(kEvaluating);
+              job.from_root(alive.bytes());
+            } catch (...) {  // a peer gone: its own wait, or mpirun, reports it
+              return;
+            }
+          }
+        }) {}
+  // Joined before rank 0 sends anything else, so the messages keep their order.
+  void stop() {
+    if (!thread_.joinable()) return;
+    thread_.request_stop();
+    thread_.join();
+  }
+  ~Keepalive() { stop(); }
+
+ private:
+  std::jthread thread_;
+};
+
 // A program with equations around its one shard_map (ProgramDef::run_with): rank 0 evaluates
 // them on the global arrays; when the evaluation reaches the shard_map it sends every rank the
 // call's key (which export, which shard_map, the dimension sizes) and the mesh runs it over the
-// ranks as a plain program's body. Protocol, after the setup: rank 0 -> all {u64 0, str key}
-// as the shard_map starts, {u64 0, ""} when the evaluation ended without one (a program of no
-// shard_map), or {u64 exit code} when it failed before one (the others then end with that
-// code). The others wait for it within the job's bound.
+// ranks as a plain program's body. Protocol, after the setup: rank 0 -> all {kEvaluating} every
+// 5 s while it evaluates before the shard_map, then {u64 0, str key} as the shard_map starts,
+// {u64 0, ""} when the evaluation ended without one (a program of no shard_map), or {u64 exit
+// code} when it failed before one (the others then end with that code). After the shard_map the
+// others go on to the job's end, whose wait (2 x --timeout + 60 s) bounds what rank 0 computes
+// after it.
 void run_whole_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& flags,
                         Prepared* p, const MeshShape& mesh, const MeshOptions& options,
                         Trace& trace, std::optional<RunProfile>& profile) {
   const bool profiling = flags.timings || !flags.profile.empty();
   if (p == nullptr) {
-    Wire start(job.from_root({}));
-    if (const auto code = static_cast<int>(start.u64())) throw CLI::RuntimeError(code);
-    const std::string key = start.str();
+    std::uint64_t code = kEvaluating;
+    std::optional<Wire> start;
+    while (code == kEvaluating) {
+      start.emplace(job.from_root({}));
+      code = start->u64();
+    }
+    if (code != 0) throw CLI::RuntimeError(static_cast<int>(code));
+    const std::string key = start->str();
     if (key.empty()) return;
     const ProgramDef::ShardMapCall call = program.call_of(key);
     mpi_shard_map(job, mesh, call.body, call.in, call.out, {}, options, nullptr, profiling);
@@ -44,8 +94,10 @@ void run_whole_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFla
   }
   MpiShardMapResult r;
   bool started = false;
+  Keepalive keepalive(job);
   const ProgramDef::RunShardMap over_ranks = [&](const ProgramDef::ShardMapCall& call,
                                                  std::vector<Tensor>& global) {
+    keepalive.stop();
     Wire start;
     start.put(std::uint64_t{0});
     start.put(call.key);
@@ -64,6 +116,7 @@ void run_whole_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFla
       throw replication_input_error(program, e);
     }
   } catch (const Error& e) {
+    keepalive.stop();
     if (!started) {  // the others still wait for the shard_map: they end with this code
       Wire stop;
       stop.put(static_cast<std::uint64_t>(exit_code_of(e)));
@@ -72,13 +125,22 @@ void run_whole_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFla
     p->trace_out.write(trace_text(trace, nullptr, e.what()));
     profile->save(e.what());
     throw;
+  } catch (...) {  // a bug (exit 4): the others end with it too, not on a mistaken message
+    keepalive.stop();
+    if (!started) {
+      Wire stop;
+      stop.put(static_cast<std::uint64_t>(kExitInternal));
+      job.from_root(stop.bytes());
+    }
+    throw;
   }
+  keepalive.stop();
   if (!started) {  // no shard_map: the others are done
     Wire none;
     none.put(std::uint64_t{0});
     none.put(std::string());
     job.from_root(none.bytes());
-    r.entered.assign(static_cast<std::size_t>(mesh.size()), 0);
+    r.entered.assign(static_cast<std::size_t>(mesh_devices(mesh)), 0);
     r.unfired = options.injections;
   }
   trace.program = program.name;

@@ -355,6 +355,15 @@ std::int64_t DimExpr::eval(const DimBindings& dims, const std::string& field) co
   return v;
 }
 
+std::int64_t DimExpr::eval_signed(const DimBindings& dims, const std::string& field) const {
+  const std::int64_t v = eval_raw(*this, node_.get(), dims, field, str());
+  if (v < -kMaxValue || v > kMaxValue) {
+    throw InputError(field, "dimension expression '" + str() + "' evaluates to " +
+                                std::to_string(v) + ", outside [-2^40, 2^40]");
+  }
+  return v;
+}
+
 std::string DimExpr::str() const {
   std::string out;
   str_into(*this, out, 0);

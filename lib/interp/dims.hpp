@@ -32,6 +32,9 @@ class DimExpr {
   // The value under `dims`; throws InputError(field, ...) for an unbound name, a division by 0
   // or a result outside [0, 2^40].
   std::int64_t eval(const DimBindings& dims, const std::string& field) const;
+  // The same for a position rather than a size (pad's negative widths, "- D"): a result in
+  // [-2^40, 2^40].
+  std::int64_t eval_signed(const DimBindings& dims, const std::string& field) const;
   // As written (constants as numbers).
   std::string str() const;
 

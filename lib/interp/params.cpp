@@ -98,7 +98,15 @@ std::int64_t param_dim(const Eqn& eqn, const char* key, const PrimContext& ctx) 
 }
 
 std::int64_t index_of(const nlohmann::json& e, const char* key, const PrimContext& ctx) {
-  if (e.is_string()) return dim_of(e, key, ctx);
+  if (e.is_string()) {
+    static const DimBindings kNone;
+    try {
+      return DimExpr::parse(e.get<std::string>(), key)
+          .eval_signed(ctx.dims ? *ctx.dims : kNone, key);
+    } catch (const InputError& err) {
+      fail(std::string("param ") + err.what());
+    }
+  }
   const std::int64_t v = as_int(e, key);
   if (v < -(std::int64_t{1} << 40) || v > (std::int64_t{1} << 40))
     fail(std::string("param '") + key + "' out of range");

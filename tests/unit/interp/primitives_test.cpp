@@ -812,6 +812,10 @@ BOOST_AUTO_TEST_CASE(slice_and_pad_take_dimension_expressions) {
              {2, 3}, {11, 12, 13, 21, 22, 23});
   check_bits(run1(make("pad", {{"padding_config", {{"N", 0, 0}}}}), {F({1}, {7}), F({}, {0})}, ctx),
              {3}, {0, 0, 7});
+  // pad's transpose under jax.grad crops with a negative symbolic width: "- N".
+  check_bits(run1(make("pad", {{"padding_config", {{0, "- N", 0}}}}),
+                  {F({3}, {1, 2, 3}), F({}, {0})}, ctx),
+             {1}, {1});
   CHECK_ERROR(infer_error(make("slice", {{"start_indices", {0, 0}},
                                          {"limit_indices", {"M", 1}},
                                          {"strides", nullptr}}),
