@@ -352,6 +352,8 @@ BOOST_AUTO_TEST_CASE(a_program_computing_around_its_shard_map_runs_across_ranks)
   same_as_one_process(
       {"run", "tests/cli/programs/i32-outside.json", "tests/cli/programs/n-2-20.json"});
   same_as_one_process({"run", "tests/cli/programs/jit-twice.json", "tests/cli/programs/x8.json"});
+  same_as_one_process({"run", "tests/cli/programs/jit-twice.json", "tests/cli/programs/x8.json",
+                       "--inject", "fail:7@1"});  // never fired: exit 2, as in one process
 
   // double.json's x*2 shard_map, with x+x before it and neg after: y = -4x.
   TempDir dir;
