@@ -68,8 +68,8 @@ void fewer_malloc_arenas() {
 // instead of each being an mmap of its own, and the arenas are not trimmed. A device's input
 // blocks, freed inside its body, are then the pages its outputs reuse, already faulted in, and no
 // munmap is counted in its compute: tp-mlp's big case with one device per core went from 0.53 to
-// 0.64 of the FMA ceiling (median of 8 rounds, bench/gemm_share.py, 2026-12-01) (issue 21, the GEMM
-// row). A process that exits soon after gives nothing back by unmapping. Limits the user set
+// 0.64 of the FMA ceiling (bench/README.md, the GEMM row: bench/gemm_share.py, median of 8
+// rounds). A process that exits soon after gives nothing back by unmapping. Limits the user set
 // (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_ or their GLIBC_TUNABLES) are left alone.
 void keep_freed_memory() {
 #if defined(__GLIBC__)

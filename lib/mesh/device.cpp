@@ -151,6 +151,15 @@ Tensor Device::pmean(const Tensor& x, AxisNames axes) {
   return y;
 }
 
+void Device::record_last_as(const char* op, const Shape& out, bool out_varying) {
+  if (log_ != nullptr && !log_->empty()) {
+    log_->back().op = op;
+    log_->back().out_shape = out;
+    log_->back().out_varying = out_varying;
+  }
+  if (profile_ != nullptr && !profile_->collectives.empty()) profile_->collectives.back().op = op;
+}
+
 Tensor Device::all_gather(const Tensor& x, AxisNames axes) {
   MESHRUN_CHECK(x.rank() >= 1, "all_gather needs an array of rank >= 1");
   Shape shape = x.shape;

@@ -105,6 +105,10 @@ class Device {
   // jax.lax.ppermute(x, axes, perm): perm holds (source, destination) pairs of group ranks; a
   // device that no pair sends to receives zeros.
   Tensor ppermute(const Tensor& x, AxisNames axes, const std::vector<std::pair<int, int>>& perm);
+  // The collective this device last made, as the trace and the profile show it, named after the
+  // primitive the program called when it was built from another: all_to_all from one all_gather
+  // (its result `out`, differing from device to device).
+  void record_last_as(const char* op, const Shape& out, bool out_varying);
 
   // The communicator over all the mesh's axes in mesh order (on a one-axis mesh, its axis).
   Communicator& comm() { return *groups_.front().comm; }

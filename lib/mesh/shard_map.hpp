@@ -22,6 +22,10 @@ struct ArgDef {
   std::string name;
   std::vector<std::string> dims;
   PartitionSpec spec;
+  // An output's replicas must hold the same bits (JAX's check_vma / check_rep). A program that
+  // turned the check off (shard_map(..., check_vma=False)) gets what JAX gives it: the block of
+  // the first device holding it, whatever the other replicas hold.
+  bool check_replicas = true;
 };
 
 // Runs once per device on that device's blocks (in the order of the in-specs) and returns

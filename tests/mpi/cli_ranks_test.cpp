@@ -189,6 +189,30 @@ BOOST_AUTO_TEST_CASE(a_stopped_or_killed_rank_is_the_one_the_line_names) {
   }
 }
 
+// The other commands that run across ranks end as the programs do when a rank stops mid-run
+// (SIGSTOP of rank 2 of 4, --timeout 2): exit 3, one line, rank 0's, naming rank 2 -- not one
+// line per rank that timed out, nor a wait in MPI_Finalize for the stopped rank. `run PROG.json`
+// (a program file) and `bench allreduce` (in its timing loop; its table so far on stdout).
+BOOST_AUTO_TEST_CASE(a_stopped_rank_ends_run_prog_json_and_bench_allreduce_as_a_program) {
+  const std::vector<std::vector<std::string>> commands = {
+      {"run", "cases/programs/mlp-train.json", "cases/mlp-train/b16-d4-h32-o3.json", "--inject",
+       "stall:0@1", "--timeout", "2"},
+      {"bench", "allreduce", "--max-bytes", "4096", "--size-budget", "10", "--timeout", "2"},
+  };
+  for (const std::vector<std::string>& command : commands) {
+    const Stopped s = stop_rank(2, SIGSTOP, command);
+    const auto lines = meshrun_lines(s.r.err);
+    BOOST_TEST_CONTEXT(command.at(0) << ", stderr: " << s.r.err) {
+      BOOST_TEST(s.signalled);
+      BOOST_TEST(!s.r.killed);
+      BOOST_TEST(!s.left_over);
+      BOOST_TEST(s.r.code == 3);
+      BOOST_REQUIRE(lines.size() == 1u);
+      BOOST_TEST(lines[0].starts_with("meshrun: rank 0: rank 2 stopped answering"), lines[0]);
+    }
+  }
+}
+
 // Under `mpirun --enable-recovery` mpirun exits 0 whatever its ranks exit (even after
 // MPI_Abort), so no exit code of meshrun's can reach a script: meshrun refuses to run, in one line,
 // and leaves --output FILE as it was -- which is what every failed run does to it, the one thing a

@@ -21,6 +21,7 @@
 
 #include "mpi/fold_values.hpp"
 #include "mpi/mpi_members.hpp"
+#include "io/mpi/mpi_job.hpp"
 #include "io/mpi/mpi_runner.hpp"
 #include "support/errors.hpp"
 
@@ -345,6 +346,94 @@ BOOST_AUTO_TEST_CASE(mismatched_collectives_across_ranks_fail_every_device) {
     BOOST_TEST(m.find("mismatched collectives on 'data'") != std::string::npos,
                "every device reports the mismatch: " << m);
   }
+}
+
+// A rank's devices may fail, and abort the mesh's channel, while another rank is still building
+// its groups (the ranks build them one after another: a run on 8 ranks of a 2-core machine saw
+// it). That rank must build its group all the same and fail at its first collective: had it
+// left its constructor with the abort, it would have skipped the job's next messages, and rank 0
+// waited the whole timeout for them (CI, mpi_cli_r8). Rank 0 aborts the channel, then comes to
+// build the group only after the others have seen its notice.
+BOOST_AUTO_TEST_CASE(a_group_built_after_an_abort_is_built_and_fails_at_its_first_collective) {
+  MpiOptions o = options_with();
+  o.timeout = std::chrono::milliseconds(5000);
+  const int r = world_size(), rank = [] {
+    int x = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &x);
+    return x;
+  }();
+  auto channel = std::make_shared<MpiAbortChannel>(MPI_COMM_WORLD, o.timeout, "the channel");
+  if (rank == 0) {
+    channel->abort("device 0 (rank 0) failed early");
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  } else {  // the notice has come before the group's wait for rank 0 begins
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!channel->aborted() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    BOOST_REQUIRE(channel->aborted());
+  }
+  MpiMembers members;
+  for (int g = 0; g < kDevices; ++g) {
+    members.device.push_back(g);
+    members.owner.push_back(g / (kDevices / r));
+  }
+  std::unique_ptr<MpiGroup> group;
+  BOOST_REQUIRE_NO_THROW(
+      group = std::make_unique<MpiGroup>(MPI_COMM_WORLD, members, "data", o, channel));
+  const auto errors = meshrun::testing::run_mpi_members(*group, [](MpiCommunicator& c) {
+    std::vector<float> a(10, 1.0f);
+    c.all_reduce_sum(a, a);
+  });
+  for (const std::exception_ptr& e : errors.errors) {
+    BOOST_REQUIRE(e != nullptr);
+    try {
+      std::rethrow_exception(e);
+    } catch (const AbortedError& x) {
+      BOOST_TEST(std::string(x.what()).find("device 0 (rank 0) failed early") != std::string::npos,
+                 x.what());
+    } catch (const std::exception& x) {
+      BOOST_ERROR("not an AbortedError: " << x.what());
+    }
+  }
+}
+
+// Every message of a job carries its step (mpi_job.hpp): one of the step waited for arrives as
+// sent, and one of another step is an InternalError naming both, at once -- never read as the
+// step waited for (a rank that left a step early once read rank 0's blocks as its exit code).
+BOOST_AUTO_TEST_CASE(a_message_of_another_step_is_refused_naming_both) {
+  MpiJob job(std::chrono::milliseconds(5000));
+  BOOST_REQUIRE(job.ranks() >= 2);
+  BOOST_TEST(job.from_root(Step::kSetup, "the setup") == "the setup");
+  const std::vector<std::string> all = job.to_root(Step::kOutcome, std::to_string(job.rank()));
+  if (job.rank() == 0) {
+    BOOST_REQUIRE(all.size() == static_cast<std::size_t>(job.ranks()));
+    for (int r = 0; r < job.ranks(); ++r)
+      BOOST_TEST(all[static_cast<std::size_t>(r)] == std::to_string(r));
+  }
+  // Rank 0's end of the job, where a rank waits for its blocks: the job's end, taken, its bytes
+  // handed on (the rank ends with that code instead of waiting for it again).
+  if (job.rank() == 0) {
+    job.from_root(Step::kEnd, "the end");
+  } else {
+    BOOST_CHECK_EXCEPTION(job.recv(0, Step::kBlocks), JobEnded,
+                          [](const JobEnded& e) { return e.bytes() == "the end"; });
+    BOOST_TEST(!job.broken());
+  }
+  if (job.rank() == 0) {
+    job.from_root(Step::kBlocks, "blocks");
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  BOOST_CHECK_EXCEPTION(job.from_root(Step::kEnd, {}), InternalError, [](const InternalError& e) {
+    const std::string m = e.what();
+    BOOST_TEST_MESSAGE(m);
+    return m.find(
+               "waited for the job's exit code from rank 0 and was sent its devices' input "
+               "blocks") != std::string::npos;
+  });
+  const bool at_once = std::chrono::steady_clock::now() - start < std::chrono::seconds(4);
+  BOOST_TEST(at_once, "refused at once, not at the bound");
+  BOOST_TEST(job.broken(), "a job whose ranks disagree ends by MPI_Abort");
 }
 
 // kill -9 of one rank in the middle of a collective: the job must end (mpirun or the survivors'

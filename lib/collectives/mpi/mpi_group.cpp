@@ -91,11 +91,17 @@ MpiGroup::MpiGroup(MPI_Comm comm, MpiMembers members, std::string axis, MpiOptio
   if (!channel_)
     channel_ = std::make_shared<MpiAbortChannel>(comm, options_.timeout, where(current_));
   // A private data communicator, duplicated without blocking: a rank that never arrives is a
-  // timeout here too.
+  // timeout here too. An abort does not end this wait: the mesh's ranks build their groups one
+  // after another, so a device of a rank done with them may fail (and abort the channel) while
+  // another rank still builds its own. Were that rank to leave with an error here, it would
+  // skip the job's next messages (its blocks, its outcome), and rank 0 would wait out the
+  // timeout for an outcome that never comes (mpi_shard_map.hpp). Every rank of `comm` is on its
+  // way here, so the wait ends at once -- or at the deadline if one died -- and the abort then
+  // fails the group's first collective.
   deadline_ = Clock::now() + options_.timeout;
   MPI_Request dup;
   check_mpi(MPI_Comm_idup(comm, &data_, &dup), "MPI_Comm_idup");
-  wait({&dup, 1}, "every rank to create the group", -1);  // peers_ is empty: no rank named
+  wait({&dup, 1}, "every rank to create the group", -1, true);  // peers_ empty: no rank named
   MPI_Comm_set_errhandler(data_, MPI_ERRORS_RETURN);
   listener_ = channel_->listen([this] {  // last: a constructor that throws leaves no listener
     arrive_->abort();
@@ -125,14 +131,14 @@ void MpiGroup::check_mpi(int rc, const char* call) const {
   throw CollectiveError(where(current_) + ": " + call + " failed: " + std::string(text, len));
 }
 
-void MpiGroup::wait(std::span<MPI_Request> reqs, const char* what, int peer) {
+void MpiGroup::wait(std::span<MPI_Request> reqs, const char* what, int peer, bool through_abort) {
   const auto start = Clock::now();
   for (;;) {
     int done = 0;
     check_mpi(MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE),
               "MPI_Testall");
     if (done) return;
-    if (aborted()) throw AbortedError(where(current_) + ": aborted: " + reason());
+    if (aborted() && !through_abort) throw AbortedError(where(current_) + ": aborted: " + reason());
     const auto now = Clock::now();
     if (now >= deadline_) timed_out(reqs, what, peer);
     if (now - start < kYieldFor) {

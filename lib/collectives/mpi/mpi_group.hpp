@@ -213,8 +213,9 @@ class MpiGroup {
   void check_header(const float* header, const Desc& d, int from) const;
   // Waits for every request, bounded by deadline_; a timeout says "waiting for <what> rank
   // <peer> (devices ...)" -- with peer < 0, the ranks of the requests still pending, from
-  // peers_ (the rank of each request, when it holds one per request).
-  void wait(std::span<MPI_Request> reqs, const char* what, int peer);
+  // peers_ (the rank of each request, when it holds one per request). An abort ends the wait
+  // too, except with `through_abort` (the constructor's: see there).
+  void wait(std::span<MPI_Request> reqs, const char* what, int peer, bool through_abort = false);
   [[noreturn]] void timed_out(std::span<MPI_Request> reqs, const char* what, int peer);
   void check_mpi(int rc, const char* call) const;
   std::string where(const Desc& d) const;

@@ -10,9 +10,29 @@
 namespace meshrun {
 
 namespace {
-constexpr int kTag = 1;
 constexpr int kReportedTag = 2;  // tell_reported's note: a tag of its own, read only by a probe
+// A step's messages travel under a tag of their own: the step costs no byte of the message.
+constexpr int kStepTags = 16;
+int tag_of(Step step) { return kStepTags + static_cast<int>(step); }
 }  // namespace
+
+const char* step_name(Step step) {
+  switch (step) {
+    case Step::kLaunch:
+      return "its command line (the launch check)";
+    case Step::kSetup:
+      return "the run's setup";
+    case Step::kStart:
+      return "the shard_map's start";
+    case Step::kBlocks:
+      return "its devices' input blocks";
+    case Step::kOutcome:
+      return "its devices' outcome";
+    case Step::kEnd:
+      return "the job's exit code";
+  }
+  return "an unknown step";
+}
 
 MpiJob::MpiJob(std::chrono::milliseconds bound) : bound_(bound) {
   MPI_Comm_size(MPI_COMM_WORLD, &ranks_);
@@ -52,31 +72,51 @@ void MpiJob::wait(MPI_Request& req, const char* what, int peer, ms bound) {
   }
 }
 
-void MpiJob::send(int to, const std::string& bytes, ms bound) {
+void MpiJob::send(int to, Step step, const std::string& bytes, ms bound) {
   if (bound == ms{0}) bound = bound_;
   MESHRUN_CHECK(bytes.size() <= INT_MAX, "a message of more than 2 GiB");
   MPI_Request req;
-  MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, kTag, comm_, &req);
+  MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, tag_of(step), comm_, &req);
   wait(req, "a message to be taken", to, bound);
 }
 
-std::string MpiJob::recv(int from, ms bound) {
+std::string MpiJob::recv(int from, Step step, ms bound) {
   if (bound == ms{0}) bound = bound_;
   // The size first (a probe), then the bytes; both bounded.
   const auto deadline = std::chrono::steady_clock::now() + bound;
   std::string bytes;
-  for (int tries = 0; !take(from, bytes, deadline); ++tries) {
+  for (int tries = 0; !take(from, step, bytes, deadline); ++tries) {
     if (std::chrono::steady_clock::now() >= deadline) timed_out("a message", {from}, bound);
     pause(tries);
   }
   return bytes;
 }
 
-bool MpiJob::take(int from, std::string& bytes, Clock::time_point deadline) {
-  MPI_Message msg;
+bool MpiJob::take(int from, Step step, std::string& bytes, Clock::time_point deadline) {
   MPI_Status status;
   int found = 0;
-  MPI_Improbe(from, kTag, comm_, &found, &msg, &status);
+  // The first message from `from` (any tag) must be of `step` -- or tell_reported's note, which
+  // is never taken here (and may stand before a message of `step`).
+  MPI_Iprobe(from, MPI_ANY_TAG, comm_, &found, &status);
+  if (!found) return false;
+  if (from == 0 && step != Step::kEnd && status.MPI_TAG == tag_of(Step::kEnd)) {
+    std::string end;
+    take(0, Step::kEnd, end, deadline);
+    throw JobEnded(std::move(end));
+  }
+  if (status.MPI_TAG != tag_of(step) && status.MPI_TAG != kReportedTag) {
+    broken_ = true;  // the two ranks no longer agree where the job is: nothing after can be trusted
+    const int theirs = status.MPI_TAG - kStepTags;
+    const bool known =
+        theirs >= static_cast<int>(Step::kLaunch) && theirs <= static_cast<int>(Step::kEnd);
+    throw InternalError("rank " + std::to_string(rank_) + " waited for " + step_name(step) +
+                        " from rank " + std::to_string(from) + " and was sent " +
+                        (known ? std::string(step_name(static_cast<Step>(theirs)))
+                               : "a message of tag " + std::to_string(status.MPI_TAG)) +
+                        ": the ranks are at different steps of the job");
+  }
+  MPI_Message msg;
+  MPI_Improbe(from, tag_of(step), comm_, &found, &msg, &status);
   if (!found) return false;
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
@@ -121,15 +161,15 @@ bool MpiJob::reported_elsewhere() {
   return found != 0;
 }
 
-std::string MpiJob::from_root(const std::string& bytes, ms bound) {
-  if (rank_ != 0) return recv(0, bound);
-  for (int r = 1; r < ranks_; ++r) send(r, bytes, bound);
+std::string MpiJob::from_root(Step step, const std::string& bytes, ms bound) {
+  if (rank_ != 0) return recv(0, step, bound);
+  for (int r = 1; r < ranks_; ++r) send(r, step, bytes, bound);
   return bytes;
 }
 
-std::vector<std::string> MpiJob::to_root(const std::string& bytes, ms bound) {
+std::vector<std::string> MpiJob::to_root(Step step, const std::string& bytes, ms bound) {
   if (rank_ != 0) {
-    send(0, bytes, bound);
+    send(0, step, bytes, bound);
     return {};
   }
   if (bound == ms{0}) bound = bound_;
@@ -142,7 +182,7 @@ std::vector<std::string> MpiJob::to_root(const std::string& bytes, ms bound) {
   for (int r = 1; r < ranks_; ++r) missing.push_back(r);
   for (int tries = 0; !missing.empty(); ++tries) {
     std::erase_if(missing,
-                  [&](int r) { return take(r, all[static_cast<std::size_t>(r)], deadline); });
+                  [&](int r) { return take(r, step, all[static_cast<std::size_t>(r)], deadline); });
     if (missing.empty()) break;
     if (Clock::now() >= deadline) timed_out("a message", missing, bound);
     pause(tries);

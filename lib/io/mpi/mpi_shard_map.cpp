@@ -91,7 +91,12 @@ CollectiveRecord record(Wire& w) {
 // How a rank's devices ended, as its outcome tells rank 0: the error's class travels, not an exit
 // code (rank 0 throws that class, the program maps it). kAborted: only consequences here (every
 // device was released by another rank's failure); the others are a cause seen on this rank.
-enum class Failure : std::uint64_t { kOk, kAborted, kMesh, kInternal };
+// What ended a rank's devices, as the exit code needs it: kInput for an InputError on a device (an
+// UnimplementedError: a value the program's input cannot run with, as an int32 beyond 2^24),
+// which is exit 2 in one process and must be under mpirun too.
+// kNoGroups: the rank could not build the mesh's groups (a peer never came); its outcome is
+// only [kind, message] -- it ran nothing -- and counts as a cause.
+enum class Failure : std::uint64_t { kOk, kAborted, kMesh, kInternal, kInput, kNoGroups };
 
 // This rank's devices, run by a Mesh over the job's groups (the same runner as one process: its
 // first cause, --inject and failure lines): their blocks in, their outputs, collectives and
@@ -147,6 +152,9 @@ class LocalRun {
         message = x.what();
       } catch (const AbortedError& x) {
         kind = Failure::kAborted;
+        message = line(x);
+      } catch (const InputError& x) {
+        kind = Failure::kInput;
         message = line(x);
       } catch (const std::exception& x) {
         kind = Failure::kMesh;
@@ -218,11 +226,31 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
                                 const std::vector<ArgDef>& in_specs,
                                 const std::vector<ArgDef>& out_specs,
                                 const std::vector<TensorRef>& inputs, const MeshOptions& options,
-                                Trace* trace, bool profiling) {
+                                Trace* trace, bool profiling, const MpiOptions& protocol) {
   check_mpi_mesh(mesh, job.ranks());
   const int n = mesh_devices(mesh);
   const int k = n / job.ranks();
-  auto groups = std::make_shared<MpiMesh>(mesh, MpiOptions{.timeout = options.timeout});
+  MpiOptions mpi = protocol;
+  mpi.timeout = options.timeout;
+  std::shared_ptr<MpiMesh> groups;
+  try {
+    groups = std::make_shared<MpiMesh>(mesh, mpi);
+  } catch (const TimeoutError& e) {
+    // A rank never came to create the groups (a collective, which cannot say who): the ranks
+    // still answering tell rank 0, which names the ones that did not -- stopped, dead or cut off.
+    // Their word is an outcome (kNoGroups), as every rank sends after its run: on a mesh of
+    // several axes, ranks whose groups do not include the lost one build theirs and run, and
+    // rank 0 may be one of them, gathering outcomes.
+    Wire none;
+    none.put(static_cast<std::uint64_t>(Failure::kNoGroups));
+    none.put(std::string(e.what()));
+    try {
+      job.to_root(Step::kOutcome, none.bytes(), options.timeout);
+    } catch (const TimeoutError& lost) {
+      throw CollectiveError(stopped_answering(lost, e.what()));
+    }
+    throw;
+  }
   const MpiMesh& group = *groups;
   const ProfileClock::time_point ref = ProfileClock::now();  // see put_time
   LocalRun local(groups, mesh, options, profiling, ref);     // InputError for a bad --inject
@@ -238,12 +266,12 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
       Wire w;
       for (int d = r * k; d < (r + 1) * k; ++d)
         for (const Tensor& t : device_blocks(mesh, in_specs, inputs, d)) w.put(t);
-      job.send(r, w.bytes());
+      job.send(r, Step::kBlocks, w.bytes());
     }
     for (int d = 0; d < k; ++d)
       local.blocks()[static_cast<std::size_t>(d)] = device_blocks(mesh, in_specs, inputs, d);
   } else {
-    Wire w(job.recv(0));
+    Wire w(job.recv(0, Step::kBlocks));
     for (auto& blocks : local.blocks())
       for (std::size_t i = 0; i < in_specs.size(); ++i) blocks.push_back(w.tensor());
   }
@@ -259,7 +287,7 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
   std::vector<std::string> outcomes;
   const MpiJob::ms bound = group.aborted() ? options.timeout : MpiJob::ms{0};
   try {
-    outcomes = job.to_root(local.outcome(), bound);
+    outcomes = job.to_root(Step::kOutcome, local.outcome(), bound);
   } catch (const TimeoutError& e) {
     throw CollectiveError(stopped_answering(e, group.aborted() ? group.reason() : ""));
   }
@@ -280,12 +308,18 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
   std::string message;
   std::vector<char> fired(options.injections.size(), 0);
   for (Wire& w : wires) {
-    const auto theirs = static_cast<Failure>(w.u64());
+    const auto sent = static_cast<Failure>(w.u64());
+    const Failure theirs = sent == Failure::kNoGroups ? Failure::kMesh : sent;
     std::string m = w.str();
-    const bool cause = theirs == Failure::kMesh || theirs == Failure::kInternal;
+    const bool cause =
+        theirs == Failure::kMesh || theirs == Failure::kInternal || theirs == Failure::kInput;
     if (failure == Failure::kOk ? theirs != Failure::kOk : failure == Failure::kAborted && cause) {
       failure = theirs;
       message = std::move(m);
+    }
+    if (sent == Failure::kNoGroups) {  // that rank ran nothing: no more of its outcome
+      for (int j = 0; j < k; ++j) result.entered.push_back(0);
+      continue;
     }
     for (std::uint64_t s = w.u64(); s > 0; --s) stalls += (stalls.empty() ? "" : "; ") + w.str();
     for (char& f : fired) f = static_cast<char>(f | (w.u64() != 0));
@@ -298,6 +332,7 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
   }
   running.reset();
   if (failure == Failure::kInternal) throw InternalError(message);
+  if (failure == Failure::kInput) throw UnimplementedError(message);
   if (failure != Failure::kOk) {
     if (!stalls.empty() && message.find("stalled") == std::string::npos)
       message += " (stalled by --inject: " + stalls + ")";

@@ -13,14 +13,16 @@
 // was (InternalError, else CollectiveError), with the devices stalled by --inject named after a
 // timeout. Ranks that send no outcome within the timeout after a failure (stopped or dead) are
 // named first instead ("rank 2 stopped answering ..."; stopped_answering, mpi_runner.hpp), as is
-// rank 0 on a rank whose outcome it never took. The other ranks throw their own error (for the
-// caller to keep quiet).
+// rank 0 on a rank whose outcome it never took -- also when a rank never came to create the
+// mesh's groups (a host lost before the first collective). The other ranks throw their own error
+// (for the caller to keep quiet).
 #pragma once
 
 #include <vector>
 
 #include "mesh/mesh.hpp"
 #include "mesh/shard_map.hpp"
+#include "collectives/mpi/mpi_group.hpp"
 #include "io/mpi/mpi_job.hpp"
 
 namespace meshrun {
@@ -36,12 +38,14 @@ struct MpiShardMapResult {
 // rank 0 only; `trace` is filled on rank 0. With `profiling` (the same on every rank), every
 // device records its spans and rank 0 gathers them into trace->profile (one DeviceProfile per
 // device, on rank 0's clock) with its phases split, run and assemble -- also when the run fails,
-// before the error is thrown.
+// before the error is thrown. `protocol`: the MPI groups' paths and chunks (its timeout is
+// options.timeout's), which `bench allreduce` tunes.
 MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& body,
                                 const std::vector<ArgDef>& in_specs,
                                 const std::vector<ArgDef>& out_specs,
                                 const std::vector<TensorRef>& inputs, const MeshOptions& options,
-                                Trace* trace, bool profiling = false);
+                                Trace* trace, bool profiling = false,
+                                const MpiOptions& protocol = {});
 
 // InputError unless a mesh of this shape can run over `ranks` ranks.
 void check_mpi_mesh(const MeshShape& mesh, int ranks);
