@@ -23,13 +23,20 @@ def _meshes(*ms):
 MLP_MESHES = ["data=2,model=4", "data=1,model=1", "data=1,model=8", "data=2,model=2",
               "data=4,model=2", "data=8,model=1", "data=2,model=1", "data=1,model=2",
               "data=4,model=1", "data=1,model=4"]
-GALLERY_MESHES = {"dp-step": ["data=8"], "tp-mlp": ["model=8"],
-                  "mlp-train": ["data=2,model=4", "data=1,model=8", "data=4,model=2",
-                                "data=8,model=1"]}
-GALLERY = {"dp-step": ["right", "naive-no-pcast", "closes-over-x", "psum-no-divide",
-                       "lr-literal", "x-replicated"],
-           "tp-mlp": ["right", "b2-every-device", "gathers-w1"],
-           "mlp-train": ["right", "naive-no-pcast"]}
+from meshrun_export import EXERCISES  # noqa: E402 - the exercise files (cases/exercises/)
+
+# Each exercise's gallery is exported for its exercise file's "meshes"; its cases are the
+# exercise's ("cases").
+GALLERY_MESHES = {prog: [",".join(f"{a}={n}" for a, n in m) for m in ex["meshes"]]
+                  for prog, ex in EXERCISES.items()}
+GALLERY_CASES = {prog: os.path.relpath(ex["cases"], ROOT) for prog, ex in EXERCISES.items()}
+# Every submission in cases/submissions/<program>/*.py, found by listing the directory (a new
+# submission, or a new exercise's gallery, needs no edit here).
+GALLERY = {prog: sorted(os.path.splitext(f)[0]
+                        for f in os.listdir(os.path.join(ROOT, "cases/submissions", prog))
+                        if f.endswith(".py"))
+           for prog in GALLERY_MESHES
+           if os.path.isdir(os.path.join(ROOT, "cases/submissions", prog))}
 
 JOBS = {
     "cases/programs/dp-step.json":
@@ -41,11 +48,17 @@ JOBS = {
     "cases/programs/mlp-train.json":
         ["bench/jax/programs.py:make_mlp_train", "--case", "cases/mlp-train",
          *_meshes(*MLP_MESHES)],
+    "cases/programs/ring-allreduce.json":
+        ["cases/exercises/ring-allreduce/reference.py:make", "--case",
+         "cases/exercises/ring-allreduce/cases", *_meshes("ring=8")],
+    "cases/programs/matmul-2d.json":
+        ["cases/exercises/matmul-2d/reference.py:make", "--case",
+         "cases/exercises/matmul-2d/cases", *_meshes("data=2,model=4")],
 }
 for _prog, _names in GALLERY.items():
     for _n in _names:
         JOBS[f"cases/submissions/{_prog}/{_n}.json"] = [
-            f"cases/submissions/{_prog}/{_n}.py:make", "--case", f"cases/{_prog}",
+            f"cases/submissions/{_prog}/{_n}.py:make", "--case", GALLERY_CASES[_prog],
             "--exercise", _prog, "--name", f"{_prog}/{_n}", *_meshes(*GALLERY_MESHES[_prog])]
 
 

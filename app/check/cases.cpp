@@ -88,8 +88,9 @@ RanCase run_case(const std::string& file, const RunFlags& flags, FileSet* files,
   ran.program = program != nullptr ? program : find_program(ran.c.problem);
   Mesh mesh(run_mesh(*ran.program, asked, ran.c.mesh, flags.devices), options);
   Trace trace;
-  ran.outputs = shard_map(mesh, *ran.program, ran.c.input_refs(), &trace);
-  ran.structure = check_structure(ran.program->structure, trace);
+  const std::vector<TensorRef> inputs = ran.c.input_refs();
+  ran.outputs = shard_map(mesh, *ran.program, inputs, &trace);
+  ran.structure = check_structure(ran.program->structure, trace, inputs, ran.outputs);
   // As a program run says it (exit 2): an injection that never fired tested nothing.
   for (const Injection& inj : mesh.unfired_injections()) {
     ran.unfired.push_back("--inject: " +

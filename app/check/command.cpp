@@ -32,8 +32,9 @@ struct CheckFlags {
   std::string junit;  // "" = none
   std::string json;
   bool update = false;
-  std::string program;   // --program PROG.json: grade every case with the program it holds
-  std::string exercise;  // --exercise: as that exercise (overrides the file's)
+  std::string program;        // --program PROG.json: grade every case with the program it holds
+  std::string exercise;       // --exercise: as that exercise (overrides the file's)
+  interp::CostBudget budget;  // --max-flops, --max-bytes-moved: with --program
   RunFlags run;
 };
 
@@ -140,6 +141,7 @@ void run_check(const CheckFlags& flags) {
   if (!flags.program.empty()) {
     program = interp::load_program(flags.program, flags.run.max_input_bytes,
                                    mesh_options(flags.run).timeout, flags.exercise);
+    program->budget = flags.budget;
   }
   std::size_t passed = 0;
   std::size_t failed = 0;
@@ -200,8 +202,10 @@ void add_check_command(CLI::App& app) {
       "meshrun_export), and the program by its exercise's rules");
   command
       ->add_option("--exercise", flags->exercise,
-                   "With --program: grade it as this exercise (dp-step, tp-mlp, mlp-train)")
+                   "With --program: grade it as this exercise (a shipped one's name, or a folder "
+                   "holding exercise.json)")
       ->needs(program);
+  add_cost_flags(*command, flags->budget, program);
   update->excludes("--junit")->excludes("--json")->excludes(program);
   add_run_flags(*command, flags->run, true);  // --inject: into every case
   command->callback([flags] {

@@ -308,6 +308,7 @@ Values all_to_all_eval(const Eqn& eqn, std::span<Value* const> in, std::span<con
   chunk[s] /= n;
   Shape shape = chunk;
   shape[c] *= n;
+  dev.record_last_as("all_to_all", shape, true);  // the program called all_to_all, not all_gather
   Value out(in[0]->dtype, Tensor(shape));
   const std::vector<I64> xs = strides_of(x.shape), os = strides_of(shape);
   for (std::size_t src = 0; src < n; ++src) {
@@ -336,20 +337,37 @@ Values axis_index_eval(const Eqn& eqn, std::span<Value* const>, std::span<const 
   return one(Value(DType::kI32, Tensor::scalar(static_cast<float>(i))));
 }
 
+// The entries' kinds: operands that cross between devices; an all-reduce besides; an identity.
+constexpr Primitive collective(decltype(Primitive::infer) infer, decltype(Primitive::eval) eval) {
+  Primitive p{infer, eval};
+  p.collective = true;
+  return p;
+}
+constexpr Primitive reduction(decltype(Primitive::infer) infer, decltype(Primitive::eval) eval) {
+  Primitive p = collective(infer, eval);
+  p.reduction = true;
+  return p;
+}
+constexpr Primitive identity(decltype(Primitive::infer) infer, decltype(Primitive::eval) eval) {
+  Primitive p{infer, eval};
+  p.identity = true;
+  return p;
+}
+
 }  // namespace
 
 std::span<const Entry> collective_entries() {
   static const Entry kEntries[] = {
-      {"psum", {&reduce_infer<false>, &reduce_eval<false>}},
-      {"psum_invariant", {&reduce_infer<false>, &reduce_eval<false>}},
-      {"pmean", {&reduce_infer<true>, &reduce_eval<true>}},
-      {"pvary", {&vary_infer, &vary_eval}},
-      {"pcast", {&vary_infer, &vary_eval}},
-      {"all_gather", {&all_gather_infer, &all_gather_eval}},
-      {"reduce_scatter", {&reduce_scatter_infer, &reduce_scatter_eval}},
-      {"psum_scatter", {&reduce_scatter_infer, &reduce_scatter_eval}},
-      {"ppermute", {&ppermute_infer, &ppermute_eval}},
-      {"all_to_all", {&all_to_all_infer, &all_to_all_eval}},
+      {"psum", reduction(reduce_infer<false>, reduce_eval<false>)},
+      {"psum_invariant", reduction(reduce_infer<false>, reduce_eval<false>)},
+      {"pmean", reduction(reduce_infer<true>, reduce_eval<true>)},
+      {"pvary", identity(vary_infer, vary_eval)},
+      {"pcast", identity(vary_infer, vary_eval)},
+      {"all_gather", collective(all_gather_infer, all_gather_eval)},
+      {"reduce_scatter", collective(reduce_scatter_infer, reduce_scatter_eval)},
+      {"psum_scatter", collective(reduce_scatter_infer, reduce_scatter_eval)},
+      {"ppermute", collective(ppermute_infer, ppermute_eval)},
+      {"all_to_all", collective(all_to_all_infer, all_to_all_eval)},
       {"axis_index", {&axis_index_infer, &axis_index_eval}},
   };
   return kEntries;

@@ -67,6 +67,33 @@ ContractionPlan plan_contractions(const Jaxpr& jx) {
     const Type& t = jx.types[a.var];
     return t.dtype == DType::kF32 && (t.shape.empty() || shape_key(t) == shape);
   };
+  plan.swapped_dot.assign(jx.eqns.size(), -1);
+  for (std::size_t e = 0; e < jx.eqns.size(); ++e) {
+    const Eqn& q = jx.eqns[e];
+    if (q.primitive != "transpose" || q.in.size() != 1 || q.out.size() != 1 ||
+        q.in[0].is_literal() || uses[q.in[0].var] != 1 || defined_by[q.in[0].var] < 0 ||
+        q.params.value("permutation", nlohmann::json()) != nlohmann::json::array({1, 0})) {
+      continue;
+    }
+    const auto m = static_cast<std::size_t>(defined_by[q.in[0].var]);
+    const Eqn& dot = jx.eqns[m];
+    if (dot.primitive != "dot_general" || dot.in.size() != 2 || dot.out.size() != 1 ||
+        jx.types[dot.out[0]].shape.size() != 2 || jx.types[dot.out[0]].dtype != DType::kF32 ||
+        !dot.params.is_object() || !dot.params.contains("batch") ||
+        !dot.params.contains("contracting") || !dot.params["contracting"].is_array() ||
+        dot.params["contracting"].size() != 2 ||
+        dot.params["batch"] !=
+            nlohmann::json::array({nlohmann::json::array(), nlohmann::json::array()})) {
+      continue;
+    }
+    bool live = true;  // its operands must live to e: none released in between
+    for (const Atom& a : dot.in)
+      if (!a.is_literal() && last[a.var] > static_cast<int>(m) && last[a.var] < static_cast<int>(e))
+        live = false;
+    if (!live) continue;
+    plan.absorbed[m] = 1;
+    plan.swapped_dot[e] = static_cast<int>(m);
+  }
   for (std::size_t e = 0; e < jx.eqns.size(); ++e) {
     const Eqn& q = jx.eqns[e];
     if ((q.primitive != "add" && q.primitive != "sub" && q.primitive != "add_any") ||
@@ -97,6 +124,19 @@ ContractionPlan plan_contractions(const Jaxpr& jx) {
     }
   }
   return plan;
+}
+
+Eqn swapped_dot_eqn(const Eqn& dot, const Eqn& into) {
+  Eqn q = dot;
+  q.in = {dot.in[1], dot.in[0]};
+  for (const char* key : {"contracting", "batch"}) {
+    const nlohmann::json& pair = dot.params[key];
+    q.params[key] = nlohmann::json::array({pair[1], pair[0]});
+  }
+  q.out = into.out;
+  q.last_use = into.last_use;
+  q.last_use.insert(q.last_use.end(), dot.last_use.begin(), dot.last_use.end());
+  return q;
 }
 
 Value fused_multiply_add(Value* a, bool own_a, const Value& b, const Value& c, bool negate_product,

@@ -24,7 +24,14 @@ struct Contraction {
 struct ContractionPlan {
   std::vector<Contraction> at;
   std::vector<char> absorbed;
+  // Per equation: for a transpose [1, 0] of a 2-D dot_general's result (no batch axes, used only
+  // there), the dot's equation, which it runs with its operands swapped -- (l . r)^T = r . l,
+  // each element the same FMA chain (fma(x, y, acc) = fma(y, x, acc)) -- instead of the product
+  // and then a transposed copy of it (mlp-train's dW1 and dW2); -1 elsewhere.
+  std::vector<int> swapped_dot;
 };
+// The dot_general `dot` with its operands and dimension numbers swapped, defining `into`'s results.
+Eqn swapped_dot_eqn(const Eqn& dot, const Eqn& into);
 ContractionPlan plan_contractions(const Jaxpr& jx);
 
 // out = fma(+-b, c, +-a), elementwise; each of a, b, c has the result's shape or is a scalar.

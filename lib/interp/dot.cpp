@@ -1,6 +1,7 @@
 // dot_general: batch and contracting dimensions in any positions. The operands are brought into
 // batch x M x K and batch x K x N (transposed by a copy only where their layout is not already
-// that; a lhs stored batch x K x M runs as matmul_tn does, unmoved), then each batch is one
+// that; a lhs stored batch x K x M and a rhs stored batch x N x K are read in place by the gemm's
+// transposed paths, unmoved), then each batch is one
 // lib/tensor gemm: every output element one FMA chain over k in order from +0, the bits of the
 // plain loop. i32 products are exact integer sums, refused beyond 2^24.
 #include <cstdint>
@@ -163,10 +164,12 @@ std::vector<Value> dot_eval(const Eqn& eqn, std::span<Value* const> in, std::spa
       return v;
     }();
 
-  // lhs as batch x M x K, or batch x K x M read transposed; rhs as batch x K x N.
+  // lhs as batch x M x K, or batch x K x M read transposed; rhs as batch x K x N, or batch x N x K
+  // read transposed.
   const std::vector<std::size_t> l_mk = cat({&d.lb, &d.lf, &d.lc}),
                                  l_km = cat({&d.lb, &d.lc, &d.lf});
-  const std::vector<std::size_t> r_kn = cat({&d.rb, &d.rc, &d.rf});
+  const std::vector<std::size_t> r_kn = cat({&d.rb, &d.rc, &d.rf}),
+                                 r_nk = cat({&d.rb, &d.rf, &d.rc});
   std::vector<float> lbuf, rbuf;
   const float* a = l.data.data();
   bool a_t = false;
@@ -177,7 +180,10 @@ std::vector<Value> dot_eval(const Eqn& eqn, std::span<Value* const> in, std::spa
     a = lbuf.data();
   }
   const float* b = r.data.data();
-  if (!is_identity(r_kn)) {
+  bool b_t = false;
+  if (is_identity(r_nk) && !is_identity(r_kn) && in[0]->dtype == DType::kF32) {
+    b_t = true;  // x @ w.T: w's rows are op(B)'s columns, packed by the gemm as it goes
+  } else if (!is_identity(r_kn)) {
     rbuf = permuted(r, r_kn);
     b = rbuf.data();
   }
@@ -185,7 +191,12 @@ std::vector<Value> dot_eval(const Eqn& eqn, std::span<Value* const> in, std::spa
   if (in[0]->dtype == DType::kF32) {
     if (k > 0) {
       for (std::size_t i = 0; i < nb; ++i)
-        gemm(Gemm::dense(a + i * m * k, b + i * k * n, c + i * m * n, m, k, n, a_t));
+        gemm(Gemm::dense(a + i * m * k, b + i * k * n, c + i * m * n, m, k, n, a_t, b_t));
+    }
+    // preferred_element_type int32 on float32 operands: JAX computes the float32 product and
+    // converts it, truncating toward zero (93.5 -> 93), as convert_element_type does.
+    if (out.dtype == DType::kI32) {
+      for (float& v : out.t.data) v = f32_to_i32(v, eqn);
     }
   } else {
     for (std::size_t i = 0; i < nb; ++i) {
@@ -205,10 +216,39 @@ std::vector<Value> dot_eval(const Eqn& eqn, std::span<Value* const> in, std::spa
   return v;
 }
 
+std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+// 2 x multiply-adds: every output element times the contracted extent (infer checked the params:
+// the contracting axes are axes of the lhs).
+std::uint64_t dot_flops(const Eqn& eqn, std::span<const ValueType> ops,
+                        std::span<const ValueType> outs) {
+  if (ops.size() != 2 || outs.size() != 1) return 0;
+  std::uint64_t out = 1;
+  for (std::size_t d : outs[0].shape) out = sat_mul(out, d);
+  std::uint64_t contracted = 1;
+  const auto c = eqn.params.find("contracting");
+  if (c != eqn.params.end() && c->is_array() && !c->empty() && (*c)[0].is_array()) {
+    for (const auto& d : (*c)[0]) {
+      if (d.is_number_unsigned() && d.get<std::size_t>() < ops[0].shape.size())
+        contracted = sat_mul(contracted, ops[0].shape[d.get<std::size_t>()]);
+    }
+  }
+  return sat_mul(2, sat_mul(out, contracted));
+}
+
+constexpr Primitive dot_general() {
+  Primitive p{&dot_infer, &dot_eval};
+  p.flops = &dot_flops;
+  return p;
+}
+
 }  // namespace
 
 std::span<const Entry> dot_entries() {
-  static const Entry kEntries[] = {{"dot_general", {&dot_infer, &dot_eval}}};
+  static const Entry kEntries[] = {{"dot_general", dot_general()}};
   return kEntries;
 }
 

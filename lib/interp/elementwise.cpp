@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "interp/fused_kernels.hpp"
 #include "interp/prim_util.hpp"
 
 namespace meshrun::interp::prim {
@@ -270,15 +271,15 @@ constexpr Primitive binary() {
 
 std::span<const Entry> elementwise_entries() {
   static const Entry kEntries[] = {
-      {"add", binary<Add>()},
-      {"add_any", binary<Add>()},
-      {"sub", binary<Sub>()},
-      {"mul", binary<Mul>()},
-      {"div", binary<Div>()},
+      {"add", fusable(binary<Add>(), &fused_binary<Add>, 2)},
+      {"add_any", fusable(binary<Add>(), &fused_binary<Add>, 2)},
+      {"sub", fusable(binary<Sub>(), &fused_binary<Sub>, 2)},
+      {"mul", fusable(binary<Mul>(), &fused_binary<Mul>, 2)},
+      {"div", fusable(binary<Div>(), &fused_binary<Div>, 2)},
       {"rem", binary<Rem>()},
-      {"pow", binary<Pow>()},
-      {"max", binary<Max>()},
-      {"min", binary<Min>()},
+      {"pow", fusable(binary<Pow>(), &fused_binary<Pow>, 2)},
+      {"max", fusable(binary<Max>(), &fused_binary<Max>, 2)},
+      {"min", fusable(binary<Min>(), &fused_binary<Min>, 2)},
       {"atan2", binary<Atan2>()},
       {"nextafter", binary<NextAfter>()},
       {"and", binary<And>()},

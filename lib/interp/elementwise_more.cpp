@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "interp/fused_kernels.hpp"
+#include "interp/fusion.hpp"
 #include "interp/prim_util.hpp"
 
 namespace meshrun::interp::prim {
@@ -171,17 +173,7 @@ std::vector<Value> convert_eval(const Eqn& eqn, std::span<Value* const> in,
   if (to == DType::kBool && from != DType::kBool) {
     for (float& v : out.t.data) v = v != 0.0f ? 1.0f : 0.0f;
   } else if (to == DType::kI32 && from == DType::kF32) {
-    for (float& v : out.t.data) {
-      if (std::isnan(v)) {
-        v = 0.0f;
-      } else {
-        const float t = std::trunc(v);
-        if (std::fabs(t) > static_cast<float>(kMaxInt))
-          fail("convert_element_type: " + std::to_string(t) +
-               " as int32 is beyond 2^24, which meshrun holds exactly");
-        v = t + 0.0f;  // -0 -> 0
-      }
-    }
+    for (float& v : out.t.data) v = f32_to_i32(v, eqn);
   }
   return one(std::move(out));
 }
@@ -279,11 +271,28 @@ std::vector<Value> clamp_eval(const Eqn&, std::span<Value* const> in, std::span<
   return one(std::move(out));
 }
 
+// integer_pow's fused kernel: f32::integer_pow, as its eval, with FusedOp::y its param "y".
+void fused_integer_pow(const FusedOp& op, const FusedSrc* in, float* o, std::size_t c) {
+  if (in[0].scalar) {
+    float r;
+    f32::integer_pow(&in[0].s, &r, 1, op.y);
+    for (std::size_t i = 0; i < c; ++i) o[i] = r;
+  } else {
+    f32::integer_pow(in[0].p, o, c, op.y);
+  }
+}
+
+constexpr Primitive integer_pow() {
+  Primitive p = fusable({&integer_pow_infer, &integer_pow_eval}, &fused_integer_pow, 1);
+  p.fused_param = "y";
+  return p;
+}
+
 }  // namespace
 
 std::span<const Entry> elementwise_more_entries() {
   static const Entry kEntries[] = {
-      {"integer_pow", {&integer_pow_infer, &integer_pow_eval}},
+      {"integer_pow", integer_pow()},
       {"round", {&round_infer, &round_eval}},
       {"reduce_precision", {&reduce_precision_infer, &reduce_precision_eval}},
       {"convert_element_type", {&convert_infer, &convert_eval}},

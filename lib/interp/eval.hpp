@@ -6,9 +6,11 @@
 // a run of elementwise equations over a large array is one chunked loop (fusion.hpp), and
 // consecutive psums over the same axes are one collective.
 //
-// Before a run, bind() picks the export for the run's mesh and binds its dimension variables to
-// the case's shapes, and check_export() infers every equation's types, so a file whose equations
-// do not fit their primitives is refused (exit 2) before any device starts.
+// The evaluator runs a program compiled once at load (compiled.hpp): each equation's primitive,
+// plans and lent operands found then, not per call. Before a run, bind() picks the export for the
+// run's mesh and binds its dimension variables to the case's shapes, and check_export() infers
+// every equation's types, so a file whose equations do not fit their primitives is refused (exit 2)
+// before any device starts.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "interp/cost.hpp"
 #include "interp/ir.hpp"
 #include "interp/primitives.hpp"
 #include "interp/value.hpp"
@@ -23,6 +26,10 @@
 #include "shard/partition_spec.hpp"
 
 namespace meshrun::interp {
+
+struct CompiledExport;
+struct CompiledJaxpr;
+struct CompiledShardMap;
 
 // Bounds on memory, checked on the inferred types before a run (check_export).
 inline constexpr std::uint64_t kMaxValueElements = std::uint64_t{1} << 28;
@@ -41,21 +48,28 @@ Binding bind(const ProgramFile& file, const MeshShape& mesh, const std::vector<S
              const std::vector<DType>& dtypes);
 
 // Infers the type of every equation of the bound export (shard_map bodies on their blocks) and
-// compares it with the declared one, and bounds memory (kMaxValueElements, kMaxRunElements);
-// InputError naming the equation otherwise. Returns the
+// compares it with the declared one, and bounds memory (kMaxValueElements, kMaxRunElements) and
+// compute (`budget`); InputError naming the equation otherwise. Returns the
 // floating-point operations of its products (dot_general: 2 per multiply-add, over every device
-// of a body), what --timings divides by the time.
-std::uint64_t check_export(const ProgramFile& file, const Binding& binding);
+// of a body), what --timings divides by the time. `compiled` is binding.exp compiled
+// (compiled.hpp); the overload without it compiles it first.
+std::uint64_t check_export(const CompiledExport& compiled, const Binding& binding,
+                           const CostBudget& budget = {});
+std::uint64_t check_export(const ProgramFile& file, const Binding& binding,
+                           const CostBudget& budget = {});
 
-// A shard_map's in/out specs, read from its equation's params (checked by check_export).
+// A shard_map's in/out specs, read from its equation's params (compile_program reads them once).
 std::vector<PartitionSpec> shard_map_specs(const Eqn& eqn, const char* key);
 
-// Runs a shard_map equation: its operands (global values) in, its results (global) out.
-using ShardMapRunner = std::function<std::vector<Value>(const Eqn& eqn, std::vector<Value>& in)>;
+// Runs a shard_map: its operands (global values) in, its results (global) out.
+using ShardMapRunner =
+    std::function<std::vector<Value>(const CompiledShardMap& sm, std::vector<Value>& in)>;
 
 // Evaluates `jaxpr` on `args` (moved in). Inside a shard_map body ctx.device is the device;
 // outside, `shard_map` runs the shard_map equations (none: a shard_map is refused).
-std::vector<Value> eval_jaxpr(const Jaxpr& jaxpr, std::vector<Value> args, PrimContext& ctx,
+std::vector<Value> eval_jaxpr(const CompiledJaxpr& jaxpr, std::vector<Value> args, PrimContext& ctx,
                               const ShardMapRunner* shard_map = nullptr);
+// A bare jaxpr (no shard_map), compiled for this one call: for tests.
+std::vector<Value> eval_jaxpr(const Jaxpr& jaxpr, std::vector<Value> args, PrimContext& ctx);
 
 }  // namespace meshrun::interp

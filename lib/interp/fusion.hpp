@@ -6,14 +6,16 @@
 // and one write, where the unfused evaluator reads and writes n floats k times.
 //
 // What is fused (a "group"): consecutive equations, at least two of them computed (an FMA pair
-// counts as one), each one of add, add_any, sub, mul, div, max, min, pow, neg, abs, sign, exp,
-// exp2, log, log1p, expm1, tanh, logistic, erf, erfc, sqrt, rsqrt, square, integer_pow -- f32
+// counts as one), each of a primitive with a fused kernel (Primitive::fused: add, add_any, sub,
+// mul, div, max, min, pow, neg, abs, sign, exp, exp2, log, log1p, expm1, tanh, logistic, erf,
+// erfc, sqrt, rsqrt, square, integer_pow) -- f32
 // results all of one shape S of at least kFusionMinElements elements, each operand a group
 // member's result, an outside f32 value of shape S, or an f32 scalar (rank 0 or a literal: no
 // other broadcasting) -- whose results other than the last are used only inside the group (the
 // last may be used anywhere). A mul that contract.hpp's plan absorbs into an add/sub stays that
 // FMA inside the group (the pair is fused only when both are in it). The identities JAX puts in
-// such chains -- pvary/pcast (of a literal, under check_vma), stop_gradient, copy -- of a scalar
+// such chains (Primitive::identity: pvary/pcast of a literal under check_vma, stop_gradient,
+// copy) -- of a scalar
 // or of an S value may sit inside a group: they compute nothing there, their result names their
 // operand.
 //
@@ -30,6 +32,7 @@
 #include "interp/contract.hpp"
 #include "interp/dims.hpp"
 #include "interp/ir.hpp"
+#include "interp/primitives.hpp"
 #include "interp/value.hpp"
 
 namespace meshrun::interp {
@@ -47,37 +50,19 @@ struct FusedOperand {
 };
 
 struct FusedOp {
-  enum Code : std::uint8_t {
-    kAdd,
-    kSub,
-    kMul,
-    kDiv,
-    kMax,
-    kMin,
-    kPow,  // binary
-    kNeg,
-    kAbs,
-    kSign,
-    kExp,
-    kExp2,
-    kLog,
-    kLog1p,
-    kExpm1,
-    kTanh,
-    kLogistic,
-    kErf,
-    kErfc,
-    kSqrt,
-    kRsqrt,
-    kSquare,
-    kIntegerPow,  // unary
-    kFma,  // fma_contracted(kb, in[1], in[2], ka, in[0]): in[0] the addend, in[1]*in[2] the product
-  } code = kAdd;
+  // The primitive's kernel (Primitive::fused), or the FMA's: fma_contracted(kb, in[1], in[2], ka,
+  // in[0]) -- in[0] the addend, in[1]*in[2] the product.
+  FusedKernel kernel = nullptr;
+  std::uint8_t arity = 0;  // the operands it reads
+  bool fma = false;
   FusedOperand in[3];
   int out_slot = -1;           // -1: the group's result
-  std::int64_t y = 0;          // integer_pow
-  float kb = 1.0f, ka = 1.0f;  // kFma
+  std::int64_t y = 0;          // the primitive's Primitive::fused_param (integer_pow's y)
+  float kb = 1.0f, ka = 1.0f;  // the FMA's signs
 };
+
+// The FMA's kernel (fusion.cpp).
+void fused_fma(const FusedOp& op, const FusedSrc* in, float* o, std::size_t c);
 
 struct FusionGroup {
   std::size_t begin = 0, end = 0;  // the equations [begin, end)
@@ -87,7 +72,6 @@ struct FusionGroup {
   // Outside variables of shape S whose last use is in the group: the result may take the first
   // one's buffer.
   std::vector<int> reusable;
-  std::size_t elements = 0;  // |S| when the plan was made
 };
 
 // group_at[e] >= 0: a group begins at equation e (its index in groups).
@@ -100,10 +84,14 @@ struct FusionPlan {
 // contraction plan. Groups below kFusionMinElements are not made.
 FusionPlan plan_fusion(const Jaxpr& jx, const ContractionPlan& contractions,
                        const DimBindings* dims);
+// The groups of `jx` under any dimensions, made once at load (compiled.hpp): a group is run when
+// its outside operands have kFusionMinElements or more, as plan_fusion would have made it then
+// (the members of a group share one shape, so the size decides the whole group).
+FusionPlan plan_fusion_symbolic(const Jaxpr& jx, const ContractionPlan& contractions);
 
 // Runs `group` on env (its outside operands there, its result stored there; the group's
 // last-use variables are the caller's to release). False, doing nothing, when fusion is off or
-// the operands are smaller than the plan said.
+// its outside operands hold fewer than kFusionMinElements (or differ in shape).
 bool run_fusion_group(const FusionGroup& group, std::vector<Value>& env);
 
 // Fusion on (the default) or off, for every thread: the tests compare the bits of both paths.

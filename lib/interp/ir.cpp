@@ -40,6 +40,10 @@ const char* nested_jaxpr_param(const std::string& primitive) {
   return nullptr;
 }
 
+bool is_call(const std::string& primitive) {
+  return nested_jaxpr_param(primitive) != nullptr && primitive != "shard_map";
+}
+
 const Jaxpr* Eqn::sub(const std::string& name) const {
   for (const auto& [key, jaxpr] : subs)
     if (key == name) return jaxpr.get();

@@ -53,6 +53,9 @@ struct Jaxpr;
 // primitives.hpp): the param that holds it ("jaxpr" for jit, pjit and shard_map, "call_jaxpr"
 // for custom_jvp_call and custom_vjp_call, whose primal it is), or nullptr.
 const char* nested_jaxpr_param(const std::string& primitive);
+// jit, pjit and custom_jvp/vjp calls, which the evaluator inlines (not shard_map, the other
+// holder of a jaxpr).
+bool is_call(const std::string& primitive);
 
 struct Eqn {
   std::string primitive;

@@ -1,6 +1,7 @@
 // The param_* helpers and the helpers shared by every primitive's source. A param is untrusted
 // JSON: each read checks the kind and range and throws PrimitiveError naming the param.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -125,7 +126,6 @@ std::vector<std::int64_t> param_indices(const Eqn& eqn, const char* key, const P
 
 std::vector<std::string> param_axes(const Eqn& eqn, const char* key) {
   const nlohmann::json& j = param(eqn, key);
-  if (j.is_string()) return {j.get<std::string>()};
   if (!j.is_array()) fail(std::string("param '") + key + "' must be a list of axis names");
   std::vector<std::string> axes;
   for (const nlohmann::json& e : j) {
@@ -215,6 +215,16 @@ float int_result(std::int64_t v, const Eqn& eqn) {
   return static_cast<float>(v);
 }
 
+float f32_to_i32(float v, const Eqn& eqn) {
+  if (std::isnan(v)) return 0.0f;
+  const float t = std::trunc(v);
+  if (std::fabs(t) > static_cast<float>(kMaxInt)) {
+    fail(eqn.primitive + ": " + std::to_string(t) +
+         " as int32 is beyond 2^24, which meshrun holds exactly");
+  }
+  return t + 0.0f;  // -0 -> 0
+}
+
 void check_dtype(const Eqn& eqn, DType t, unsigned allowed) {
   if ((dtype_bit(t) & allowed) == 0)
     fail(eqn.primitive + " does not accept dtype " + dtype_word(t));
@@ -246,12 +256,27 @@ Value pass_through(Value* in, bool owned) {
   return *in;
 }
 
+std::int64_t checked_add(std::int64_t a, std::int64_t b, const std::string& what) {
+  std::int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r))
+    fail(what + " overflows int64 (" + std::to_string(a) + " + " + std::to_string(b) + ")");
+  return r;
+}
+
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const std::string& what) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r))
+    fail(what + " overflows int64 (" + std::to_string(a) + " * " + std::to_string(b) + ")");
+  return r;
+}
+
 std::vector<std::int64_t> strides_of(const Shape& shape) {
   std::vector<std::int64_t> s(shape.size());
   std::int64_t m = 1;
   for (std::size_t i = shape.size(); i-- > 0;) {
     s[i] = m;
-    m *= static_cast<std::int64_t>(shape[i]);
+    if (i > 0 && __builtin_mul_overflow(m, static_cast<std::int64_t>(shape[i]), &m))
+      fail("the strides of an array of shape " + dims_str(shape) + " overflow int64");
   }
   return s;
 }

@@ -16,10 +16,7 @@
 
 namespace meshrun::interp::prim {
 
-struct Entry {
-  std::string_view name;
-  Primitive prim;
-};
+using Entry = PrimitiveEntry;
 // Each source's primitives (primitives.cpp joins them into the registry).
 std::span<const Entry> elementwise_entries();
 std::span<const Entry> elementwise_more_entries();
@@ -65,9 +62,18 @@ std::int64_t param_dim(const Eqn& eqn, const char* key, const PrimContext& ctx);
 // expression evaluated under ctx.dims.
 std::int64_t index_of(const nlohmann::json& e, const char* key, const PrimContext& ctx);
 
+// Shape and index arithmetic on a file's numbers, checked: a + b and a * b, or PrimitiveError
+// "<what> overflows int64 (a + b)" -- never a wrapped size that passes for a small one.
+std::int64_t checked_add(std::int64_t a, std::int64_t b, const std::string& what);
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const std::string& what);
+
 // Integers are held as floats, exact below 2^24 in magnitude; a result beyond is refused.
 inline constexpr std::int64_t kMaxInt = std::int64_t{1} << 24;
 float int_result(std::int64_t v, const Eqn& eqn);
+// A float32 as int32, as XLA converts: truncated toward zero, NaN -> 0; refused (PrimitiveError
+// naming the primitive) beyond 2^24. convert_element_type's, and dot_general's with
+// preferred_element_type int32 on float32 operands.
+float f32_to_i32(float v, const Eqn& eqn);
 const char* dtype_word(DType t);  // "float32", "int32", "bool": JAX's names, for messages
 
 // Dtype sets, as bits: which dtypes a primitive accepts.
@@ -82,7 +88,8 @@ Value output_for(Value* in, bool owned, DType dtype, const Shape& shape);
 // A copy of `in`, or `in` itself moved when owned.
 Value pass_through(Value* in, bool owned);
 
-// Row-major strides of `shape`, in elements.
+// Row-major strides of `shape`, in elements (PrimitiveError when they overflow int64: only an
+// array of no elements, as f32[0,2^40,2^40], can have such a shape).
 std::vector<std::int64_t> strides_of(const Shape& shape);
 // For every index i over `shape`: dst[i . dst_strides] = src[i . src_strides]. The destination
 // elements must be distinct: they are written in no particular order (the last two dimensions by

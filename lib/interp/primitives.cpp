@@ -4,29 +4,40 @@
 #include <algorithm>
 #include <map>
 
+#include "interp/compiled.hpp"
 #include "interp/prim_util.hpp"
+#include "support/errors.hpp"
 
 namespace meshrun::interp {
 
 namespace {
 
 const std::map<std::string_view, Primitive, std::less<>>& registry() {
-  static const auto* table = [] {
-    auto* m = new std::map<std::string_view, Primitive, std::less<>>();
-    for (auto entries :
-         {prim::elementwise_entries(), prim::elementwise_more_entries(), prim::unary_entries(),
-          prim::shape_entries(), prim::slicing_entries(), prim::reduction_entries(),
-          prim::dot_entries(), prim::collective_entries()}) {
-      for (const prim::Entry& e : entries) m->emplace(e.name, e.prim);
-    }
-    return m;
-  }();
+  static const auto* table = new std::map<std::string_view, Primitive, std::less<>>(
+      make_registry({prim::elementwise_entries(), prim::elementwise_more_entries(),
+                     prim::unary_entries(), prim::shape_entries(), prim::slicing_entries(),
+                     prim::reduction_entries(), prim::dot_entries(), prim::collective_entries()}));
   return *table;
 }
 
 }  // namespace
 
+std::map<std::string_view, Primitive, std::less<>> make_registry(
+    std::initializer_list<std::span<const PrimitiveEntry>> tables) {
+  std::map<std::string_view, Primitive, std::less<>> m;
+  for (std::span<const PrimitiveEntry> entries : tables) {
+    for (const PrimitiveEntry& e : entries) {
+      if (!m.emplace(e.name, e.prim).second) {
+        throw InternalError("internal error: primitive " + std::string(e.name) +
+                            " is registered twice");
+      }
+    }
+  }
+  return m;
+}
+
 const Primitive* find_primitive(std::string_view name) {
+  ++compile_counters().primitive_lookups;
   const auto& r = registry();
   const auto it = r.find(name);
   return it == r.end() ? nullptr : &it->second;

@@ -4,7 +4,11 @@
 // evaluator's (eval.cpp), not here. docs/program-format.md lists them with their params.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <map>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -38,6 +42,18 @@ struct PrimContext {
   std::string_view file;     // the program file, for the messages of errors at run time
 };
 
+// Loop fusion (fusion.hpp): one operand of a fused op on one chunk -- a run of floats, or one
+// float for every element -- and the kernel that computes the op on a chunk of `c` elements.
+struct FusedSrc {
+  const float* p = nullptr;
+  float s = 0;
+  bool scalar = false;
+};
+struct FusedOp;
+using FusedKernel = void (*)(const FusedOp& op, const FusedSrc* in, float* o, std::size_t c);
+
+// Everything meshrun knows of a primitive, in its one registry entry (prim_util.hpp's Entry, in
+// the source that computes it): adding an elementwise primitive is that source and its test.
 struct Primitive {
   // Output types; throws PrimitiveError.
   std::vector<ValueType> (*infer)(const Eqn& eqn, std::span<const ValueType> in,
@@ -47,10 +63,36 @@ struct Primitive {
   // operands whose types passed `infer`.
   std::vector<Value> (*eval)(const Eqn& eqn, std::span<Value* const> in,
                              std::span<const bool> owned, PrimContext& ctx);
+  // An f32 elementwise primitive that may sit in a fused chain: its kernel (calling the very
+  // function `eval` calls, so the bits are the same) and its operands; null otherwise. A kernel
+  // that reads an integer param names it (integer_pow's "y", held in FusedOp::y).
+  FusedKernel fused = nullptr;
+  std::uint8_t arity = 0;
+  const char* fused_param = nullptr;
+  // Its result is its operand's value (pvary, pcast, stop_gradient, copy): it computes nothing
+  // inside a fused chain.
+  bool identity = false;
+  // Its operands cross between devices (the bytes a run moves, cost.hpp).
+  bool collective = false;
+  // An all-reduce (psum, pmean): each result depends on its own operand only (the rules' data
+  // flow, rules.cpp).
+  bool reduction = false;
+  // The floating-point operations of one equation on one device, when they are not one per
+  // element of its larger side (dot_general: 2 per multiply-add); saturating at 2^64.
+  std::uint64_t (*flops)(const Eqn& eqn, std::span<const ValueType> ops,
+                         std::span<const ValueType> outs) = nullptr;
 };
 
 // nullptr for a primitive meshrun does not have (the evaluator's own control flow included).
 const Primitive* find_primitive(std::string_view name);
+// The registry of `tables` (each source's entries): InternalError naming a primitive two entries
+// register (the registry is built so, once, at the first lookup).
+struct PrimitiveEntry {
+  std::string_view name;
+  Primitive prim;
+};
+std::map<std::string_view, Primitive, std::less<>> make_registry(
+    std::initializer_list<std::span<const PrimitiveEntry>> tables);
 // Every primitive find_primitive knows, sorted (for docs and tests).
 std::vector<std::string> primitive_names();
 

@@ -13,34 +13,54 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
+#include "interp/compiled.hpp"
+#include "interp/eval.hpp"
 #include "interp/ir.hpp"
 #include "programs/program.hpp"
 
 namespace meshrun::interp {
 
+struct Exercise;
+
 struct LoadedProgram {
   ProgramFile file;
+  // The exercise it is graded as (the file's "exercise" or --exercise), or none.
+  std::shared_ptr<const Exercise> exercise;
   ProgramDef def;      // its functions refer to `file`: keep the LoadedProgram alive while it runs
   bool plain = false;  // jit(shard_map(inputs)) only: body and specs
   // The program's inputs are the file's, or -- for a file that names an exercise -- the
   // exercise's (a case for dp-step holds x even when the program closes over it: the rules then
   // say so). def_input[i]: the def's input that is the file's input i.
   std::vector<std::size_t> def_input;
-  // Per export, per shard_map: the program input each operand is (-1: none), for the trace's
-  // names of a program with equations around its shard_map (shard_map_operand_inputs).
-  std::vector<std::map<const Eqn*, std::vector<int>>> operand_inputs;
-  // ... and the program output each result is (-1: none).
-  std::vector<std::map<const Eqn*, std::vector<int>>> result_outputs;
+  // The file compiled once (compiled.hpp): what every run evaluates. Its shard_maps' operands
+  // and results are named after the program inputs and outputs they are (the trace's names).
+  CompiledProgram compiled;
+  // A plain program's binding, made by the first device of a run and shared by the others.
+  struct BindCache {
+    std::mutex mutex;
+    MeshShape mesh;
+    std::vector<Shape> shapes;
+    std::shared_ptr<const Binding> binding;
+  };
+  std::unique_ptr<BindCache> bind_cache = std::make_unique<BindCache>();
   // The flops the last checked run counts (check_run, before it runs): what def.flops returns.
   std::uint64_t flops = 0;
+  // The compute a run may take (--max-flops, --max-bytes-moved), checked by check_run.
+  CostBudget budget;
 };
 
 // Reads `path` (read_program_file) and builds its ProgramDef; InputError naming the file.
-// `exercise`, when not empty, replaces the file's "exercise" (--exercise).
+// `exercise`, when not empty, replaces the file's "exercise" (--exercise): a shipped exercise's
+// name or a folder holding exercise.json (resolve_exercise). A file naming an exercise meshrun
+// does not know is refused ("exercise: ... is not an exercise meshrun grades").
 std::unique_ptr<LoadedProgram> load_program(const std::string& path, std::uint64_t max_bytes,
                                             std::chrono::milliseconds open_wait,
                                             const std::string& exercise);
+
+// An exercise's reference program file, as a plain program (its "exercise" ignored, no rules).
+std::unique_ptr<LoadedProgram> load_reference_program(const std::string& path);
 
 }  // namespace meshrun::interp

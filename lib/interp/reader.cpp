@@ -5,12 +5,19 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <new>
 #include <set>
 #include <unordered_map>
 
 #include "interp/primitives.hpp"
+#include "interp/program_json.hpp"
+#include "interp/reader_checks.hpp"
+#include "interp/reader_fields.hpp"
 #include "interp/rules.hpp"
 #include "io/json_text.hpp"
+#include "shard/mesh_shape.hpp"
+#include "support/printable.hpp"
 #include "support/errors.hpp"
 
 namespace meshrun::interp {
@@ -18,200 +25,41 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::size_t kMaxNameChars = 128;  // of an input's or output's name
-
 // Whether `key` of `primitive`'s params holds a nested jaxpr.
 bool holds_jaxpr(const std::string& primitive, const std::string& key) {
   const char* param = nested_jaxpr_param(primitive);
   return param != nullptr && key == param;
 }
 
-const char* kind(const json& j) {
-  switch (j.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::object:
-      return "an object";
-    case json::value_t::array:
-      return "an array";
-    case json::value_t::string:
-      return "a string";
-    case json::value_t::boolean:
-      return "a boolean";
-    default:
-      return "a number";
+// A param's key and every string in its value free of control bytes: params are shown in
+// traces and messages (axis names, a jit's name), and an ESC there would reach the terminal.
+void printable_only(const std::string& key, const nlohmann::json& value, const std::string& at) {
+  const auto check = [&](const std::string& s) {
+    if (holds_control(s)) {
+      throw InputError(at + "." + escape_controls(excerpt(key)),
+                       "\"" + escape_controls(excerpt(s)) + "\" holds a control byte");
+    }
+  };
+  check(key);
+  std::vector<const nlohmann::json*> todo{&value};
+  while (!todo.empty()) {
+    const nlohmann::json* v = todo.back();
+    todo.pop_back();
+    if (v->is_string()) {
+      check(v->get_ref<const std::string&>());
+    } else if (v->is_object()) {
+      for (const auto& [k, sub] : v->items()) {
+        check(k);
+        todo.push_back(&sub);
+      }
+    } else if (v->is_array()) {
+      for (const auto& sub : *v) todo.push_back(&sub);
+    }
   }
 }
 
-// Where the parser is (the path of the value being read, "exports[0].jaxpr") and the keys of
-// every open object so far, to find a key given twice.
-class KeyTracker {
+class Reader : public FieldReader {
  public:
-  void see(json::parse_event_t event, const json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        open_.push_back({event == json::parse_event_t::object_start, {}, {}, 0});
-        break;
-      case json::parse_event_t::key: {
-        Level& top = open_.back();
-        top.key = parsed.get<std::string>();
-        if (!top.keys.insert(top.key).second) {
-          std::string what = "duplicate key \"";
-          what += excerpt(top.key);
-          what += '"';
-          throw InputError(path(open_.size() - 1), what);
-        }
-        break;
-      }
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        open_.pop_back();
-        [[fallthrough]];
-      case json::parse_event_t::value:
-        if (!open_.empty() && !open_.back().object) ++open_.back().index;
-        break;
-    }
-  }
-
- private:
-  struct Level {
-    bool object;
-    std::set<std::string> keys;
-    std::string key;    // object: the latest key
-    std::size_t index;  // array: the element being read
-  };
-  // The path of the object open at `level`.
-  std::string path(std::size_t level) const {
-    std::string p;
-    for (std::size_t i = 0; i < level; ++i) {
-      if (open_[i].object) {
-        p += (p.empty() ? "" : ".") + excerpt(open_[i].key);
-      } else {
-        p += "[" + std::to_string(open_[i].index) + "]";
-      }
-    }
-    return p;
-  }
-  std::vector<Level> open_;
-};
-
-class Reader {
- public:
-  const json& member(const json& obj, const std::string& at, const char* key) {
-    if (!obj.is_object()) throw InputError(at, std::string("must be an object, not ") + kind(obj));
-    const auto it = obj.find(key);
-    if (it == obj.end()) throw InputError(at, std::string("missing key \"") + key + "\"");
-    return *it;
-  }
-  const json* optional(const json& obj, const char* key) {
-    const auto it = obj.find(key);
-    return it == obj.end() ? nullptr : &*it;
-  }
-  const json& array(const json& j, const std::string& at) {
-    if (!j.is_array()) throw InputError(at, std::string("must be an array, not ") + kind(j));
-    return j;
-  }
-  std::string string(const json& j, const std::string& at) {
-    if (!j.is_string()) throw InputError(at, std::string("must be a string, not ") + kind(j));
-    const std::string s = j.get<std::string>();
-    if (s.empty()) throw InputError(at, "must not be empty");
-    return s;
-  }
-  // A name becomes a file name (--save-npy DIR/NAME.npy), a JSON key and part of messages and
-  // traces: "../x" or "a/b" would write outside DIR, a control byte would forge a line.
-  std::string name(const json& j, const std::string& at) {
-    const std::string s = string(j, at);
-    const bool ok =
-        s.size() <= kMaxNameChars &&
-        std::all_of(s.begin(), s.end(),
-                    [](char c) {
-                      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-                    }) &&
-        !std::isdigit(static_cast<unsigned char>(s[0])) && s[0] != '-';
-    if (!ok) {
-      std::string what = "\"";
-      what += excerpt(s);
-      what +=
-          "\" is not a name (letters, digits, _ and -, not starting with a digit or -, at most ";
-      what += std::to_string(kMaxNameChars) + " characters)";
-      throw InputError(at, what);
-    }
-    return s;
-  }
-  std::int64_t integer(const json& j, const std::string& at, std::int64_t lo, std::int64_t hi) {
-    if (!j.is_number_integer())
-      throw InputError(
-          at, std::string("must be an integer, not ") + (j.is_number() ? "a fraction" : kind(j)));
-    const std::int64_t v = j.is_number_unsigned() && j.get<std::uint64_t>() > std::uint64_t(hi)
-                               ? hi + 1
-                               : j.get<std::int64_t>();
-    if (v < lo || v > hi) {
-      throw InputError(at, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
-    }
-    return v;
-  }
-  DType dtype(const json& j, const std::string& at) {
-    const std::string name = string(j, at);
-    DType t;
-    if (!parse_dtype(name, &t)) {
-      throw InputError(at, "dtype " + excerpt(name) + " is not supported (f32, i32, bool)");
-    }
-    return t;
-  }
-  DimExpr dim(const json& j, const std::string& at) {
-    if (j.is_string()) return DimExpr::parse(j.get<std::string>(), at);
-    return DimExpr(integer(j, at, 0, std::int64_t{1} << 40));
-  }
-  Type type(const json& j, const std::string& at) {
-    Type t;
-    t.dtype = dtype(member(j, at, "dtype"), at + ".dtype");
-    const json& shape = array(member(j, at, "shape"), at + ".shape");
-    if (shape.size() > 8) throw InputError(at + ".shape", "more than 8 dimensions");
-    double elements = 1;
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-      t.shape.push_back(dim(shape[i], at + ".shape[" + std::to_string(i) + "]"));
-      if (t.shape.back().is_constant()) elements *= double(t.shape.back().constant());
-    }
-    if (elements > double(kMaxElements)) {
-      throw InputError(at + ".shape", number_text(elements) + " elements: more than 2^31");
-    }
-    return t;
-  }
-  double number(const json& j, DType t, const std::string& at) {
-    double v;
-    if (j.is_string()) {
-      const std::string s = j.get<std::string>();
-      if (s == "inf") {
-        v = std::numeric_limits<double>::infinity();
-      } else if (s == "-inf") {
-        v = -std::numeric_limits<double>::infinity();
-      } else if (s == "nan") {
-        v = std::numeric_limits<double>::quiet_NaN();
-      } else {
-        throw InputError(at, "must be a number, \"inf\", \"-inf\" or \"nan\", not " + excerpt(s));
-      }
-      if (t != DType::kF32) throw InputError(at, "a non-finite value of an integer dtype");
-      return v;
-    }
-    if (j.is_boolean()) {
-      if (t != DType::kBool) throw InputError(at, "a boolean for a non-bool value");
-      return j.get<bool>() ? 1 : 0;
-    }
-    if (!j.is_number()) throw InputError(at, std::string("must be a number, not ") + kind(j));
-    v = j.get<double>();
-    if (t == DType::kF32) {
-      if (std::fabs(v) > double(std::numeric_limits<float>::max()) && std::isfinite(v)) {
-        throw InputError(at, number_text(v) + " is beyond float32's range");
-      }
-    } else if (v != std::floor(v) || std::fabs(v) > double(1 << 24) ||
-               (t == DType::kBool && v != 0 && v != 1)) {
-      throw InputError(at, number_text(v) + " is not a " + dtype_name(t) +
-                               (t == DType::kBool ? "" : " meshrun holds exactly (|v| <= 2^24)"));
-    }
-    return v;
-  }
-
   // Where a nested jaxpr is: the whole path up to 4 deep, then the first 4 levels, the depth
   // and the last step (a message never holds 64 levels of ".params.jaxpr.eqns[0]").
   std::string nested_where(const std::string& eqn_at, const std::string& key, int depth) {
@@ -246,6 +94,9 @@ class Reader {
       Atom r;
       if (!a.is_object()) throw InputError(aat, std::string("must be an object, not ") + kind(a));
       if (const json* v = optional(a, "var")) {
+        if (optional(a, "lit") != nullptr) {
+          throw InputError(aat, "holds both var and lit: an atom is a variable or a literal");
+        }
         const std::int64_t id = integer(*v, aat + ".var", 0, INT32_MAX);
         const auto it = index.find(id);
         if (it == index.end()) {
@@ -283,12 +134,16 @@ class Reader {
       if (++equations_ > kMaxEquations) {
         throw InputError(eat, "more than " + std::to_string(kMaxEquations) + " equations");
       }
-      const json& ej = eqns[e];
+      // The document is read_program_file's own: each equation's JSON is taken (its params
+      // moved, not copied) and freed once read, so the document and what is read from it are
+      // never both whole in memory.
+      json& ej = const_cast<json&>(eqns[e]);
       Eqn q;
       q.primitive = string(member(ej, eat, "primitive"), eat + ".primitive");
       q.where = eat;
       if (const json* src = optional(ej, "source"); src && src->is_string()) {
-        q.source = excerpt(src->get<std::string>());
+        // Display only (messages, traces): escaped, so no byte of it reaches a terminal raw.
+        q.source = escape_controls(excerpt(src->get<std::string>()));
       }
       if (const json* params = optional(ej, "params")) {
         if (!params->is_object()) {
@@ -297,9 +152,10 @@ class Reader {
         // Key by key: a copy of the whole params would copy the nested jaxprs (and their
         // constants) once per level of nesting, 64 levels of a 1 GiB file.
         q.params = json::object();
-        for (const auto& [key, value] : params->items()) {
+        for (auto& [key, value] : const_cast<json&>(*params).items()) {
           if (!holds_jaxpr(q.primitive, key)) {
-            q.params[key] = value;
+            printable_only(key, value, eat + ".params");
+            q.params[key] = std::move(value);
             continue;
           }
           q.subs.emplace_back(key, jaxpr(value, nested_where(eat, key, depth + 1), depth + 1));
@@ -307,6 +163,9 @@ class Reader {
         }
       } else {
         q.params = json::object();
+      }
+      if (q.primitive == "shard_map" && q.params.contains("mesh")) {
+        (void)mesh(q.params["mesh"], eat + ".params.mesh");
       }
       if (const char* key = nested_jaxpr_param(q.primitive)) {
         if (q.sub(key) == nullptr) throw InputError(eat + ".params", std::string("missing ") + key);
@@ -323,6 +182,7 @@ class Reader {
         q.out.push_back(define(outs[i], eat + ".out[" + std::to_string(i) + "]"));
       }
       jx.eqns.push_back(std::move(q));
+      ej = json();
     }
     const json& outvars = array(member(j, at, "outvars"), at + ".outvars");
     for (std::size_t i = 0; i < outvars.size(); ++i) {
@@ -393,7 +253,12 @@ class Reader {
       const std::string dat = at + ".shape[" + std::to_string(i) + "]";
       if (shape[i].is_string()) {
         a.shape.push_back(string(shape[i], dat));
-        DimExpr::parse(a.shape.back(), dat);  // well-formed
+        std::string dim;
+        std::int64_t factor = 0;
+        if (!DimExpr::parse(a.shape.back(), dat).solvable(&dim, &factor) || factor != 1) {
+          throw InputError(dat, "must be a dimension's name or a number, not the expression \"" +
+                                    escape_controls(excerpt(a.shape.back())) + "\"");
+        }
       } else {
         a.shape.push_back(std::to_string(integer(shape[i], dat, 0, kMaxElements)));
       }
@@ -415,22 +280,34 @@ class Reader {
     return out;
   }
 
+  // An export's mesh or a shard_map's: [[axis name, size], ...], each size read whole and in
+  // 1..1024 before it becomes an int (2^32 + 8 is not 8).
+  static MeshShape mesh(const json& j, const std::string& at) {
+    const json& list = array(j, at);
+    MeshShape m;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string mat = at + "[" + std::to_string(i) + "]";
+      if (!list[i].is_array() || list[i].size() != 2) {
+        throw InputError(mat, "must be [axis name, size]");
+      }
+      m.emplace_back(label(list[i][0], mat + "[0]"),
+                     static_cast<int>(integer(list[i][1], mat + "[1]", 1, 1024)));
+    }
+    check_mesh(at, m);
+    return m;
+  }
+
   Export export_of(const json& j, const std::string& at) {
     Export x;
     x.where = at;
-    const json& mesh = array(member(j, at, "mesh"), at + ".mesh");
-    for (std::size_t i = 0; i < mesh.size(); ++i) {
-      const std::string mat = at + ".mesh[" + std::to_string(i) + "]";
-      if (!mesh[i].is_array() || mesh[i].size() != 2) {
-        throw InputError(mat, "must be [axis name, size]");
-      }
-      x.mesh.emplace_back(string(mesh[i][0], mat + "[0]"),
-                          static_cast<int>(integer(mesh[i][1], mat + "[1]", 1, 1024)));
-    }
-    check_mesh(at + ".mesh", x.mesh);
+    x.mesh = mesh(member(j, at, "mesh"), at + ".mesh");
     if (const json* dims = optional(j, "dims")) {
       for (std::size_t i = 0; i < array(*dims, at + ".dims").size(); ++i) {
-        x.dims.push_back(string((*dims)[i], at + ".dims[" + std::to_string(i) + "]"));
+        const std::string dat = at + ".dims[" + std::to_string(i) + "]";
+        x.dims.push_back(label((*dims)[i], dat));
+        if (std::count(x.dims.begin(), x.dims.end(), x.dims.back()) > 1) {
+          throw InputError(dat, "names " + escape_controls(excerpt(x.dims.back())) + " twice");
+        }
       }
     }
     x.jaxpr = std::move(*jaxpr(member(j, at, "jaxpr"), at + ".jaxpr", 0));
@@ -442,80 +319,6 @@ class Reader {
   std::string head_;  // the path of the latest jaxpr 4 deep
 };
 
-// "line 2, column 5 (byte 12)" of the 1-based offset `byte` in `text`.
-std::string position(const std::string& text, std::size_t byte) {
-  const std::size_t end = std::min(byte > 0 ? byte - 1 : 0, text.size());
-  std::size_t line = 1, start = 0;
-  for (std::size_t i = 0; i < end; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      start = i + 1;
-    }
-  }
-  return "line " + std::to_string(line) + ", column " + std::to_string(end - start + 1) +
-         " (byte " + std::to_string(byte) + ")";
-}
-
-// The file's JSON. It is read whole (within `max_bytes`, through JsonSource's bounds: a FIFO
-// must start within `open_wait`), its nesting counted in one pass before the parser sees it, and
-// parsed from memory: nlohmann's contiguous input is several times faster than a byte iterator
-// (mlp-train's 178 KB file: 7 ms of a run, measured 2026-12-01).
-json parse_bounded(const std::string& path, std::uint64_t max_bytes,
-                   std::chrono::milliseconds open_wait) {
-  JsonSource source(path, max_bytes, open_wait);
-  std::string text;
-  for (std::string_view w; !(w = source.window(std::size_t{1} << 16)).empty();) {
-    text.append(w);
-    source.skip(w.size());
-  }
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
-    throw InputError("", "the file is empty");
-  }
-  if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
-    throw InputError("", "invalid JSON at " + position(text, nul + 1) + ": unexpected NUL byte");
-  }
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxProgramJsonDepth) {
-        throw InputError("",
-                         "nesting deeper than " + std::to_string(kMaxProgramJsonDepth) + " levels");
-      }
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  try {
-    // It refuses a key given twice in one object, as the case reader does: nlohmann would keep
-    // the last value silently ("version": 1, "version": 2 reads as 2).
-    KeyTracker keys;
-    return json::parse(text, [&keys](int, json::parse_event_t event, json& parsed) {
-      keys.see(event, parsed);
-      return true;
-    });
-  } catch (const json::parse_error& e) {
-    throw InputError(
-        "", "invalid JSON at " + position(text, e.byte) + ": " + parse_error_reason(e.what()));
-  } catch (const json::exception& e) {
-    // A number beyond double's range ("1e400") is nlohmann's out_of_range, not a parse error.
-    std::string what = e.what();
-    if (const auto end = what.find("] "); end != std::string::npos) what.erase(0, end + 2);
-    throw InputError("", "invalid JSON: " + excerpt(what));
-  }
-}
-
 }  // namespace
 
 ProgramFile read_program_file(const std::string& path, std::uint64_t max_bytes,
@@ -523,7 +326,10 @@ ProgramFile read_program_file(const std::string& path, std::uint64_t max_bytes,
   ProgramFile p;
   p.path = display_name(path);
   try {
-    const json root = parse_bounded(path, max_bytes, open_wait);
+    json root = read_program_json(path, max_bytes, open_wait);  // freed as it is read
+    // Released first if memory runs out below: the document's destructor allocates while it
+    // frees (nlohmann's), and must not end the process in std::terminate.
+    const std::unique_ptr<char[]> reserve(new char[std::size_t{16} << 20]);  // untouched: no RSS
     Reader r;
     if (!root.is_object()) throw InputError("", "a program file must be a JSON object");
     const json& format = r.member(root, "", "format");
@@ -535,14 +341,9 @@ ProgramFile read_program_file(const std::string& path, std::uint64_t max_bytes,
       throw InputError("version", "unknown format version " + excerpt(version.dump()) +
                                       " (this meshrun reads version 1)");
     }
-    p.name = r.string(r.member(root, "", "name"), "name");
+    p.name = r.label(r.member(root, "", "name"), "name");
     if (const json* ex = r.optional(root, "exercise")) {
-      p.exercise = r.string(*ex, "exercise");
-      if (!known_exercise(p.exercise)) {
-        throw InputError("exercise",
-                         excerpt(p.exercise) +
-                             " is not an exercise meshrun grades (dp-step, tp-mlp, mlp-train)");
-      }
+      p.exercise = r.label(*ex, "exercise");  // load_program finds it (exercise.hpp)
     }
     p.inputs = r.args(root, "inputs", true);
     p.outputs = r.args(root, "outputs", false);
@@ -562,9 +363,13 @@ ProgramFile read_program_file(const std::string& path, std::uint64_t max_bytes,
                                                     " outputs, the program " +
                                                     std::to_string(p.outputs.size()));
       }
+      check_dims_named(p.exports.back(), at);
+      check_inputs_agree(p.inputs, jx, at + ".jaxpr");
     }
   } catch (const InputError& e) {
     throw InputError(p.path, e.what());
+  } catch (const std::bad_alloc&) {
+    throw InputError(p.path, "out of memory");
   }
   return p;
 }

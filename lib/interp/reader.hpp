@@ -12,12 +12,10 @@
 #include <string>
 
 #include "interp/ir.hpp"
+#include "interp/program_json.hpp"
 
 namespace meshrun::interp {
 
-// Each nested jaxpr is about 6 JSON levels deep: 1024 lets kMaxJaxprDepth be the limit that
-// speaks for jaxprs, and still refuses 100,000 nested '[' long before they cost anything.
-inline constexpr int kMaxProgramJsonDepth = 1024;
 inline constexpr int kMaxJaxprDepth = 64;
 inline constexpr std::size_t kMaxEquations = 1'000'000;
 inline constexpr std::uint64_t kMaxElements = std::uint64_t{1} << 31;

@@ -97,7 +97,14 @@ std::vector<Value> reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::
   const Shape shape = reduced_shape(xs, param_axis_list(eqn, "axes", xs.size()), &keep);
   Value out(x.dtype, Tensor(shape));
   float* o = out.t.data.data();
-  for (float& v : out.t.data) v = Op::kInit;
+  // The identity in the operand's dtype, as JAX's: on bool, max starts from False and min from
+  // True (an empty bool axis is False / True, not -inf / +inf).
+  float init = Op::kInit;
+  if (x.dtype == DType::kBool) {
+    if constexpr (std::is_same_v<Op, MaxR>) init = 0.0f;
+    if constexpr (std::is_same_v<Op, MinR>) init = 1.0f;
+  }
+  for (float& v : out.t.data) v = init;
   const std::size_t n = x.t.size();
   const float* p = x.t.data.data();
   if (n > 0) {
@@ -157,7 +164,12 @@ std::vector<Value> reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::
       for (std::size_t k = 0; k < acc.size(); ++k) out.t.data[k] = int_result(acc[k], eqn);
     }
     for (float v : out.t.data) {
-      if (!std::isfinite(v)) fail(eqn.primitive + " of an empty int32 axis");
+      if (!std::isfinite(v)) {
+        fail(eqn.primitive + " of an empty int32 axis: JAX's identity " +
+             (v < 0 ? "-2147483648" : "2147483647") +
+             " is beyond 2^24, which meshrun holds "
+             "exactly");
+      }
     }
   }
   std::vector<Value> r;

@@ -3,10 +3,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "interp/eval.hpp"
+#include "interp/held.hpp"
+#include "interp/program.hpp"
+#include "interp/semantic_rules.hpp"
 #include "programs/program.hpp"
 
 namespace meshrun::interp {
@@ -14,12 +18,6 @@ namespace {
 
 using Mask =
     std::uint64_t;  // which of the program's inputs (bit i: input i, up to 64) a value depends on
-
-// A reduction met in the program: its axes and what its operands depend on.
-struct Reduction {
-  std::vector<std::string> axes;
-  Mask depends = 0;
-};
 
 // Bit 63: derived from a closed-over array (a constant of rank >= 1).
 constexpr Mask kConstant = Mask{1} << 63;
@@ -34,7 +32,6 @@ struct Operand {
 };
 
 struct Flow {
-  std::vector<Reduction> reductions;
   std::vector<Operand> operands;            // of every shard_map
   std::vector<std::string> body_constants;  // arrays closed over inside a body: their types
 };
@@ -46,7 +43,7 @@ std::string declared(const Type& t) {
 }
 
 bool is_reduction(const std::string& p) {
-  return p == "psum" || p == "psum_invariant" || p == "pmean" || p == "psum2";
+  return find_primitive(p) != nullptr && find_primitive(p)->reduction;
 }
 
 // Forward data flow: what each outvar of `jx` depends on, given its invars' masks.
@@ -54,6 +51,7 @@ std::vector<Mask> flow(const Jaxpr& jx, const std::vector<Mask>& in, Flow& f, in
                        bool in_body = false) {
   std::vector<Mask> m(jx.types.size(), 0);
   for (std::size_t i = 0; i < jx.invars.size() && i < in.size(); ++i) m[jx.invars[i]] = in[i];
+
   for (std::size_t i = 0; i < jx.constvars.size(); ++i) {
     if (jx.consts[i].shape.empty()) continue;
     m[jx.constvars[i]] = kConstant;
@@ -86,20 +84,13 @@ std::vector<Mask> flow(const Jaxpr& jx, const std::vector<Mask>& in, Flow& f, in
       continue;
     }
     if (is_reduction(e.primitive)) {
-      Reduction r;
-      const auto it = e.params.find("axes");
-      if (it != e.params.end() && it->is_array()) {
-        for (const auto& a : *it)
-          if (a.is_string()) r.axes.push_back(a.get<std::string>());
-      }
-      r.depends = all;
-      f.reductions.push_back(std::move(r));
       // psum of several operands: each result depends on its own operand only.
       for (std::size_t k = 0; k < e.out.size() && k < ops.size(); ++k) m[e.out[k]] = ops[k];
       continue;
     }
     for (int v : e.out) m[v] = all;
   }
+
   std::vector<Mask> out;
   for (const Atom& a : jx.outvars) out.push_back(a.is_literal() ? 0 : m[a.var]);
   return out;
@@ -145,129 +136,119 @@ std::map<const Eqn*, std::vector<int>> shard_map_operand_inputs(const ProgramFil
   return out;
 }
 
-bool known_exercise(const std::string& name) {
-  return name == "dp-step" || name == "tp-mlp" || name == "mlp-train";
-}
-
-// The rules on the file, as `exp` holds the program (each export is checked: the case may run
-// any of them).
-std::vector<StructuralRule> file_rules(const ProgramFile& file, const ProgramDef* built_in,
-                                       const Export& exp) {
-  std::vector<StructuralRule> rules;
+StructuralRule inputs_given_rule(const ProgramFile& file, const ProgramDef& exercise,
+                                 const Export& exp) {
   std::string missing;
-  for (const ArgDef& a : built_in->inputs) {
+  for (const ArgDef& a : exercise.inputs) {
     if (input_index(file, a.name) < 0) missing += (missing.empty() ? "" : ", ") + a.name;
   }
   const std::size_t consts = constants(exp.jaxpr);
-  rules.push_back(static_rule(
-      "every input of " + file.exercise + " is an input of the program, never closed over",
+  return static_rule(
+      "every input of " + exercise.name + " is an input of the program, never closed over",
       missing.empty() ? std::nullopt
                       : std::optional<std::string>(
                             missing + " not among the program's inputs" +
                             (consts ? " (it holds " + std::to_string(consts) +
                                           " closed-over constant" + (consts > 1 ? "s" : "") + ")"
-                                    : ""))));
-  std::vector<Mask> in;
-  for (std::size_t i = 0; i < file.inputs.size(); ++i) in.push_back(i < 63 ? Mask{1} << i : 0);
-  Flow f;
-  const std::vector<Mask> outs = flow(exp.jaxpr, in, f);
-  Mask reaches = 0;
-  for (Mask m : outs) reaches |= m;
-
-  if (input_index(file, "lr") >= 0 || std::any_of(built_in->inputs.begin(), built_in->inputs.end(),
-                                                  [](const ArgDef& a) { return a.name == "lr"; })) {
-    const int lr = input_index(file, "lr");
-    std::optional<std::string> why;
-    if (lr < 0) {
-      why = "lr is not an input of the program";
-    } else if ((reaches & (Mask{1} << lr)) == 0) {
-      why = "no output depends on lr: the update uses a number baked into the program";
-    }
-    rules.push_back(static_rule("lr is traced: the update reads the input lr, not a literal", why));
-  }
-  if (file.exercise == "dp-step" || file.exercise == "mlp-train") {
-    // x and y reach the body only as their row blocks: no replicated operand is derived from
-    // them, and no closed-over array (a full x baked in) flows in.
-    const char* axis = "data";
-    std::optional<std::string> why;
-    for (std::size_t k = 0; k < f.operands.size() && !why; ++k) {
-      const Operand& op = f.operands[k];
-      const bool split = !op.spec.dims().empty() &&
-                         std::find(op.spec.dims()[0].begin(), op.spec.dims()[0].end(), axis) !=
-                             op.spec.dims()[0].end();
-      for (const char* name : {"x", "y"}) {
-        const int i = input_index(file, name);
-        if (i >= 0 && (op.depends & (Mask{1} << i)) && !split) {
-          why = "shard_map operand " + std::to_string(k) + " (" + op.type + ", " + op.spec.str() +
-                ") is derived from " + name + " but not split by rows over 'data'";
-        }
-      }
-      if (!why && (op.depends & kConstant)) {
-        why = "shard_map operand " + std::to_string(k) + " (" + op.type + ", " + op.spec.str() +
-              ") is a closed-over array";
-      }
-    }
-    if (!why && !f.body_constants.empty()) {
-      why = "the body closes over an array " + f.body_constants.front();
-    }
-    for (const char* name : {"x", "y"}) {
-      const int i = input_index(file, name);
-      if (!why && i >= 0 && (reaches & (Mask{1} << i)) == 0) {
-        why = std::string("no output depends on the input ") + name;
-      }
-    }
-    rules.push_back(
-        static_rule("no full x or y flows into the body: they reach it as row blocks only", why));
-  }
-  if (file.exercise == "tp-mlp" || file.exercise == "mlp-train") {
-    const int b2 = input_index(file, "b2");
-    std::optional<std::string> why;
-    if (b2 >= 0) {
-      for (const Reduction& r : f.reductions) {
-        if (std::find(r.axes.begin(), r.axes.end(), "model") == r.axes.end()) continue;
-        if (r.depends & (Mask{1} << b2)) {
-          why = "b2 flows into a psum over 'model': every device adds it before the sum";
-          break;
-        }
-      }
-    }
-    rules.push_back(static_rule("b2 is added once, after the psum over 'model'", why));
-  }
-  return rules;
+                                    : "")));
 }
 
-std::vector<StructuralRule> exercise_rules(const ProgramFile& file) {
-  std::vector<StructuralRule> rules;
-  const ProgramDef* built_in =
-      known_exercise(file.exercise) ? find_program(file.exercise) : nullptr;
-  if (built_in == nullptr) return rules;
+namespace {
 
-  // On the file: a rule holds when it holds in every export, else the first export's failure
-  // says why (naming the export when it is not the first).
-  const Trace none;
-  rules = file_rules(file, built_in, file.exports.front());
-  for (std::size_t e = 1; e < file.exports.size(); ++e) {
-    const std::vector<StructuralRule> other = file_rules(file, built_in, file.exports[e]);
-    for (std::size_t r = 0; r < rules.size() && r < other.size(); ++r) {
-      if (rules[r].check(none)) continue;
-      if (auto why = other[r].check(none)) {
-        rules[r] = static_rule(rules[r].description, file.exports[e].where + ": " + *why);
+// What the outputs of `exp` depend on, with the flow's operands.
+Mask outputs_reach(const ProgramFile& file, const Export& exp, Flow& f) {
+  std::vector<Mask> in;
+  for (std::size_t i = 0; i < file.inputs.size(); ++i) in.push_back(i < 63 ? Mask{1} << i : 0);
+  Mask reaches = 0;
+  for (Mask m : flow(exp.jaxpr, in, f)) reaches |= m;
+  return reaches;
+}
+
+std::string either(const std::vector<std::string>& names) {
+  std::string s;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return s;
+}
+
+}  // namespace
+
+StructuralRule traced_rule(const ProgramFile& file, const Export& exp, const std::string& name) {
+  Flow f;
+  const Mask reaches = outputs_reach(file, exp, f);
+  const int i = input_index(file, name);
+  std::optional<std::string> why;
+  if (i < 0) {
+    why = name + " is not an input of the program";
+  } else if (i >= 63 || (reaches & (Mask{1} << i)) == 0) {
+    why = "no output depends on " + name + ": the update uses a number baked into the program";
+  }
+  return static_rule(name + " is traced: the update reads the input " + name + ", not a literal",
+                     why);
+}
+
+StructuralRule enters_split_rule(const ProgramFile& file, const Export& exp,
+                                 const std::vector<std::string>& names, int dim,
+                                 const std::string& axis) {
+  // The inputs reach the body only as their blocks along `dim` over `axis`: no operand derived
+  // from them is otherwise split, and no closed-over array (a full x baked in) flows in.
+  Flow f;
+  const Mask reaches = outputs_reach(file, exp, f);
+  const std::string blocks = dim == 0 ? "rows" : "dimension " + std::to_string(dim);
+  std::optional<std::string> why;
+  for (std::size_t k = 0; k < f.operands.size() && !why; ++k) {
+    const Operand& op = f.operands[k];
+    const auto& dims = op.spec.dims();
+    const bool split = static_cast<std::size_t>(dim) < dims.size() &&
+                       std::find(dims[static_cast<std::size_t>(dim)].begin(),
+                                 dims[static_cast<std::size_t>(dim)].end(),
+                                 axis) != dims[static_cast<std::size_t>(dim)].end();
+    for (const std::string& name : names) {
+      const int i = input_index(file, name);
+      if (i >= 0 && i < 63 && (op.depends & (Mask{1} << i)) && !split) {
+        why = "shard_map operand " + std::to_string(k) + " (" + op.type + ", " + op.spec.str() +
+              ") is derived from " + name + " but not split by " + blocks + " over '" + axis + "'";
       }
     }
+    if (!why && (op.depends & kConstant)) {
+      why = "shard_map operand " + std::to_string(k) + " (" + op.type + ", " + op.spec.str() +
+            ") is a closed-over array";
+    }
   }
-  // Then, on the trace: what the built-in program's grader checks, now of the user's program
-  // (after the file's rules, so the first broken rule a line shows is the most telling).
-  rules.insert(rules.end(), built_in->structure.begin(), built_in->structure.end());
-  if (file.exercise == "dp-step") {
-    // The mean gradient, never n times it: a body that reduces its gradients twice (the naive
-    // program without pcast, whose implicit pvary transposes to a psum) reduces more.
-    rules.push_back(reduced_exactly_over("data", "the loss and the gradients of w and b",
-                                         output_blocks({"loss", "w", "b"})));
-    rules.push_back(only_reductions_over({"data"}, "nothing gathered"));
-  } else if (file.exercise == "tp-mlp") {
-    rules.push_back(only_reductions_over({"model"}, "w1 and w2 stayed split"));
+  if (!why && !f.body_constants.empty()) {
+    why = "the body closes over an array " + f.body_constants.front();
   }
-  return rules;
+  for (const std::string& name : names) {
+    const int i = input_index(file, name);
+    if (!why && i >= 0 && i < 63 && (reaches & (Mask{1} << i)) == 0) {
+      why = "no output depends on the input " + name;
+    }
+  }
+  return static_rule("no full " + either(names) + " flows into the body: they reach it as " +
+                         (dim == 0 ? std::string("row blocks") : blocks + " blocks") + " only",
+                     why);
+}
+
+// `rule` on the arrays the trace recorded under these names: a program computing around its
+// shard_map (x concatenated with y before it, the loss's mean or b2 added after it) hands the body
+// no array named x, returns none named out -- what the trace cannot say, the rules on what the
+// body holds say (a whole x held anywhere fails "no device holds a full x").
+StructuralRule where_recorded(StructuralRule rule, std::vector<std::string> inputs,
+                              std::vector<std::string> outputs) {
+  auto check = std::move(rule.check);
+  rule.check = [check = std::move(check), inputs = std::move(inputs),
+                outputs = std::move(outputs)](const Trace& t) -> std::optional<std::string> {
+    const auto recorded = [](const std::vector<ArrayRecord>& list, const std::string& name) {
+      return std::any_of(list.begin(), list.end(),
+                         [&](const ArrayRecord& a) { return a.name == name; });
+    };
+    for (const auto& n : inputs)
+      if (!recorded(t.inputs, n)) return std::nullopt;
+    for (const auto& n : outputs)
+      if (!recorded(t.outputs, n)) return std::nullopt;
+    return check(t);
+  };
+  return rule;
 }
 
 }  // namespace meshrun::interp

@@ -1,27 +1,54 @@
-// Grading the user's program: the structural rules of the exercise a program file names
-// ("exercise": "dp-step"), checked on the program itself -- its file and the trace of its run --
-// never on meshrun's own code:
-//   - the built-in exercise's rules on the trace (x and y handed as blocks, the reductions over
-//     the axis, the hidden layer left split), plus only psum/pmean over the exercise's axes;
+// Grading the user's program: the requirements of the exercise a program file names
+// ("exercise": "dp-step", its rules listed in cases/exercises/dp-step/exercise.json), each checked
+// as a fact about the program itself -- never about meshrun's own code, never as a pattern of how
+// it is written (docs/grading.md lists them):
 //   - on the file: every input the exercise has is an input of the program (not closed over as
-//     a constant), lr reaches the outputs (not a literal baked in), and, for tp-mlp and
-//     mlp-train, b2 never flows into the psum over 'model' (added once, after it).
+//     a constant), lr reaches the outputs (not a literal baked in), no full x or y is handed to
+//     the body;
+//   - what each device holds: no value of the body holds a whole weight matrix (or a whole x or
+//     y), whatever made it (held.hpp); the blocks each device received (the trace);
+//   - what it computes, by running it again on changed inputs (semantic_rules.hpp): b2 counted
+//     once in out, the update lr times the mean gradient and not a multiple of it;
+//   - out replicated, hidden left split, values reduced across devices at all (the trace).
+// Which of them an exercise asks, and of which inputs, is its file's (rule_kinds.hpp builds each
+// kind from it); here are the rules checked on the program file and the data flow they share.
 #pragma once
 
 #include <map>
 #include <vector>
 
 #include "interp/ir.hpp"
+#include "programs/program.hpp"
 #include "trace/structure.hpp"
 
 namespace meshrun::interp {
 
-// The rules of `file.exercise` ("" or an unknown exercise: none -- the reader refuses unknown
-// ones); each rule's description names it.
-std::vector<StructuralRule> exercise_rules(const ProgramFile& file);
+struct LoadedProgram;
 
-// The exercises meshrun can grade.
-bool known_exercise(const std::string& name);
+// The rules of the program's exercise (lp.exercise; none without one), in the order its file
+// lists them -- the mistake itself before its consequences. Each rule's description names it.
+// The rules refer to `lp` (its file, its def, its exercise): keep it alive. (rule_kinds.cpp)
+std::vector<StructuralRule> exercise_rules(const LoadedProgram& lp);
+
+// The rules checked on the file, as export `exp` holds the program (rule_kinds.cpp merges them
+// over every export: the case may run any of them):
+//   every input of the exercise is an input of the program, never closed over;
+StructuralRule inputs_given_rule(const ProgramFile& file, const ProgramDef& exercise,
+                                 const Export& exp);
+//   `name` is traced: some output depends on the input `name`;
+StructuralRule traced_rule(const ProgramFile& file, const Export& exp, const std::string& name);
+//   no full `names` flows into the body: every shard_map operand derived from them is split
+//   along `dim` over `axis`, no closed-over array reaches the body, the outputs depend on them.
+StructuralRule enters_split_rule(const ProgramFile& file, const Export& exp,
+                                 const std::vector<std::string>& names, int dim,
+                                 const std::string& axis);
+
+// `rule` on the arrays the trace recorded under these names: a program computing around its
+// shard_map (x concatenated with y before it, the loss's mean or b2 added after it) hands the
+// body no array named x, returns none named out -- what the trace cannot say, the rules on what
+// the body holds say. The rule holds when one of them was not recorded.
+StructuralRule where_recorded(StructuralRule rule, std::vector<std::string> inputs,
+                              std::vector<std::string> outputs);
 
 // For each shard_map equation of `exp` (any nesting), per operand: the program input it is --
 // derived from that input alone, with its shape (x, or a copy or conversion of x) -- or -1.

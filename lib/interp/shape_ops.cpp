@@ -215,7 +215,9 @@ Types concatenate_infer(const Eqn& eqn, std::span<const ValueType> in, const Pri
       fail("concatenate operands must have the same shape except on the dimension " +
            std::to_string(d) + ", got " + dims_str(in[0].shape) + " and " + dims_str(t.shape));
     }
-    out[d] += t.shape[d];
+    out[d] = static_cast<std::size_t>(
+        checked_add(static_cast<I64>(out[d]), static_cast<I64>(t.shape[d]),
+                    "concatenate: the size of dimension " + std::to_string(d)));
   }
   return {make_type(in[0].dtype, std::move(out))};
 }
@@ -243,9 +245,10 @@ Types split_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimConte
   expect_operands(eqn, in.size(), 1);
   const std::size_t d = checked_axis(eqn, "axis", param_int(eqn, "axis"), in[0].shape.size());
   const Shape sizes = param_shape(eqn, "sizes", ctx);
-  std::size_t total = 0;
-  for (const std::size_t n : sizes) total += n;
-  if (sizes.empty() || total != in[0].shape[d]) {
+  I64 total = 0;
+  for (const std::size_t n : sizes)
+    total = checked_add(total, static_cast<I64>(n), "split: the sum of 'sizes'");
+  if (sizes.empty() || total != static_cast<I64>(in[0].shape[d])) {
     fail("split sizes must add up to the operand's dimension " + std::to_string(d) + " (" +
          std::to_string(in[0].shape[d]) + "), got sizes " + dims_str(sizes) + " for operand " +
          type_str(in[0]));

@@ -171,7 +171,10 @@ PadSpec pad_spec(const Eqn& eqn, const Shape& op, const PrimContext& ctx) {
     }
     if (v[2] < 0) fail("pad interior padding must be nonnegative, got " + std::to_string(v[2]));
     const auto d = static_cast<I64>(op[i]);
-    const I64 size = v[0] + v[1] + d + (d > 0 ? (d - 1) * v[2] : 0);
+    // lo + hi + d + (d - 1) * interior, each step checked: 2^24 * 2^40 wraps int64 to 0.
+    const std::string what = "pad: the size of dimension " + std::to_string(i) + " after padding";
+    const I64 size = checked_add(checked_add(checked_add(v[0], v[1], what), d, what),
+                                 d > 0 ? checked_mul(d - 1, v[2], what) : 0, what);
     if (size < 0) {
       fail("dimension size after padding is negative, got " + std::to_string(size) +
            " for dimension " + std::to_string(i));

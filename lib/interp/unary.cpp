@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "interp/fused_kernels.hpp"
 #include "interp/prim_util.hpp"
 
 namespace meshrun::interp::prim {
@@ -140,36 +141,43 @@ constexpr Primitive unary() {
   return {&unary_infer<Op>, &unary_eval<Op>};
 }
 
+// Its result is its operand (JAX's identities between elementwise equations).
+constexpr Primitive identity() {
+  Primitive p{&unary_infer<AnyType>, &identity_eval};
+  p.identity = true;
+  return p;
+}
+
 }  // namespace
 
 std::span<const Entry> unary_entries() {
   static const Entry kEntries[] = {
-      {"neg", unary<Neg>()},
-      {"abs", unary<Abs>()},
-      {"sign", unary<Sign>()},
-      {"exp", unary<Exp>()},
-      {"exp2", unary<Exp2>()},
-      {"log", unary<Log>()},
-      {"log1p", unary<Log1p>()},
-      {"expm1", unary<Expm1>()},
-      {"tanh", unary<Tanh>()},
-      {"logistic", unary<Logistic>()},
-      {"erf", unary<Erf>()},
-      {"erfc", unary<Erfc>()},
+      {"neg", fusable(unary<Neg>(), &fused_unary<Neg>, 1)},
+      {"abs", fusable(unary<Abs>(), &fused_unary<Abs>, 1)},
+      {"sign", fusable(unary<Sign>(), &fused_unary<Sign>, 1)},
+      {"exp", fusable(unary<Exp>(), &fused_unary<Exp>, 1)},
+      {"exp2", fusable(unary<Exp2>(), &fused_unary<Exp2>, 1)},
+      {"log", fusable(unary<Log>(), &fused_unary<Log>, 1)},
+      {"log1p", fusable(unary<Log1p>(), &fused_unary<Log1p>, 1)},
+      {"expm1", fusable(unary<Expm1>(), &fused_unary<Expm1>, 1)},
+      {"tanh", fusable(unary<Tanh>(), &fused_unary<Tanh>, 1)},
+      {"logistic", fusable(unary<Logistic>(), &fused_unary<Logistic>, 1)},
+      {"erf", fusable(unary<Erf>(), &fused_unary<Erf>, 1)},
+      {"erfc", fusable(unary<Erfc>(), &fused_unary<Erfc>, 1)},
       {"erf_inv", unary<ErfInv>()},
-      {"sqrt", unary<Sqrt>()},
-      {"rsqrt", unary<Rsqrt>()},
+      {"sqrt", fusable(unary<Sqrt>(), &fused_unary<Sqrt>, 1)},
+      {"rsqrt", fusable(unary<Rsqrt>(), &fused_unary<Rsqrt>, 1)},
       {"cbrt", unary<Cbrt>()},
-      {"square", unary<Square>()},
+      {"square", fusable(unary<Square>(), &fused_unary<Square>, 1)},
       {"sin", unary<Sin>()},
       {"cos", unary<Cos>()},
       {"floor", unary<Floor>()},
       {"ceil", unary<Ceil>()},
       {"is_finite", unary<IsFinite>()},
       {"not", {&unary_infer<Not>, &not_eval}},
-      {"stop_gradient", {&unary_infer<AnyType>, &identity_eval}},
-      {"copy", {&unary_infer<AnyType>, &identity_eval}},
-      {"copy_p", {&unary_infer<AnyType>, &identity_eval}},
+      {"stop_gradient", identity()},
+      {"copy", identity()},
+      {"copy_p", identity()},
   };
   return kEntries;
 }

@@ -32,7 +32,7 @@ std::vector<Tensor> dp_step_body(Device& dev, const std::vector<Tensor>& in) {
   std::vector<float> packed(1 + d * k + k, 0.0f);
   const std::span<float> grads = std::span(packed).subspan(1);
   const float sq = linear_mse_grad(x, y, w, b, inv_rows, grads.first(d * k), grads.subspan(d * k));
-  packed[0] = sq * inv_rows;
+  packed[0] = sq / static_cast<float>(rows);  // the reference's div: the loss's bits are its own
 
   dev.pmean_inplace(packed, kAxis);
 

@@ -51,24 +51,31 @@ std::vector<Tensor> mlp_train_body(Device& dev, const std::vector<Tensor>& in) {
   Tensor out = dev.psum(matmul(h, w2), kModel);  // the whole (B/d, O) output of these rows
   add_row_vector(out, b2);                       // once, after the sum
 
-  // Loss on these rows (summed over O, mean over rows, as dp-step) and d(loss)/d(out).
+  // Loss on these rows (summed over O, mean over rows, as dp-step) and d(loss)/d(out). The loss
+  // in the reference program's order (reduce_sum over O, then over the rows, then div), as the
+  // interpreter folds it: its bits are the reference's (docs/performance.md, "One path").
   Tensor g = out;
   float sq = 0.0f;
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    const float e = out.data[i] - y.data[i];
-    sq += e * e;
-    g.data[i] = 2.0f * e * inv_rows;
+  const std::size_t cols = g.cols();
+  for (std::size_t r = 0; r < g.rows(); ++r) {
+    float row = 0.0f;
+    for (std::size_t i = r * cols; i < (r + 1) * cols; ++i) {
+      const float e = out.data[i] - y.data[i];
+      row += e * e;
+      g.data[i] = 2.0f * e * inv_rows;
+    }
+    sq += row;
   }
 
   // Backward through this device's hidden units, into the buffer the pmean averages:
   // [loss, dW1 (D, H/m), db1 (H/m,), dW2 (H/m, O), db2 (O,)], the products written in place.
   const std::size_t d = x.cols(), hm = h.cols(), o = g.cols();
   std::vector<float> packed(1 + d * hm + hm + hm * o + o);
-  packed[0] = sq * inv_rows;
+  packed[0] = sq / static_cast<float>(x.rows());
   float* const dw1 = packed.data() + 1;
   float* const dw2 = dw1 + d * hm + hm;
   gemm(Gemm::dense(h.data.data(), g.data.data(), dw2, hm, h.rows(), o, /*a_transposed=*/true));
-  Tensor dz = matmul(g, transpose(w2));  // (B/d, H/m)
+  Tensor dz = matmul_nt(g, w2);  // g @ w2^T (B/d, H/m), w2 read in place
   // relu'(0) = 0, as JAX and PyTorch; h > 0 exactly where x w1 + b1 > 0 (relu keeps -0 and NaN).
   for (std::size_t i = 0; i < dz.size(); ++i)
     if (!(h.data[i] > 0.0f)) dz.data[i] = 0.0f;

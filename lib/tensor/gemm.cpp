@@ -55,7 +55,7 @@ using V = hn::Vec<D>;
 //   broadcasts; AVX2: 6 x 2 vectors = 6 x 16 in 12 of 16. Wide rather than tall: per FMA it
 //   needs fewer broadcasts of A (0.25 against 8 x 2's 0.5), which on this project's AVX-512
 //   machine (AMD Zen 5) showed as 220-225 GFLOP/s per CPU second on tp-mlp's two devices where
-//   8 x 2 gave 206 (kernels_bench, 2026-12-01); 14 x 2 was slower still.
+//   8 x 2 gave 206 (kernels_bench; bench/results/2026-12-01/NOTES.md); 14 x 2 was slower still.
 // * B is packed one kKC x kNR panel at a time (32 KB, so it stays in L1) and every tile of a
 //   kMC-row block of A runs through it before the next panel is packed. The panels of one strip
 //   of kNR columns run in K order before the next strip, so that strip of C (384 x 64 floats at
@@ -64,6 +64,8 @@ using V = hn::Vec<D>;
 //   of the next panel's rows of B (and, on the strip's first block, the next tile of C), so the
 //   first (cold, from memory) read of B overlaps the FMAs instead of being a pass of its own, and
 //   no buffer the size of a B block is mapped, faulted in and unmapped per call.
+// * A transposed B (stored (n, k)) is packed into the same panels, read down its rows: only
+//   PackB and the prefetches know. (So x @ w.T needs no transposed copy of w.)
 // * A's tiles are read in place (a row-major A's kMR rows, from L2) or, for a transposed A, from a
 //   K x kMR packed copy of them made once per block of rows. The last mr < kMR rows run on a
 //   tile of mr rows of accumulators (the same chains, fewer of them).
@@ -145,10 +147,22 @@ void RaggedTile(std::size_t mr, std::size_t kc, const float* HWY_RESTRICT a, std
   }
 }
 
-// B rows pc..pc+kc-1, columns j..j+nr-1 -> one kc x kNR row-major panel, columns past nr zero.
+// op(B) rows pc..pc+kc-1, columns j..j+nr-1 -> one kc x kNR row-major panel, columns past nr
+// zero. A transposed B (stored (n, k)) gives the same panel from its rows j..j+nr-1: the same
+// numbers in the same places, so the tiles (and every chain) cannot tell the two apart.
 void PackB(const Gemm& g, std::size_t pc, std::size_t kc, std::size_t j, std::size_t nr,
            float* HWY_RESTRICT panel) {
   const D d;
+  if (g.b_transposed) {
+    for (std::size_t col = 0; col < nr; ++col) {
+      const float* src = g.b + (j + col) * g.ldb + pc;
+      for (std::size_t p = 0; p < kc; ++p) panel[p * kNR + col] = src[p];
+    }
+    if (nr < kNR)
+      for (std::size_t p = 0; p < kc; ++p)
+        std::fill(panel + p * kNR + nr, panel + (p + 1) * kNR, 0.0f);
+    return;
+  }
   for (std::size_t p = 0; p < kc; ++p) {
     const float* src = g.b + (pc + p) * g.ldb + j;
     float* dst = panel + p * kNR;
@@ -208,9 +222,9 @@ struct PanelAt {
   bool valid;
 };
 
-void GemmFma(const Gemm& g) {
-  alignas(64) float panel[kKC * kNR];
-  alignas(64) float edge[kMR * kNR] = {};  // a ragged strip of columns runs on this copy
+// `panel` holds min(K, kKC) x kNR floats; `edge`, kMR x kNR zeros: a ragged strip of columns
+// runs on this copy.
+void GemmFmaOn(const Gemm& g, float* panel, float* edge) {
   // The bias, padded to whole tiles so the epilogue never reads past it.
   AlignedFloats bias;
   if (g.bias) {
@@ -247,7 +261,10 @@ void GemmFma(const Gemm& g) {
         if (!next.valid && ic0 + kMC < g.m) next = {0, 0, 0, 0, true};
         next.kc = std::min(kKC, g.k - next.pc);
         next.nr = std::min(kNR, g.n - next.j);
-        const std::size_t rows_per_tile = next.valid ? (next.kc + tiles - 1) / tiles : 0;
+        // The next panel's lines of memory: rows of B, or, transposed, its rows j.. (columns of
+        // op(B)), each spread over the tiles.
+        const std::size_t lines = g.b_transposed ? next.nr : next.kc;
+        const std::size_t lines_per_tile = next.valid ? (lines + tiles - 1) / tiles : 0;
 
         const float* tile_bias = last && bias ? bias.get() + j : nullptr;
         const bool relu = last && g.relu;
@@ -257,9 +274,14 @@ void GemmFma(const Gemm& g) {
           float* c = g.c + ic * g.ldc + j;
           // This tile's share of the next panel's rows of B, and (on the first block of K, when
           // C comes from memory) the next tile of C.
-          for (std::size_t p = t * rows_per_tile; p < std::min(next.kc, (t + 1) * rows_per_tile);
-               ++p)
-            PrefetchFloats(g.b + (next.pc + p) * g.ldb + next.j, next.nr);
+          for (std::size_t p = t * lines_per_tile; p < std::min(lines, (t + 1) * lines_per_tile);
+               ++p) {
+            if (g.b_transposed) {
+              PrefetchFloats(g.b + (next.j + p) * g.ldb + next.pc, next.kc);
+            } else {
+              PrefetchFloats(g.b + (next.pc + p) * g.ldb + next.j, next.nr);
+            }
+          }
           if (pc == 0 && t + 1 < tiles)
             for (std::size_t r = 0; r < std::min(kMR, mc - (t + 1) * kMR); ++r)
               PrefetchFloats(c + (kMR + r) * g.ldc, nr);
@@ -294,6 +316,23 @@ void GemmFma(const Gemm& g) {
       }
     }
   }
+}
+// The panel and the edge copy live on the device thread's stack. A 32 KB panel for a product of
+// a few rows of K put the callee frames 34 KB down a fresh thread stack: one more page faulted in
+// per device in every start-up (issue #32.2; the first documented example's products are 1x1x1).
+// A product of K <= kSmallK rows gets a panel of that many rows; the arithmetic is the same.
+constexpr std::size_t kSmallK = 4;
+
+template <std::size_t kPanelRows>
+HWY_NOINLINE void GemmFmaOnStack(const Gemm& g) {
+  alignas(64) float panel[kPanelRows * kNR];
+  alignas(64) float edge[kMR * kNR] = {};
+  GemmFmaOn(g, panel, edge);
+}
+
+void GemmFma(const Gemm& g) {
+  if (g.k <= kSmallK) return GemmFmaOnStack<kSmallK>(g);
+  GemmFmaOnStack<kKC>(g);
 }
 #endif  // MESHRUN_GEMM_FMA
 
@@ -385,6 +424,10 @@ void gemm_portable(const Gemm& g) {
     if (!g.accumulate) std::fill(ci, ci + g.n, 0.0f);
     for (std::size_t p = 0; p < g.k; ++p) {
       const float aip = g.a_transposed ? g.a[p * g.lda + i] : g.a[i * g.lda + p];
+      if (g.b_transposed) {
+        for (std::size_t j = 0; j < g.n; ++j) ci[j] = std::fma(aip, g.b[j * g.ldb + p], ci[j]);
+        continue;
+      }
       const float* bp = g.b + p * g.ldb;
       for (std::size_t j = 0; j < g.n; ++j) ci[j] = std::fma(aip, bp[j], ci[j]);
     }

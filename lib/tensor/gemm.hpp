@@ -16,8 +16,11 @@
 
 namespace meshrun {
 
-// C (m, n) = op(A) (m, k) @ B (k, n); all row-major with leading dimensions (elements per row).
-// op(A) is A stored (m, k), or with a_transposed, A stored (k, m) and read as its transpose.
+// C (m, n) = op(A) (m, k) @ op(B) (k, n); all row-major with leading dimensions (elements per
+// row). op(A) is A stored (m, k), or with a_transposed, A stored (k, m) and read as its transpose;
+// op(B) is B stored (k, n), or with b_transposed, B stored (n, k) and read as its transpose (a
+// product against a weight's transpose, x @ w.T, without a transposed copy of w). Either way each
+// element's chain is the same: only where its operands are read from changes.
 // C must not overlap A, B or the bias.
 struct Gemm {
   const float* a = nullptr;
@@ -25,6 +28,7 @@ struct Gemm {
   bool a_transposed = false;
   const float* b = nullptr;
   std::size_t ldb = 0;
+  bool b_transposed = false;
   float* c = nullptr;
   std::size_t ldc = 0;
   std::size_t m = 0, n = 0, k = 0;
@@ -36,14 +40,16 @@ struct Gemm {
   const float* bias = nullptr;  // n elements, or none
   bool relu = false;
 
-  // Whole row-major matrices: c (m, n) = a (m, k) @ b (k, n), or a stored (k, m) transposed.
+  // Whole row-major matrices: c (m, n) = a (m, k) @ b (k, n), a stored (k, m) transposed, b
+  // stored (n, k) transposed.
   static Gemm dense(const float* a, const float* b, float* c, std::size_t m, std::size_t k,
-                    std::size_t n, bool a_transposed = false) {
+                    std::size_t n, bool a_transposed = false, bool b_transposed = false) {
     return {.a = a,
             .lda = a_transposed ? m : k,
             .a_transposed = a_transposed,
             .b = b,
-            .ldb = n,
+            .ldb = b_transposed ? k : n,
+            .b_transposed = b_transposed,
             .c = c,
             .ldc = n,
             .m = m,

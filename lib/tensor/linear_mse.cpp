@@ -30,13 +30,15 @@ float linear_mse_grad(const Tensor& x, const Tensor& y, const Tensor& w, const T
     const float* yb = y.data.data() + r0 * k;
     gemm(Gemm::dense(xb, w.data.data(), g.data(), nr, d, k));
     for (std::size_t i = 0; i < nr; ++i) {
+      float row = 0.0f;  // reduce_sum over axis 1, then over axis 0 (linear_mse.hpp)
       for (std::size_t j = 0; j < k; ++j) {
         float& v = g[i * k + j];
         const float err = v + b.data[j] - yb[i * k + j];
-        sq += err * err;
+        row += err * err;
         v = 2.0f * err * inv_rows;
         gb[j] += v;
       }
+      sq += row;
     }
     // gw's chains continue over this block's rows, after the previous blocks' rows.
     Gemm gw_part = Gemm::dense(xb, g.data(), gw.data(), d, nr, k, /*a_transposed=*/true);

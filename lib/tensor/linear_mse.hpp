@@ -10,8 +10,10 @@ namespace meshrun {
 
 // For x (R, D), y (R, K), w (D, K), b (K,): err = x @ w + b - y (the product's chain, then + b,
 // then - y, each rounded), and with g = 2 * err * inv_rows (rounded after each multiply):
-//   returns sq = the sum of err * err over err in row-major order (each square rounded, then
-//                added; the caller scales it into the loss),
+//   returns sq = the sum over the rows of each row's sum of err * err (each square rounded; a
+//                row summed in order, then the rows' sums in order): the reference program's
+//                reduce_sum over axis 1, then over axis 0, as meshrun's interpreter folds them
+//                (the caller divides it by the rows into the loss),
 //   gw (D*K) = x^T @ g (each element one FMA chain over the rows in order),
 //   gb (K)   = the column sums of g, summed over the rows in order.
 // Rows go through in blocks small enough that a block of x read for err is still in cache when

@@ -55,6 +55,14 @@ Tensor matmul_tn(const Tensor& a, const Tensor& b) {
   return c;
 }
 
+Tensor matmul_nt(const Tensor& a, const Tensor& b) {
+  MESHRUN_CHECK(a.rank() == 2 && b.rank() == 2 && a.cols() == b.cols(), "matmul_nt shapes");
+  Tensor c({a.rows(), b.rows()});
+  gemm(Gemm::dense(a.data.data(), b.data.data(), c.data.data(), a.rows(), a.cols(), b.rows(),
+                   /*a_transposed=*/false, /*b_transposed=*/true));
+  return c;
+}
+
 Tensor matmul_bias_relu(const Tensor& a, const Tensor& b, const Tensor& bias) {
   MESHRUN_CHECK(a.rank() == 2 && b.rank() == 2 && a.cols() == b.rows() && bias.rank() == 1 &&
                     bias.size() == b.cols(),

@@ -65,6 +65,9 @@ std::vector<TensorRef> refs(const std::vector<Tensor>& tensors);
 Tensor matmul(const Tensor& a, const Tensor& b);
 // c = a^T @ b for a (K, M), b (K, N).
 Tensor matmul_tn(const Tensor& a, const Tensor& b);
+// c = a @ b^T for a (M, K), b (N, K): b read in place, its rows packed as op(B)'s columns (the
+// bits of matmul(a, transpose(b)) without the transposed copy).
+Tensor matmul_nt(const Tensor& a, const Tensor& b);
 // relu(a @ b + bias) in one pass, with the bits of matmul, add_row_vector, relu_inplace in turn:
 // each element's chain, then + bias[j], then relu, in the matmul's epilogue while it is in a
 // register (tp-mlp's hidden layer).
@@ -83,7 +86,7 @@ Tensor transpose(const Tensor& m);
 
 // {a, b, c} as a vector without copying them: a braced list's elements are const, so
 // `return {std::move(a), ...}` copies every tensor into fresh pages (a 2 MB hidden layer of
-// tp-mlp's, 1.3 ms of page faults measured 2026-12-01).
+// tp-mlp's cost 1.3 ms of page faults).
 template <class... T>
 std::vector<Tensor> tensors(T&&... t) {
   std::vector<Tensor> v;

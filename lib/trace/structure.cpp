@@ -43,11 +43,21 @@ std::optional<std::string> check_blocks(const ArrayRecord* a, const std::string&
 
 bool is_reduction(const CollectiveRecord& c) { return c.op == "psum" || c.op == "pmean"; }
 
-// Elements device d reduced over `axis` alone.
-std::size_t reduced_elements(const Trace& t, int d, const std::string& axis) {
+// Whether a collective over `label` ("data", "(data,model)") reduces over `axis`.
+bool over_axis(const std::string& label, const std::string& axis) {
+  if (label == axis) return true;
+  if (label.size() < 2 || label.front() != '(') return false;
+  const std::string inner = "," + label.substr(1, label.size() - 2) + ",";
+  return inner.find("," + axis + ",") != std::string::npos;
+}
+
+// Elements device d reduced over `axis` alone, or (`tuples`) over any tuple of axes holding it:
+// a pmean over ('data', 'model') reduces across the devices of 'data' too.
+std::size_t reduced_elements(const Trace& t, int d, const std::string& axis, bool tuples) {
   std::size_t reduced = 0;
   for (const CollectiveRecord& c : t.collectives.at(static_cast<std::size_t>(d)))
-    if (is_reduction(c) && c.axis == axis) reduced += shape_size(c.in_shape);
+    if (is_reduction(c) && (tuples ? over_axis(c.axis, axis) : c.axis == axis))
+      reduced += shape_size(c.in_shape);
   return reduced;
 }
 
@@ -98,7 +108,7 @@ StructuralRule reduction_rule(const std::string& axis, std::vector<std::string> 
             for (const auto& o : outputs)
               if (!find(t.outputs, o)) return o + " was not recorded";
             for (int d = 0; d < t.devices; ++d) {
-              const std::size_t reduced = reduced_elements(t, d, axis), want = need(t, d);
+              const std::size_t reduced = reduced_elements(t, d, axis, !exact), want = need(t, d);
               if (exact ? reduced != want : reduced < want) {
                 return "device " + std::to_string(d) + " reduced " + std::to_string(reduced) +
                        " elements over '" + axis + "', " + (reduced < want ? "fewer" : "more") +
@@ -115,6 +125,32 @@ StructuralRule reduced_over(const std::string& axis, std::vector<std::string> ou
   for (const auto& o : outputs) names += (names.empty() ? "" : ", ") + o;
   ElementCount need = output_blocks(outputs);
   return reduction_rule(axis, std::move(outputs), names, std::move(need), false);
+}
+
+StructuralRule combined_over(const std::string& axis, std::vector<std::string> outputs) {
+  std::string names;
+  for (const auto& o : outputs) names += (names.empty() ? "" : ", ") + o;
+  ElementCount need = output_blocks(outputs);
+  return {"every device combined " + (names.empty() ? std::string("values") : names) + " across '" +
+              axis +
+              "' (by any collective over it: psum, pmean, a scatter and "
+              "gather, a ring of ppermutes)",
+          [axis, names, need = std::move(need)](const Trace& t) -> std::optional<std::string> {
+            const int pos = mesh_axis_position(t.mesh, axis);
+            if (pos >= 0 && t.mesh[static_cast<std::size_t>(pos)].second <= 1) return std::nullopt;
+            for (int d = 0; d < t.devices; ++d) {
+              std::size_t sent = 0;
+              for (const CollectiveRecord& c : t.collectives.at(static_cast<std::size_t>(d)))
+                if (over_axis(c.axis, axis)) sent += shape_size(c.in_shape);
+              const std::size_t want = std::max<std::size_t>(need(t, d), 1);
+              if (sent < want) {
+                return "device " + std::to_string(d) + " passed " + std::to_string(sent) +
+                       " elements to collectives over '" + axis + "', fewer than the " +
+                       std::to_string(want) + (names.empty() ? "" : " of " + names);
+              }
+            }
+            return std::nullopt;
+          }};
 }
 
 StructuralRule reduced_exactly_over(const std::string& axis, const std::string& what,
@@ -137,6 +173,36 @@ StructuralRule only_reductions_over(std::vector<std::string> axes, const std::st
             }
             return std::nullopt;
           }};
+}
+
+StructuralRule output_replicated(const std::string& output) {
+  return {output + " replicated: every device returned the whole " + output + ", the same on each",
+          [output](const Trace& t) -> std::optional<std::string> {
+            const ArrayRecord* a = find(t.outputs, output);
+            if (!a) return output + " was not recorded";
+            for (int d = 0; d < t.devices; ++d) {
+              const Shape& got = a->blocks.at(static_cast<std::size_t>(d));
+              if (got != a->global) {
+                return "device " + std::to_string(d) + " returned " + shape_str(got) +
+                       ", a block of the " + shape_str(a->global) + " " + output;
+              }
+            }
+            if (!a->replicas_differ.empty()) {
+              return a->replicas_differ + " of " + output +
+                     " (check_vma=False let it leave the shard_map; the result is device 0's)";
+            }
+            return std::nullopt;
+          }};
+}
+
+StructuralVerdict check_structure(const std::vector<StructuralRule>& rules, const Trace& trace,
+                                  const std::vector<TensorRef>& inputs,
+                                  const std::vector<Tensor>& outputs) {
+  Trace graded = trace;
+  graded.profile = nullptr;
+  graded.input_values = &inputs;
+  graded.output_values = &outputs;
+  return check_structure(rules, graded);
 }
 
 StructuralVerdict check_structure(const std::vector<StructuralRule>& rules, const Trace& trace) {

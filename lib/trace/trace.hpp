@@ -31,6 +31,10 @@ struct ArrayRecord {
   Shape global;
   PartitionSpec spec;
   std::vector<Shape> blocks;  // [device]: the shape of the block that device held
+  // An output whose shard_map does not check its replicas (check_vma=False): "" when every
+  // device holding a copy of a block holds the same values (up to 1e-5 + 1e-5 |v|, a sum in
+  // another order), else which devices differ and where. Unused for inputs.
+  std::string replicas_differ;
 };
 
 struct Trace {
@@ -44,6 +48,10 @@ struct Trace {
   std::vector<std::vector<CollectiveRecord>> collectives;
   // When given (--timings, --profile): the run's timeline, recorded alongside (profile.hpp).
   Profile* profile = nullptr;
+  // While it is graded (check_structure with values): the case's inputs, in the program's order,
+  // and what the run returned -- for the rules that are facts about values. Null otherwise.
+  const std::vector<TensorRef>* input_values = nullptr;
+  const std::vector<Tensor>* output_values = nullptr;
 };
 
 // The --trace text: mesh, inputs (global shape, spec, block per device), each device's

@@ -11,7 +11,9 @@ factory of such functions for several meshes, with symbolic dimensions where JAX
 and one export per shape signature of the given cases where it cannot.
 """
 import inspect
+import json
 import math
+import os
 import sys
 
 import numpy as np
@@ -22,19 +24,32 @@ from .serialize import dumps
 
 __all__ = ["export", "export_factory", "dumps", "Unsupported", "EXERCISES", "load_case"]
 
-# The three exercises' inputs (with their dimension names, docs/cases.md) and outputs.
-EXERCISES = {
-    "dp-step": {"inputs": [("w", ["D", "K"]), ("b", ["K"]), ("x", ["N", "D"]),
-                           ("y", ["N", "K"]), ("lr", [])],
-                "outputs": ["w", "b", "loss"], "mesh": [["data", 8]]},
-    "tp-mlp": {"inputs": [("x", ["B", "D"]), ("w1", ["D", "H"]), ("b1", ["H"]),
-                          ("w2", ["H", "O"]), ("b2", ["O"])],
-               "outputs": ["out", "hidden"], "mesh": [["model", 8]]},
-    "mlp-train": {"inputs": [("x", ["B", "D"]), ("y", ["B", "O"]), ("w1", ["D", "H"]),
-                             ("b1", ["H"]), ("w2", ["H", "O"]), ("b2", ["O"]), ("lr", [])],
-                  "outputs": ["w1", "b1", "w2", "b2", "loss"],
-                  "mesh": [["data", 2], ["model", 4]]},
-}
+# The exercises' inputs (with their dimension names, docs/cases.md), outputs and default mesh,
+# read from the exercise files of the repository this package is in (cases/exercises/<name>/
+# exercise.json, the same files meshrun embeds): an exercise added there needs no edit here.
+EXERCISES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "cases", "exercises")
+
+
+def _exercises(folder=EXERCISES_DIR):
+    out = {}
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        path = os.path.join(folder, name, "exercise.json")
+        if not os.path.exists(path):
+            continue
+        with open(path, encoding="utf-8") as f:
+            ex = json.load(f)
+        out[ex["name"]] = {"inputs": [(a["name"], list(a["shape"])) for a in ex["inputs"]],
+                           "outputs": [a["name"] for a in ex["outputs"]],
+                           "mesh": [list(m) for m in ex["mesh"]],
+                           "meshes": [[list(m) for m in mesh] for mesh in ex["meshes"]],
+                           "cases": os.path.normpath(os.path.join(folder, name, ex["cases"])),
+                           "reference": os.path.normpath(os.path.join(folder, name,
+                                                                      ex["reference"]))}
+    return out
+
+
+EXERCISES = _exercises()
 
 
 def _program(name, exercise, function, inputs, outputs, exports):

@@ -53,7 +53,7 @@ def build(argv=None):
     ap.add_argument("--mesh", action="append", default=[], type=parse_mesh,
                     help="AXIS=SIZE[,AXIS=SIZE]: one export per --mesh (repeatable; default: "
                          "the cases' meshes, else the exercise's default mesh)")
-    ap.add_argument("--exercise", help="dp-step, tp-mlp or mlp-train (default: the cases' "
+    ap.add_argument("--exercise", help="an exercise of cases/exercises/ (default: the cases' "
                                        "problem): its input/output names and rules")
     ap.add_argument("--inputs", help="input names in argument order, comma-separated")
     ap.add_argument("--outputs", help="output names in result order, comma-separated")

@@ -7,7 +7,7 @@
 #include <ostream>
 
 #include "bench/bench_method.hpp"
-#include "mesh/group_provider.hpp"
+#include "io/mpi/mpi_shard_map.hpp"
 #include "mesh/mesh.hpp"
 #include "support/errors.hpp"
 
@@ -117,35 +117,11 @@ class MpiDeviceBench {
   std::vector<float> in_, out_;
 };
 
-// The benchmark's one group, all the devices over the job's ranks (an MpiGroup even on one rank:
-// the table measures the MPI engine), as the groups of a one-axis Mesh: it runs the devices.
-// No --inject here, so nothing waits for an abort from elsewhere.
-class WorldGroup final : public GroupProvider {
- public:
-  WorldGroup(int local, const MpiOptions& mpi) : group_(MPI_COMM_WORLD, local, "data", mpi) {}
-  int first_device() const override { return group_.member_device(0); }
-  int local_devices() const override { return group_.local_devices(); }
-  std::string device_name(int device) const override {
-    return rank_device_name(device, group_.rank());
-  }
-  void begin_run(const GroupOptions&, std::function<void()>) override {}
-  std::vector<GroupMembership> memberships(int local) override {
-    return {{{"data"}, "data", &group_.member(local)}};
-  }
-  void abort(const std::string& reason) override { group_.abort(reason); }
-  std::string abort_reason() const override { return group_.reason(); }
-
- private:
-  MpiGroup group_;
-};
-
 }  // namespace
 
-BenchResult run_mpi_allreduce_bench(const AllReduceBenchOptions& options, const MpiOptions& mpi,
-                                    std::ostream* out) {
-  int ranks = 1, rank = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+BenchResult run_mpi_allreduce_bench(MpiJob& job, const AllReduceBenchOptions& options,
+                                    const MpiOptions& mpi, std::ostream* out) {
+  const int ranks = job.ranks();
   if (options.devices < 1 || options.devices % ranks != 0)
     throw InputError("--devices", std::to_string(options.devices) +
                                       " devices cannot be split over " + std::to_string(ranks) +
@@ -156,22 +132,22 @@ BenchResult run_mpi_allreduce_bench(const AllReduceBenchOptions& options, const 
   result.variant = "psum/ranks=" + std::to_string(ranks) + "x" + std::to_string(k) +
                    "/gather<=" + std::to_string(mpi.gather_max_bytes) + "B+chain" +
                    std::to_string(mpi.chunk_bytes / 1024) + "KiB";
-  std::ostream* printer = rank == 0 ? out : nullptr;
+  std::ostream* printer = job.rank() == 0 ? out : nullptr;
   if (printer) {
     *printer << "# peer=meshrun-mpi variant=" << result.variant
              << " participants=" << options.devices << "\n"
              << machine_line() << "\n"
              << table_header() << std::endl;
   }
-  Mesh mesh({{"data", options.devices}}, {.timeout = mpi.timeout,
-                                          .injections = {},
-                                          .pin_devices = false,
-                                          .keep_threads = false,
-                                          .groups = std::make_shared<WorldGroup>(k, mpi)});
-  mesh.run([&](Device& device) {
+  // The devices as a program's: a shard_map of no inputs and no outputs (mpi_shard_map.hpp).
+  const Body body = [&](Device& device, std::vector<Tensor>&) {
     Communicator& c = device.comm();
     MpiDeviceBench(c, options, mpi, result, c.rank() == 0 ? printer : nullptr).run();
-  });
+    return std::vector<Tensor>{};
+  };
+  MeshOptions mesh;
+  mesh.timeout = mpi.timeout;
+  mpi_shard_map(job, {{"data", options.devices}}, body, {}, {}, {}, mesh, nullptr, false, mpi);
   return result;
 }
 

@@ -1,0 +1,19 @@
+"""matmul-2d, wrong: the contraction as a mean over D, not a sum: out is x @ w / D
+(right where D = 1)."""
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+
+def mesh_of(data, model):
+    return jax.make_mesh((data, model), ("data", "model"), axis_types=(AxisType.Auto,) * 2,
+                         devices=jax.devices()[:data * model])
+
+
+def body(x, w):
+    return jnp.mean(x[:, :, None] * w[None, :, :], axis=1)
+
+def make(data=2, model=4):
+    return jax.jit(jax.shard_map(body, mesh=mesh_of(data, model),
+                                 in_specs=(P("data", None), P(None, "model")),
+                                 out_specs=P("data", "model")))

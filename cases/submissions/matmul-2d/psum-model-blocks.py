@@ -1,0 +1,19 @@
+"""matmul-2d, wrong: psum over 'model' of the column blocks (no reduction is needed):
+every device adds the 4 devices' different columns together."""
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+
+def mesh_of(data, model):
+    return jax.make_mesh((data, model), ("data", "model"), axis_types=(AxisType.Auto,) * 2,
+                         devices=jax.devices()[:data * model])
+
+
+def body(x, w):
+    return jax.lax.psum(x @ w, "model")
+
+def make(data=2, model=4):
+    return jax.jit(jax.shard_map(body, mesh=mesh_of(data, model),
+                                 in_specs=(P("data", None), P(None, "model")),
+                                 out_specs=P("data", None)))

@@ -1,0 +1,20 @@
+"""matmul-2d, wrong: (w^T x^T) reshaped to (B, H) instead of transposed: right only
+where a block has one row or one column (example1)."""
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+
+def mesh_of(data, model):
+    return jax.make_mesh((data, model), ("data", "model"), axis_types=(AxisType.Auto,) * 2,
+                         devices=jax.devices()[:data * model])
+
+
+def body(x, w):
+    out_t = w.T @ x.T
+    return out_t.reshape(x.shape[0], w.shape[1])
+
+def make(data=2, model=4):
+    return jax.jit(jax.shard_map(body, mesh=mesh_of(data, model),
+                                 in_specs=(P("data", None), P(None, "model")),
+                                 out_specs=P("data", "model")))

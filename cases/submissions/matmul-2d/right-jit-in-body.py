@@ -1,0 +1,23 @@
+"""matmul-2d, right: the product a jax.jit'ed helper called inside the body."""
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+
+def mesh_of(data, model):
+    return jax.make_mesh((data, model), ("data", "model"), axis_types=(AxisType.Auto,) * 2,
+                         devices=jax.devices()[:data * model])
+
+
+@jax.jit
+def product(a, b):
+    return a @ b
+
+
+def body(x, w):
+    return product(x, w)
+
+def make(data=2, model=4):
+    return jax.jit(jax.shard_map(body, mesh=mesh_of(data, model),
+                                 in_specs=(P("data", None), P(None, "model")),
+                                 out_specs=P("data", "model")))

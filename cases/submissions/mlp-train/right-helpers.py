@@ -1,0 +1,42 @@
+"""mlp-train, right: factored into dense / mlp / mse helpers."""
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+
+def mesh_of(data, model):
+    return jax.make_mesh((data, model), ("data", "model"), axis_types=(AxisType.Auto,) * 2,
+                         devices=jax.devices()[:data * model])
+
+
+def dense(x, w, b):
+    return x @ w + b
+
+
+def mlp(x, w1, b1, w2, b2):
+    h = jax.nn.relu(dense(x, w1, b1))
+    return jax.lax.psum(h @ w2, "model") + b2
+
+
+def mse(pred, y):
+    return jnp.mean(jnp.sum(jnp.square(pred - y), axis=1))
+
+
+def loss_of(x, y, w1, b1, w2, b2):
+    return mse(mlp(x, w1, b1, w2, b2), y)
+
+
+def body(x, y, w1, b1, w2, b2, lr):
+    params = jax.lax.pcast((w1, b1, w2, b2), "data", to="varying")
+    loss, grads = jax.value_and_grad(loss_of, argnums=(2, 3, 4, 5))(x, y, *params)
+    loss, grads = jax.lax.pmean((loss, grads), "data")
+    new = tuple(p - lr * g for p, g in zip((w1, b1, w2, b2), grads))
+    return (*new, loss)
+
+
+def make(data=2, model=4):
+    in_specs = (P("data", None), P("data", None), P(None, "model"), P("model"), P("model", None),
+                P(), P())
+    out_specs = (P(None, "model"), P("model"), P("model", None), P(), P())
+    return jax.jit(jax.shard_map(body, mesh=mesh_of(data, model), in_specs=in_specs,
+                                 out_specs=out_specs))

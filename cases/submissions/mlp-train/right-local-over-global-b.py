@@ -1,0 +1,34 @@
+"""mlp-train, right: each block's sum divided by the global B, psum over 'data' (no divide
+after)."""
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+
+def mesh_of(data, model):
+    return jax.make_mesh((data, model), ("data", "model"), axis_types=(AxisType.Auto,) * 2,
+                         devices=jax.devices()[:data * model])
+
+
+def body(x, y, w1, b1, w2, b2, lr):
+    total = x.shape[0] * jax.lax.axis_size("data")
+
+    def part(*p):
+        w1, b1, w2, b2 = p
+        h = jax.nn.relu(x @ w1 + b1)
+        out = jax.lax.psum(h @ w2, "model") + b2
+        return jnp.sum((out - y) ** 2) / total
+
+    params = jax.lax.pcast((w1, b1, w2, b2), "data", to="varying")
+    loss, grads = jax.value_and_grad(part, argnums=(0, 1, 2, 3))(*params)
+    loss, grads = jax.lax.psum((loss, grads), "data")
+    new = tuple(p - lr * g for p, g in zip((w1, b1, w2, b2), grads))
+    return (*new, loss)
+
+
+def make(data=2, model=4):
+    in_specs = (P("data", None), P("data", None), P(None, "model"), P("model"), P("model", None),
+                P(), P())
+    out_specs = (P(None, "model"), P("model"), P("model", None), P(), P())
+    return jax.jit(jax.shard_map(body, mesh=mesh_of(data, model), in_specs=in_specs,
+                                 out_specs=out_specs))

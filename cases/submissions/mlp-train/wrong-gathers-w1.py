@@ -1,0 +1,35 @@
+"""mlp-train, wrong: all_gathers w1 and b1 over 'model', computes the full hidden layer and
+keeps its block: right numbers, the full w1 on every device."""
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+
+def mesh_of(data, model):
+    return jax.make_mesh((data, model), ("data", "model"), axis_types=(AxisType.Auto,) * 2,
+                         devices=jax.devices()[:data * model])
+
+
+def loss_of(x, y, w1, b1, w2, b2):
+    w1f = jax.lax.all_gather(w1, "model", axis=1, tiled=True)
+    b1f = jax.lax.all_gather(b1, "model", axis=0, tiled=True)
+    hf = jax.nn.relu(x @ w1f + b1f)
+    cols = w1.shape[1]
+    h = jax.lax.dynamic_slice_in_dim(hf, jax.lax.axis_index("model") * cols, cols, axis=1)
+    out = jax.lax.psum(h @ w2, "model") + b2
+    return jnp.mean(jnp.sum((out - y) ** 2, axis=1))
+
+def body(x, y, w1, b1, w2, b2, lr):
+    params = jax.lax.pcast((w1, b1, w2, b2), "data", to="varying")
+    loss, grads = jax.value_and_grad(loss_of, argnums=(2, 3, 4, 5))(x, y, *params)
+    loss, grads = jax.lax.pmean((loss, grads), "data")
+    new = tuple(p - lr * g for p, g in zip((w1, b1, w2, b2), grads))
+    return (*new, loss)
+
+
+def make(data=2, model=4):
+    in_specs = (P("data", None), P("data", None), P(None, "model"), P("model"), P("model", None),
+                P(), P())
+    out_specs = (P(None, "model"), P("model"), P("model", None), P(), P())
+    return jax.jit(jax.shard_map(body, mesh=mesh_of(data, model), in_specs=in_specs,
+                                 out_specs=out_specs))

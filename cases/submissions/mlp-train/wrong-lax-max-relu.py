@@ -1,0 +1,36 @@
+"""mlp-train, wrong: relu as lax.max(z, 0): JAX differentiates max at a tie as 1/2, so relu'(0)
+= 1/2, not 0 (the spec): the step differs wherever a pre-activation is exactly 0."""
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+
+def mesh_of(data, model):
+    return jax.make_mesh((data, model), ("data", "model"), axis_types=(AxisType.Auto,) * 2,
+                         devices=jax.devices()[:data * model])
+
+
+def mm(a, b):
+    return jax.lax.dot_general(a, b, (((1,), (0,)), ((), ())))
+
+
+def loss_of(x, y, w1, b1, w2, b2):
+    h = jax.lax.max(mm(x, w1) + b1, 0.0)
+    out = jax.lax.psum(mm(h, w2), "model") + b2
+    return jnp.sum(jnp.square(out - y)) / x.shape[0]
+
+
+def body(x, y, w1, b1, w2, b2, lr):
+    params = jax.lax.pcast((w1, b1, w2, b2), "data", to="varying")
+    loss, grads = jax.value_and_grad(loss_of, argnums=(2, 3, 4, 5))(x, y, *params)
+    loss, grads = jax.lax.pmean((loss, grads), "data")
+    new = tuple(p - lr * g for p, g in zip((w1, b1, w2, b2), grads))
+    return (*new, loss)
+
+
+def make(data=2, model=4):
+    in_specs = (P("data", None), P("data", None), P(None, "model"), P("model"), P("model", None),
+                P(), P())
+    out_specs = (P(None, "model"), P("model"), P("model", None), P(), P())
+    return jax.jit(jax.shard_map(body, mesh=mesh_of(data, model), in_specs=in_specs,
+                                 out_specs=out_specs))

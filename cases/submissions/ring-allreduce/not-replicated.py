@@ -1,0 +1,22 @@
+"""ring-allreduce, wrong: the right sums, but returned with out_specs P('ring') -- out is the 8
+devices' copies stacked, (N, D), not the sum replicated."""
+import jax
+from jax.sharding import AxisType, PartitionSpec as P
+
+
+def mesh_of(n):
+    return jax.make_mesh((n,), ("ring",), axis_types=(AxisType.Auto,), devices=jax.devices()[:n])
+
+
+def body(x, n):
+    right = [(i, (i + 1) % n) for i in range(n)]
+    acc, cur = x, x
+    for _ in range(n - 1):
+        cur = jax.lax.ppermute(cur, "ring", right)
+        acc = acc + cur
+    return acc
+
+
+def make(ring=8):
+    return jax.jit(jax.shard_map(lambda x: body(x, ring), mesh=mesh_of(ring),
+                                 in_specs=P("ring", None), out_specs=P("ring", None)))

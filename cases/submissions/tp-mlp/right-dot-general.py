@@ -1,0 +1,24 @@
+"""tp-mlp, right: both products as lax.dot_general, relu as lax.max."""
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+
+def mesh_of(n):
+    return jax.make_mesh((n,), ("model",), axis_types=(AxisType.Auto,), devices=jax.devices()[:n])
+
+
+def mm(a, b):
+    return jax.lax.dot_general(a, b, (((1,), (0,)), ((), ())))
+
+
+def body(x, w1, b1, w2, b2):
+    h = jax.lax.max(mm(x, w1) + b1, 0.0)
+    return jax.lax.psum(mm(h, w2), "model") + b2, h
+
+
+def make(model=8):
+    in_specs = (P(), P(None, "model"), P("model"), P("model", None), P())
+    out_specs = (P(), P(None, "model"))
+    return jax.jit(jax.shard_map(body, mesh=mesh_of(model), in_specs=in_specs,
+                                 out_specs=out_specs))

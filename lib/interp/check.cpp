@@ -1,0 +1,247 @@
+// The check before a run (eval.hpp): every equation's types inferred from the bound shapes and
+// compared with the declared ones, memory and compute bounded; and a shard_map's specs read.
+#include "interp/eval.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "interp/compiled.hpp"
+#include "interp/cost.hpp"
+#include "interp/prim_util.hpp"
+#include "io/json_text.hpp"
+#include "support/errors.hpp"
+
+namespace meshrun::interp {
+namespace {
+
+using json = nlohmann::json;
+
+ValueType concrete(const Type& t, const DimBindings& dims, const std::string& at) {
+  ValueType v{t.dtype, {}};
+  for (const DimExpr& d : t.shape) v.shape.push_back(static_cast<std::size_t>(d.eval(dims, at)));
+  return v;
+}
+
+class Checker {
+ public:
+  Checker(const Binding& b, const CostBudget& budget) : b_(b), cost_(budget) {}
+
+  std::vector<ValueType> jaxpr(const CompiledJaxpr& cj, const std::vector<ValueType>& in,
+                               const MeshShape* mesh) {
+    const Jaxpr& jx = *cj.jaxpr;
+    std::vector<ValueType> env(jx.types.size());
+    if (in.size() != jx.invars.size()) {
+      throw InputError(jx.where + ".invars", "takes " + std::to_string(jx.invars.size()) +
+                                                 " operands, given " + std::to_string(in.size()));
+    }
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const std::string at = jx.where + ".invars[" + std::to_string(i) + "]";
+      const int v = jx.invars[i];
+      const ValueType declared = concrete(jx.types[v], b_.dims, at);
+      if (!(declared == in[i])) {
+        throw InputError(at, "declared " + type_str(declared) + ", given " + type_str(in[i]));
+      }
+      env[v] = in[i];
+    }
+    for (std::size_t i = 0; i < jx.constvars.size(); ++i) {
+      env[jx.constvars[i]] = {jx.consts[i].dtype, jx.consts[i].shape};
+    }
+    for (std::size_t e = 0; e < jx.eqns.size(); ++e) {
+      const Eqn& eqn = jx.eqns[e];
+      const Step& step = cj.steps[e];
+      std::vector<ValueType> ops;
+      for (const Atom& a : eqn.in)
+        ops.push_back(a.is_literal() ? ValueType{a.dtype, {}} : env[a.var]);
+      std::vector<ValueType> outs;
+      try {
+        outs = equation(step, eqn, ops, mesh);
+      } catch (const PrimitiveError& err) {
+        throw InputError(eqn.place(), err.what());
+      }
+      if (outs.size() != eqn.out.size()) {
+        throw InputError(eqn.place(), "defines " + std::to_string(eqn.out.size()) +
+                                          " results, its primitive gives " +
+                                          std::to_string(outs.size()));
+      }
+      if (step.kind == Step::Kind::kPrimitive || step.kind == Step::Kind::kAbsorbed) {
+        cost_.add(eqn, *step.declared, ops, outs, mesh != nullptr ? mesh_devices(*mesh) : 1);
+      }
+      for (std::size_t k = 0; k < outs.size(); ++k) {
+        budget(eqn, outs[k], mesh);
+        const std::string at = eqn.where + ".out[" + std::to_string(k) + "]";
+        const ValueType declared = concrete(jx.types[eqn.out[k]], b_.dims, at);
+        if (!(declared == outs[k])) {
+          throw InputError(at, "declared " + type_str(declared) + ", but " + eqn.primitive +
+                                   " gives " + type_str(outs[k]));
+        }
+        env[eqn.out[k]] = outs[k];
+      }
+    }
+    std::vector<ValueType> out;
+    for (const Atom& a : jx.outvars)
+      out.push_back(a.is_literal() ? ValueType{a.dtype, {}} : env[a.var]);
+    return out;
+  }
+
+ private:
+  std::vector<ValueType> equation(const Step& step, const Eqn& eqn,
+                                  const std::vector<ValueType>& ops, const MeshShape* mesh) {
+    if (step.kind == Step::Kind::kCall) return jaxpr(*step.callee, ops, mesh);
+    if (step.kind == Step::Kind::kShardMap) return shard_map(step.shard_map, ops, mesh);
+    const Primitive* prim = step.declared;
+    PrimContext ctx;
+    ctx.dims = &b_.dims;
+    ctx.mesh = mesh;
+    std::vector<ValueType> outs = prim->infer(eqn, ops, ctx);
+    if (prim->flops != nullptr) {
+      // What --timings divides by: the products' flops, on every device of a body.
+      flops_ += static_cast<double>(prim->flops(eqn, ops, outs)) *
+                (mesh != nullptr ? static_cast<double>(mesh_devices(*mesh)) : 1.0);
+    }
+    return outs;
+  }
+
+  // Its params as compile_program read them (and refused them, in this order).
+  std::vector<ValueType> shard_map(const CompiledShardMap* sm, const std::vector<ValueType>& ops,
+                                   const MeshShape* outer) {
+    if (outer != nullptr || sm == nullptr)
+      throw PrimitiveError("a shard_map inside a shard_map body");
+    if (!sm->mesh_error.empty()) throw PrimitiveError(sm->mesh_error);
+    const MeshShape& mesh = sm->mesh;
+    if (mesh != b_.exp->mesh) {
+      throw PrimitiveError("its mesh " + mesh_str(mesh) + " is not its export's, " +
+                           mesh_str(b_.exp->mesh));
+    }
+    if (!sm->param_error.empty()) throw PrimitiveError(sm->param_error);
+    const Eqn& eqn = *sm->eqn;
+    const std::vector<PartitionSpec>& in_specs = sm->in_specs;
+    const std::vector<PartitionSpec>& out_specs = sm->out_specs;
+    if (in_specs.size() != ops.size()) {
+      throw PrimitiveError(std::to_string(in_specs.size()) + " in_specs for " +
+                           std::to_string(ops.size()) + " operands");
+    }
+    std::vector<ValueType> blocks;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const std::string at = eqn.where + ".params.in_specs[" + std::to_string(i) + "]";
+      try {
+        check_spec_axes(at, in_specs[i], mesh);
+      } catch (const InputError& e) {
+        throw PrimitiveError(e.what());
+      }
+      if (in_specs[i].dims().size() > ops[i].shape.size()) {
+        throw PrimitiveError("in_specs[" + std::to_string(i) + "] " + in_specs[i].str() +
+                             " has more entries than its operand " + type_str(ops[i]) +
+                             " has dimensions");
+      }
+      ValueType block = ops[i];
+      for (std::size_t d = 0; d < block.shape.size(); ++d) {
+        const std::size_t n = static_cast<std::size_t>(shard_count(in_specs[i], d, mesh));
+        if (block.shape[d] % n != 0) {
+          throw PrimitiveError("operand " + std::to_string(i) + " " + type_str(ops[i]) + " with " +
+                               in_specs[i].str() + ": " + std::to_string(n) +
+                               " does not evenly divide " + std::to_string(block.shape[d]) +
+                               ", the size of its dimension " + std::to_string(d));
+        }
+        block.shape[d] /= n;
+      }
+      blocks.push_back(block);
+    }
+    std::vector<ValueType> outs = jaxpr(*sm->body, blocks, &mesh);
+    if (out_specs.size() != outs.size()) {
+      throw PrimitiveError(std::to_string(out_specs.size()) + " out_specs for " +
+                           std::to_string(outs.size()) + " results");
+    }
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+      const std::string at = eqn.where + ".params.out_specs[" + std::to_string(i) + "]";
+      try {
+        check_spec_axes(at, out_specs[i], mesh);
+      } catch (const InputError& e) {
+        throw PrimitiveError(e.what());
+      }
+      if (out_specs[i].dims().size() > outs[i].shape.size()) {
+        throw PrimitiveError("out_specs[" + std::to_string(i) + "] " + out_specs[i].str() +
+                             " has more entries than its result " + type_str(outs[i]) +
+                             " has dimensions");
+      }
+      for (std::size_t d = 0; d < outs[i].shape.size(); ++d)
+        outs[i].shape[d] *= static_cast<std::size_t>(shard_count(out_specs[i], d, mesh));
+    }
+    return outs;
+  }
+
+  // Memory, bounded before anything runs: no value above kMaxValueElements, and every value of
+  // the run together (on every device, as if none were released) within kMaxRunElements.
+  void budget(const Eqn& eqn, const ValueType& t, const MeshShape* mesh) {
+    const double n = static_cast<double>(shape_size(t.shape));
+    if (n > static_cast<double>(kMaxValueElements)) {
+      throw InputError(eqn.place(), type_str(t) + " holds " + number_text(n) +
+                                        " elements, more than 2^28 (1 GiB), the most one value "
+                                        "may hold");
+    }
+    elements_ += n * (mesh != nullptr ? static_cast<double>(mesh_devices(*mesh)) : 1.0);
+    if (elements_ > static_cast<double>(kMaxRunElements)) {
+      throw InputError(eqn.place(),
+                       "the run's values add up to more than 2^32 elements (16 "
+                       "GiB) by this equation, the most a run may hold");
+    }
+  }
+
+  const Binding& b_;
+  CostMeter cost_;
+  double flops_ = 0;
+  double elements_ = 0;
+
+ public:
+  std::uint64_t flops() const { return static_cast<std::uint64_t>(flops_); }
+};
+
+}  // namespace
+
+std::vector<PartitionSpec> shard_map_specs(const Eqn& eqn, const char* key) {
+  ++compile_counters().spec_parses;
+  const json& list = eqn.params.value(key, json());
+  if (!list.is_array()) throw PrimitiveError(std::string("param '") + key + "' must be a list");
+  std::vector<PartitionSpec> specs;
+  for (const json& spec : list) {
+    if (!spec.is_array())
+      throw PrimitiveError(std::string("param '") + key + "': a spec must be a list");
+    std::vector<std::vector<std::string>> dims;
+    for (const json& entry : spec) {
+      std::vector<std::string> axes;
+      if (entry.is_string()) {
+        axes.push_back(entry.get<std::string>());
+      } else if (entry.is_array()) {
+        for (const json& a : entry) {
+          if (!a.is_string())
+            throw PrimitiveError(std::string("param '") + key + "': an axis must be a name");
+          axes.push_back(a.get<std::string>());
+        }
+      } else if (!entry.is_null()) {
+        throw PrimitiveError(std::string("param '") + key +
+                             "': an entry must be null, an axis or a list of axes");
+      }
+      dims.push_back(std::move(axes));
+    }
+    specs.emplace_back(std::move(dims));
+  }
+  return specs;
+}
+
+std::uint64_t check_export(const CompiledExport& compiled, const Binding& binding,
+                           const CostBudget& budget) {
+  MESHRUN_CHECK(compiled.exp == binding.exp, "the export bound is the one compiled");
+  const Jaxpr& jx = binding.exp->jaxpr;
+  std::vector<ValueType> in;
+  for (int v : jx.invars) in.push_back(concrete(jx.types[v], binding.dims, jx.where));
+  Checker checker(binding, budget);
+  checker.jaxpr(*compiled.jaxpr, in, nullptr);
+  return checker.flops();
+}
+
+std::uint64_t check_export(const ProgramFile& file, const Binding& binding,
+                           const CostBudget& budget) {
+  const CompiledProgram compiled = compile_program(file);
+  return check_export(compiled.of(binding.exp), binding, budget);
+}
+
+}  // namespace meshrun::interp

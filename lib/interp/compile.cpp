@@ -1,0 +1,213 @@
+// A program file compiled once, at load (compiled.hpp).
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "interp/compiled.hpp"
+#include "interp/eval.hpp"
+#include "support/errors.hpp"
+
+namespace meshrun::interp {
+namespace {
+
+using json = nlohmann::json;
+
+MeshShape mesh_param(const Eqn& eqn) {
+  const json& m = eqn.params.value("mesh", json());
+  MeshShape mesh;
+  if (!m.is_array()) throw PrimitiveError("param 'mesh' must be a list of [axis, size]");
+  for (const json& a : m) {
+    if (!a.is_array() || a.size() != 2 || !a[0].is_string() || !a[1].is_number_integer()) {
+      throw PrimitiveError("param 'mesh' must be a list of [axis, size]");
+    }
+    mesh.emplace_back(a[0].get<std::string>(), a[1].get<int>());
+  }
+  return mesh;
+}
+
+// The end of the run of psums from `e` that one collective can carry: the same primitive over
+// the same axes, f32, each operand defined before the run (none the result of another member).
+std::size_t combinable_psums(const Jaxpr& jx, std::size_t e) {
+  const Eqn& first = jx.eqns[e];
+  if (first.primitive != "psum" && first.primitive != "psum_invariant") return e + 1;
+  std::vector<int> results(first.out.begin(), first.out.end());
+  std::size_t end = e + 1;
+  for (; end < jx.eqns.size(); ++end) {
+    const Eqn& q = jx.eqns[end];
+    if (q.primitive != first.primitive || q.params != first.params) break;
+    bool independent = true;
+    for (const Atom& a : q.in) {
+      if (!a.is_literal() && std::find(results.begin(), results.end(), a.var) != results.end())
+        independent = false;
+      if (!a.is_literal() && jx.types[a.var].dtype != DType::kF32) independent = false;
+    }
+    if (!independent) break;
+    results.insert(results.end(), q.out.begin(), q.out.end());
+  }
+  for (const Atom& a : first.in)
+    if (!a.is_literal() && jx.types[a.var].dtype != DType::kF32) return e + 1;
+  return end;
+}
+
+// Per operand of `eqn`: lent at its last use, when it is not also another operand of it.
+std::unique_ptr<bool[]> owned_of(const Eqn& eqn) {
+  std::unique_ptr<bool[]> owned(new bool[eqn.in.size() + 1]);
+  for (std::size_t i = 0; i < eqn.in.size(); ++i) {
+    const Atom& a = eqn.in[i];
+    if (a.is_literal()) {
+      owned[i] = true;
+      continue;
+    }
+    const bool last =
+        std::find(eqn.last_use.begin(), eqn.last_use.end(), a.var) != eqn.last_use.end();
+    const auto uses =
+        std::count_if(eqn.in.begin(), eqn.in.end(), [&](const Atom& b) { return b.var == a.var; });
+    owned[i] = last && uses == 1;
+  }
+  return owned;
+}
+
+// Reads a shard_map's params in the order check_export reports them.
+void read_params(CompiledShardMap& sm) {
+  const Eqn& eqn = *sm.eqn;
+  try {
+    sm.mesh = mesh_param(eqn);
+  } catch (const PrimitiveError& e) {
+    sm.mesh_error = e.what();
+  }
+  try {
+    // A "false" string or a 0 read as the default true would change the run without a word.
+    const bool vma = param_bool(eqn, "check_vma", true);
+    const bool rep = param_bool(eqn, "check_rep", true);
+    const auto it = eqn.params.find("check_vma");
+    sm.check_vma = it != eqn.params.end() && !it->is_null() ? vma : rep;
+  } catch (const PrimitiveError& e) {
+    sm.param_error = e.what();
+  }
+  try {
+    sm.in_specs = shard_map_specs(eqn, "in_specs");
+    sm.out_specs = shard_map_specs(eqn, "out_specs");
+    sm.specs_read = true;
+  } catch (const PrimitiveError& e) {
+    sm.in_specs.clear();
+    if (sm.param_error.empty()) sm.param_error = e.what();
+  }
+}
+
+class Compiler {
+ public:
+  // `shard_maps`: where the shard_maps reached from the top level go; null in a body or a bare
+  // jaxpr, where a shard_map is refused.
+  Compiler(std::size_t export_index, std::vector<std::unique_ptr<CompiledShardMap>>* shard_maps)
+      : export_index_(export_index), shard_maps_(shard_maps) {}
+
+  std::unique_ptr<CompiledJaxpr> jaxpr(const Jaxpr& jx, bool in_body, int depth = 0) {
+    auto cj = std::make_unique<CompiledJaxpr>();
+    cj->jaxpr = &jx;
+    ++compile_counters().plans;
+    cj->contractions = plan_contractions(jx);
+    cj->fusion = plan_fusion_symbolic(jx, cj->contractions);
+    cj->steps.resize(jx.eqns.size());
+    for (std::size_t e = 0; e < jx.eqns.size(); ++e) {
+      const Eqn& eqn = jx.eqns[e];
+      Step& s = cj->steps[e];
+      s.eqn = &eqn;
+      s.psums_end = e + 1;
+      if (is_call(eqn.primitive)) {
+        s.kind = Step::Kind::kCall;
+        const Jaxpr* callee = eqn.sub(nested_jaxpr_param(eqn.primitive));
+        MESHRUN_CHECK(callee != nullptr, "the reader checks nested jaxprs");
+        cj->subs.push_back(jaxpr(*callee, in_body, depth + 1));
+        s.callee = cj->subs.back().get();
+      } else if (eqn.primitive == "shard_map") {
+        s.kind = Step::Kind::kShardMap;
+        if (!in_body && shard_maps_ != nullptr) s.shard_map = shard_map(eqn, depth);
+      } else {
+        s.prim = s.declared = find_primitive(eqn.primitive);
+        MESHRUN_CHECK(s.prim != nullptr, "the reader refuses unknown primitives");
+        if (cj->contractions.absorbed[e]) s.kind = Step::Kind::kAbsorbed;
+        if (const int d = cj->contractions.swapped_dot[e]; d >= 0) {
+          s.rewritten = std::make_unique<const Eqn>(
+              swapped_dot_eqn(jx.eqns[static_cast<std::size_t>(d)], eqn));
+          s.eqn = s.rewritten.get();
+          s.prim = find_primitive(s.eqn->primitive);
+          MESHRUN_CHECK(s.prim != nullptr, "a dot_general");
+        }
+        s.psums_end = combinable_psums(jx, e);
+        if (s.psums_end > e + 1) {
+          auto combined = std::make_unique<Eqn>(eqn);
+          combined->in.clear();
+          combined->out.clear();
+          combined->last_use.clear();
+          for (std::size_t k = e; k < s.psums_end; ++k) {
+            const Eqn& q = jx.eqns[k];
+            combined->in.insert(combined->in.end(), q.in.begin(), q.in.end());
+            combined->out.insert(combined->out.end(), q.out.begin(), q.out.end());
+            combined->last_use.insert(combined->last_use.end(), q.last_use.begin(),
+                                      q.last_use.end());
+          }
+          s.combined_owned = owned_of(*combined);
+          s.combined = std::move(combined);
+        }
+      }
+      s.owned = owned_of(*s.eqn);
+    }
+    return cj;
+  }
+
+ private:
+  const CompiledShardMap* shard_map(const Eqn& eqn, int depth) {
+    auto sm = std::make_unique<CompiledShardMap>();
+    sm->eqn = &eqn;
+    sm->export_index = export_index_;
+    sm->index = shard_maps_->size();
+    read_params(*sm);
+    CompiledShardMap* raw = sm.get();
+    shard_maps_->push_back(std::move(sm));
+    // Its body after it is listed: the shard_maps are numbered in evaluation order.
+    const Jaxpr* body = eqn.sub("jaxpr");
+    MESHRUN_CHECK(body != nullptr, "the reader checks a shard_map's jaxpr");
+    bodies_.push_back(jaxpr(*body, true, depth + 1));
+    raw->body = bodies_.back().get();
+    return raw;
+  }
+
+  std::size_t export_index_;
+  std::vector<std::unique_ptr<CompiledShardMap>>* shard_maps_;
+
+ public:
+  std::vector<std::unique_ptr<CompiledJaxpr>> bodies_;
+};
+
+}  // namespace
+
+CompileCounters& compile_counters() {
+  static CompileCounters counters;
+  return counters;
+}
+
+const CompiledExport& CompiledProgram::of(const Export* exp) const {
+  for (const CompiledExport& ce : exports)
+    if (ce.exp == exp) return ce;
+  throw InternalError("internal error: an export the program was not compiled with");
+}
+
+CompiledProgram compile_program(const ProgramFile& file) {
+  CompiledProgram p;
+  for (std::size_t e = 0; e < file.exports.size(); ++e) {
+    CompiledExport ce;
+    ce.exp = &file.exports[e];
+    Compiler c(e, &ce.shard_maps);
+    ce.jaxpr = c.jaxpr(ce.exp->jaxpr, false);
+    for (auto& body : c.bodies_) ce.jaxpr->subs.push_back(std::move(body));
+    p.exports.push_back(std::move(ce));
+  }
+  return p;
+}
+
+std::unique_ptr<CompiledJaxpr> compile_jaxpr(const Jaxpr& jx) {
+  Compiler c(0, nullptr);
+  return c.jaxpr(jx, false);
+}
+
+}  // namespace meshrun::interp

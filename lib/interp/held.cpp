@@ -1,0 +1,295 @@
+// What a shard_map body holds of each input (held.hpp).
+#include "interp/held.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+
+#include "interp/eval.hpp"
+#include "shard/mesh_shape.hpp"
+#include "support/errors.hpp"
+
+namespace meshrun::interp {
+namespace {
+
+using Mask = std::uint64_t;  // bit i: the program's input i
+
+std::string declared(const Type& t) {
+  std::string dims;
+  for (const DimExpr& d : t.shape) dims += (dims.empty() ? "" : ",") + d.str();
+  return std::string(dtype_name(t.dtype)) + "[" + dims + "]";
+}
+
+int input_index(const ProgramFile& file, const std::string& name) {
+  for (std::size_t i = 0; i < file.inputs.size(); ++i)
+    if (file.inputs[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+// What a value of a shard_map body holds: which program inputs it depends on at all (`depends`),
+// and of each input, how many of its elements at most it holds as values (a broadcast or a copy
+// holds no more than its operand, an elementwise operation what each of its operands holds -- so
+// `w1 + 0 * x[0, 0]` still holds w1 --, a gather over n devices n times more, a concatenation the
+// sum).
+struct Held {
+  Mask depends = 0;
+  std::map<int, std::int64_t> elements;  // input -> elements held
+
+  std::int64_t of(int input) const {
+    const auto it = elements.find(input);
+    return it == elements.end() ? 0 : it->second;
+  }
+};
+
+using Outs = std::vector<Held>;  // what each result of a jaxpr holds
+
+// What each of `jx`'s results holds, given what each of its values holds.
+Outs results(const Jaxpr& jx, const std::vector<Held>& h) {
+  Outs outs;
+  for (const Atom& a : jx.outvars) outs.push_back(a.is_literal() ? Held{} : h[a.var]);
+  return outs;
+}
+
+Held of_input(int i, std::int64_t elements) {
+  Held h;
+  h.depends = Mask{1} << i;
+  h.elements[i] = elements;
+  return h;
+}
+
+// A product or a reduction computes new values: it holds none of its operands' elements -- except
+// a product with an operand that depends on no input (iota, axis_index, literals: a one-hot or
+// permutation matrix), which may move its other operand's elements as a gather does.
+bool computes(const std::string& primitive) {
+  static const char* const kComputing[] = {"dot_general", "reduce_sum",
+                                           "reduce_max",  "reduce_min",
+                                           "reduce_prod", "reduce_and",
+                                           "reduce_or",   "argmax",
+                                           "argmin",      "cumsum",
+                                           "cumprod",     "cummax",
+                                           "cummin",      "conv_general_dilated"};
+  return std::find(std::begin(kComputing), std::end(kComputing), primitive) != std::end(kComputing);
+}
+
+// What the results of `e` hold, from its operands'.
+Held combine(const Eqn& e, const std::vector<Held>& h, const MeshShape& mesh) {
+  Held out;
+  std::vector<const Held*> ops;
+  for (const Atom& a : e.in) {
+    if (a.is_literal()) continue;
+    ops.push_back(&h[a.var]);
+    out.depends |= h[a.var].depends;
+  }
+  if (computes(e.primitive)) {
+    const bool moves = e.primitive == "dot_general" && ops.size() == 2 &&
+                       (ops[0]->depends == 0) != (ops[1]->depends == 0);
+    if (moves) out.elements = (ops[0]->depends != 0 ? ops[0] : ops[1])->elements;
+    return out;
+  }
+  for (const Held* op : ops)
+    for (const auto& [input, n] : op->elements) out.elements[input] += n;
+  // A gather over n devices holds n blocks; so may a psum (of blocks padded with zeros).
+  static const char* const kCombining[] = {"all_gather", "psum",  "psum_invariant",
+                                           "pmean",      "psum2", "all_to_all"};
+  if (!out.elements.empty() && std::find(std::begin(kCombining), std::end(kCombining),
+                                         e.primitive) != std::end(kCombining)) {
+    std::int64_t n = 1;
+    const auto it = e.params.find("axes");
+    if (it != e.params.end() && it->is_array()) {
+      for (const auto& a : *it) {
+        const int pos = a.is_string() ? mesh_axis_position(mesh, a.get<std::string>()) : -1;
+        if (pos >= 0) n *= mesh[static_cast<std::size_t>(pos)].second;
+      }
+    }
+    for (auto& [input, count] : out.elements) count *= n;
+  }
+  return out;
+}
+
+// No more elements than the value has.
+void cap(Held& h, std::int64_t size) {
+  for (auto& [input, n] : h.elements) n = std::min(n, size);
+}
+
+// Visits every value of a body (its operands as received, each equation's results) with what it
+// holds; `size` evaluates a type's element count under the run's binding. Returns what each of
+// the body's results holds.
+Outs held_values(const Jaxpr& jx, std::vector<Held> in, const MeshShape& mesh,
+                 const std::function<std::int64_t(const Type&)>& size,
+                 const std::function<void(const Type&, const Held&, const Eqn&)>& visit,
+                 const Eqn& caller, int depth) {
+  std::vector<Held> h(jx.types.size());
+  for (std::size_t i = 0; i < jx.invars.size() && i < in.size(); ++i) {
+    h[jx.invars[i]] = in[i];
+    visit(jx.types[jx.invars[i]], in[i], caller);
+  }
+  for (const Eqn& e : jx.eqns) {
+    const Held out = combine(e, h, mesh);
+    if (const Jaxpr* sub = e.sub("jaxpr") ? e.sub("jaxpr") : e.sub("call_jaxpr");
+        sub != nullptr && depth < 64) {
+      std::vector<Held> ops;
+      for (const Atom& a : e.in) ops.push_back(a.is_literal() ? Held{} : h[a.var]);
+      held_values(*sub, ops, mesh, size, visit, e, depth + 1);
+    }
+    for (int v : e.out) {
+      Held r = out;
+      cap(r, size(jx.types[v]));
+      h[v] = r;
+      visit(jx.types[v], r, e);
+    }
+  }
+  return results(jx, h);
+}
+
+// How many devices' blocks a shard_map's result `k` concatenates: the product of the sizes of
+// the axes its out_spec names (1 for a replicated result).
+std::int64_t out_split(const Eqn& e, std::size_t k, const MeshShape& mesh) {
+  std::int64_t n = 1;
+  const auto specs = e.params.find("out_specs");
+  if (specs == e.params.end() || !specs->is_array() || k >= specs->size()) return n;
+  const auto axis = [&](const nlohmann::json& a) {
+    const int pos = a.is_string() ? mesh_axis_position(mesh, a.get<std::string>()) : -1;
+    if (pos >= 0) n *= mesh[static_cast<std::size_t>(pos)].second;
+  };
+  if (!(*specs)[k].is_array()) return n;
+  for (const auto& entry : (*specs)[k]) {
+    if (entry.is_array()) {
+      for (const auto& a : entry) axis(a);
+    } else {
+      axis(entry);
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+// No device holds a full `name`: no value of a shard_map body holds as many of `name`'s elements
+// as the whole input -- its per-device shapes under the run's binding, whatever collective or
+// layout made them. Nothing to check on a mesh whose `axis` has one device (the block is whole).
+// A run whose mesh has no `axis` at all (a program of no shard_map, `jit(lambda x, w: x @ w)`,
+// runs on Mesh()) computed on the whole arrays on one device: it fails.
+StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string> names,
+                               const std::string& axis, const std::string& description) {
+  return {description, [&lp, names, axis](const Trace& t) -> std::optional<std::string> {
+            const int pos = mesh_axis_position(t.mesh, axis);
+            if (t.input_values != nullptr && pos < 0) {
+              std::string all;
+              for (const std::string& n : names) all += (all.empty() ? "" : " and ") + n;
+              return "no shard_map over '" + axis + "' ran (the program's mesh is " +
+                     mesh_str(t.mesh) + "): one device computed on all of " + all;
+            }
+            if (t.input_values == nullptr || pos < 0 ||
+                t.mesh[static_cast<std::size_t>(pos)].second <= 1)
+              return std::nullopt;
+            Binding b;
+            std::vector<Shape> shapes;
+            for (std::size_t i : lp.def_input) shapes.push_back(t.input_values->at(i).shape);
+            try {
+              b = bind(lp.file, t.mesh, shapes, {});
+            } catch (const InputError&) {
+              return std::nullopt;  // the run bound it: not reached
+            }
+            const auto size = [&](const Type& type) {
+              std::int64_t n = 1;
+              for (const DimExpr& d : type.shape) n *= d.eval(b.dims, "dims");
+              return n;
+            };
+            std::optional<std::string> why;
+            // The named input a value holds whole, if any.
+            const auto whole_held = [&](const Held& held) -> std::optional<std::string> {
+              for (const std::string& name : names) {
+                const int i = input_index(lp.file, name);
+                if (i < 0 || i >= 63) continue;
+                const std::int64_t whole = size(b.exp->jaxpr.types[b.exp->jaxpr.invars[i]]);
+                if (whole > 1 && held.of(i) >= whole) return name;
+              }
+              return std::nullopt;
+            };
+            const auto whole_type = [&](const std::string& name) {
+              return declared(b.exp->jaxpr.types[b.exp->jaxpr.invars[static_cast<std::size_t>(
+                  input_index(lp.file, name))]]);
+            };
+            const auto at = [](const Eqn& e) {
+              return e.source.empty() ? std::string() : " at " + e.source;
+            };
+            const auto visit = [&](const Type& type, const Held& held, const Eqn& e) {
+              if (why) return;
+              if (const auto name = whole_held(held)) {
+                why = "every device holds " + declared(type) + ", all the elements of " + *name +
+                      " " + whole_type(*name) + " (" +
+                      (e.primitive == "shard_map" ? "as the shard_map hands it in" : e.primitive) +
+                      at(e) + ")";
+              }
+            };
+            // The shard_maps, at any depth of the top level, each body on its operands.
+            const std::function<Outs(const Jaxpr&, const std::vector<Held>&, int)> top =
+                [&](const Jaxpr& jx, const std::vector<Held>& in, int depth) {
+                  std::vector<Held> h(jx.types.size());
+                  for (std::size_t k = 0; k < jx.invars.size() && k < in.size(); ++k)
+                    h[jx.invars[k]] = in[k];
+                  for (const Eqn& e : jx.eqns) {
+                    std::vector<Held> ops;
+                    for (const Atom& a : e.in) ops.push_back(a.is_literal() ? Held{} : h[a.var]);
+                    const Jaxpr* sub = e.sub("jaxpr") ? e.sub("jaxpr") : e.sub("call_jaxpr");
+                    if (sub == nullptr || depth >= 64) {
+                      // Outside the body: a copy, reshape or slice of an input holds what it did;
+                      // a product or a reduction of a whole input there is the computation done
+                      // on one device, not split (an MLP on the global w1, a shard_map only for a
+                      // psum; the blocks a shard_map returned split, summed outside it).
+                      if (computes(e.primitive) || e.primitive == "conv_general_dilated") {
+                        const bool product =
+                            e.primitive == "dot_general" || e.primitive == "conv_general_dilated";
+                        for (const Held& op : ops) {
+                          const auto name = whole_held(op);
+                          if (name && !why) {
+                            why = e.primitive + (product ? " multiplies" : " computes on") +
+                                  " all of " + *name + " " + whole_type(*name) +
+                                  " outside the shard_map, on one device, not split (" +
+                                  e.primitive + at(e) + ")";
+                          }
+                        }
+                      }
+                      Held r = combine(e, h, t.mesh);
+                      for (int v : e.out) {
+                        h[v] = r;
+                        cap(h[v], size(jx.types[v]));
+                      }
+                      continue;
+                    }
+                    std::vector<Held> outs;
+                    if (e.primitive == "shard_map") {
+                      // In the body, an operand holds what its block holds; out of it, a result
+                      // what the body returned on every device its out_spec splits it over.
+                      for (std::size_t k = 0; k < ops.size() && k < sub->invars.size(); ++k)
+                        cap(ops[k], size(sub->types[sub->invars[k]]));
+                      outs = held_values(*sub, ops, t.mesh, size, visit, e, depth + 1);
+                      for (std::size_t k = 0; k < outs.size(); ++k)
+                        for (auto& [input, n] : outs[k].elements) n *= out_split(e, k, t.mesh);
+                    } else {
+                      outs = top(*sub, ops, depth + 1);  // a jit: its results as its body's
+                    }
+                    for (std::size_t k = 0; k < e.out.size() && k < outs.size(); ++k) {
+                      h[e.out[k]] = outs[k];
+                      cap(h[e.out[k]], size(jx.types[e.out[k]]));
+                    }
+                  }
+                  return results(jx, h);
+                };
+            std::vector<Held> in;
+            for (std::size_t i = 0; i < lp.file.inputs.size() && i < 63; ++i) {
+              in.push_back(
+                  of_input(static_cast<int>(i), size(b.exp->jaxpr.types[b.exp->jaxpr.invars[i]])));
+            }
+            try {
+              top(b.exp->jaxpr, in, 0);
+            } catch (const InputError&) {
+              return std::nullopt;  // a size the binding cannot evaluate: the run refused it
+            }
+            return why;
+          }};
+}
+
+}  // namespace meshrun::interp

@@ -1,0 +1,163 @@
+// The run side of a loaded program (program_impl.hpp): a plain program's body on a device, and
+// the whole run of one with equations around its shard_maps.
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "interp/compiled.hpp"
+#include "interp/eval.hpp"
+#include "interp/program_impl.hpp"
+#include "mesh/device.hpp"
+#include "shard/partition_spec.hpp"
+#include "support/errors.hpp"
+
+namespace meshrun::interp::detail {
+namespace {
+
+// The body of one shard_map, on a device.
+std::vector<Value> run_body(const std::string& file, const CompiledShardMap& sm,
+                            const DimBindings& dims, Device& dev, std::vector<Value> args) {
+  PrimContext ctx;
+  ctx.file = file;
+  ctx.dims = &dims;
+  ctx.mesh = &dev.mesh();
+  ctx.device = &dev;
+  return eval_jaxpr(*sm.body, std::move(args), ctx, nullptr);
+}
+
+// The binding of a plain program's run, made by the first of its devices to need it and shared
+// by the others (every device of a run computes the same global shapes from its blocks).
+std::shared_ptr<const Binding> run_binding(const LoadedProgram& lp, const MeshShape& mesh,
+                                           const std::vector<Shape>& shapes) {
+  LoadedProgram::BindCache& c = *lp.bind_cache;
+  const std::lock_guard<std::mutex> lock(c.mutex);
+  if (c.binding == nullptr || c.mesh != mesh || c.shapes != shapes) {
+    c.binding = std::make_shared<const Binding>(bind(lp.file, mesh, shapes, {}));
+    c.mesh = mesh;
+    c.shapes = shapes;
+  }
+  return c.binding;
+}
+
+// The ShardMapCall of `sm` under `dims`: its body and its ArgDefs (compile time's), and the key
+// "e k name=size ..." by which the other ranks build the same call (call_of).
+ProgramDef::ShardMapCall make_call(const LoadedProgram& lp, const CompiledShardMap& sm,
+                                   std::shared_ptr<const DimBindings> dims) {
+  ProgramDef::ShardMapCall call;
+  call.key = std::to_string(sm.export_index) + " " + std::to_string(sm.index);
+  for (const auto& [name, size] : *dims) call.key += " " + name + "=" + std::to_string(size);
+  call.in = sm.in;
+  call.out = sm.out;
+  const std::string path = lp.file.path;
+  const CompiledShardMap* m = &sm;
+  call.body = [path, m, dims](Device& dev, std::vector<Tensor>& blocks) {
+    const Jaxpr& body = *m->body->jaxpr;
+    std::vector<Value> vals;
+    for (std::size_t q = 0; q < blocks.size(); ++q) {
+      vals.emplace_back(body.types[body.invars[q]].dtype, std::move(blocks[q]));
+    }
+    std::vector<Value> res = run_body(path, *m, *dims, dev, std::move(vals));
+    std::vector<Tensor> out;
+    for (Value& v : res) out.push_back(std::move(v.t));
+    return out;
+  };
+  return call;
+}
+
+}  // namespace
+
+std::vector<Shape> file_shapes(const LoadedProgram& lp, const std::vector<TensorRef>& inputs) {
+  std::vector<Shape> s;
+  for (std::size_t i : lp.def_input) s.push_back(inputs.at(i).shape);
+  return s;
+}
+
+std::vector<Tensor> plain_body(const LoadedProgram& lp, Device& dev, std::vector<Tensor>& blocks) {
+  const MeshShape& mesh = dev.mesh();
+  // The global shapes from the blocks and the specs: the export is picked and bound on every
+  // device alike (under mpirun a rank has only its own blocks).
+  std::vector<Shape> shapes;
+  for (std::size_t i : lp.def_input) {
+    Shape s = blocks.at(i).shape;
+    for (std::size_t d = 0; d < s.size(); ++d)
+      s[d] *= static_cast<std::size_t>(shard_count(lp.def.inputs[i].spec, d, mesh));
+    shapes.push_back(std::move(s));
+  }
+  const std::shared_ptr<const Binding> b = run_binding(lp, mesh, shapes);
+  const CompiledShardMap& p = *lp.compiled.of(b->exp).shard_maps.at(0);
+  const Jaxpr& body = *p.body->jaxpr;
+  std::vector<Value> args;
+  for (std::size_t k = 0; k < p.operand_input.size(); ++k) {
+    const std::size_t i = lp.def_input.at(static_cast<std::size_t>(p.operand_input[k]));
+    const bool again = std::count(p.operand_input.begin() + static_cast<std::ptrdiff_t>(k) + 1,
+                                  p.operand_input.end(), p.operand_input[k]) > 0;
+    const DType t = body.types[body.invars[k]].dtype;
+    args.emplace_back(t, again ? blocks[i] : std::move(blocks[i]));
+  }
+  std::vector<Value> results = run_body(lp.file.path, p, b->dims, dev, std::move(args));
+  std::vector<Tensor> out;
+  for (std::size_t j = 0; j < p.result_output.size(); ++j) {
+    const auto r = static_cast<std::size_t>(p.result_output[j]);
+    const bool again = std::count(p.result_output.begin() + static_cast<std::ptrdiff_t>(j) + 1,
+                                  p.result_output.end(), p.result_output[j]) > 0;
+    out.push_back(again ? results[r].t : std::move(results[r].t));
+  }
+  return out;
+}
+
+ProgramDef::ShardMapCall call_of_key(const LoadedProgram& lp, const std::string& key) {
+  std::istringstream in(key);
+  std::size_t e = 0, k = 0;
+  auto dims = std::make_shared<DimBindings>();
+  in >> e >> k;
+  for (std::string item; in >> item;) {
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) throw InternalError("internal error: shard_map key " + key);
+    dims->emplace(item.substr(0, eq), std::stoll(item.substr(eq + 1)));
+  }
+  if (!in.eof() || e >= lp.compiled.exports.size() ||
+      k >= lp.compiled.exports[e].shard_maps.size()) {
+    throw InternalError("internal error: shard_map key " + key);
+  }
+  return make_call(lp, *lp.compiled.exports[e].shard_maps[k], std::move(dims));
+}
+
+std::vector<Tensor> whole_run(const LoadedProgram& lp, const MeshShape& mesh,
+                              const std::vector<TensorRef>& inputs,
+                              const ProgramDef::RunShardMap& run) {
+  const Binding b = bind(lp.file, mesh, file_shapes(lp, inputs), {});
+  const Jaxpr& top = b.exp->jaxpr;
+  std::vector<Value> args;
+  for (std::size_t i = 0; i < lp.def_input.size(); ++i) {
+    const TensorRef& in = inputs.at(lp.def_input[i]);
+    Tensor t(in.shape);
+    std::copy(in.data, in.data + t.size(), t.data.begin());
+    args.emplace_back(top.types[top.invars[i]].dtype, std::move(t));
+  }
+  const auto dims = std::make_shared<const DimBindings>(b.dims);
+  const ShardMapRunner runner = [&](const CompiledShardMap& sm, std::vector<Value>& in) {
+    const ProgramDef::ShardMapCall call = make_call(lp, sm, dims);
+    std::vector<Tensor> global;
+    for (Value& v : in) global.push_back(std::move(v.t));
+    std::vector<Tensor> outs = run(call, global);
+    const Jaxpr& body = *sm.body->jaxpr;
+    std::vector<Value> result;
+    for (std::size_t q = 0; q < outs.size(); ++q) {
+      const Atom& a = body.outvars[q];
+      result.emplace_back(a.is_literal() ? a.dtype : body.types[a.var].dtype, std::move(outs[q]));
+    }
+    return result;
+  };
+  PrimContext ctx;
+  ctx.dims = dims.get();
+  ctx.file = lp.file.path;
+  std::vector<Value> out = eval_jaxpr(*lp.compiled.of(b.exp).jaxpr, std::move(args), ctx, &runner);
+  std::vector<Tensor> tensors;
+  for (Value& v : out) tensors.push_back(std::move(v.t));
+  return tensors;
+}
+
+}  // namespace meshrun::interp::detail

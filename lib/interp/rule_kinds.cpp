@@ -1,0 +1,317 @@
+// The rule kinds (rule_kinds.hpp) and the rules of a program's exercise built from them.
+#include "interp/rule_kinds.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+#include "interp/exercise.hpp"
+#include "interp/held.hpp"
+#include "interp/program.hpp"
+#include "interp/rules.hpp"
+
+namespace meshrun::interp {
+namespace {
+
+using json = nlohmann::json;
+
+std::vector<std::string> strings(const json& j) {
+  std::vector<std::string> out;
+  for (const json& s : j) out.push_back(s.get<std::string>());
+  return out;
+}
+
+std::string text(const json& spec, const char* key, const std::string& otherwise = "") {
+  return spec.contains(key) ? spec[key].get<std::string>() : otherwise;
+}
+
+int dim(const json& spec) { return spec.at("dim").get<int>(); }
+
+std::string either(const std::vector<std::string>& names) {
+  std::string s;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return s;
+}
+
+// The axes a collective equation names ("axes", or "axis_name" as a string or a list).
+std::vector<std::string> axes_of(const Eqn& e) {
+  std::vector<std::string> out;
+  for (const char* key : {"axes", "axis_name"}) {
+    const auto it = e.params.find(key);
+    if (it == e.params.end()) continue;
+    if (it->is_string()) out.push_back(it->get<std::string>());
+    if (it->is_array())
+      for (const json& a : *it)
+        if (a.is_string()) out.push_back(a.get<std::string>());
+  }
+  return out;
+}
+
+// Every ppermute over `axis` in `jx` (any depth) whose pairs are not ring neighbours on an axis
+// of n devices: the first such pair, as "ppermute at ...: 0 -> 3".
+std::optional<std::string> non_neighbour(const Jaxpr& jx, const std::string& axis, int n,
+                                         int depth = 0) {
+  for (const Eqn& e : jx.eqns) {
+    if (e.primitive == "ppermute") {
+      const std::vector<std::string> axes = axes_of(e);
+      const auto perm = e.params.find("perm");
+      if (axes.size() == 1 && axes[0] == axis && perm != e.params.end() && perm->is_array()) {
+        for (const json& p : *perm) {
+          if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() ||
+              !p[1].is_number_integer())
+            continue;  // the interpreter refuses it
+          const long long s = p[0].get<long long>(), d = p[1].get<long long>();
+          const long long step = ((d - s) % n + n) % n;
+          if (n > 2 && step != 1 && step != n - 1) {
+            return "ppermute at " + e.where + (e.source.empty() ? "" : " (" + e.source + ")") +
+                   " sends from device " + std::to_string(s) + " to " + std::to_string(d) +
+                   ", not a neighbour on the ring of " + std::to_string(n);
+          }
+        }
+      }
+    }
+    if (depth < 64)
+      for (const auto& [key, sub] : e.subs)
+        if (auto why = non_neighbour(*sub, axis, n, depth + 1)) return why;
+  }
+  return std::nullopt;
+}
+
+// Every collective over `axis` is one of `ops` (over that axis alone), and with `neighbours` each
+// ppermute's pairs are ring neighbours: checked on what each device called (the trace) and on
+// the permutations the program's exports hold.
+StructuralRule collectives_only(const LoadedProgram& lp, std::vector<std::string> ops,
+                                const std::string& axis, bool neighbours) {
+  std::string description = "every collective over '" + axis + "' is a " + either(ops);
+  if (neighbours) description += " between neighbours on the ring";
+  return {description, [&lp, ops, axis, neighbours](const Trace& t) -> std::optional<std::string> {
+            for (std::size_t d = 0; d < t.collectives.size(); ++d) {
+              for (const CollectiveRecord& c : t.collectives[d]) {
+                const bool over = c.axis == axis || c.axis.find("(" + axis + ",") == 0 ||
+                                  c.axis.find("," + axis + ",") != std::string::npos ||
+                                  c.axis.find("," + axis + ")") != std::string::npos;
+                if (!over) continue;
+                if (c.axis == axis && std::find(ops.begin(), ops.end(), c.op) != ops.end())
+                  continue;
+                return "device " + std::to_string(d) + " called " + c.op + " over '" + c.axis +
+                       "' (collective #" + std::to_string(c.seq) + ")";
+              }
+            }
+            const int pos = mesh_axis_position(t.mesh, axis);
+            if (!neighbours || pos < 0) return std::nullopt;
+            const int n = t.mesh[static_cast<std::size_t>(pos)].second;
+            for (const Export& exp : lp.file.exports)
+              if (auto why = non_neighbour(exp.jaxpr, axis, n)) return why;
+            return std::nullopt;
+          }};
+}
+
+std::string dims_text(const Shape& s) {
+  std::string out;
+  for (std::size_t k = 0; k < s.size(); ++k) out += (k ? "," : "") + std::to_string(s[k]);
+  return "f32[" + out + "]";
+}
+
+// `output` left split as `spec` says (an axis or none per dimension): every device returned
+// exactly its block -- each dimension the global one divided by the sizes of its axes.
+StructuralRule output_spec(const std::string& output, std::vector<std::string> spec) {
+  std::string text;
+  for (const std::string& a : spec)
+    text += (text.empty() ? "" : ", ") + (a.empty() ? "None" : "'" + a + "'");
+  return {output + " left split as P(" + text + "): each device returned only its block",
+          [output, spec](const Trace& t) -> std::optional<std::string> {
+            const ArrayRecord* a = nullptr;
+            for (const ArrayRecord& r : t.outputs)
+              if (r.name == output) a = &r;
+            if (a == nullptr) return std::nullopt;
+            Shape want = a->global;
+            for (std::size_t k = 0; k < spec.size() && k < want.size(); ++k) {
+              const int pos = spec[k].empty() ? -1 : mesh_axis_position(t.mesh, spec[k]);
+              if (pos >= 0)
+                want[k] /= static_cast<std::size_t>(t.mesh[static_cast<std::size_t>(pos)].second);
+            }
+            for (std::size_t d = 0; d < a->blocks.size(); ++d) {
+              if (a->blocks[d] == want) continue;
+              return "device " + std::to_string(d) + " returned " + dims_text(a->blocks[d]) +
+                     ", not its block " + dims_text(want) + " of the " + dims_text(a->global) +
+                     " " + output;
+            }
+            return std::nullopt;
+          }};
+}
+
+RuleKinds shipped() {
+  using F = FieldType;
+  RuleKinds k;
+  k.add({"inputs_given",
+         {},
+         [](const json&, const RuleContext& cx, const Export& exp) {
+           return inputs_given_rule(cx.lp.file, cx.exercise.def, exp);
+         },
+         nullptr});
+  k.add({"traced",
+         {{"input", F::kInput}},
+         [](const json& s, const RuleContext& cx, const Export& exp) {
+           return traced_rule(cx.lp.file, exp, s["input"].get<std::string>());
+         },
+         nullptr});
+  k.add({"enters_split",
+         {{"inputs", F::kInputs}, {"dim", F::kDim}, {"axis", F::kAxis}},
+         [](const json& s, const RuleContext& cx, const Export& exp) {
+           return enters_split_rule(cx.lp.file, exp, strings(s["inputs"]), dim(s),
+                                    s["axis"].get<std::string>());
+         },
+         nullptr});
+  k.add({"no_full_in_body",
+         {{"inputs", F::kInputs}, {"axis", F::kAxis}},
+         nullptr,
+         [](const json& s, const RuleContext& cx) {
+           const std::vector<std::string> names = strings(s["inputs"]);
+           return no_full_in_body(
+               cx.lp, names, s["axis"].get<std::string>(),
+               "no device holds a full " + either(names) + " (per-device shapes)");
+         }});
+  k.add({"input_split",
+         {{"input", F::kInput}, {"dim", F::kDim}, {"axis", F::kAxis, false}},
+         nullptr,
+         [](const json& s, const RuleContext&) {
+           const std::string in = s["input"].get<std::string>();
+           return where_recorded(input_split(in, dim(s), text(s, "axis")), {in}, {});
+         }});
+  k.add({"output_split",
+         {{"output", F::kOutput}, {"dim", F::kDim}, {"axis", F::kAxis, false}},
+         nullptr,
+         [](const json& s, const RuleContext&) {
+           const std::string out = s["output"].get<std::string>();
+           return where_recorded(output_split(out, dim(s), text(s, "axis")), {}, {out});
+         }});
+  k.add({"output_spec",
+         {{"output", F::kOutput}, {"spec", F::kSpec}},
+         nullptr,
+         [](const json& s, const RuleContext&) {
+           const std::string out = s["output"].get<std::string>();
+           std::vector<std::string> spec;
+           for (const json& a : s["spec"]) spec.push_back(a.is_null() ? "" : a.get<std::string>());
+           return where_recorded(output_spec(out, spec), {}, {out});
+         }});
+  k.add({"output_replicated",
+         {{"output", F::kOutput}},
+         nullptr,
+         [](const json& s, const RuleContext&) {
+           const std::string out = s["output"].get<std::string>();
+           return where_recorded(output_replicated(out), {}, {out});
+         }});
+  k.add({"combined_over",
+         {{"axis", F::kAxis}, {"outputs", F::kOutputs}},
+         nullptr,
+         [](const json& s, const RuleContext&) {
+           return combined_over(s["axis"].get<std::string>(), strings(s["outputs"]));
+         }});
+  k.add({"added_once",
+         {{"input", F::kInput}, {"output", F::kText}, {"through", F::kThrough, false}},
+         nullptr,
+         [](const json& s, const RuleContext& cx) {
+           const json* through = s.contains("through") ? &s["through"] : nullptr;
+           return added_once(cx.lp.def, s["input"].get<std::string>(),
+                             s["output"].get<std::string>(),
+                             through ? (*through)["target"].get<std::string>() : "",
+                             through ? (*through)["loss"].get<std::string>() : "");
+         }});
+  k.add({"mean_gradient_update",
+         {{"params", F::kInputs}, {"axis", F::kAxis}},
+         nullptr,
+         [](const json& s, const RuleContext& cx) {
+           return mean_gradient_update(cx.lp.def, cx.reference, strings(s["params"]),
+                                       s["axis"].get<std::string>());
+         }});
+  k.add({"collectives_only",
+         {{"ops", F::kTexts}, {"axis", F::kAxis}, {"neighbours", F::kFlag, false}},
+         nullptr,
+         [](const json& s, const RuleContext& cx) {
+           return collectives_only(cx.lp, strings(s["ops"]), s["axis"].get<std::string>(),
+                                   s.value("neighbours", false));
+         }});
+  return k;
+}
+
+// The exercise's reference program, loaded once on first use: the built-in program of its name
+// when meshrun has one (bit-identical to JAX's on every documented case, and what the grader
+// used before exercises were files), else its reference program file, read as a plain program.
+Reference reference_of(const Exercise& ex) {
+  if (const ProgramDef* built_in = find_program(ex.name)) {
+    return [built_in]() -> const ProgramDef& { return *built_in; };
+  }
+  struct Lazy {
+    std::once_flag once;
+    std::unique_ptr<LoadedProgram> lp;
+  };
+  auto lazy = std::make_shared<Lazy>();
+  const std::string path = ex.folder.empty() || ex.reference.empty() || ex.reference[0] == '/'
+                               ? ex.reference
+                               : ex.folder + "/" + ex.reference;
+  return [lazy, path]() -> const ProgramDef& {
+    std::call_once(lazy->once, [&] { lazy->lp = load_reference_program(path); });
+    return lazy->lp->def;
+  };
+}
+
+}  // namespace
+
+void RuleKinds::add(RuleKind kind) {
+  if (find(kind.kind) != nullptr)
+    throw std::logic_error("rule kind " + kind.kind + " registered twice");
+  if (!kind.on_file && !kind.on_run)
+    throw std::logic_error("rule kind " + kind.kind + " has no implementation");
+  kinds_.push_back(std::move(kind));
+}
+
+const RuleKind* RuleKinds::find(const std::string& kind) const {
+  for (const RuleKind& k : kinds_)
+    if (k.kind == kind) return &k;
+  return nullptr;
+}
+
+std::string RuleKinds::names() const {
+  std::vector<std::string> n;
+  for (const RuleKind& k : kinds_) n.push_back(k.kind);
+  std::sort(n.begin(), n.end());
+  std::string s;
+  for (const auto& name : n) s += (s.empty() ? "" : ", ") + name;
+  return s;
+}
+
+const RuleKinds& rule_kinds() {
+  static const RuleKinds kinds = shipped();
+  return kinds;
+}
+
+std::vector<StructuralRule> exercise_rules(const LoadedProgram& lp) {
+  std::vector<StructuralRule> rules;
+  if (!lp.exercise) return rules;
+  const RuleContext cx{lp, *lp.exercise, reference_of(*lp.exercise)};
+  const Trace none;
+  for (const json& spec : lp.exercise->rules) {
+    const RuleKind& kind = *rule_kinds().find(spec["rule"].get<std::string>());  // parse checked
+    StructuralRule rule;
+    if (kind.on_file) {
+      // A rule holds when it holds in every export, else the first export's failure says why
+      // (naming the export when it is not the first).
+      rule = kind.on_file(spec, cx, lp.file.exports.front());
+      for (std::size_t e = 1; e < lp.file.exports.size() && !rule.check(none); ++e) {
+        if (auto why = kind.on_file(spec, cx, lp.file.exports[e]).check(none)) {
+          const std::string failure = lp.file.exports[e].where + ": " + *why;
+          rule.check = [failure](const Trace&) { return std::optional<std::string>(failure); };
+        }
+      }
+    } else {
+      rule = kind.on_run(spec, cx);
+    }
+    if (spec.contains("says")) rule.description = spec["says"].get<std::string>();
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
+}  // namespace meshrun::interp
