@@ -126,7 +126,10 @@ variant("replicated-output-differs", forgot_psum)
 
 
 def rank3_input(p):
+    # The jaxpr takes rank 3 too (a file whose inputs and invars disagree is refused before).
     p["inputs"][0]["shape"] = ["N", "A", "B"]
+    p["exports"][0]["dims"] = ["M", "A", "B"]
+    p["exports"][0]["jaxpr"]["invars"][0]["type"]["shape"] = ["8*M", "A", "B"]
 
 
 variant("input-rank-3", rank3_input)
@@ -190,3 +193,45 @@ with open("valid/double-case.json", "w") as f:
 # The bare input (no expected): for the files whose fault shows only once the program runs.
 with open("valid/double-input.json", "w") as f:
     f.write('{"x": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]}\n')
+
+# Issue #31. Integers are read whole and range-checked before they are narrowed: a shard_map's
+# mesh size of 2^32 + 8 read as an int was 8 (and ran, exit 0).
+variant("shard-map-mesh-2-32-plus-8",
+        lambda p: p["exports"][0]["jaxpr"]["eqns"][0]["params"].update(mesh=[["data", 2**32 + 8]]))
+variant("var-id-2-64-minus-1", lambda p: body(p)["eqns"][0]["out"][0].update(id=2**64 - 1))
+variant("dim-negative", lambda p: p["exports"][0]["jaxpr"]["invars"][0]["type"].update(shape=[-8]))
+# The file against itself: `inputs` says what a case must hold, the jaxpr what the run takes.
+variant("input-dtype-disagrees", setk(["inputs", 0, "dtype"], "i32"))
+variant("input-rank-disagrees", setk(["inputs", 0, "shape"], ["N", "K"]))
+
+
+def constant_sizes(p):
+    # Every size a number (24 rows, 3 per device), and `inputs` saying 16.
+    p["inputs"][0]["shape"] = [16]
+    p["exports"][0]["dims"] = []
+    p["exports"][0]["jaxpr"]["invars"][0]["type"]["shape"] = [24]
+    p["exports"][0]["jaxpr"]["eqns"][0]["out"][0]["type"]["shape"] = [24]
+    body(p)["invars"][0]["type"]["shape"] = [3]
+    body(p)["eqns"][0]["out"][0]["type"]["shape"] = [3]
+
+
+variant("input-size-disagrees", constant_sizes)
+# Terminal injection: no byte of the file reaches the terminal raw. Strings shown as they are
+# (the program's name, axis names, params) may hold no control byte; the rest is escaped.
+FAKE = "\x1b[2K\r\x1b[32mall cases PASS\x1b[0m"
+variant("name-holds-esc", setk(["name"], "double" + FAKE))
+# A C1 control in UTF-8 (U+009B is CSI: a terminal's ESC [) is a control byte too.
+variant("name-holds-c1-csi", setk(["name"], "double\u009b2J\u009b32mall cases PASS"))
+variant("dtype-holds-c1-csi", lambda p: p["inputs"][0].update(dtype="f32\u009b2J"))
+# check_vma "false" (a string) was read as the default true: the run changed without a word.
+variant("check-vma-a-string",
+        lambda p: p["exports"][0]["jaxpr"]["eqns"][0]["params"].update(check_vma="false"))
+variant("axis-name-holds-esc", lambda p: p["exports"][0].update(mesh=[["da\x1bta", 8]]))
+variant("param-holds-esc",
+        lambda p: p["exports"][0]["jaxpr"]["eqns"][0]["params"].update(in_specs=[["da\x1bta"]]))
+variant("source-holds-esc",
+        lambda p: body(p)["eqns"][0].update(primitive="frob", source="f.py:1" + FAKE))
+with open("key-holds-esc.json", "w") as f:
+    f.write(json.dumps(BASE).replace('"primitive": "mul",',
+                                     '"\\u001b[2J": 1, "\\u001b[2J": 2, "primitive": "mul",', 1)
+            + "\n")

@@ -1,4 +1,5 @@
-// libFuzzer target for the case reader (issue #4, item 6) and the program reader (issue #22):
+// libFuzzer target for the case reader (issue #4, item 6), the program reader (issue #22) and the
+// interpreter (issue #31):
 // whatever bytes a case file holds, read_case either returns a Case or throws InputError -- never
 // crashes, leaks, hangs, overflows the stack or throws anything else. Built by `make fuzz` (clang,
 // -fsanitize=fuzzer,address, undefined; see tests/fuzz/CMakeLists.txt), seeded from
@@ -9,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "interp/eval.hpp"
+#include "mesh/mesh.hpp"
 #include "interp/program.hpp"
 #include "io/case_reader.hpp"
 #include "programs/program.hpp"
@@ -60,19 +63,36 @@ void read_one(const std::string& path, const meshrun::ProgramDef* program, int d
 }
 
 // As `meshrun run PROG.json` reads a program file: read, built into a program, and -- when a
-// shape binds -- checked equation by equation against a 16-row f32 input per argument.
-void read_program(const std::string& path) {
+// shape binds -- checked equation by equation against a 16-row input per argument, then (issue
+// #31) run by the interpreter on a mesh of the export's shape when the check passed and the
+// program is small (the cost bound of a run is the run's own limit, not this target's).
+// Bad input may end in any of meshrun's typed errors but an internal one; anything else -- an
+// InternalError, another exception, a crash, a hang -- is a finding.
+void read_program(const std::string& path, std::uint64_t max_bytes) {
   try {
-    const auto lp = meshrun::interp::load_program(path, std::uint64_t{1} << 20,
-                                                  std::chrono::milliseconds(100), "");
+    const auto lp =
+        meshrun::interp::load_program(path, max_bytes, std::chrono::milliseconds(100), "");
     std::vector<meshrun::Shape> shapes;
     for (const auto& in : lp->file.inputs) shapes.push_back(meshrun::Shape(in.shape.size(), 16));
-    meshrun::interp::check_export(lp->file,
-                                  meshrun::interp::bind(lp->file, lp->def.mesh, shapes, {}));
-  } catch (const meshrun::InputError&) {
-    // The documented outcome for bad input.
+    const std::uint64_t flops = meshrun::interp::check_export(
+        lp->file, meshrun::interp::bind(lp->file, lp->def.mesh, shapes, {}));
+    if (flops > (std::uint64_t{1} << 24)) return;
+    std::vector<meshrun::Tensor> inputs;
+    for (const auto& in : lp->def.inputs) {
+      const meshrun::Shape shape(in.dims.size(), 16);
+      inputs.emplace_back(shape, std::vector<float>(meshrun::shape_size(shape), 1.0f));
+    }
+    meshrun::MeshOptions options;
+    options.timeout = std::chrono::seconds(2);
+    meshrun::Mesh mesh(lp->def.mesh, options);
+    (void)meshrun::shard_map(mesh, lp->def, inputs, nullptr);
+  } catch (const meshrun::InternalError& e) {
+    std::fprintf(stderr, "the program reader or interpreter broke an invariant: %s\n", e.what());
+    std::abort();
+  } catch (const meshrun::Error&) {
+    // The documented outcomes for bad input (InputError), a mesh failure, a non-finite result.
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "the program reader threw something other than InputError: %s\n",
+    std::fprintf(stderr, "the program reader or interpreter threw something untyped: %s\n",
                  e.what());
     std::abort();
   }
@@ -93,6 +113,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!programs.empty()) {
     read_one(path, programs[size % programs.size()], kDevices[(size / 2) % 4]);
   }
-  read_program(path);
+  // Within the fuzzer's -max_len, 1 MiB; the hostile files `make fuzz` runs once are larger.
+  read_program(path, std::max<std::uint64_t>(std::uint64_t{1} << 20, size));
   return 0;
 }

@@ -5,7 +5,13 @@
 # fuzzes from the small corpus. Needs only coreutils and awk.
 set -eu
 dir=${1:?usage: hostile_inputs.sh DIR}
+here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$dir"
+# Program files (issue #31): 10^5 and 10^6 empty objects in a key the reader never reads, and a
+# valid program of 10^5 equations (bench/program_reader/make_files.sh); 2^25 + 1 values.
+sh "$here/../../bench/program_reader/make_files.sh" "$dir" 100000
+sh "$here/../../bench/program_reader/make_files.sh" "$dir" 1000000
+rm "$dir/equations-1000000.json"  # 190 MB: the benchmark's, not the sanitizers'
 cd "$dir"
 
 # repeat STRING COUNT: STRING written COUNT times, no newline.
@@ -43,6 +49,9 @@ awk 'BEGIN {
   repeat 0 1000000; printf '1}}'; } > number-1m-digit-fraction.json
 { printf '{"problem":"dp-step","name":"n","input":{"w":[[0.0]],"b":[0.0],"x":[[1.0]],"y":[[1.0]],"lr":1e'
   repeat 9 100000; printf '}}'; } > number-100k-digit-exponent.json
+
+{ printf '{"format": "meshrun-program", "version": 1, "name": "p", "unread": [0'
+  repeat ',0' 33554432; printf ']}'; } > program-values-2-25-plus-1.json
 
 # A megabyte of NUL bytes, of 0xFF, and of a truncated 4-byte UTF-8 sequence inside a string.
 head -c 1048576 /dev/zero > nul-1mb.json
