@@ -20,7 +20,8 @@
 #include <mpi.h>
 
 #include "bench/mpi/mpi_bench.hpp"
-#include "io/mpi/mpi_runner.hpp"
+#include "io/mpi/mpi_job.hpp"
+#include "program/mpi_ranks.hpp"
 #endif
 
 namespace meshrun {
@@ -50,42 +51,25 @@ class StdoutRows : public std::stringbuf {
 #endif
 
 // `mpirun -np R meshrun bench allreduce`: the same table for the devices spread over R ranks
-// (lib/mpi/mpi_bench.hpp), printed by rank 0, which also says what went wrong; each rank exits
-// with its own outcome's code (mpirun reports the job as failed if any rank did).
+// (lib/bench/mpi/mpi_bench.hpp), printed by rank 0, which also says what went wrong. A command
+// across ranks as a program's run is (run_on_job, share_setup: program/mpi_ranks.hpp): every wait
+// bounded, a lost rank named with its host, every rank ending with rank 0's code.
 void run_mpi_bench(const bench::AllReduceBenchOptions& o, double timeout_s) {
 #ifdef MESHRUN_HAVE_MPI
-  init_mpi_threads(nullptr, nullptr);
-  MpiOptions mpi;
-  mpi.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
-  StdoutRows rows;
-  std::ostream out(&rows);
-  int code = kExitOk;
-  std::string message;
-  try {
-    if (bench::run_mpi_allreduce_bench(o, mpi, &out).wrong() != 0) {
-      code = kExitDiffers;
-      message = "bench allreduce: some element(s) differed from the expected result";
+  run_on_job(timeout_s, [&](MpiJob& job) {
+    share_setup(job, [](Wire&) {});
+    MpiOptions mpi;
+    mpi.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+    StdoutRows rows;
+    std::ostream out(&rows);
+    const bench::BenchResult result = bench::run_mpi_allreduce_bench(job, o, mpi, &out);
+    out.flush();
+    if (rows.error) std::rethrow_exception(rows.error);  // exit 6
+    if (result.wrong() != 0) {
+      report_error("bench allreduce: some element(s) differed from the expected result");
+      throw CLI::RuntimeError(kExitDiffers);
     }
-  } catch (const TimeoutError& e) {
-    abort_job(e.what(), kExitMesh);  // a peer may be dead: MPI_Finalize could wait for it forever
-  } catch (const Error& e) {
-    code = exit_code_of(e);
-    message = e.what();
-  }
-  out.flush();
-  if (rows.error && code == kExitOk) {
-    code = kExitOutput;
-    try {
-      std::rethrow_exception(rows.error);
-    } catch (const OutputError& e) {
-      message = e.what();
-    }
-  }
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0 && !message.empty()) report_error(message);  // said once; mpirun ends non-zero
-  MPI_Finalize();
-  if (code != kExitOk) throw CLI::RuntimeError(code);
+  });
 #else
   (void)o;
   (void)timeout_s;

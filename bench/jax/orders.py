@@ -9,6 +9,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import PartitionSpec as P
+import sys
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+from meshrun_export.compare import bit_identical  # noqa: E402
+
+
+def same(a, b):
+    """Percent of elements bit-identical (meshrun_export.compare's definition)."""
+    return np.mean(bit_identical(a, b)) * 100
+
+
 print("---- dots: share bit-identical per emulated order")
 f=jax.jit(lambda a,b: a@b)
 def fma(a,b,c): return (a.astype(np.float64)*b+c).astype(np.float32)
@@ -39,7 +50,7 @@ for (M,K,N) in [(4,2,8),(4,3,8),(4,5,8),(4,8,8),(4,16,8),(4,17,8),(4,32,8),(4,64
     res={"seq_fma":seq_fma(A,B),"seq_add":seq_add(A,B)}
     for L in (2,4,8,16): res[f"split{L}"]=split_fma(A,B,L)
     for kb in (4,8,16,32): res[f"blk{kb}"]=blocked_fma(A,B,kb)
-    print((M,K,N), " ".join(f"{k}={np.mean(v.view(np.int32)==J.view(np.int32))*100:.0f}" for k,v in res.items()))
+    print((M,K,N), " ".join(f"{k}={same(v,J):.0f}" for k,v in res.items()))
 print("---- N threshold, K=32 M=4")
 def comb(accs):
     while len(accs)>1:
@@ -63,16 +74,15 @@ def split4_tail(A,B,mode):
         return split_fma(np.pad(A,((0,0),(0,(-K)%4))),np.pad(B,((0,(-K)%4),(0,0))),4)
 for N in (1,2,3,4,8,9,12,16,17,24,32,33,48,64):
     A=rng.standard_normal((4,32)).astype(np.float32); B=rng.standard_normal((32,N)).astype(np.float32)
-    J=np.asarray(f(A,B)); print(N, "seq_fma=%.0f split4=%.0f"%(np.mean(seq_fma(A,B).view(np.int32)==J.view(np.int32))*100, np.mean(split_fma(A,B,4).view(np.int32)==J.view(np.int32))*100))
+    J=np.asarray(f(A,B)); print(N, "seq_fma=%.0f split4=%.0f"%(same(seq_fma(A,B),J), same(split_fma(A,B,4),J)))
 print("---- tails, N=8 M=4")
 for K in (5,6,7,9,10,11,13,19,33):
     A=rng.standard_normal((4,K)).astype(np.float32); B=rng.standard_normal((K,8)).astype(np.float32)
-    J=np.asarray(f(A,B)); print(K, " ".join(f"{m}=%.0f"%(np.mean(split4_tail(A,B,m).view(np.int32)==J.view(np.int32))*100) for m in ("fma_after","fma_before","sep_add","zero_pad")))
+    J=np.asarray(f(A,B)); print(K, " ".join(f"{m}=%.0f"%(same(split4_tail(A,B,m),J)) for m in ("fma_after","fma_before","sep_add","zero_pad")))
 print("---- collectives, reductions, fusion")
 
 rng=np.random.default_rng(3)
 f32=np.float32
-def same(a,b): return np.mean(np.asarray(a,np.float32).view(np.int32)==np.asarray(b,np.float32).view(np.int32))*100
 # 1. all-reduce order
 mesh=pg.mesh_of((8,),("d",))
 ps=jax.jit(jax.shard_map(lambda x: jax.lax.psum(x,"d"), mesh=mesh, in_specs=P("d"), out_specs=P()))
@@ -201,4 +211,4 @@ def variants(A,B):
     return out
 for K in (6,7,10,11,14,15,18,19):
     A=rng.standard_normal((8,K)).astype(f32); B=rng.standard_normal((K,8)).astype(f32)
-    J=np.asarray(f(A,B)); print(K, " ".join(f"{k}={np.mean(v.view(np.int32)==J.view(np.int32))*100:.0f}" for k,v in variants(A,B).items()))
+    J=np.asarray(f(A,B)); print(K, " ".join(f"{k}={same(v,J):.0f}" for k,v in variants(A,B).items()))

@@ -8,6 +8,8 @@ Needs numpy only (no JAX): the expected values are committed.
 """
 import glob, json, subprocess, sys
 import numpy as np
+sys.path.insert(0, "python")
+from meshrun_export import compare as cmp  # noqa: E402
 M = sys.argv[1] if len(sys.argv) > 1 else "build/release/meshrun"
 for name in ["mlp-block-tanh", "mlp-block-erf", "xent", "attention", "coverage"]:
     same = total = 0; worst = 0.0
@@ -16,7 +18,7 @@ for name in ["mlp-block-tanh", "mlp-block-erf", "xent", "attention", "coverage"]
         got = json.loads(r.stdout); exp = json.load(open(c))["expected"]
         for k, v in exp.items():
             w = np.asarray(v, np.float32); g = np.asarray(got[k], np.float32)
-            same += int(np.sum(w.view(np.int32) == g.view(np.int32))); total += w.size
-            d = np.abs(g.astype(np.float64) - w) / (1e-5 + 1e-5 * np.abs(w.astype(np.float64)))
+            same += int(np.sum(cmp.bit_identical(g, w))); total += w.size
+            d = cmp.tolerance_share(g, w)
             worst = max(worst, float(d.max()) if d.size else 0)
     print(f"{name}: {same}/{total} bit-identical, largest difference {100*worst:.2g}% of the tolerance")

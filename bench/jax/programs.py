@@ -4,6 +4,7 @@ and the exercises' structural rules checked on jax.make_jaxpr objects (never on 
 Importing this module sets XLA_FLAGS (8 host CPU devices) and JAX_PLATFORMS=cpu before JAX is
 imported, so every script that imports it first sees the 8 devices the exercises assume.
 """
+import json
 import os
 
 _FLAG = "--xla_force_host_platform_device_count=8"
@@ -87,15 +88,20 @@ def make_mlp_train(data=2, model=4, body=mlp_train_body):
         out_specs=(P(None, "model"), P("model"), P("model", None), P(), P())))
 
 
-# Inputs and outputs by name, in the order of meshrun's programs (docs/cases.md).
-INPUTS = {"dp-step": ("w", "b", "x", "y", "lr"),
-          "tp-mlp": ("x", "w1", "b1", "w2", "b2"),
-          "mlp-train": ("x", "y", "w1", "b1", "w2", "b2", "lr")}
-OUTPUTS = {"dp-step": ("w", "b", "loss"),
-           "tp-mlp": ("out", "hidden"),
-           "mlp-train": ("w1", "b1", "w2", "b2", "loss")}
-DEFAULT_MESH = {"dp-step": {"data": 8}, "tp-mlp": {"model": 8},
-                "mlp-train": {"data": 2, "model": 4}}
+# Inputs and outputs by name, in the order of meshrun's programs (docs/cases.md), and the
+# default mesh: read from the exercise files (cases/exercises/<name>/exercise.json), for the
+# programs `make` builds.
+def _exercise(name):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "cases", "exercises", name, "exercise.json"),
+              encoding="utf-8") as f:
+        return json.load(f)
+
+
+_EXERCISES = {p: _exercise(p) for p in ("dp-step", "tp-mlp", "mlp-train")}
+INPUTS = {p: tuple(a["name"] for a in ex["inputs"]) for p, ex in _EXERCISES.items()}
+OUTPUTS = {p: tuple(a["name"] for a in ex["outputs"]) for p, ex in _EXERCISES.items()}
+DEFAULT_MESH = {p: {a: n for a, n in ex["mesh"]} for p, ex in _EXERCISES.items()}
 
 
 def make(problem, mesh):

@@ -7,9 +7,11 @@
 // Exit status: 0; 1 if any element was wrong; 2 for bad flags; 3 if a collective failed (after a
 // timeout, when a rank may be dead, the job ends with MPI_Abort).
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <iostream>
 
 #include "bench/mpi/mpi_bench.hpp"
+#include "io/mpi/mpi_job.hpp"
 #include "io/mpi/mpi_runner.hpp"
 #include "support/errors.hpp"
 
@@ -46,16 +48,19 @@ int main(int argc, char** argv) {
   }
   mpi.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
   int code = 0;
-  try {
-    if (bench::run_mpi_allreduce_bench(o, mpi, &std::cout).wrong() != 0) code = 1;
-  } catch (const TimeoutError& e) {
-    abort_job(e.what(), 3);  // a peer may be dead: MPI_Finalize could wait for it forever
-  } catch (const InputError& e) {
-    std::cerr << "meshrun_mpi_bench: " << e.what() << "\n";
-    code = 2;
-  } catch (const std::exception& e) {
-    std::cerr << "meshrun_mpi_bench: " << e.what() << "\n";
-    code = 3;
+  {
+    MpiJob job(mpi.timeout + std::chrono::seconds(60));
+    try {
+      if (bench::run_mpi_allreduce_bench(job, o, mpi, &std::cout).wrong() != 0) code = 1;
+    } catch (const InputError& e) {
+      if (job.rank() == 0) std::cerr << "meshrun_mpi_bench: " << e.what() << "\n";
+      code = 2;
+    } catch (const std::exception& e) {
+      // A rank that stopped answering: MPI_Finalize could wait for it forever.
+      if (job.broken()) abort_job(e.what(), 3);
+      if (job.rank() == 0) std::cerr << "meshrun_mpi_bench: " << e.what() << "\n";
+      code = 3;
+    }
   }
   MPI_Finalize();
   return code;

@@ -20,6 +20,8 @@ sys.path.insert(0, HERE)
 
 import numpy as np  # noqa: E402
 
+from meshrun_export.compare import MAX_NORMWISE, normwise_apart  # noqa: E402
+
 # name -> module, factory, and the cases' dimension sizes (every split dimension divisible by
 # its mesh axes). One case per entry of `sizes`.
 PROGRAMS = {
@@ -109,40 +111,6 @@ def generate(name):
         files[f"{name}/case{i}.json"] = case_text(name, i, mod.MESH, inputs, outputs,
                                                   getattr(mod, "DTYPES", {}))
     return files
-
-
-# XLA:CPU compiles for the CPU it runs on: the same jit gives other last bits on AVX-512 than on
-# AVX2 (seen 2026-12-02: the mlp-block cases, made on an AMD EPYC, off by up to 205 ulps on an
-# Intel Xeon, in elements near 0 of arrays of larger ones). --check accepts a case whose inputs
-# are identical and each of whose expected arrays is within MAX_NORMWISE of the committed one,
-# relative to the array's largest magnitude: rounding, not a changed program. Anything else,
-# and any change to a program file, is stale.
-MAX_NORMWISE = 1e-6
-
-
-def normwise_apart(old_text, new_text):
-    """The largest max|a - b| / max|a| over two case texts' `expected` arrays, or None when the
-    cases differ otherwise (inputs, names, shapes) or are not cases."""
-    import json
-    try:
-        a, b = json.loads(old_text), json.loads(new_text)
-    except ValueError:
-        return None
-    if not (isinstance(a, dict) and isinstance(b, dict) and "expected" in a and "expected" in b):
-        return None
-    rest = [{k: v for k, v in c.items() if k != "expected"} for c in (a, b)]
-    if rest[0] != rest[1] or a["expected"].keys() != b["expected"].keys():
-        return None
-    worst = 0.0
-    for k in a["expected"]:
-        x = np.asarray(a["expected"][k], dtype=np.float64)
-        y = np.asarray(b["expected"][k], dtype=np.float64)
-        if x.shape != y.shape:
-            return None
-        if x.size:
-            scale = max(float(np.max(np.abs(x))), 1e-30)
-            worst = max(worst, float(np.max(np.abs(x - y))) / scale)
-    return worst
 
 
 def main(argv):

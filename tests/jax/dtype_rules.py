@@ -1,0 +1,203 @@
+"""Regenerates tests/jax/dtype_rules/: each primitive meshrun implements whose result dtype or
+value can depend on its operands' dtype (issue #31, class 5), on every dtype it accepts, as JAX
+0.10.2 computes it on CPU. Per entry NAME: NAME.json, the program (one shard_map over a mesh of
+one device, exported with meshrun_export, so its declared types are JAX's), and NAME.case.json,
+its inputs and JAX's outputs (`expected`, 9 significant digits: JAX's float32 bits).
+tests/jax/dtype_rules_cli_test.cpp runs meshrun on each with --atol 0 --rtol 0: a result dtype
+other than JAX's is exit 2 (the declared type), a value other than JAX's exit 1.
+
+    build/jax-venv/bin/python tests/jax/dtype_rules.py            # rewrite them
+    build/jax-venv/bin/python tests/jax/dtype_rules.py --check    # exit 1 if one would change
+"""
+import json
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import numpy as np  # noqa: E402
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from jax import lax  # noqa: E402
+from jax.sharding import Mesh, PartitionSpec as P  # noqa: E402
+
+from meshrun_export import dumps, export  # noqa: E402
+from meshrun_export.compare import MAX_NORMWISE, normwise_apart  # noqa: E402
+
+F = np.array([-2.5, -1.5, -0.75, -0.0, 0.5, 1.5, 2.5, 7.25], np.float32)
+G = np.array([2.0, -2.0, 0.5, 3.0, -0.25, 4.0, 1.5, -3.0], np.float32)
+I = np.array([-7, -3, -1, 0, 1, 2, 5, 9], np.int32)
+J = np.array([2, -2, 3, -3, 4, 5, -4, 7], np.int32)  # no zero: div and rem by it
+B = np.array([True, False, True, True, False, False, True, False])
+C = np.array([False, False, True, False, True, False, True, True])
+X = {"f32": (F, G), "i32": (I, J), "bool": (B, C)}
+
+
+def unary(fn, dtypes):
+    return [(d, fn, (X[d][0],)) for d in dtypes]
+
+
+def binary(fn, dtypes):
+    return [(d, fn, X[d]) for d in dtypes]
+
+
+def dot(pref):
+    def f(a, b):
+        return lax.dot_general(a.reshape(2, 4), b.reshape(4, 2), (((1,), (0,)), ((), ())),
+                               preferred_element_type=pref)
+    return f
+
+
+def empty(reduce):
+    return lambda x: reduce(x[:0], (0,))
+
+
+# name -> [(dtype tag, function, args)]: each becomes NAME-TAG.
+TABLE = {
+    "add": binary(lax.add, ["f32", "i32"]),
+    "sub": binary(lax.sub, ["f32", "i32"]),
+    "mul": binary(lax.mul, ["f32", "i32"]),
+    "div": binary(lax.div, ["f32", "i32"]),  # i32: C's truncation, not floor
+    "rem": binary(lax.rem, ["f32", "i32"]),  # the dividend's sign
+    "max": binary(lax.max, ["f32", "i32", "bool"]),
+    "min": binary(lax.min, ["f32", "i32", "bool"]),
+    "and": binary(lax.bitwise_and, ["i32", "bool"]),
+    "or": binary(lax.bitwise_or, ["i32", "bool"]),
+    "xor": binary(lax.bitwise_xor, ["i32", "bool"]),
+    "not": unary(lax.bitwise_not, ["i32", "bool"]),
+    "eq": binary(lax.eq, ["f32", "i32", "bool"]),
+    "ne": binary(lax.ne, ["f32", "i32", "bool"]),
+    "lt": binary(lax.lt, ["f32", "i32", "bool"]),
+    "le": binary(lax.le, ["f32", "i32", "bool"]),
+    "gt": binary(lax.gt, ["f32", "i32", "bool"]),
+    "ge": binary(lax.ge, ["f32", "i32", "bool"]),
+    "neg": unary(lax.neg, ["f32", "i32"]),
+    "abs": unary(lax.abs, ["f32", "i32"]),
+    "sign": unary(lax.sign, ["f32", "i32"]),
+    "square": unary(lax.square, ["f32", "i32"]),
+    "integer_pow": unary(lambda x: lax.integer_pow(x, 3), ["f32", "i32"]),
+    "floor": unary(lax.floor, ["f32"]),
+    "ceil": unary(lax.ceil, ["f32"]),
+    "round": unary(lambda x: lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN), ["f32"]),
+    "round_away": unary(lax.round, ["f32"]),
+    "is_finite": unary(lax.is_finite, ["f32"]),
+    "clamp": [("f32", lambda x: lax.clamp(np.float32(-1), x, np.float32(2)), (F,)),
+              ("i32", lambda x: lax.clamp(np.int32(-1), x, np.int32(2)), (I,))],
+    "select_n": [("bool", lambda p, x, y: lax.select_n(p, x, y), (B, F, G)),
+                 ("i32", lambda x, y: lax.select_n(jnp.clip(y, 0, 2), x, x * 2, x * 3), (I, J))],
+    "reduce_sum": unary(lambda x: lax.reduce_sum_p.bind(x, axes=(0,), out_sharding=None),
+                        ["f32", "i32"]),
+    "reduce_prod": unary(lambda x: lax.reduce_prod_p.bind(x, axes=(0,), out_sharding=None),
+                         ["f32", "i32"]),
+    "reduce_max": unary(lambda x: lax.reduce_max(x, (0,)), ["f32", "i32", "bool"]),
+    "reduce_min": unary(lambda x: lax.reduce_min(x, (0,)), ["f32", "i32", "bool"]),
+    "reduce_and": unary(lambda x: lax.reduce_and(x, (0,)), ["bool"]),
+    "reduce_or": unary(lambda x: lax.reduce_or(x, (0,)), ["bool"]),
+    # Over no element: the identity of the reduction in the operand's dtype (bool: False for
+    # max, True for min; meshrun refuses int32's -2^31 and 2^31 - 1, beyond 2^24).
+    "reduce_max_empty": unary(empty(lax.reduce_max), ["bool"]),
+    "reduce_min_empty": unary(empty(lax.reduce_min), ["bool"]),
+    "reduce_and_empty": unary(empty(lax.reduce_and), ["bool"]),
+    "reduce_or_empty": unary(empty(lax.reduce_or), ["bool"]),
+    "reduce_sum_empty": unary(empty(lax.reduce_sum), ["f32", "i32"]),
+    "argmax": unary(lambda x: lax.argmax(x.reshape(2, 4), 1, jnp.int32), ["f32", "i32"]),
+    "argmin": unary(lambda x: lax.argmin(x.reshape(2, 4), 1, jnp.int32), ["f32", "i32"]),
+    "dot_general": binary(dot(None), ["f32", "i32"]),
+    # preferred_element_type: f32 operands to an i32 result are the f32 product truncated
+    # toward zero, as convert_element_type (93.5 -> 93).
+    "dot_general_to_i32": [("f32", dot(jnp.int32), (F, G))],
+    "dot_general_to_f32": [("i32", dot(jnp.float32), (I, J))],
+    "convert_element_type": [
+        ("f32-i32", lambda x: x.astype(jnp.int32), (F,)),
+        ("f32-bool", lambda x: x.astype(jnp.bool_), (F,)),
+        ("i32-f32", lambda x: x.astype(jnp.float32), (I,)),
+        ("i32-bool", lambda x: x.astype(jnp.bool_), (I,)),
+        ("bool-f32", lambda x: x.astype(jnp.float32), (B,)),
+        ("bool-i32", lambda x: x.astype(jnp.int32), (B,)),
+    ],
+    "iota": [("i32", lambda x: x + lax.iota(jnp.int32, 8), (I,)),
+             ("f32", lambda x: x + lax.iota(jnp.float32, 8), (F,))],
+}
+
+
+def number(v):
+    if isinstance(v, (bool, np.bool_)):
+        return 1 if v else 0
+    if np.issubdtype(type(v), np.integer):
+        return int(v)
+    return float(format(float(np.float32(v)), ".9g"))
+
+
+def nested(a):
+    a = np.asarray(a)
+    if a.ndim == 0:
+        return number(a.item() if a.dtype != np.bool_ else bool(a))
+    return [nested(r) for r in a]
+
+
+def entry(name, fn, args):
+    mesh = Mesh(np.array(jax.devices()[:1]), ("data",))
+    names = ["x", "y", "z"][:len(args)]
+    sm = jax.jit(jax.shard_map(lambda *a: fn(*a), mesh=mesh, in_specs=tuple(P() for _ in args),
+                               out_specs=P()))
+    prog = export(sm, *args, names=names, outputs=["out"], name=name, mesh=[["data", 1]])
+    out = sm(*args)
+    case = {"problem": name, "name": name,
+            "mesh": {"data": 1}, "input": {n: nested(a) for n, a in zip(names, args)},
+            "expected": {"out": nested(out)},
+            "description": f"JAX {jax.__version__}: out is {out.dtype}{list(out.shape)}"}
+    return dumps(prog), json.dumps(case) + "\n"
+
+
+def write_all(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    names = []
+    for prim, rows in TABLE.items():
+        for tag, fn, args in rows:
+            name = f"{prim}-{tag}"
+            prog, case = entry(name, fn, args)
+            with open(os.path.join(out_dir, name + ".json"), "w") as f:
+                f.write(prog if prog.endswith("\n") else prog + "\n")
+            with open(os.path.join(out_dir, name + ".case.json"), "w") as f:
+                f.write(case)
+            names.append(name)
+    return names
+
+
+def main():
+    target = os.path.join(HERE, "dtype_rules")
+    if "--check" in sys.argv:
+        with tempfile.TemporaryDirectory() as tmp:
+            write_all(tmp)
+            stale = []
+            for n in sorted(os.listdir(tmp)):
+                old = os.path.join(target, n)
+                if not os.path.exists(old):
+                    stale.append(n)
+                    continue
+                old, text = open(old).read(), open(os.path.join(tmp, n)).read()
+                if old == text:
+                    continue
+                # A case whose inputs are the same and whose outputs moved by rounding only: XLA's
+                # code differs by CPU (meshrun_export.compare). A program file must not change.
+                d = normwise_apart(old, text) if n.endswith(".case.json") else None
+                if d is None or d > MAX_NORMWISE:
+                    stale.append(n)
+                else:
+                    print(f"ok: tests/jax/dtype_rules/{n}: JAX's outputs {d:.1e} of their "
+                          f"magnitude from the committed ones (XLA's code differs by CPU)")
+            stale += [n for n in sorted(os.listdir(target)) if not os.path.exists(os.path.join(tmp, n))]
+            if stale:
+                print("tests/jax/dtype_rules is stale: " + ", ".join(stale))
+                sys.exit(1)
+            print(f"tests/jax/dtype_rules: {len(os.listdir(tmp)) // 2} entries as JAX computes them")
+        return
+    names = write_all(target)
+    print(f"wrote {len(names)} entries to {target}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+// Every primitive's result dtype and value as JAX's (issue #31, class 5), with no Python:
+// tests/jax/dtype_rules/NAME.json is a program JAX 0.10.2 exported (its declared types are JAX's),
+// NAME.case.json its inputs and JAX's outputs (tests/jax/dtype_rules.py wrote both; `make
+// jax-check` regenerates them with live JAX and fails if they changed). meshrun must run each with
+// exit 0 at --atol 0 --rtol 0: its inferred dtype is checked against the declared one before the
+// run (exit 2 otherwise), and every value must be JAX's own (exit 1 otherwise). The printed values
+// are compared bit for bit too (--exact prints each float32's shortest exact form; -0 as 0).
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "support/run_meshrun.hpp"
+
+namespace {
+
+using meshrun::testing::kSource;
+using meshrun::testing::names;
+using meshrun::testing::run;
+using meshrun::testing::slurp;
+
+const std::string kDir = kSource + "/tests/jax/dtype_rules";
+
+// The float32's bits; -0 as 0, since results are written so (docs/cli.md: a sign on zero only
+// confuses a reader).
+std::uint32_t bits(double v) {
+  const float f = v == 0 ? 0.0f : static_cast<float>(v);
+  std::uint32_t b = 0;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+// Flattened numbers of a nested JSON array (or a scalar).
+void flatten(const nlohmann::json& v, std::vector<double>& out) {
+  if (v.is_number()) {
+    out.push_back(v.get<double>());
+    return;
+  }
+  for (const auto& e : v) flatten(e, out);
+}
+
+BOOST_AUTO_TEST_CASE(every_entry_gives_jaxs_dtype_and_bits) {
+  std::size_t entries = 0;
+  for (const std::string& f : names(kDir)) {
+    if (!f.ends_with(".case.json")) continue;
+    const std::string name = f.substr(0, f.size() - std::string(".case.json").size());
+    ++entries;
+    const std::string prog = kDir + "/" + name + ".json", c = kDir + "/" + f;
+    const auto r = run({"run", prog, c, "--atol", "0", "--rtol", "0", "--exact"});
+    BOOST_TEST(r.code == 0, name << ": exit " << r.code << ": " << r.err);
+    if (r.code != 0) continue;
+    std::vector<double> got, want;
+    flatten(nlohmann::json::parse(r.out)["out"], got);
+    flatten(nlohmann::json::parse(slurp(c))["expected"]["out"], want);
+    BOOST_TEST_REQUIRE(got.size() == want.size(), name);
+    for (std::size_t i = 0; i < got.size(); ++i)
+      BOOST_TEST(bits(got[i]) == bits(want[i]),
+                 name << "[" << i << "]: meshrun " << got[i] << ", JAX " << want[i]);
+  }
+  // The table of tests/jax/dtype_rules.py: a fixture lost is a rule no longer tested.
+  BOOST_TEST(entries >= 95u);
+}
+
+}  // namespace
