@@ -21,7 +21,7 @@ FUZZ_LIMITS := -rss_limit_mb=4096 -malloc_limit_mb=4096
 # What `make format` rewrites and `make lint` checks: every C++ file of the project.
 FORMAT_FILES = $(shell find app lib tests bench -name '*.cpp' -o -name '*.hpp' | sort)
 
-.PHONY: hosts-deps hosts-test deps fuzz-deps lint-deps peer-deps format format-check lint build run test asan tsan fuzz bench bench-peers bench-mpi jax jax-check bench-jax clean
+.PHONY: configure hosts-deps hosts-test mpi-gallery deps fuzz-deps lint-deps peer-deps format format-check lint build run test asan tsan fuzz bench bench-peers bench-mpi jax jax-check bench-jax clean
 
 deps:
 	@missing=""; for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -66,11 +66,17 @@ lint: format-check deps
 	sed -n 's/^ *"file": "\(.*\)",*$$/\1/p' $(BUILD)/release/compile_commands.json | sort -u | \
 	  xargs -P $(JOBS) -n 4 clang-tidy -p $(BUILD)/release --quiet
 
-build: deps
+# Configures the release tree once; `build` then builds everything (the tests included), `run` only
+# the meshrun binary it runs (the libraries and the app once: no tests, no meshrun-mpi), so that a
+# first `make run` on a fresh machine prints its example in minutes (README).
+configure: deps
 	cmake --preset release -B $(BUILD)/release >/dev/null
+
+build: configure
 	cmake --build $(BUILD)/release -j $(JOBS)
 
-run: build
+run: configure
+	cmake --build $(BUILD)/release -j $(JOBS) --target meshrun
 	$(BUILD)/release/meshrun dp-step $(EXAMPLE)
 
 test: build hosts-deps
@@ -85,6 +91,14 @@ hosts-deps:
 # too. Not root, or no `ip netns`: each says "skipped: <reason>".
 hosts-test: build hosts-deps
 	ctest --test-dir $(BUILD)/release --output-on-failure -L hosts
+
+# Every submission of the gallery (cases/submissions/) under `mpirun -np $(GALLERY_RANKS)` against
+# its committed verdict and the single-process run (tests/mpi/gallery_test.cpp; ctest runs a fixed
+# subset of it, mpi_gallery_r2 and _r8). Minutes: one launch of mpirun per submission.
+GALLERY_RANKS ?= 2
+mpi-gallery: build
+	MESHRUN_GALLERY=all MESHRUN_RANKS=$(GALLERY_RANKS) OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+	  $(BUILD)/release/tests/mpi/mpi_gallery_test
 
 # AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer included): the whole suite, which
 # runs the binary on every case file.
@@ -104,15 +118,21 @@ tsan: deps
 
 # libFuzzer on the case reader and the program reader (clang, ASan + UBSan): first every hostile input of
 # tests/fuzz/hostile_inputs.sh once (100,000-level nesting, a 50 MB case, million-digit numbers,
-# NUL bytes, invalid UTF-8), then FUZZ_SECONDS of fuzzing from tests/fuzz/corpus. New inputs go
+# NUL bytes, invalid UTF-8, program files of 10^6 objects and 2^25 + 1 values), then FUZZ_SECONDS
+# of fuzzing from tests/fuzz/corpus and the hostile program files of cases/invalid-programs (each
+# input read as a case and as a program, which the interpreter runs when it checks: issue #31).
+# Bounded: FUZZ_SECONDS in all, 10 s per input; CI runs it with the default. New inputs go
 # to $(FUZZ_DIR)/corpus, crashes to $(FUZZ_DIR)/crash-*; the seed corpus is left as it is.
 fuzz: deps fuzz-deps
 	cmake --preset fuzz -B $(FUZZ_DIR) >/dev/null
 	cmake --build $(FUZZ_DIR) -j $(JOBS) --target case_reader_fuzz
 	sh tests/fuzz/hostile_inputs.sh $(FUZZ_DIR)/hostile
 	$(FUZZ_DIR)/case_reader_fuzz $(FUZZ_LIMITS) -timeout=300 $(FUZZ_DIR)/hostile/*
-	mkdir -p $(FUZZ_DIR)/corpus
-	$(FUZZ_DIR)/case_reader_fuzz $(FUZZ_DIR)/corpus tests/fuzz/corpus $(FUZZ_LIMITS) -timeout=10 \
+	mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/programs
+	cp cases/invalid-programs/*.json cases/invalid-programs/valid/*.json tests/cli/programs/*.json \
+	  $(FUZZ_DIR)/programs/
+	$(FUZZ_DIR)/case_reader_fuzz $(FUZZ_DIR)/corpus tests/fuzz/corpus $(FUZZ_DIR)/programs \
+	  $(FUZZ_LIMITS) -timeout=10 \
 	  -dict=tests/fuzz/case_reader.dict -max_len=16384 -max_total_time=$(FUZZ_SECONDS) \
 	  -artifact_prefix=$(FUZZ_DIR)/ -print_final_stats=1
 
@@ -132,9 +152,11 @@ bench-mpi: build
 
 # JAX beside meshrun (docs/jax.md): `make jax` builds the pinned virtual environment once (a stamp
 # file; python3's venv module, Debian's python3-venv, installed when missing), `make jax-check`
-# regenerates tests/jax/fixtures with live JAX into a temporary directory, fails if they changed,
+# regenerates tests/jax/fixtures with live JAX into a temporary directory, fails if any element
+# moved beyond 1e-5 (oracle.py same: XLA:CPU compiles for the host CPU, so last bits may differ),
 # re-exports cases/programs and cases/submissions (python/export_builtin.py --check) and the
-# programs of tests/jax/programs with their cases (make_cases.py --check), runs the exporter's
+# programs of tests/jax/programs with their cases (make_cases.py --check) and the table of every
+# primitive's dtype rules (tests/jax/dtype_rules.py --check, then meshrun on it), runs the exporter's
 # self-test, grades the exported programs against live JAX's fixtures (and, through oracle.py
 # compare --programs, over the whole sweep),
 # and compares meshrun with JAX over the whole sweep (fails beyond 1e-5 on a well-conditioned
@@ -156,7 +178,8 @@ jax-check: jax build
 	cd bench/jax && ../../$(JAX_PY) selftest.py
 	rm -rf $(BUILD)/jax-check && mkdir -p $(BUILD)/jax-check
 	cd bench/jax && ../../$(JAX_PY) oracle.py fixtures $(abspath $(BUILD)/jax-check)
-	diff -r -x bits.txt -x bits-programs.txt tests/jax/fixtures $(BUILD)/jax-check/fixtures
+	cd bench/jax && ../../$(JAX_PY) oracle.py same $(abspath tests/jax/fixtures) \
+	  $(abspath $(BUILD)/jax-check/fixtures)
 	$(BUILD)/release/meshrun check tests/jax/fixtures >$(BUILD)/jax-check/check.txt || \
 	  { cat $(BUILD)/jax-check/check.txt; exit 1; }
 	tail -n 1 $(BUILD)/jax-check/check.txt
@@ -168,6 +191,8 @@ jax-check: jax build
 	PYTHONPATH=python $(JAX_PY) -m unittest discover -s python/tests
 	PYTHONPATH=python $(JAX_PY) python/export_builtin.py --check
 	$(JAX_PY) tests/jax/programs/make_cases.py --check
+	PYTHONPATH=python $(JAX_PY) tests/jax/dtype_rules.py --check
+	$(BUILD)/release/tests/jax/jax_dtype_rules_cli_test
 	cd bench/jax && ../../$(JAX_PY) gallery.py $(abspath $(BUILD)/release/meshrun)
 	for p in dp-step tp-mlp mlp-train; do \
 	  $(BUILD)/release/meshrun check --program cases/programs/$$p.json \

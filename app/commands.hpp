@@ -12,7 +12,12 @@
 // its own copies of CLI11's eight predefined validators at start-up and destroys them at exit.
 namespace CLI {
 class App;
+class Option;
 }  // namespace CLI
+
+namespace meshrun::interp {
+struct CostBudget;
+}  // namespace meshrun::interp
 
 #include "mesh/mesh.hpp"
 #include "programs/program.hpp"
@@ -25,6 +30,10 @@ void add_program_command(CLI::App& app, const ProgramDef& program);
 void run_plain_program(const ProgramDef& program, const std::string& case_path);
 // `meshrun run PROG.json CASE`: a program file's program (program/run_file.cpp).
 void add_run_file_command(CLI::App& app);
+// --max-flops and --max-bytes-moved, a program file's compute budget (interp/cost.hpp), bound to
+// `budget` (program/run_file.cpp); `needs`, when given, is the option they need (check's
+// --program).
+void add_cost_flags(CLI::App& command, interp::CostBudget& budget, CLI::Option* needs = nullptr);
 // `meshrun check PATH...` (check/command.cpp).
 void add_check_command(CLI::App& app);
 // --backend: auto is mpi when started by OpenMPI's mpirun (it sets OMPI_COMM_WORLD_SIZE).

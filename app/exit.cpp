@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <exception>
 #include <functional>
+#include <new>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -17,6 +18,7 @@
 #include "exit_codes.hpp"
 #include "io/output.hpp"
 #include "support/errors.hpp"
+#include "support/printable.hpp"
 
 namespace meshrun {
 
@@ -25,6 +27,9 @@ void report_error(const std::string& message) {
   for (char& c : line) {
     if (c == '\n' || c == '\r') c = ' ';
   }
+  // Any other control byte a message quotes from a file (an ESC in a JSON key, a primitive's
+  // name, a case's field) is written as \xHH: no file can move the cursor or forge a line.
+  line = escape_controls(line);
   std::cerr << "meshrun: " << line << '\n' << std::flush;
 }
 
@@ -87,6 +92,9 @@ int run_guarded(const CLI::App* app, const std::function<void()>& work) {
   } catch (const Error& e) {  // meshrun's own: the message says what happened
     report_error(e.what());
     return exit_code_of(e);
+  } catch (const std::bad_alloc&) {  // anywhere: one line, not an abort
+    report_error("out of memory");
+    return kExitInternal;
   } catch (const std::exception& e) {
     report_error(std::string("internal error: ") + e.what());
     return kExitInternal;

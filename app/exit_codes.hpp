@@ -6,7 +6,8 @@
 //      the engine does not implement); `--help` and `--version` exit 0
 //   3  mesh failure: DeviceError, CollectiveError (a device threw, a collective mismatched or
 //      timed out)
-//   4  internal error: InternalError, any other std::exception, anything else
+//   4  internal error: InternalError, any other std::exception, anything else; running out of
+//      memory ("meshrun: out of memory"; reading a program file it is exit 2 naming the file)
 //   5  `check` found no case to grade under a PATH (NoCasesError; pytest's "no tests collected")
 //   6  output not written: a write or close of stdout or of a file meshrun writes (--output,
 //      --trace, --profile, --save-npy, reports) failed (OutputError), or `check --update` could
@@ -41,7 +42,8 @@ class Error;
 // The exit code of one of meshrun's typed errors (the table above).
 int exit_code_of(const Error& e);
 
-// Prints "meshrun: <message>" as one line on stderr (newlines inside become spaces).
+// Prints "meshrun: <message>" as one line on stderr (newlines inside become spaces, any other
+// control byte \xHH).
 void report_error(const std::string& message);
 
 // The one exception ladder: runs `work` and maps whatever escapes to an exit code, reporting it

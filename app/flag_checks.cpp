@@ -15,8 +15,9 @@ std::string shown(const std::string& text) {
 }
 
 // As `std::ostream << v` prints it (%g, 6 significant digits), without building a stream and its
-// locale: three of these run on every program start-up.
-std::string number_text(double v) {
+// locale: three of these run on every program start-up. (Not `number_text`: this file shares a
+// translation unit with others that see io/json_text.hpp's, app/CMakeLists.txt.)
+std::string flag_number_text(double v) {
   char text[32];
   const int n = std::snprintf(text, sizeof text, "%g", v);
   return std::string(text, static_cast<std::size_t>(n > 0 ? n : 0));
@@ -44,7 +45,7 @@ CLI::Validator decimal_integer(long min, long max) {
 }
 
 CLI::Validator finite_real(double min, double max, const std::string& unit) {
-  const std::string range = "from " + number_text(min) + " to " + number_text(max) + unit;
+  const std::string range = "from " + flag_number_text(min) + " to " + flag_number_text(max) + unit;
   return CLI::Validator(
       [min, max, range](std::string& text) -> std::string {
         double value = 0;

@@ -1,12 +1,17 @@
 #include "program/mpi_ranks.hpp"
 
+#include <CLI/Error.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
+#include "exit_codes.hpp"
 #include "support/errors.hpp"
 
 #ifdef MESHRUN_HAVE_MPI
@@ -72,7 +77,7 @@ void check_launch(MpiJob& job) {
   mine.put(static_cast<std::uint64_t>(command_words().size()));
   for (const std::string& w : command_words()) mine.put(w);
   mine.put(this_host());
-  const std::vector<std::string> all = job.to_root(mine.bytes());
+  const std::vector<std::string> all = job.to_root(Step::kLaunch, mine.bytes());
   if (job.rank() != 0) return;
   std::vector<std::string> hosts(all.size());
   std::vector<std::vector<std::string>> words(all.size());
@@ -125,6 +130,103 @@ void status_hosts() {
 }
 
 void status_exit(int code) { to_status_file("exit " + std::to_string(code) + "\n", false); }
+
+Wire share_setup(MpiJob& job, const std::function<void(Wire&)>& prepare) {
+  if (job.rank() != 0) {
+    check_launch(job);
+    Wire setup(job.from_root(Step::kSetup, {}));
+    if (const auto code = static_cast<int>(setup.u64())) throw CLI::RuntimeError(code);
+    take_hosts(setup);
+    return setup;
+  }
+  Wire setup, more;
+  try {
+    check_launch(job);
+    status_hosts();
+    prepare(more);
+  } catch (const Error& e) {
+    Wire stop;
+    stop.put(static_cast<std::uint64_t>(exit_code_of(e)));
+    job.from_root(Step::kSetup, stop.bytes());
+    throw;
+  } catch (...) {  // a bug (exit 4): the others end with it too, not at their bound
+    Wire stop;
+    stop.put(static_cast<std::uint64_t>(kExitInternal));
+    job.from_root(Step::kSetup, stop.bytes());
+    throw;
+  }
+  setup.put(std::uint64_t{0});
+  put_hosts(setup);
+  Wire sent(setup.bytes() + more.bytes());
+  job.from_root(Step::kSetup, sent.bytes());
+  sent.u64();
+  take_hosts(sent);
+  return sent;
+}
+
+void run_on_job(double timeout_s, const std::function<void(MpiJob&)>& run) {
+  init_mpi_threads(nullptr, nullptr);
+  // Waits on rank 0's own work (reading the case, grading, printing) get a minute beyond the
+  // collectives' timeout.
+  const auto timeout = std::chrono::milliseconds(static_cast<long>(std::ceil(timeout_s * 1000)));
+  const auto bound = timeout + std::chrono::seconds(60);
+  int code = kExitOk;
+  std::string message;
+  int rank = 0;
+  {
+    MpiJob job(bound);
+    rank = job.rank();
+    std::optional<std::uint64_t> ended;  // rank 0's code, taken by a wait for another step
+    try {
+      run(job);
+    } catch (const JobEnded& e) {  // rank 0 failed before that step and said why
+      std::uint64_t got = Wire(e.bytes()).u64();
+      ended = got == kEvaluating ? kExitInternal : got;
+    } catch (const CLI::RuntimeError& e) {
+      code = e.get_exit_code();
+    } catch (const TimeoutError& e) {  // a wait of the job's own: on the ranks e names
+      code = kExitMesh;
+      message = job.broken() ? stopped_answering(e, "") : e.what();
+    } catch (const Error& e) {
+      code = exit_code_of(e);
+      message = e.what();
+    } catch (const std::exception& e) {
+      code = kExitInternal;
+      message = std::string("internal error: ") + e.what();
+    }
+    // A wait that timed out: a peer may be dead and the code could not reach it. MPI_Abort
+    // ends every rank (with mpirun's exit code, not ours).
+    if (job.broken()) give_up(job, message, code == kExitOk ? kExitMesh : code);
+    // A rank 0 stopped and continued (by the kill after another rank gave up on it) is quiet.
+    if (rank == 0 && job.reported_elsewhere()) MPI_Abort(MPI_COMM_WORLD, kExitMesh);
+    // Said before the code goes out: mpirun ends the job as soon as one rank exits non-zero.
+    if (rank == 0 && !message.empty()) report_error(message);
+    if (ended) {
+      code = static_cast<int>(*ended);
+    } else {
+      try {
+        Wire w;
+        w.put(static_cast<std::uint64_t>(code));
+        // Longer than rank 0 can take to answer, so rank 0 gives up on a stopped peer first: after
+        // a failure it gathers outcomes (bounded by the timeout) and answers; after a success its
+        // wait for them is bounded by `bound`.
+        const auto wait = (code == kExitOk ? bound : timeout) + timeout + std::chrono::seconds(1);
+        // Rank 0 may still be grading (finish_run: the rules that run the program again) and says
+        // every 5 s that it is alive: each wait is bounded, not the grading.
+        std::uint64_t got = kEvaluating;
+        while (got == kEvaluating) got = Wire(job.from_root(Step::kEnd, w.bytes(), wait)).u64();
+        code = static_cast<int>(got);
+      } catch (const TimeoutError& e) {
+        give_up(job, stopped_answering(e, message), code == kExitOk ? kExitMesh : code);
+      } catch (const Error& e) {
+        give_up(job, e.what(), code == kExitOk ? kExitMesh : code);
+      }
+    }
+  }
+  if (rank == 0) status_exit(code);
+  MPI_Finalize();
+  if (code != kExitOk) throw CLI::RuntimeError(code);
+}
 #endif
 
 }  // namespace meshrun

@@ -3,6 +3,8 @@
 // how a rank that gave up on a peer ends the job.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,29 @@ void take_hosts(Wire& w);
 // before it ends the job. Best effort: a file that cannot be written is skipped.
 void status_hosts();
 void status_exit(int code);
+
+// The setup every command across ranks starts with (rank 0 -> all, after check_launch): rank 0
+// runs `prepare`, which puts on the setup what the others need (it may throw); the setup carries
+// {u64 0, hosts, what prepare put} or {u64 exit code} when check_launch or prepare threw (rank 0
+// rethrows, the others end quietly with that code: CLI::RuntimeError). Rank 0 writes the hosts
+// to the status file (status_hosts); every rank keeps them (set_rank_hosts). Returns the setup
+// on every rank, read past the hosts (rank 0's `prepare` is not called elsewhere).
+Wire share_setup(MpiJob& job, const std::function<void(Wire&)>& prepare);
+
+// What rank 0 sends every 5 s while it works alone and the others wait for its next message
+// (run_whole_on_ranks evaluating before the shard_map, finish_run grading after the run): each
+// of their waits, bounded by the job's bound, sees it alive; a stopped rank 0 is still found
+// within the bound. Never an exit code: run_on_job's last wait skips it.
+constexpr std::uint64_t kEvaluating = ~std::uint64_t{0};
+
+// A command across the job's ranks, from MPI_Init to MPI_Finalize: `run` on every rank in an
+// MpiJob whose waits are bounded by `timeout_s` + 60 s. Every rank ends with rank 0's exit code
+// (an Error's, or a CLI::RuntimeError's for an outcome already said), rank 0 alone saying why in
+// one line (the others skip the {kEvaluating} rank 0 sends while it grades); a wait that timed out
+// (job.broken(): a peer may be dead and MPI_Finalize could wait for it forever) ends the job with
+// MPI_Abort instead, the lowest rank still running saying why (give_up) and the status file getting
+// the code. Throws CLI::RuntimeError(code) unless 0.
+void run_on_job(double timeout_s, const std::function<void(MpiJob&)>& run);
 #endif
 
 }  // namespace meshrun

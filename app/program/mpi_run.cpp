@@ -27,17 +27,18 @@ namespace meshrun {
 
 namespace {
 
-// While rank 0 evaluates what a program computes outside its shard_map (any amount of work: a
-// user's equations), the others wait for its next message; it sends {kEvaluating} every
+// While rank 0 works alone -- evaluates what a program computes outside its shard_map (any
+// amount of work: a user's equations), or grades the run (the rules that run the program again)
+// -- the others wait for its next message; it sends {kEvaluating} (mpi_ranks.hpp) every
 // kKeepalive so each of those waits, bounded by the job's bound, sees it alive. A stopped rank 0
-// is then still found within the bound.
-constexpr std::uint64_t kEvaluating = ~std::uint64_t{0};  // never an exit code
+// is then still found within the bound. The keepalive is a message of the step those waits are
+// at: kStart before the shard_map, kEnd after it.
 constexpr auto kKeepalive = std::chrono::seconds(5);
 
 class Keepalive {
  public:
-  explicit Keepalive(MpiJob& job)
-      : thread_([&job](std::stop_token stop) {
+  Keepalive(MpiJob& job, Step step)
+      : thread_([&job, step](std::stop_token stop) {
           std::mutex m;
           std::condition_variable_any cv;
           std::unique_lock lock(m);
@@ -47,7 +48,7 @@ class Keepalive {
             try {
               Wire alive;
               alive.put(kEvaluating);
-              job.from_root(alive.bytes());
+              job.from_root(step, alive.bytes());
             } catch (...) {  // a peer gone: its own wait, or mpirun, reports it
               return;
             }
@@ -72,8 +73,8 @@ class Keepalive {
 // 5 s while it evaluates before the shard_map, then {u64 0, str key} as the shard_map starts,
 // {u64 0, ""} when the evaluation ended without one (a program of no shard_map), or {u64 exit
 // code} when it failed before one (the others then end with that code). After the shard_map the
-// others go on to the job's end, whose wait (2 x --timeout + 60 s) bounds what rank 0 computes
-// after it.
+// others go on to the job's end and wait there (run_on_job), rank 0 sending {kEvaluating} every
+// 5 s again while it computes after the shard_map and grades.
 void run_whole_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& flags,
                         Prepared* p, const MeshShape& mesh, const MeshOptions& options,
                         Trace& trace, std::optional<RunProfile>& profile) {
@@ -82,7 +83,7 @@ void run_whole_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFla
     std::uint64_t code = kEvaluating;
     std::optional<Wire> start;
     while (code == kEvaluating) {
-      start.emplace(job.from_root({}));
+      start.emplace(job.from_root(Step::kStart, {}));
       code = start->u64();
     }
     if (code != 0) throw CLI::RuntimeError(static_cast<int>(code));
@@ -94,18 +95,20 @@ void run_whole_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFla
   }
   MpiShardMapResult r;
   bool started = false;
-  Keepalive keepalive(job);
+  Keepalive keepalive(job, Step::kStart);
+  std::optional<Keepalive> after;  // from the shard_map's end: what follows it, and the grading
   const ProgramDef::RunShardMap over_ranks = [&](const ProgramDef::ShardMapCall& call,
                                                  std::vector<Tensor>& global) {
     keepalive.stop();
     Wire start;
     start.put(std::uint64_t{0});
     start.put(call.key);
-    job.from_root(start.bytes());
+    job.from_root(Step::kStart, start.bytes());
     started = true;
     std::vector<TensorRef> refs;
     for (const Tensor& t : global) refs.emplace_back(t);
     r = mpi_shard_map(job, mesh, call.body, call.in, call.out, refs, options, &trace, profiling);
+    after.emplace(job, Step::kEnd);
     return std::move(r.outputs);
   };
   std::vector<Tensor> outputs;
@@ -120,7 +123,7 @@ void run_whole_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFla
     if (!started) {  // the others still wait for the shard_map: they end with this code
       Wire stop;
       stop.put(static_cast<std::uint64_t>(exit_code_of(e)));
-      job.from_root(stop.bytes());
+      job.from_root(Step::kStart, stop.bytes());
     }
     p->trace_out.write(trace_text(trace, nullptr, e.what()));
     profile->save(e.what());
@@ -130,7 +133,7 @@ void run_whole_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFla
     if (!started) {
       Wire stop;
       stop.put(static_cast<std::uint64_t>(kExitInternal));
-      job.from_root(stop.bytes());
+      job.from_root(Step::kStart, stop.bytes());
     }
     throw;
   }
@@ -139,9 +142,10 @@ void run_whole_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFla
     Wire none;
     none.put(std::uint64_t{0});
     none.put(std::string());
-    job.from_root(none.bytes());
+    job.from_root(Step::kStart, none.bytes());
     r.entered.assign(static_cast<std::size_t>(mesh_devices(mesh)), 0);
     r.unfired = options.injections;
+    after.emplace(job, Step::kEnd);  // the others wait at the job's end while this rank grades
   }
   trace.program = program.name;
   finish_run(program, flags, *p, outputs, trace, r.unfired, r.entered, *profile);
@@ -158,37 +162,18 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
   Trace trace;  // declared first: the profile's destructor may still read it
   std::optional<RunProfile> profile;
   std::optional<Prepared> p;
-  MeshShape mesh;
-  if (job.rank() == 0) {
-    Wire setup;
-    try {
-      check_launch(job);
-      status_hosts();
-      p.emplace(prepare(program, flags, &trace, &profile));
-      check_mpi_mesh(p->mesh, job.ranks());
-      if (!program.body && (!program.run_with || program.shard_maps > 1)) {
-        throw UnimplementedError(program.summary + " runs " + std::to_string(program.shard_maps) +
-                                 " shard_maps, which run in one process only (--backend "
-                                 "inprocess); under mpirun a program runs at most one");
-      }
-      if (program.check_run) program.check_run(p->mesh, p->c.input_refs());
-    } catch (const Error& e) {
-      setup.put(static_cast<std::uint64_t>(exit_code_of(e)));
-      job.from_root(setup.bytes());
-      throw;
+  Wire setup = share_setup(job, [&](Wire& w) {
+    p.emplace(prepare(program, flags, &trace, &profile));
+    check_mpi_mesh(p->mesh, job.ranks());
+    if (!program.body && (!program.run_with || program.shard_maps > 1)) {
+      throw UnimplementedError(program.summary + " runs " + std::to_string(program.shard_maps) +
+                               " shard_maps, which run in one process only (--backend "
+                               "inprocess); under mpirun a program runs at most one");
     }
-    setup.put(std::uint64_t{0});
-    setup.put(p->mesh);
-    put_hosts(setup);
-    job.from_root(setup.bytes());
-    mesh = p->mesh;
-  } else {
-    check_launch(job);
-    Wire setup(job.from_root({}));
-    if (const auto code = static_cast<int>(setup.u64())) throw CLI::RuntimeError(code);
-    mesh = setup.mesh();
-    take_hosts(setup);
-  }
+    if (program.check_run) program.check_run(p->mesh, p->c.input_refs());
+    w.put(p->mesh);
+  });
+  const MeshShape mesh = setup.mesh();
   const MeshOptions options = p ? p->options : mesh_options(flags.run);
   MpiShardMapResult r;
   if (profile) profile->mesh_started();
@@ -212,63 +197,13 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
   }
   if (!p) return;
   trace.program = program.name;
+  const Keepalive grading(job, Step::kEnd);  // the others wait in run_on_job's last wait meanwhile
   finish_run(program, flags, *p, r.outputs, trace, r.unfired, r.entered, *profile);
 }
 
-// Every rank ends with rank 0's exit code; rank 0 alone says why. A wait that timed out means a
-// peer may be dead (MPI_Finalize could wait for it forever): MPI_Abort ends the job instead, and
-// the lowest rank still running says why (give_up, mpi_ranks.hpp).
+// Every rank ends with rank 0's exit code; rank 0 alone says why (run_on_job, mpi_ranks.hpp).
 void run_program_mpi(const ProgramDef& program, const ProgramFlags& flags) {
-  init_mpi_threads(nullptr, nullptr);
-  // Waits on rank 0's own work (reading the case, grading, printing) get a minute beyond the
-  // collectives' timeout.
-  const auto timeout =
-      std::chrono::milliseconds(static_cast<long>(std::ceil(flags.run.timeout_s * 1000)));
-  const auto bound = timeout + std::chrono::seconds(60);
-  int code = kExitOk;
-  std::string message;
-  int rank = 0;
-  {
-    MpiJob job(bound);
-    rank = job.rank();
-    try {
-      run_on_ranks(job, program, flags);
-    } catch (const CLI::RuntimeError& e) {
-      code = e.get_exit_code();
-    } catch (const TimeoutError& e) {  // a wait of the job's own: on the ranks e names
-      code = kExitMesh;
-      message = job.broken() ? stopped_answering(e, "") : e.what();
-    } catch (const Error& e) {
-      code = exit_code_of(e);
-      message = e.what();
-    } catch (const std::exception& e) {
-      code = kExitInternal;
-      message = std::string("internal error: ") + e.what();
-    }
-    // A wait that timed out: a peer may be dead and the code could not reach it. MPI_Abort
-    // ends every rank (with mpirun's exit code, not ours).
-    if (job.broken()) give_up(job, message, code == kExitOk ? kExitMesh : code);
-    // A rank 0 stopped and continued (by the kill after another rank gave up on it) is quiet.
-    if (rank == 0 && job.reported_elsewhere()) MPI_Abort(MPI_COMM_WORLD, kExitMesh);
-    // Said before the code goes out: mpirun ends the job as soon as one rank exits non-zero.
-    if (rank == 0 && !message.empty()) report_error(message);
-    try {
-      Wire w;
-      w.put(static_cast<std::uint64_t>(code));
-      // Longer than rank 0 can take to answer, so rank 0 gives up on a stopped peer first: after
-      // a failure it gathers outcomes (bounded by the timeout) and answers; after a success its
-      // wait for them is bounded by `bound`.
-      const auto wait = (code == kExitOk ? bound : timeout) + timeout + std::chrono::seconds(1);
-      code = static_cast<int>(Wire(job.from_root(w.bytes(), wait)).u64());
-    } catch (const TimeoutError& e) {
-      give_up(job, stopped_answering(e, message), code == kExitOk ? kExitMesh : code);
-    } catch (const Error& e) {
-      give_up(job, e.what(), code == kExitOk ? kExitMesh : code);
-    }
-  }
-  if (rank == 0) status_exit(code);
-  MPI_Finalize();
-  if (code != kExitOk) throw CLI::RuntimeError(code);
+  run_on_job(flags.run.timeout_s, [&](MpiJob& job) { run_on_ranks(job, program, flags); });
 }
 
 }  // namespace meshrun

@@ -82,6 +82,10 @@ BOOST_AUTO_TEST_CASE(programs_sweep_runs_every_program_on_json_and_npy) {
     BOOST_TEST(row.at("flops").get<double>() > 0);
     for (const char* phase : {"read_s", "shard_s", "compute_s", "write_s"})
       BOOST_TEST(row.at(phase).get<double>() <= row.at("total_s").get<double>(), phase);
+    // The process's CPU seconds (wait4): it read, cut and computed, so more than nothing -- and
+    // less than a minute for the small sizes on any machine.
+    BOOST_TEST(row.at("cpu_s").get<double>() > 0);
+    BOOST_TEST(row.at("cpu_s").get<double>() < 60);
   }
   BOOST_TEST(seen.size() == 9u);
   BOOST_TEST(seen.count("dp-step/run") == 1u);

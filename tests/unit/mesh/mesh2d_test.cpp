@@ -233,7 +233,7 @@ BOOST_AUTO_TEST_CASE(every_case_on_every_mesh_matches_expected_and_each_other) {
 }
 
 // mlp-train's body, bit for bit, against its arithmetic written out unfused as it was before the
-// body wrote its gradients in place (f34d66d): z = x w1 + b1, h = relu(z), the relu' mask from z,
+// body wrote its gradients in place: z = x w1 + b1, h = relu(z), the relu' mask from z,
 // a plain transpose, each gradient its own tensor then packed, the update a std::fma loop. On
 // every mesh, on the cases (their inputs) and on random inputs with exact zeros in x (so some
 // pre-activations are exactly b1, and some +-0).
@@ -248,12 +248,14 @@ std::vector<Tensor> unfused_mlp_train(Device& dev, std::vector<Tensor>& in) {
   Tensor out = dev.psum(matmul(h, w2), "model");
   add_row_vector(out, b2);
   Tensor g = out;
-  float sq = 0.0f;
+  std::vector<float> row_sums(g.rows(), 0.0f);  // reduce_sum over O, then over the rows
   for (std::size_t i = 0; i < g.size(); ++i) {
     const float e = out.data[i] - y.data[i];
-    sq += e * e;
+    row_sums[i / g.cols()] += e * e;
     g.data[i] = 2.0f * e * inv_rows;
   }
+  float sq = 0.0f;
+  for (float s : row_sums) sq += s;
   Tensor w2t({w2.cols(), w2.rows()});
   for (std::size_t i = 0; i < w2.rows(); ++i)
     for (std::size_t j = 0; j < w2.cols(); ++j) w2t(j, i) = w2(i, j);
@@ -264,7 +266,7 @@ std::vector<Tensor> unfused_mlp_train(Device& dev, std::vector<Tensor>& in) {
     if (!(z.data[i] > 0.0f)) dz.data[i] = 0.0f;
   const Tensor dw1 = matmul_tn(x, dz);
   const Tensor db1 = sum_rows(dz);
-  std::vector<float> packed{sq * inv_rows};
+  std::vector<float> packed{sq / static_cast<float>(x.rows())};
   for (const Tensor* t : {&dw1, &db1, &dw2, &db2})
     packed.insert(packed.end(), t->data.begin(), t->data.end());
   dev.pmean_inplace(packed, "data");

@@ -2,7 +2,7 @@
 // element one FMA chain over k in order from +0, then + bias, then relu; dp-step's loss and
 // gradients as its unfused code computed them), on every Highway target this machine supports and
 // the build compiled (forced one at a time), on ragged shapes: 1, primes, vector widths +-1,
-// K = 1, K and N past the kernel's cache blocks, padded leading dimensions, transposed A,
+// K = 1, K and N past the kernel's cache blocks, padded leading dimensions, transposed A and B,
 // accumulation into C, and values that expose a reordered or refused chain (signed zeros, inf).
 #include <boost/test/unit_test.hpp>
 
@@ -50,7 +50,8 @@ void reference_gemm(const Gemm& g) {
       float acc = g.accumulate ? c : 0.0f;
       for (std::size_t p = 0; p < g.k; ++p) {
         const float a = g.a_transposed ? g.a[p * g.lda + i] : g.a[i * g.lda + p];
-        acc = std::fma(a, g.b[p * g.ldb + j], acc);
+        const float b = g.b_transposed ? g.b[j * g.ldb + p] : g.b[p * g.ldb + j];
+        acc = std::fma(a, b, acc);
       }
       if (g.bias) acc = acc + g.bias[j];
       if (g.relu) acc = acc < 0.0f ? 0.0f : acc;
@@ -97,18 +98,20 @@ struct Shape3 {
 struct Variant {
   bool transposed = false, accumulate = false, bias = false, relu = false;
   std::size_t pad = 0;  // extra elements per row of every operand
+  bool b_transposed = false;
 };
 
 // `kernel` (gemm or gemm_portable) vs the reference on one shape and variant; inputs from rng.
 void check_gemm(Shape3 s, Variant v, std::mt19937& rng, void (*kernel)(const Gemm&) = gemm) {
   const std::size_t a_rows = v.transposed ? s.k : s.m, a_cols = v.transposed ? s.m : s.k;
-  const std::size_t lda = a_cols + v.pad, ldb = s.n + v.pad, ldc = s.n + v.pad;
+  const std::size_t b_rows = v.b_transposed ? s.n : s.k, b_cols = v.b_transposed ? s.k : s.n;
+  const std::size_t lda = a_cols + v.pad, ldb = b_cols + v.pad, ldc = s.n + v.pad;
   const auto a = random_values(a_rows * lda, rng);
-  const auto b = random_values(s.k * ldb, rng);
+  const auto b = random_values(b_rows * ldb, rng);
   const auto bias = random_values(s.n, rng);
   const auto c0 = random_values(s.m * ldc, rng);  // kept where not accumulating (padding too)
   std::vector<float> got = c0, want = c0;
-  Gemm g = Gemm::dense(a.data(), b.data(), got.data(), s.m, s.k, s.n, v.transposed);
+  Gemm g = Gemm::dense(a.data(), b.data(), got.data(), s.m, s.k, s.n, v.transposed, v.b_transposed);
   g.lda = lda;
   g.ldb = ldb;
   g.ldc = ldc;
@@ -120,10 +123,11 @@ void check_gemm(Shape3 s, Variant v, std::mt19937& rng, void (*kernel)(const Gem
   reference_gemm(g);
   const long at = first_difference(got, want);
   BOOST_TEST(at == -1, "m=" << s.m << " k=" << s.k << " n=" << s.n << " transposed=" << v.transposed
-                            << " accumulate=" << v.accumulate << " bias=" << v.bias << " relu="
-                            << v.relu << " pad=" << v.pad << ": element " << at << " got "
-                            << std::setprecision(9) << (at < 0 ? 0 : got[std::size_t(at)])
-                            << " want " << (at < 0 ? 0 : want[std::size_t(at)]));
+                            << " b_transposed=" << v.b_transposed << " accumulate=" << v.accumulate
+                            << " bias=" << v.bias << " relu=" << v.relu << " pad=" << v.pad
+                            << ": element " << at << " got " << std::setprecision(9)
+                            << (at < 0 ? 0 : got[std::size_t(at)]) << " want "
+                            << (at < 0 ? 0 : want[std::size_t(at)]));
 }
 
 // 1, primes, and the vector widths (8, 16) and tile widths (16, 32) with their neighbours.
@@ -139,13 +143,13 @@ BOOST_AUTO_TEST_CASE(gemm_equals_the_fma_chain_on_ragged_shapes_for_every_target
     std::bernoulli_distribution coin(0.5);
     for (int t = 0; t < 60; ++t) {
       const Shape3 s{kEdges[pick(rng)], kEdges[pick(rng)], kEdges[pick(rng)]};
-      const Variant v{coin(rng), coin(rng), coin(rng), coin(rng), coin(rng) ? 0u : 3u};
+      const Variant v{coin(rng), coin(rng), coin(rng), coin(rng), coin(rng) ? 0u : 3u, coin(rng)};
       check_gemm(s, v, rng);
     }
     // K = 1, and every variant on two ragged shapes.
-    for (int bits = 0; bits < 32; ++bits) {
-      const Variant v{bool(bits & 1), bool(bits & 2), bool(bits & 4), bool(bits & 8),
-                      bits & 16 ? 5u : 0u};
+    for (int bits = 0; bits < 64; ++bits) {
+      const Variant v{bool(bits & 1), bool(bits & 2),      bool(bits & 4),
+                      bool(bits & 8), bits & 16 ? 5u : 0u, bool(bits & 32)};
       check_gemm({13, 1, 37}, v, rng);
       check_gemm({9, 41, 23}, v, rng);
     }
@@ -161,6 +165,10 @@ BOOST_AUTO_TEST_CASE(gemm_continues_chains_across_cache_blocks) {
     check_gemm({17, 257, 33}, {.transposed = true, .bias = true, .relu = true}, rng);
     check_gemm({2, 513, 1100}, {.accumulate = true, .bias = true, .relu = true, .pad = 1}, rng);
     check_gemm({9, 31, 1031}, {}, rng);
+    // B transposed (stored (n, k)): its panels gathered down its rows, the same chains.
+    check_gemm({3, 600, 45}, {.b_transposed = true}, rng);
+    check_gemm({17, 257, 33}, {.transposed = true, .bias = true, .b_transposed = true}, rng);
+    check_gemm({2, 513, 1100}, {.accumulate = true, .pad = 1, .b_transposed = true}, rng);
   });
 }
 
@@ -180,17 +188,20 @@ BOOST_AUTO_TEST_CASE(gemm_equals_the_fma_chain_at_the_edges_of_its_tiles_and_blo
     for (std::size_t m : ms)
       for (std::size_t n : ns)
         for (std::size_t k : ks) {
-          const Variant v{bool(bits & 1), bool(bits & 2), bool(bits & 4), bool(bits & 8),
-                          bits & 16 ? 3u : 0u};
+          const Variant v{bool(bits & 1), bool(bits & 2),      bool(bits & 4),
+                          bool(bits & 8), bits & 16 ? 3u : 0u, bool(bits & 32)};
           ++bits;
           check_gemm({m, k, n}, v, rng);
         }
     // Past one block of A's rows, and K around the AVX2 panel's 512 steps.
     for (std::size_t m : {383u, 384u, 385u, 389u})
-      check_gemm({m, 129, 65}, {.transposed = m % 2 == 1, .bias = true, .relu = true}, rng);
+      check_gemm({m, 129, 65},
+                 {.transposed = m % 2 == 1, .bias = true, .relu = true, .b_transposed = m > 384},
+                 rng);
     for (std::size_t k : {511u, 512u, 513u, 521u})
       for (bool accumulate : {false, true})
-        check_gemm({7, k, 17}, {.accumulate = accumulate, .pad = 1}, rng);
+        check_gemm({7, k, 17}, {.accumulate = accumulate, .pad = 1, .b_transposed = accumulate},
+                   rng);
   });
 }
 
@@ -240,8 +251,12 @@ BOOST_AUTO_TEST_CASE(gemm_with_an_empty_dimension) {
 BOOST_AUTO_TEST_CASE(portable_fallback_equals_the_fma_chain) {
   std::mt19937 rng(3);
   for (const Shape3 s : {Shape3{1, 1, 1}, Shape3{7, 13, 33}, Shape3{16, 300, 5}}) {
-    for (const bool transposed : {false, true}) {
-      const Variant v{.transposed = transposed, .accumulate = true, .bias = true, .relu = true};
+    for (const int bits : {0, 1, 2, 3}) {
+      const Variant v{.transposed = (bits & 1) != 0,
+                      .accumulate = true,
+                      .bias = true,
+                      .relu = true,
+                      .b_transposed = (bits & 2) != 0};
       check_gemm(s, v, rng, gemm_portable);
     }
   }
@@ -270,6 +285,11 @@ BOOST_AUTO_TEST_CASE(tensor_products_equal_the_unfused_ops) {
       reference_gemm(Gemm::dense(at.data.data(), b.data.data(), want.data.data(), s.m, s.k, s.n,
                                  /*a_transposed=*/true));
       BOOST_TEST(first_difference(matmul_tn(at, b).data, want.data) == -1);
+      // a @ bt^T, bt stored (n, k): the bits of the product against the transposed copy.
+      const Tensor bt({s.n, s.k}, random_values(s.k * s.n, rng));
+      reference_gemm(
+          Gemm::dense(a.data.data(), transpose(bt).data.data(), want.data.data(), s.m, s.k, s.n));
+      BOOST_TEST(first_difference(matmul_nt(a, bt).data, want.data) == -1);
     }
   });
 }
@@ -277,7 +297,8 @@ BOOST_AUTO_TEST_CASE(tensor_products_equal_the_unfused_ops) {
 namespace {
 
 // dp-step's per-device arithmetic as its unfused code did it: err = x @ w (FMA chain) + b - y;
-// sq += err * err in row-major order; g = 2 * err * inv_rows; gw = x^T @ g (FMA chain over the
+// sq = the sum over rows of each row's sum of err * err (the reference program's reduce_sum over
+// axis 1, then over axis 0); g = 2 * err * inv_rows; gw = x^T @ g (FMA chain over the
 // rows); gb = column sums of g over the rows. One rounding per line.
 struct MseRef {
   float sq = 0.0f;
@@ -288,6 +309,7 @@ MseRef reference_mse(const Tensor& x, const Tensor& y, const Tensor& w, const Te
   const std::size_t rows = x.rows(), d = w.rows(), k = w.cols();
   MseRef r{0.0f, std::vector<float>(d * k, 0.0f), std::vector<float>(k, 0.0f)};
   std::vector<float> g(rows * k);
+  std::vector<float> row_sums(rows, 0.0f);
   for (std::size_t i = 0; i < rows; ++i) {
     for (std::size_t j = 0; j < k; ++j) {
       float acc = 0.0f;
@@ -295,11 +317,12 @@ MseRef reference_mse(const Tensor& x, const Tensor& y, const Tensor& w, const Te
       acc = acc + b.data[j];
       const float err = acc - y(i, j);
       const float square = err * err;
-      r.sq = r.sq + square;
+      row_sums[i] = row_sums[i] + square;
       const float twice = 2.0f * err;
       g[i * k + j] = twice * inv_rows;
     }
   }
+  for (std::size_t i = 0; i < rows; ++i) r.sq = r.sq + row_sums[i];
   for (std::size_t p = 0; p < d; ++p) {
     for (std::size_t j = 0; j < k; ++j) {
       float acc = 0.0f;

@@ -1,0 +1,117 @@
+// An exercise is a folder (cases/exercises/<name>/exercise.json), not C++: a fourth exercise
+// written in a temporary folder and given by `--exercise DIR` grades programs with no change to
+// meshrun -- its rules built from their kinds, its reference program read from its file; a
+// hostile exercise folder is refused with one line naming the file and the field (exit 2).
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "support/run_meshrun.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using meshrun::testing::has;
+using meshrun::testing::kSource;
+using meshrun::testing::lines_of;
+using meshrun::testing::Result;
+using meshrun::testing::run;
+using meshrun::testing::slurp;
+using meshrun::testing::TempDir;
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos, from);
+  return text.replace(at, from.size(), to);
+}
+
+// dp-step again as a folder of its own named `name`: the same inputs and rules, its reference
+// the exported program file (no built-in program has this name, so the reference is read from
+// the file), two of dp-step's cases renamed for it.
+std::string fourth_exercise(const TempDir& tmp, const std::string& name) {
+  fs::create_directories(tmp / (name + "/cases"));
+  std::string text = slurp(kSource + "/cases/exercises/dp-step/exercise.json");
+  text = replaced(text, "\"name\": \"dp-step\"", "\"name\": \"" + name + "\"");
+  text = replaced(text, "\"../../programs/dp-step.json\"",
+                  "\"" + kSource + "/cases/programs/dp-step.json\"");
+  text = replaced(text, "\"../../dp-step\"", "\"cases\"");
+  tmp.write(name + "/exercise.json", text);
+  for (const char* c : {"example1", "n16-d4-k3"}) {
+    tmp.write(name + "/cases/" + c + ".json",
+              replaced(slurp(kSource + "/cases/dp-step/" + c + ".json"), "\"problem\":\"dp-step\"",
+                       "\"problem\":\"" + name + "\""));
+  }
+  return tmp / name;
+}
+
+BOOST_AUTO_TEST_CASE(a_fourth_exercise_is_a_folder_and_needs_no_cpp) {
+  const TempDir tmp;
+  const std::string dir = fourth_exercise(tmp, "dp-step-again");
+  const Result right = run({"check", "--program", "cases/submissions/dp-step/right.json",
+                            "--exercise", dir, dir + "/cases"});
+  BOOST_TEST(right.code == 0, right.out << right.err);
+  BOOST_TEST(has(right.out, "numbers ok; structure ok (8 rules)"), right.out);
+  BOOST_TEST(has(right.out, "2 passed, 0 failed"), right.out);
+
+  // The update rule runs the exercise's reference -- here the program file it names -- and
+  // names the mistake: the sum of the 8 gradients, not their mean.
+  const Result sum = run({"check", "--program", "cases/submissions/dp-step/psum-no-divide.json",
+                          "--exercise", dir, dir + "/cases/example1.json"});
+  BOOST_TEST(sum.code == 1, sum.out << sum.err);
+  BOOST_TEST(has(sum.out, "the update uses the mean gradient over 'data', never n times it"),
+             sum.out);
+  BOOST_TEST(has(sum.out,
+                 "8 times lr times the mean gradient: the sum of the 8 devices' "
+                 "gradients over 'data', not their mean"),
+             sum.out);
+
+  // A case of another exercise is not this one's.
+  const Result other = run({"check", "--program", "cases/submissions/dp-step/right.json",
+                            "--exercise", dir, "cases/dp-step/example1.json"});
+  BOOST_TEST(other.code == 1, other.out << other.err);
+  BOOST_TEST(has(other.out, "the case is for \"dp-step\", not \"dp-step-again\""), other.out);
+}
+
+BOOST_AUTO_TEST_CASE(a_hostile_exercise_folder_is_refused_in_one_line) {
+  const TempDir tmp;
+  const std::string dir = fourth_exercise(tmp, "bad");
+  tmp.write("bad/exercise.json",
+            replaced(slurp(dir + "/exercise.json"), "{\"rule\": \"inputs_given\"}",
+                     "{\"rule\": \"psum_everything\"}"));
+  const Result r = run({"check", "--program", "cases/submissions/dp-step/right.json", "--exercise",
+                        dir, dir + "/cases"});
+  BOOST_TEST(r.code == 2, r.out << r.err);
+  BOOST_TEST(r.err == "meshrun: " + dir +
+                          "/exercise.json: rules[0].rule: unknown rule kind \"psum_everything\" "
+                          "(known: added_once, collectives_only, combined_over, enters_split, "
+                          "input_split, inputs_given, mean_gradient_update, no_full_in_body, "
+                          "output_replicated, output_spec, output_split, traced)\n",
+             r.err);
+
+  const Result none = run({"check", "--program", "cases/submissions/dp-step/right.json",
+                           "--exercise", tmp / "missing", dir + "/cases"});
+  BOOST_TEST(none.code == 2, none.err);
+  BOOST_TEST(lines_of(none.err).size() == 1u, none.err);
+  BOOST_TEST(has(none.err, "--exercise: cannot read " + tmp / "missing/exercise.json"), none.err);
+
+  // Read as a program file is: within --max-input-bytes.
+  fs::create_directories(tmp / "big");
+  tmp.write("big/exercise.json", std::string(40000, ' ') + "{}");
+  const Result big = run({"check", "--program", "cases/submissions/dp-step/right.json",
+                          "--max-input-bytes", "20000", "--exercise", tmp / "big", dir + "/cases"});
+  BOOST_TEST(big.code == 2, big.err);
+  BOOST_TEST(big.err == "meshrun: " + tmp / "big/exercise.json" +
+                            ": larger than the input limit of 20000 bytes (--max-input-bytes)\n",
+             big.err);
+
+  const Result unknown = run({"check", "--program", "cases/submissions/dp-step/right.json",
+                              "--exercise", "pipeline", "cases/dp-step"});
+  BOOST_TEST(unknown.code == 2, unknown.err);
+  BOOST_TEST(has(unknown.err,
+                 "meshrun: --exercise: pipeline is not an exercise meshrun grades "
+                 "(dp-step, matmul-2d, mlp-train"),
+             unknown.err);
+}
+
+}  // namespace
