@@ -124,7 +124,12 @@ void Mesh::Impl::run_job(int j, const std::stop_token& stop) {
 }
 
 // Local device j failed: its error is kept, and every device of the mesh released -- with the
-// error's message as the reason other processes report.
+// error's message as the reason other processes report. A consequence (AbortedError) releases
+// nothing and names no reason: whatever aborted its group aborts the mesh with the cause itself
+// -- the provider's abort, or a device that timed out, which aborts its own group before it
+// records its TimeoutError. Were the consequence to abort the mesh in that window, under MPI its
+// "aborted because another device failed" would be the reason every rank reports (CI, mpi_cli_r2:
+// a stall on a 2-D mesh reported as that instead of the timeout).
 void Mesh::Impl::record(int j, std::exception_ptr error, bool consequence) {
   std::string reason;
   try {
@@ -136,7 +141,10 @@ void Mesh::Impl::record(int j, std::exception_ptr error, bool consequence) {
   }
   errors[static_cast<std::size_t>(j)] = std::move(error);
   first_cause.note(j, consequence);
-  abort_all(reason);  // release every device waiting in a collective, in every group
+  if (consequence)
+    aborted.store(true, std::memory_order_release);
+  else
+    abort_all(reason);  // release every device waiting in a collective, in every group
   failures.fetch_add(1, std::memory_order_release);
   futex_wake_all(failures);  // and end an injected stall
 }

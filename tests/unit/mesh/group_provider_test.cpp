@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "collectives/in_process.hpp"
@@ -39,9 +41,16 @@ class AbortedHalf final : public GroupProvider {
   std::vector<GroupMembership> memberships(int local) override {
     return {{{"data"}, "data", &group_->member(local)}};
   }
-  void abort(const std::string&) override { group_->abort(); }
+  void abort(const std::string& reason) override {
+    if (first_reason_.empty()) first_reason_ = reason;  // the first reason wins, as MpiMesh's
+    group_->abort();
+  }
+  // The group itself aborted, as a device that times out aborts its own group first.
+  void abort_group_only() { group_->abort(); }
+  std::string first_reason() const { return first_reason_; }
 
  private:
+  std::string first_reason_;
   int n_;
   bool already_aborted_;
   std::unique_ptr<InProcessGroup> group_;
@@ -94,4 +103,35 @@ BOOST_AUTO_TEST_CASE(a_stall_with_no_abort_gives_up_after_the_timeout) {
     what = e.what();
   }
   BOOST_TEST(what == "psum #1 on 'data': timed out after 300 ms; device(s) 2 never arrived", what);
+}
+
+// The reason a provider is aborted with is the first cause's message (what every other rank
+// reports), never a consequence's: a device that times out aborts its own group and only then
+// records its TimeoutError; a peer released by that abort must not abort the mesh first with
+// "aborted because another device failed" (CI found this line in place of the timeout under
+// mpirun -np 2, a stall on a 2-D mesh). Here device 1 aborts the group, then fails 300 ms later.
+BOOST_AUTO_TEST_CASE(the_abort_reason_is_the_cause_not_a_device_it_released) {
+  MeshOptions o;
+  o.timeout = std::chrono::milliseconds(5000);
+  auto provider = std::make_shared<AbortedHalf>(2, false);
+  o.groups = provider;
+  Mesh mesh({{"data", 8}}, o);
+  std::string what;
+  try {
+    mesh.run([&provider](Device& dev) {
+      std::vector<float> v(4, 1.0f);
+      if (dev.index() == 1) {
+        provider->abort_group_only();
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        throw std::runtime_error("the cause");
+      }
+      dev.psum_inplace(v, "data");  // released by that abort at once: a consequence
+    });
+  } catch (const std::exception& e) {
+    what = e.what();
+  }
+  BOOST_TEST(what == "device 1 (A) failed before its first collective: the cause", what);
+  BOOST_TEST(
+      provider->first_reason() == "device 1 (A) failed before its first collective: the cause",
+      provider->first_reason());
 }
