@@ -67,6 +67,47 @@ std::unique_ptr<bool[]> owned_of(const Eqn& eqn) {
   return owned;
 }
 
+// `jx` with the later uses of each identity equation's operand renamed to its result (see
+// CompiledJaxpr::run), or null when no identity equation's operand is used after it. The values
+// are the same -- an identity's result is its operand's value -- so only which equation may take
+// over a buffer changes: the identity itself, where it copied before.
+std::unique_ptr<const Jaxpr> rename_identity_operands(const Jaxpr& jx) {
+  // next[v] >= 0: v's later uses read next[v] (chains follow identities of identities).
+  std::vector<int> next(jx.types.size(), -1);
+  auto resolve = [&](int v) {
+    while (next[static_cast<std::size_t>(v)] >= 0) v = next[static_cast<std::size_t>(v)];
+    return v;
+  };
+  auto run = std::make_unique<Jaxpr>(jx);
+  bool renamed = false;
+  for (Eqn& eqn : run->eqns) {
+    for (Atom& a : eqn.in) {
+      if (a.is_literal()) continue;
+      const int r = resolve(a.var);
+      renamed = renamed || r != a.var;
+      a.var = r;
+    }
+    const Primitive* prim = find_primitive(eqn.primitive);
+    if (prim == nullptr || !prim->identity || eqn.in.size() != eqn.out.size()) continue;
+    for (std::size_t k = 0; k < eqn.in.size(); ++k) {
+      const Atom& a = eqn.in[k];
+      if (a.is_literal() || jx.types[a.var].dtype != jx.types[eqn.out[k]].dtype) continue;
+      const auto uses = std::count_if(eqn.in.begin(), eqn.in.end(),
+                                      [&](const Atom& b) { return b.var == a.var; });
+      if (uses == 1) next[static_cast<std::size_t>(a.var)] = eqn.out[k];
+    }
+  }
+  for (Atom& a : run->outvars) {
+    if (a.is_literal()) continue;
+    const int r = resolve(a.var);
+    renamed = renamed || r != a.var;
+    a.var = r;
+  }
+  if (!renamed) return nullptr;
+  mark_last_uses(*run);
+  return run;
+}
+
 // Reads a shard_map's params in the order check_export reports them.
 void read_params(CompiledShardMap& sm) {
   const Eqn& eqn = *sm.eqn;
@@ -104,12 +145,15 @@ class Compiler {
   std::unique_ptr<CompiledJaxpr> jaxpr(const Jaxpr& jx, bool in_body, int depth = 0) {
     auto cj = std::make_unique<CompiledJaxpr>();
     cj->jaxpr = &jx;
+    cj->renamed = rename_identity_operands(jx);
+    cj->run = cj->renamed ? cj->renamed.get() : &jx;
+    const Jaxpr& run = *cj->run;
     ++compile_counters().plans;
-    cj->contractions = plan_contractions(jx);
-    cj->fusion = plan_fusion_symbolic(jx, cj->contractions);
-    cj->steps.resize(jx.eqns.size());
-    for (std::size_t e = 0; e < jx.eqns.size(); ++e) {
-      const Eqn& eqn = jx.eqns[e];
+    cj->contractions = plan_contractions(run);
+    cj->fusion = plan_fusion_symbolic(run, cj->contractions);
+    cj->steps.resize(run.eqns.size());
+    for (std::size_t e = 0; e < run.eqns.size(); ++e) {
+      const Eqn& eqn = run.eqns[e];
       Step& s = cj->steps[e];
       s.eqn = &eqn;
       s.psums_end = e + 1;
@@ -121,26 +165,26 @@ class Compiler {
         s.callee = cj->subs.back().get();
       } else if (eqn.primitive == "shard_map") {
         s.kind = Step::Kind::kShardMap;
-        if (!in_body && shard_maps_ != nullptr) s.shard_map = shard_map(eqn, depth);
+        if (!in_body && shard_maps_ != nullptr) s.shard_map = shard_map(jx.eqns[e], depth);
       } else {
         s.prim = s.declared = find_primitive(eqn.primitive);
         MESHRUN_CHECK(s.prim != nullptr, "the reader refuses unknown primitives");
         if (cj->contractions.absorbed[e]) s.kind = Step::Kind::kAbsorbed;
         if (const int d = cj->contractions.swapped_dot[e]; d >= 0) {
           s.rewritten = std::make_unique<const Eqn>(
-              swapped_dot_eqn(jx.eqns[static_cast<std::size_t>(d)], eqn));
+              swapped_dot_eqn(run.eqns[static_cast<std::size_t>(d)], eqn));
           s.eqn = s.rewritten.get();
           s.prim = find_primitive(s.eqn->primitive);
           MESHRUN_CHECK(s.prim != nullptr, "a dot_general");
         }
-        s.psums_end = combinable_psums(jx, e);
+        s.psums_end = combinable_psums(run, e);
         if (s.psums_end > e + 1) {
           auto combined = std::make_unique<Eqn>(eqn);
           combined->in.clear();
           combined->out.clear();
           combined->last_use.clear();
           for (std::size_t k = e; k < s.psums_end; ++k) {
-            const Eqn& q = jx.eqns[k];
+            const Eqn& q = run.eqns[k];
             combined->in.insert(combined->in.end(), q.in.begin(), q.in.end());
             combined->out.insert(combined->out.end(), q.out.begin(), q.out.end());
             combined->last_use.insert(combined->last_use.end(), q.last_use.begin(),

@@ -52,8 +52,14 @@ struct Step {
 };
 
 struct CompiledJaxpr {
-  const Jaxpr* jaxpr = nullptr;
-  std::vector<Step> steps;  // per equation
+  const Jaxpr* jaxpr = nullptr;  // the file's: what check_export infers types on
+  // What the evaluator runs, equation for equation the file's: `jaxpr` itself, or `renamed`
+  // where an identity equation (pvary, pcast, stop_gradient, copy) had an operand used again
+  // after it -- every later use reads the identity's result instead, so the identity is the
+  // operand's last use and moves its value on rather than copying it.
+  const Jaxpr* run = nullptr;
+  std::unique_ptr<const Jaxpr> renamed;
+  std::vector<Step> steps;  // per equation of `run`
   ContractionPlan contractions;
   FusionPlan fusion;  // its groups' sizes are the operands' at run time
   std::vector<std::unique_ptr<CompiledJaxpr>> subs;  // owns the callees and bodies

@@ -22,7 +22,7 @@ Value literal(const Atom& a) {
 
 std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, PrimContext& ctx,
                               const ShardMapRunner* shard_map) {
-  const Jaxpr& jx = *cj.jaxpr;
+  const Jaxpr& jx = *cj.run;
   std::vector<Value> env(jx.types.size());
   for (std::size_t i = 0; i < args.size() && i < jx.invars.size(); ++i) {
     env[jx.invars[i]] = std::move(args[i]);

@@ -44,6 +44,22 @@ bool is_call(const std::string& primitive) {
   return nested_jaxpr_param(primitive) != nullptr && primitive != "shard_map";
 }
 
+void mark_last_uses(Jaxpr& jx) {
+  std::vector<int> last(jx.types.size(), -1);
+  for (std::size_t e = 0; e < jx.eqns.size(); ++e) {
+    jx.eqns[e].last_use.clear();
+    for (const Atom& a : jx.eqns[e].in) {
+      if (!a.is_literal()) last[static_cast<std::size_t>(a.var)] = static_cast<int>(e);
+    }
+  }
+  for (const Atom& a : jx.outvars) {
+    if (!a.is_literal()) last[static_cast<std::size_t>(a.var)] = -1;
+  }
+  for (std::size_t v = 0; v < last.size(); ++v) {
+    if (last[v] >= 0) jx.eqns[static_cast<std::size_t>(last[v])].last_use.push_back(int(v));
+  }
+}
+
 const Jaxpr* Eqn::sub(const std::string& name) const {
   for (const auto& [key, jaxpr] : subs)
     if (key == name) return jaxpr.get();

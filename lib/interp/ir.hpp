@@ -89,6 +89,10 @@ struct Jaxpr {
   std::string where;  // "exports[0].jaxpr"
 };
 
+// Sets each equation's last_use: the variables it uses for the last time in `jx` (never an
+// outvar, which lives to the end).
+void mark_last_uses(Jaxpr& jx);
+
 struct Export {
   MeshShape mesh;
   std::vector<std::string> dims;

@@ -225,23 +225,6 @@ class Reader : public FieldReader {
     return c;
   }
 
-  // Each equation learns which variables it uses for the last time in its jaxpr (not the
-  // outvars, which live to the end).
-  static void mark_last_uses(Jaxpr& jx) {
-    std::vector<int> last(jx.types.size(), -1);
-    for (std::size_t e = 0; e < jx.eqns.size(); ++e) {
-      for (const Atom& a : jx.eqns[e].in) {
-        if (!a.is_literal()) last[static_cast<std::size_t>(a.var)] = static_cast<int>(e);
-      }
-    }
-    for (const Atom& a : jx.outvars) {
-      if (!a.is_literal()) last[static_cast<std::size_t>(a.var)] = -1;
-    }
-    for (std::size_t v = 0; v < last.size(); ++v) {
-      if (last[v] >= 0) jx.eqns[static_cast<std::size_t>(last[v])].last_use.push_back(int(v));
-    }
-  }
-
   ArgInfo arg(const json& j, const std::string& at, bool with_type) {
     ArgInfo a;
     a.name = name(member(j, at, "name"), at + ".name");

@@ -4,12 +4,18 @@
 // its shard_map (evaluated on the global arrays, the shard_map handed to the mesh) alike.
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include <boost/test/unit_test.hpp>
 
 #include "interp/compiled.hpp"
+#include "interp/eval.hpp"
+#include "interp/reader.hpp"
 #include "interp/program.hpp"
 #include "io/case_reader.hpp"
 #include "mesh/mesh.hpp"
@@ -98,4 +104,61 @@ BOOST_AUTO_TEST_CASE(the_shard_maps_are_listed_at_load_with_their_specs) {
     BOOST_CHECK_EQUAL(sm.out.size(), sm.out_specs.size());
   }
   BOOST_CHECK_EQUAL(lp->def.shard_maps, 1);
+}
+
+// An identity equation (pvary, pcast, stop_gradient, copy) whose operand is used again after it
+// hands its operand's buffer on instead of copying it: compile renames the later uses to its
+// result (CompiledJaxpr::run), so the identity is the operand's last use. Here
+//   b = stop_gradient a;  c = neg a;  d = pvary[axes=()] b;  e = mul d a   -> outputs (d, c, e)
+// -- b and d are a's very buffer, c and e read it, and the file's jaxpr is left as it was.
+BOOST_AUTO_TEST_CASE(an_identity_moves_its_operand_on_when_the_operand_is_used_later) {
+  using json = nlohmann::json;
+  const json f32 = {{"dtype", "f32"}, {"shape", {4}}};
+  auto eqn = [&](const char* prim, std::vector<int> in, int out, json params = json::object()) {
+    json ins = json::array();
+    for (int v : in) ins.push_back({{"var", v}});
+    return json{{"primitive", prim},
+                {"params", params},
+                {"in", ins},
+                {"out", {{{"id", out}, {"type", f32}}}}};
+  };
+  const json prog = {
+      {"format", "meshrun-program"},
+      {"version", 1},
+      {"name", "aliases"},
+      {"inputs", {{{"name", "a"}, {"dtype", "f32"}, {"shape", {4}}}}},
+      {"outputs", {{{"name", "d"}}, {{"name", "c"}}, {{"name", "e"}}}},
+      {"exports",
+       {{{"mesh", json::array({json::array({"data", 1})})},
+         {"dims", json::array()},
+         {"jaxpr",
+          {{"invars", {{{"id", 0}, {"type", f32}}}},
+           {"eqns",
+            {eqn("stop_gradient", {0}, 1), eqn("neg", {0}, 2),
+             eqn("pvary", {1}, 3, {{"axes", json::array()}}), eqn("mul", {3, 0}, 4)}},
+           {"outvars", {{{"var", 3}}, {{"var", 2}}, {{"var", 4}}}}}}}}}};
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "meshrun-compiled-test-aliases.json";
+  std::ofstream(path) << prog.dump();
+  const ProgramFile file = read_program_file(path.string(), 1 << 20, std::chrono::seconds(1));
+  std::filesystem::remove(path);
+  const Jaxpr& jx = file.exports.at(0).jaxpr;
+  const std::unique_ptr<CompiledJaxpr> cj = compile_jaxpr(jx);
+  BOOST_REQUIRE(cj->run != cj->jaxpr);
+  BOOST_TEST(jx.eqns[1].in[0].var == 0);        // the file's jaxpr: untouched
+  BOOST_TEST(cj->run->eqns[1].in[0].var == 1);  // neg reads b
+  BOOST_TEST(cj->run->eqns[3].in[1].var == 3);  // mul reads d
+
+  std::vector<Value> args;
+  args.emplace_back(DType::kF32, Tensor({4}, {1.0f, -2.0f, 3.0f, 0.5f}));
+  const float* buffer = args[0].t.data.data();
+  DimBindings dims;
+  PrimContext ctx;
+  ctx.dims = &dims;
+  const std::vector<Value> out = eval_jaxpr(*cj, std::move(args), ctx, nullptr);
+  BOOST_REQUIRE(out.size() == 3u);
+  BOOST_TEST(out[0].t.data.data() == buffer);  // moved through stop_gradient and pvary
+  BOOST_TEST(out[0].t.data == (std::vector<float>{1.0f, -2.0f, 3.0f, 0.5f}));
+  BOOST_TEST(out[1].t.data == (std::vector<float>{-1.0f, 2.0f, -3.0f, -0.5f}));
+  BOOST_TEST(out[2].t.data == (std::vector<float>{1.0f, 4.0f, 9.0f, 0.25f}));
 }
