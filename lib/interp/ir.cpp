@@ -34,16 +34,6 @@ std::string type_str(const ValueType& t) {
   return s + ']';
 }
 
-const char* nested_jaxpr_param(const std::string& primitive) {
-  if (primitive == "jit" || primitive == "pjit" || primitive == "shard_map") return "jaxpr";
-  if (primitive == "custom_jvp_call" || primitive == "custom_vjp_call") return "call_jaxpr";
-  return nullptr;
-}
-
-bool is_call(const std::string& primitive) {
-  return nested_jaxpr_param(primitive) != nullptr && primitive != "shard_map";
-}
-
 void mark_last_uses(Jaxpr& jx) {
   std::vector<int> last(jx.types.size(), -1);
   for (std::size_t e = 0; e < jx.eqns.size(); ++e) {

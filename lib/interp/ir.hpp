@@ -49,9 +49,9 @@ struct Atom {
 
 struct Jaxpr;
 
-// The primitives whose equation holds a jaxpr the evaluator runs itself (the rest are in
-// primitives.hpp): the param that holds it ("jaxpr" for jit, pjit and shard_map, "call_jaxpr"
-// for custom_jvp_call and custom_vjp_call, whose primal it is), or nullptr.
+// The primitives whose equation holds a jaxpr the evaluator runs itself (their registry entries,
+// primitives.hpp's holds_jaxpr): the param that holds it ("jaxpr" for jit, pjit and shard_map,
+// "call_jaxpr" for custom_jvp_call and custom_vjp_call, whose primal it is), or nullptr.
 const char* nested_jaxpr_param(const std::string& primitive);
 // jit, pjit and custom_jvp/vjp calls, which the evaluator inlines (not shard_map, the other
 // holder of a jaxpr).

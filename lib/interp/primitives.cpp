@@ -13,14 +13,42 @@ namespace meshrun::interp {
 namespace {
 
 const std::map<std::string_view, Primitive, std::less<>>& registry() {
-  static const auto* table = new std::map<std::string_view, Primitive, std::less<>>(
-      make_registry({prim::elementwise_entries(), prim::elementwise_more_entries(),
-                     prim::unary_entries(), prim::shape_entries(), prim::slicing_entries(),
-                     prim::reduction_entries(), prim::dot_entries(), prim::collective_entries()}));
+  static const auto* table = new std::map<std::string_view, Primitive, std::less<>>(make_registry(
+      {prim::elementwise_entries(), prim::elementwise_more_entries(), prim::unary_entries(),
+       prim::shape_entries(), prim::slicing_entries(), prim::reduction_entries(),
+       prim::dot_entries(), prim::collective_entries(), prim::holder_entries()}));
   return *table;
 }
 
 }  // namespace
+
+namespace prim {
+
+namespace {
+
+constexpr Primitive holder(const char* param, bool shard_map = false) {
+  Primitive p{nullptr, nullptr};
+  p.holds_jaxpr = param;
+  p.shard_map = shard_map;
+  return p;
+}
+
+}  // namespace
+
+// The primitives that hold a jaxpr: the evaluator runs it (jit and pjit as JAX's call, the custom
+// derivatives' primal; shard_map on the mesh).
+std::span<const Entry> holder_entries() {
+  static const Entry kEntries[] = {
+      {"jit", holder("jaxpr")},
+      {"pjit", holder("jaxpr")},
+      {"custom_jvp_call", holder("call_jaxpr")},
+      {"custom_vjp_call", holder("call_jaxpr")},
+      {"shard_map", holder("jaxpr", true)},
+  };
+  return kEntries;
+}
+
+}  // namespace prim
 
 std::map<std::string_view, Primitive, std::less<>> make_registry(
     std::initializer_list<std::span<const PrimitiveEntry>> tables) {
@@ -41,6 +69,16 @@ const Primitive* find_primitive(std::string_view name) {
   const auto& r = registry();
   const auto it = r.find(name);
   return it == r.end() ? nullptr : &it->second;
+}
+
+const char* nested_jaxpr_param(const std::string& primitive) {
+  const Primitive* p = find_primitive(primitive);
+  return p != nullptr ? p->holds_jaxpr : nullptr;
+}
+
+bool is_call(const std::string& primitive) {
+  const Primitive* p = find_primitive(primitive);
+  return p != nullptr && p->holds_jaxpr != nullptr && !p->shard_map;
 }
 
 std::vector<std::string> primitive_names() {

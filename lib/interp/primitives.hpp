@@ -1,7 +1,9 @@
 // The primitives: for each, how its output types follow from its operands' types and its params
 // (checked before anything runs, so a file whose equation does not fit its primitive is exit 2),
-// and how it computes. Control flow -- jit, custom_jvp_call, custom_vjp_call, shard_map -- is the
-// evaluator's (eval.cpp), not here. docs/program-format.md lists them with their params.
+// and how it computes. The primitives that hold a jaxpr -- jit, pjit, custom_jvp_call,
+// custom_vjp_call, shard_map -- have entries too, as in JAX, naming the param that holds it; the
+// evaluator runs that jaxpr itself (compiled.hpp's kCall and kShardMap steps), so their `infer`
+// and `eval` are null. docs/program-format.md lists them with their params.
 #pragma once
 
 #include <cstddef>
@@ -72,6 +74,10 @@ struct Primitive {
   // Its result is its operand's value (pvary, pcast, stop_gradient, copy): it computes nothing
   // inside a fused chain.
   bool identity = false;
+  // The param holding the jaxpr it runs ("jaxpr", "call_jaxpr"), for jit, pjit, custom_jvp_call,
+  // custom_vjp_call and shard_map, whose infer and eval are null; null for every other primitive.
+  const char* holds_jaxpr = nullptr;
+  bool shard_map = false;  // shard_map, the one holder that is not inlined as a call
   // Its operands cross between devices (the bytes a run moves, cost.hpp).
   bool collective = false;
   // An all-reduce (psum, pmean): each result depends on its own operand only (the rules' data

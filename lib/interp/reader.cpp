@@ -167,12 +167,13 @@ class Reader : public FieldReader {
       if (q.primitive == "shard_map" && q.params.contains("mesh")) {
         (void)mesh(q.params["mesh"], eat + ".params.mesh");
       }
-      if (const char* key = nested_jaxpr_param(q.primitive)) {
-        if (q.sub(key) == nullptr) throw InputError(eat + ".params", std::string("missing ") + key);
-      } else if (find_primitive(q.primitive) == nullptr) {
+      const Primitive* prim = find_primitive(q.primitive);
+      if (prim == nullptr) {
         throw InputError(eat, "unknown primitive " + excerpt(q.primitive) +
                                   (q.source.empty() ? "" : " at " + q.source));
       }
+      if (const char* key = prim->holds_jaxpr; key != nullptr && q.sub(key) == nullptr)
+        throw InputError(eat + ".params", std::string("missing ") + key);
       const json& in = array(member(ej, eat, "in"), eat + ".in");
       for (std::size_t i = 0; i < in.size(); ++i) {
         q.in.push_back(atom(in[i], eat + ".in[" + std::to_string(i) + "]"));

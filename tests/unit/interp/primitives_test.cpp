@@ -11,6 +11,7 @@
 #include <memory>
 #include <random>
 #include <stdexcept>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -350,6 +351,7 @@ BOOST_AUTO_TEST_CASE(random_hostile_equations_only_raise_primitive_errors) {
   int accepted = 0, refused = 0;
   for (const std::string& name : primitive_names()) {
     const Primitive& p = prim(name);
+    if (p.holds_jaxpr != nullptr) continue;  // the evaluator's: its jaxpr is what is checked
     for (int trial = 0; trial < 400; ++trial) {
       Eqn e = make(name);
       for (const char* k : keys)
@@ -1310,9 +1312,35 @@ BOOST_AUTO_TEST_CASE(every_table_primitive_but_control_flow) {
                         "axis_index"}) {
     BOOST_CHECK_MESSAGE(find_primitive(n) != nullptr, "missing " << n);
   }
-  for (const char* n :
-       {"jit", "pjit", "custom_jvp_call", "custom_vjp_call", "shard_map", "cumsum", "while", ""})
+  for (const char* n : {"cumsum", "while", "scan", ""})
     BOOST_CHECK_MESSAGE(find_primitive(n) == nullptr, n << " should not be a primitive");
+}
+
+// The primitives that hold a jaxpr are entries too, as in JAX: each names its param, has no
+// infer or eval of its own (the evaluator runs the jaxpr), and only they are so.
+BOOST_AUTO_TEST_CASE(the_holders_of_a_jaxpr_are_entries_naming_their_param) {
+  const std::map<std::string, std::string> holders = {{"jit", "jaxpr"},
+                                                      {"pjit", "jaxpr"},
+                                                      {"custom_jvp_call", "call_jaxpr"},
+                                                      {"custom_vjp_call", "call_jaxpr"},
+                                                      {"shard_map", "jaxpr"}};
+  for (const std::string& name : primitive_names()) {
+    const Primitive& p = prim(name);
+    const auto it = holders.find(name);
+    if (it == holders.end()) {
+      BOOST_CHECK_MESSAGE(p.holds_jaxpr == nullptr && !p.shard_map, name);
+      BOOST_CHECK_MESSAGE(p.infer != nullptr && p.eval != nullptr, name);
+      continue;
+    }
+    BOOST_REQUIRE_MESSAGE(p.holds_jaxpr != nullptr, name);
+    BOOST_CHECK_EQUAL(std::string(p.holds_jaxpr), it->second);
+    BOOST_CHECK_EQUAL(std::string(nested_jaxpr_param(name)), it->second);
+    BOOST_CHECK(p.infer == nullptr && p.eval == nullptr);
+    BOOST_CHECK_EQUAL(p.shard_map, name == "shard_map");
+    BOOST_CHECK_EQUAL(is_call(name), name != "shard_map");
+  }
+  BOOST_CHECK(nested_jaxpr_param("add") == nullptr && !is_call("add"));
+  BOOST_CHECK(nested_jaxpr_param("nope") == nullptr && !is_call("nope"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
