@@ -55,6 +55,12 @@ static void pin_if_oversubscribed(int index, int size) {
 
 void Mesh::Impl::device_loop(int index, const std::stop_token& stop) {
   t_device_of = this;
+#if defined(__linux__)
+  // Named for top -H, gdb and /proc/PID/task/*/comm: "meshrun-dev" and its mesh device (at most
+  // 15 bytes; the hosts' fault test finds a rank's devices by it).
+  const std::string name = "meshrun-dev" + std::to_string(first + index);
+  pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+#endif
   if (options.pin_devices) pin_if_oversubscribed(index, local);
   std::uint32_t seen = 0;
   for (;;) {

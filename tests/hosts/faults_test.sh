@@ -5,7 +5,7 @@
 #   mlp-train CASE --inject stall:0@1        a program (device 0 stalls at its first collective,
 #                                             so every other device waits in one at the fault)
 #   run PROG.json CASE --inject stall:0@1     the same program, exported by JAX (program file)
-#   bench allreduce (small sizes)             the benchmark, in its timing loop at the fault
+#   bench allreduce (4 B to 1 MiB)            the benchmark, in its timing loop at the fault
 # and, for a program file whose rank 0 evaluates a few seconds before its shard_map (programs/
 # evaluates_first.py), node4's link down while rank 0 evaluates (the others wait, kept alive by
 # rank 0) and while the shard_map runs after it (--inject stall:0@1).
@@ -39,11 +39,12 @@ pid_on() {
 declare -A RUN=(
   [program]="mlp-train $CASE --inject stall:0@1"
   [run PROG.json]="run cases/programs/mlp-train.json $CASE --inject stall:0@1"
-  [bench allreduce]="bench allreduce --max-bytes 4096 --size-budget 10"
+  [bench allreduce]="bench allreduce --max-bytes 1048576 --size-budget 10"
   [evaluating]="run $FIRST cases/dp-step/example1.json"
   [shard_map after evaluating]="run $FIRST cases/dp-step/example1.json --inject stall:0@1"
 )
-threads() { find "/proc/$1/task" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
+# whether process $1 runs a device thread (lib/mesh names them meshrun-devD)
+device_threads() { grep -qs '^meshrun-dev' /proc/"$1"/task/*/comm; }
 fault() {
   local what=$1 name=$2
   shift 2
@@ -54,15 +55,25 @@ fault() {
   for i in $(seq 100); do [ -n "$(pid_on 4 meshrun-mpi)" ] && break; sleep 0.1; done
   if [ "$what" = "bench allreduce" ]; then
     for i in $(seq 100); do grep -q '^# peer' "$TMP/out" 2>/dev/null && break; sleep 0.1; done
+  elif [ "$what" = evaluating ]; then
+    # rank 0 keeps the others alive from a thread named meshrun-alive while it evaluates
+    local p0
+    for i in $(seq 100); do p0=$(pid_on 1 meshrun-mpi) && [ -n "$p0" ] && break; sleep 0.1; done
+    for i in $(seq 600); do grep -qs '^meshrun-alive' /proc/"$p0"/task/*/comm && break; sleep 0.05; done
   elif [ "$what" = "shard_map after evaluating" ]; then
-    # node4's rank starts its device threads (and its groups' watcher) when the shard_map starts
-    local p base
+    # node4's rank starts its device threads (named meshrun-devD) when the shard_map starts
+    local p
     p=$(pid_on 4 meshrun-mpi)
-    sleep 1
-    base=$(threads "$p")
-    for i in $(seq 600); do [ "$(threads "$p")" -ge $((base + 2)) ] && break; sleep 0.1; done
+    for i in $(seq 600); do device_threads "$p" && break; sleep 0.1; done
   fi
-  sleep 1
+  # Then the fault, soon enough to fall in the phase named: rank 0's evaluation takes about a
+  # second on a fast machine (AVX-512; several on others), and the stalled shard_map ends at
+  # --timeout.
+  case $what in
+    evaluating) ;;
+    "shard_map after evaluating") sleep 0.3 ;;
+    *) sleep 1 ;;
+  esac
   local struck after
   struck=$(date +%s.%N)
   "$@"
