@@ -41,7 +41,11 @@ class Keepalive {
  public:
   Keepalive(MpiJob& job, Step step)
       : thread_([&job, step](std::stop_token stop) {
-          pthread_setname_np(pthread_self(), "meshrun-alive");  // (the hosts' fault test's cue)
+#if defined(__linux__)
+          // Named for top -H and gdb (and the hosts' fault test's cue for rank 0's phase).
+          pthread_setname_np(pthread_self(),
+                             step == Step::kStart ? "meshrun-eval" : "meshrun-after");
+#endif
           std::mutex m;
           std::condition_variable_any cv;
           std::unique_lock lock(m);
@@ -56,7 +60,8 @@ class Keepalive {
               return;
             }
           }
-        }) {}
+        }) {
+  }
   // Joined before rank 0 sends anything else, so the messages keep their order.
   void stop() {
     if (!thread_.joinable()) return;

@@ -68,17 +68,37 @@ std::unique_ptr<bool[]> owned_of(const Eqn& eqn) {
 }
 
 // `jx` with the later uses of each identity equation's operand renamed to its result (see
-// CompiledJaxpr::run), or null when no identity equation's operand is used after it. The values
-// are the same -- an identity's result is its operand's value -- so only which equation may take
-// over a buffer changes: the identity itself, where it copied before.
-std::unique_ptr<const Jaxpr> rename_identity_operands(const Jaxpr& jx) {
-  // next[v] >= 0: v's later uses read next[v] (chains follow identities of identities).
+// CompiledJaxpr::run), or null when that would change nothing -- or change which products are
+// contracted into an FMA. The values are the same (an identity's result is its operand's value),
+// so only which equation may take over a buffer changes: the identity itself, where it copied
+// before. But a rename also moves last uses, and the contraction plan depends on them (a product
+// whose operand is released before its add is not contracted; one whose product lives longer may
+// be): where the plan of the renamed jaxpr differs from `plan`, the file's, the file's jaxpr runs
+// as it is, so every run has the bits the file's own order gives. The copy holds neither the
+// constants (the evaluator reads them from the file's jaxpr) nor anything else the rename does not
+// touch but the equations and outvars.
+std::unique_ptr<const Jaxpr> rename_identity_operands(const Jaxpr& jx,
+                                                      const ContractionPlan& plan) {
+  // next[v] >= 0: v's later uses read next[v] (chains follow identities of identities; resolve
+  // shortens each chain it walks, so a file of a million identities stays linear).
   std::vector<int> next(jx.types.size(), -1);
   auto resolve = [&](int v) {
-    while (next[static_cast<std::size_t>(v)] >= 0) v = next[static_cast<std::size_t>(v)];
-    return v;
+    int r = v;
+    while (next[static_cast<std::size_t>(r)] >= 0) r = next[static_cast<std::size_t>(r)];
+    while (next[static_cast<std::size_t>(v)] >= 0 && next[static_cast<std::size_t>(v)] != r) {
+      const int n = next[static_cast<std::size_t>(v)];
+      next[static_cast<std::size_t>(v)] = r;
+      v = n;
+    }
+    return r;
   };
-  auto run = std::make_unique<Jaxpr>(jx);
+  auto run = std::make_unique<Jaxpr>();
+  run->types = jx.types;
+  run->invars = jx.invars;
+  run->constvars = jx.constvars;  // (their values: jx.consts)
+  run->eqns = jx.eqns;
+  run->outvars = jx.outvars;
+  run->where = jx.where;
   bool renamed = false;
   for (Eqn& eqn : run->eqns) {
     for (Atom& a : eqn.in) {
@@ -105,6 +125,7 @@ std::unique_ptr<const Jaxpr> rename_identity_operands(const Jaxpr& jx) {
   }
   if (!renamed) return nullptr;
   mark_last_uses(*run);
+  if (!(plan_contractions(*run) == plan)) return nullptr;
   return run;
 }
 
@@ -145,11 +166,11 @@ class Compiler {
   std::unique_ptr<CompiledJaxpr> jaxpr(const Jaxpr& jx, bool in_body, int depth = 0) {
     auto cj = std::make_unique<CompiledJaxpr>();
     cj->jaxpr = &jx;
-    cj->renamed = rename_identity_operands(jx);
+    ++compile_counters().plans;
+    cj->contractions = plan_contractions(jx);
+    cj->renamed = rename_identity_operands(jx, cj->contractions);
     cj->run = cj->renamed ? cj->renamed.get() : &jx;
     const Jaxpr& run = *cj->run;
-    ++compile_counters().plans;
-    cj->contractions = plan_contractions(run);
     cj->fusion = plan_fusion_symbolic(run, cj->contractions);
     cj->steps.resize(run.eqns.size());
     for (std::size_t e = 0; e < run.eqns.size(); ++e) {

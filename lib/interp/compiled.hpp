@@ -56,7 +56,9 @@ struct CompiledJaxpr {
   // What the evaluator runs, equation for equation the file's: `jaxpr` itself, or `renamed`
   // where an identity equation (pvary, pcast, stop_gradient, copy) had an operand used again
   // after it -- every later use reads the identity's result instead, so the identity is the
-  // operand's last use and moves its value on rather than copying it.
+  // operand's last use and moves its value on rather than copying it (only where the
+  // contraction plan stays the file's: the same bits). `renamed` holds no constants: they are
+  // `jaxpr`'s.
   const Jaxpr* run = nullptr;
   std::unique_ptr<const Jaxpr> renamed;
   std::vector<Step> steps;  // per equation of `run`

@@ -17,6 +17,7 @@ struct Contraction {
   int addend = -1;              // which operand of the add/sub is the other addend (0 or 1)
   bool negate_product = false;  // a - b*c
   bool negate_addend = false;   // b*c - a
+  bool operator==(const Contraction&) const = default;
 };
 
 // Per equation of `jx`: for an add or sub that absorbs a product, how; `absorbed[m]` is true for
@@ -29,6 +30,7 @@ struct ContractionPlan {
   // each element the same FMA chain (fma(x, y, acc) = fma(y, x, acc)) -- instead of the product
   // and then a transposed copy of it (mlp-train's dW1 and dW2); -1 elsewhere.
   std::vector<int> swapped_dot;
+  bool operator==(const ContractionPlan&) const = default;
 };
 // The dot_general `dot` with its operands and dimension numbers swapped, defining `into`'s results.
 Eqn swapped_dot_eqn(const Eqn& dot, const Eqn& into);

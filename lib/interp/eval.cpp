@@ -27,9 +27,9 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
   for (std::size_t i = 0; i < args.size() && i < jx.invars.size(); ++i) {
     env[jx.invars[i]] = std::move(args[i]);
   }
-  for (std::size_t i = 0; i < jx.constvars.size(); ++i) {
-    const Const& c = jx.consts[i];
-    env[jx.constvars[i]] = Value(c.dtype, Tensor(c.shape, c.data));
+  for (std::size_t i = 0; i < cj.jaxpr->constvars.size(); ++i) {
+    const Const& c = cj.jaxpr->consts[i];  // (the file's: `run` holds no constants)
+    env[cj.jaxpr->constvars[i]] = Value(c.dtype, Tensor(c.shape, c.data));
   }
   std::vector<Value> literals;
   std::vector<Value*> ops;

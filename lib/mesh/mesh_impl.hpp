@@ -47,7 +47,8 @@ struct Mesh::Impl {
   alignas(64) std::atomic<std::uint32_t> done{0};
   // stopping: set once by ~Mesh (under state_mu); injected stalls and run() watch it.
   std::atomic<bool> stopping{false};
-  // failures: bumped (release) after the group is aborted, by record() and ~Mesh; the futex word
+  // failures: bumped (release) by record() -- after the groups are aborted for a cause; after
+  // `aborted` is set for a consequence, whose groups a cause aborts -- and by ~Mesh; the futex word
   // an injected stall sleeps on, so it wakes as soon as the mesh aborts and costs no CPU before.
   alignas(64) std::atomic<std::uint32_t> failures{0};
   // Which device's error run() rethrows (collectives/first_cause.hpp), by local index.

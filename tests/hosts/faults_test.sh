@@ -43,8 +43,18 @@ declare -A RUN=(
   [evaluating]="run $FIRST cases/dp-step/example1.json"
   [shard_map after evaluating]="run $FIRST cases/dp-step/example1.json --inject stall:0@1"
 )
-# whether process $1 runs a device thread (lib/mesh names them meshrun-devD)
-device_threads() { grep -qs '^meshrun-dev' /proc/"$1"/task/*/comm; }
+# cue PID PATTERN STEP: waits (600 polls, STEP s apart) until process PID has a thread whose name
+# matches PATTERN (lib/mesh names device threads meshrun-devD; rank 0's keepalive is meshrun-eval
+# before the shard_map); fails at once for no PID.
+cue() {
+  local i
+  [ -n "$1" ] || return 1
+  for i in $(seq 600); do
+    grep -qs "$2" /proc/"$1"/task/*/comm && return 0
+    sleep "$3"
+  done
+  return 1
+}
 fault() {
   local what=$1 name=$2
   shift 2
@@ -56,15 +66,22 @@ fault() {
   if [ "$what" = "bench allreduce" ]; then
     for i in $(seq 100); do grep -q '^# peer' "$TMP/out" 2>/dev/null && break; sleep 0.1; done
   elif [ "$what" = evaluating ]; then
-    # rank 0 keeps the others alive from a thread named meshrun-alive while it evaluates
-    local p0
+    # rank 0 keeps the others alive from a thread named meshrun-eval while it evaluates before
+    # its shard_map (meshrun-after after it)
+    local p0=""
     for i in $(seq 100); do p0=$(pid_on 1 meshrun-mpi) && [ -n "$p0" ] && break; sleep 0.1; done
-    for i in $(seq 600); do grep -qs '^meshrun-alive' /proc/"$p0"/task/*/comm && break; sleep 0.05; done
+    if ! cue "$p0" '^meshrun-eval' 0.05; then
+      fail "$what: $name: rank 0 never began to evaluate (pid '${p0}')"
+      wait "$runner"; nothing_left "$what: $name" 20; return
+    fi
   elif [ "$what" = "shard_map after evaluating" ]; then
     # node4's rank starts its device threads (named meshrun-devD) when the shard_map starts
     local p
     p=$(pid_on 4 meshrun-mpi)
-    for i in $(seq 600); do device_threads "$p" && break; sleep 0.1; done
+    if ! cue "$p" '^meshrun-dev' 0.1; then
+      fail "$what: $name: node4's devices never started (pid '${p}')"
+      wait "$runner"; nothing_left "$what: $name" 20; return
+    fi
   fi
   # Then the fault, soon enough to fall in the phase named: rank 0's evaluation takes about a
   # second on a fast machine (AVX-512; several on others), and the stalled shard_map ends at

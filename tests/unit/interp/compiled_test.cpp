@@ -3,6 +3,7 @@
 // plain program (one shard_map, run as a body on every device) and for one with equations around
 // its shard_map (evaluated on the global arrays, the shard_map handed to the mesh) alike.
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -161,4 +162,60 @@ BOOST_AUTO_TEST_CASE(an_identity_moves_its_operand_on_when_the_operand_is_used_l
   BOOST_TEST(out[0].t.data == (std::vector<float>{1.0f, -2.0f, 3.0f, 0.5f}));
   BOOST_TEST(out[1].t.data == (std::vector<float>{-1.0f, 2.0f, -3.0f, -0.5f}));
   BOOST_TEST(out[2].t.data == (std::vector<float>{1.0f, 4.0f, 9.0f, 0.25f}));
+}
+
+// The rename never changes which products become an FMA (the file's bits). JAX writes w*x + w,
+// w invariant, as  a = pvary w; t = mul x a; b = pvary w; s = add t b : renaming b's operand to
+// a would make `a` die between the mul and its add, which XLA (and the file's own plan) contracts.
+// Here with copy for pvary: s must be fma(x, w, w), one rounding, not x*w + w.
+BOOST_AUTO_TEST_CASE(an_identity_rename_keeps_every_fma_contraction) {
+  using json = nlohmann::json;
+  const json f32 = {{"dtype", "f32"}, {"shape", {4}}};
+  auto eqn = [&](const char* prim, std::vector<int> in, int out) {
+    json ins = json::array();
+    for (int v : in) ins.push_back({{"var", v}});
+    return json{{"primitive", prim},
+                {"params", json::object()},
+                {"in", ins},
+                {"out", {{{"id", out}, {"type", f32}}}}};
+  };
+  const json prog = {{"format", "meshrun-program"},
+                     {"version", 1},
+                     {"name", "w-x-plus-w"},
+                     {"inputs",
+                      {{{"name", "w"}, {"dtype", "f32"}, {"shape", {4}}},
+                       {{"name", "x"}, {"dtype", "f32"}, {"shape", {4}}}}},
+                     {"outputs", {{{"name", "s"}}}},
+                     {"exports",
+                      {{{"mesh", json::array({json::array({"data", 1})})},
+                        {"dims", json::array()},
+                        {"jaxpr",
+                         {{"invars", {{{"id", 0}, {"type", f32}}, {{"id", 1}, {"type", f32}}}},
+                          {"eqns",
+                           {eqn("copy", {0}, 2), eqn("mul", {1, 2}, 3), eqn("copy", {0}, 4),
+                            eqn("add", {3, 4}, 5)}},
+                          {"outvars", {{{"var", 5}}}}}}}}}};
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "meshrun-compiled-test-fma.json";
+  std::ofstream(path) << prog.dump();
+  const ProgramFile file = read_program_file(path.string(), 1 << 20, std::chrono::seconds(1));
+  std::filesystem::remove(path);
+  const std::unique_ptr<CompiledJaxpr> cj = compile_jaxpr(file.exports.at(0).jaxpr);
+  BOOST_TEST(cj->contractions.at[3].mul == 1);  // the file's plan: add(t, b) absorbs t = mul
+
+  const std::vector<float> w = {1.000244140625f, 3.0f, -0.5f, 1e-3f};
+  const std::vector<float> x = {-1.000244140625f, 0.3333333f, 7.0f, -1e3f};
+  std::vector<Value> args;
+  args.emplace_back(DType::kF32, Tensor({4}, w));
+  args.emplace_back(DType::kF32, Tensor({4}, x));
+  DimBindings dims;
+  PrimContext ctx;
+  ctx.dims = &dims;
+  const std::vector<Value> out = eval_jaxpr(*cj, std::move(args), ctx, nullptr);
+  BOOST_REQUIRE(out.size() == 1u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    const float want = std::fma(x[i], w[i], w[i]);
+    BOOST_TEST(out[0].t.data[i] == want, i << ": " << out[0].t.data[i] << " != fma " << want);
+  }
+  BOOST_TEST(std::fma(x[0], w[0], w[0]) != x[0] * w[0] + w[0]);  // the case tells them apart
 }

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -42,14 +43,21 @@ class AbortedHalf final : public GroupProvider {
     return {{{"data"}, "data", &group_->member(local)}};
   }
   void abort(const std::string& reason) override {
-    if (first_reason_.empty()) first_reason_ = reason;  // the first reason wins, as MpiMesh's
+    {
+      std::lock_guard lock(mu_);                          // from any device thread
+      if (first_reason_.empty()) first_reason_ = reason;  // the first reason wins, as MpiMesh's
+    }
     group_->abort();
   }
   // The group itself aborted, as a device that times out aborts its own group first.
   void abort_group_only() { group_->abort(); }
-  std::string first_reason() const { return first_reason_; }
+  std::string first_reason() const {
+    std::lock_guard lock(mu_);
+    return first_reason_;
+  }
 
  private:
+  mutable std::mutex mu_;
   std::string first_reason_;
   int n_;
   bool already_aborted_;
