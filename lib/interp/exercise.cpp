@@ -13,6 +13,7 @@
 #include "interp/reader_fields.hpp"
 #include "interp/rule_kinds.hpp"
 #include "io/json_text.hpp"
+#include "shard/mesh_shape.hpp"
 #include "support/errors.hpp"
 
 namespace meshrun::interp {
@@ -204,9 +205,26 @@ std::shared_ptr<Exercise> parse(const json& root) {
   def.summary = R::string(R::member(root, "", "summary"), "summary");
   def.mesh = mesh_of(R::member(root, "", "mesh"), "mesh");
   def.axis = def.mesh.size() == 1 ? def.mesh.front().first : "";
+  // The meshes a submission is exported for: each with the default mesh's axes (the rules name
+  // them), none twice, the default among them (a run on it needs its export).
   const json& meshes = R::array(R::member(root, "", "meshes"), "meshes");
-  for (std::size_t i = 0; i < meshes.size(); ++i)
-    ex->meshes.push_back(mesh_of(meshes[i], "meshes[" + std::to_string(i) + "]"));
+  const auto axes = [](const MeshShape& m) {
+    std::vector<std::string> names;
+    for (const auto& [axis, size] : m) names.push_back(axis);
+    return names;
+  };
+  for (std::size_t i = 0; i < meshes.size(); ++i) {
+    const std::string at = "meshes[" + std::to_string(i) + "]";
+    MeshShape m = mesh_of(meshes[i], at);
+    if (axes(m) != axes(def.mesh))
+      throw InputError(at, mesh_str(m) + " has other axes than mesh, " + mesh_str(def.mesh));
+    if (std::find(ex->meshes.begin(), ex->meshes.end(), m) != ex->meshes.end())
+      throw InputError(at, mesh_str(m) + " is given twice");
+    ex->meshes.push_back(std::move(m));
+  }
+  if (std::find(ex->meshes.begin(), ex->meshes.end(), def.mesh) == ex->meshes.end())
+    throw InputError("meshes", "does not hold mesh, " + mesh_str(def.mesh) +
+                                   " (the default mesh needs an export too)");
   std::vector<std::size_t> positive;
   std::vector<std::string> positive_names;
   for (const char* key : {"inputs", "outputs"}) {

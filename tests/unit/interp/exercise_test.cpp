@@ -104,6 +104,13 @@ BOOST_AUTO_TEST_CASE(the_built_in_exercises_agree_with_their_programs) {
   }
 }
 
+// The same with `meshes` (JSON text) for the meshes a submission is exported for.
+std::string with_meshes(const std::string& meshes) {
+  std::string text = exercise_with(R"({"rule": "output_replicated", "output": "out"})");
+  const std::string from = R"("meshes": [[["ring", 8]]])";
+  return text.replace(text.find(from), from.size(), "\"meshes\": " + meshes);
+}
+
 BOOST_AUTO_TEST_CASE(a_hostile_exercise_file_is_refused_in_one_line_naming_the_field) {
   BOOST_TEST(refusal(exercise_with(R"({"rule": "output_replicated", "output": "out"})")) == "");
   const std::pair<std::string, std::string> cases[] = {
@@ -129,6 +136,12 @@ BOOST_AUTO_TEST_CASE(a_hostile_exercise_file_is_refused_in_one_line_naming_the_f
       {exercise_with(R"(3)"), "ex.json: rules[0]: must be an object, not a number"},
       {exercise_with(R"({"rule": "output_spec", "output": "out", "spec": ["data"]})"),
        "ex.json: rules[0].spec[0]: axis \"data\" is not an axis of mesh"},
+      {with_meshes(R"([[["ring", 4]]])"),
+       "ex.json: meshes: does not hold mesh, Mesh('ring': 8) (the default mesh needs an export"},
+      {with_meshes(R"([[["ring", 8]], [["data", 8]]])"),
+       "ex.json: meshes[1]: Mesh('data': 8) has other axes than mesh, Mesh('ring': 8)"},
+      {with_meshes(R"([[["ring", 8]], [["ring", 8]]])"),
+       "ex.json: meshes[1]: Mesh('ring': 8) is given twice"},
   };
   for (const auto& [text, starts] : cases) {
     const std::string got = refusal(text);
