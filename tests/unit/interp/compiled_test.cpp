@@ -2,6 +2,8 @@
 // partition spec, builds no contraction or fusion plan and looks no primitive up by name -- for a
 // plain program (one shard_map, run as a body on every device) and for one with equations around
 // its shard_map (evaluated on the global arrays, the shard_map handed to the mesh) alike.
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -107,42 +109,63 @@ BOOST_AUTO_TEST_CASE(the_shard_maps_are_listed_at_load_with_their_specs) {
   BOOST_CHECK_EQUAL(lp->def.shard_maps, 1);
 }
 
+namespace {
+
+using json = nlohmann::json;
+
+// An equation of f32[4] values: prim(in...) -> out.
+json f32_eqn(const char* prim, const std::vector<int>& in, int out,
+             const json& params = json::object()) {
+  json ins = json::array();
+  for (int v : in) ins.push_back({{"var", v}});
+  const json out_var = {{"id", out}, {"type", {{"dtype", "f32"}, {"shape", {4}}}}};
+  return {{"primitive", prim}, {"params", params}, {"in", ins}, {"out", json::array({out_var})}};
+}
+
+// A program file of one export on Mesh('data': 1) whose inputs (vars 0, 1, ...) and outputs are
+// f32[4], read as meshrun reads one.
+ProgramFile f32_program(const std::vector<std::string>& inputs,
+                        const std::vector<std::string>& outputs, const json& eqns,
+                        const std::vector<int>& outvars) {
+  const json f32 = {{"dtype", "f32"}, {"shape", {4}}};
+  json in = json::array(), invars = json::array(), out = json::array(), outs = json::array();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    in.push_back({{"name", inputs[i]}, {"dtype", "f32"}, {"shape", {4}}});
+    invars.push_back({{"id", static_cast<int>(i)}, {"type", f32}});
+  }
+  for (const std::string& o : outputs) out.push_back({{"name", o}});
+  for (int v : outvars) outs.push_back({{"var", v}});
+  const json prog = {{"format", "meshrun-program"},
+                     {"version", 1},
+                     {"name", "tiny"},
+                     {"inputs", in},
+                     {"outputs", out},
+                     {"exports",
+                      {{{"mesh", json::array({json::array({"data", 1})})},
+                        {"dims", json::array()},
+                        {"jaxpr", {{"invars", invars}, {"eqns", eqns}, {"outvars", outs}}}}}}};
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() /
+      ("meshrun-compiled-test-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << prog.dump();
+  ProgramFile file = read_program_file(path.string(), 1 << 20, std::chrono::seconds(1));
+  std::filesystem::remove(path);
+  return file;
+}
+
+}  // namespace
+
 // An identity equation (pvary, pcast, stop_gradient, copy) whose operand is used again after it
 // hands its operand's buffer on instead of copying it: compile renames the later uses to its
 // result (CompiledJaxpr::run), so the identity is the operand's last use. Here
 //   b = stop_gradient a;  c = neg a;  d = pvary[axes=()] b;  e = mul d a   -> outputs (d, c, e)
 // -- b and d are a's very buffer, c and e read it, and the file's jaxpr is left as it was.
 BOOST_AUTO_TEST_CASE(an_identity_moves_its_operand_on_when_the_operand_is_used_later) {
-  using json = nlohmann::json;
-  const json f32 = {{"dtype", "f32"}, {"shape", {4}}};
-  auto eqn = [&](const char* prim, std::vector<int> in, int out, json params = json::object()) {
-    json ins = json::array();
-    for (int v : in) ins.push_back({{"var", v}});
-    return json{{"primitive", prim},
-                {"params", params},
-                {"in", ins},
-                {"out", {{{"id", out}, {"type", f32}}}}};
-  };
-  const json prog = {
-      {"format", "meshrun-program"},
-      {"version", 1},
-      {"name", "aliases"},
-      {"inputs", {{{"name", "a"}, {"dtype", "f32"}, {"shape", {4}}}}},
-      {"outputs", {{{"name", "d"}}, {{"name", "c"}}, {{"name", "e"}}}},
-      {"exports",
-       {{{"mesh", json::array({json::array({"data", 1})})},
-         {"dims", json::array()},
-         {"jaxpr",
-          {{"invars", {{{"id", 0}, {"type", f32}}}},
-           {"eqns",
-            {eqn("stop_gradient", {0}, 1), eqn("neg", {0}, 2),
-             eqn("pvary", {1}, 3, {{"axes", json::array()}}), eqn("mul", {3, 0}, 4)}},
-           {"outvars", {{{"var", 3}}, {{"var", 2}}, {{"var", 4}}}}}}}}}};
-  const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / "meshrun-compiled-test-aliases.json";
-  std::ofstream(path) << prog.dump();
-  const ProgramFile file = read_program_file(path.string(), 1 << 20, std::chrono::seconds(1));
-  std::filesystem::remove(path);
+  const ProgramFile file =
+      f32_program({"a"}, {"d", "c", "e"},
+                  {f32_eqn("stop_gradient", {0}, 1), f32_eqn("neg", {0}, 2),
+                   f32_eqn("pvary", {1}, 3, {{"axes", json::array()}}), f32_eqn("mul", {3, 0}, 4)},
+                  {3, 2, 4});
   const Jaxpr& jx = file.exports.at(0).jaxpr;
   const std::unique_ptr<CompiledJaxpr> cj = compile_jaxpr(jx);
   BOOST_REQUIRE(cj->run != cj->jaxpr);
@@ -169,37 +192,10 @@ BOOST_AUTO_TEST_CASE(an_identity_moves_its_operand_on_when_the_operand_is_used_l
 // a would make `a` die between the mul and its add, which XLA (and the file's own plan) contracts.
 // Here with copy for pvary: s must be fma(x, w, w), one rounding, not x*w + w.
 BOOST_AUTO_TEST_CASE(an_identity_rename_keeps_every_fma_contraction) {
-  using json = nlohmann::json;
-  const json f32 = {{"dtype", "f32"}, {"shape", {4}}};
-  auto eqn = [&](const char* prim, std::vector<int> in, int out) {
-    json ins = json::array();
-    for (int v : in) ins.push_back({{"var", v}});
-    return json{{"primitive", prim},
-                {"params", json::object()},
-                {"in", ins},
-                {"out", {{{"id", out}, {"type", f32}}}}};
-  };
-  const json prog = {{"format", "meshrun-program"},
-                     {"version", 1},
-                     {"name", "w-x-plus-w"},
-                     {"inputs",
-                      {{{"name", "w"}, {"dtype", "f32"}, {"shape", {4}}},
-                       {{"name", "x"}, {"dtype", "f32"}, {"shape", {4}}}}},
-                     {"outputs", {{{"name", "s"}}}},
-                     {"exports",
-                      {{{"mesh", json::array({json::array({"data", 1})})},
-                        {"dims", json::array()},
-                        {"jaxpr",
-                         {{"invars", {{{"id", 0}, {"type", f32}}, {{"id", 1}, {"type", f32}}}},
-                          {"eqns",
-                           {eqn("copy", {0}, 2), eqn("mul", {1, 2}, 3), eqn("copy", {0}, 4),
-                            eqn("add", {3, 4}, 5)}},
-                          {"outvars", {{{"var", 5}}}}}}}}}};
-  const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / "meshrun-compiled-test-fma.json";
-  std::ofstream(path) << prog.dump();
-  const ProgramFile file = read_program_file(path.string(), 1 << 20, std::chrono::seconds(1));
-  std::filesystem::remove(path);
+  const ProgramFile file = f32_program({"w", "x"}, {"s"},
+                                       {f32_eqn("copy", {0}, 2), f32_eqn("mul", {1, 2}, 3),
+                                        f32_eqn("copy", {0}, 4), f32_eqn("add", {3, 4}, 5)},
+                                       {5});
   const std::unique_ptr<CompiledJaxpr> cj = compile_jaxpr(file.exports.at(0).jaxpr);
   BOOST_TEST(cj->contractions.at[3].mul == 1);  // the file's plan: add(t, b) absorbs t = mul
 
