@@ -74,89 +74,91 @@ class Keepalive {
   std::jthread thread_;
 };
 
-// A program with equations around its one shard_map (ProgramDef::run_with): rank 0 evaluates
-// them on the global arrays; when the evaluation reaches the shard_map it sends every rank the
-// call's key (which export, which shard_map, the dimension sizes) and the mesh runs it over the
-// ranks as a plain program's body. Protocol, after the setup: rank 0 -> all {kEvaluating} every
-// 5 s while it evaluates before the shard_map, then {u64 0, str key} as the shard_map starts,
-// {u64 0, ""} when the evaluation ended without one (a program of no shard_map), or {u64 exit
-// code} when it failed before one (the others then end with that code). After the shard_map the
-// others go on to the job's end and wait there (run_on_job), rank 0 sending {kEvaluating} every
-// 5 s again while it computes after the shard_map and grades.
-void run_whole_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& flags,
-                        Prepared* p, const MeshShape& mesh, const MeshOptions& options,
-                        Trace& trace, std::optional<RunProfile>& profile) {
-  const bool profiling = flags.timings || !flags.profile.empty();
-  if (p == nullptr) {
-    std::uint64_t code = kEvaluating;
-    std::optional<Wire> start;
-    while (code == kEvaluating) {
-      start.emplace(job.from_root(Step::kStart, {}));
-      code = start->u64();
-    }
-    if (code != 0) throw CLI::RuntimeError(static_cast<int>(code));
-    const std::string key = start->str();
-    if (key.empty()) return;
-    const ProgramDef::ShardMapCall call = program.call_of(key);
-    mpi_shard_map(job, mesh, call.body, call.in, call.out, {}, options, nullptr, profiling);
-    return;
-  }
-  MpiShardMapResult r;
-  bool started = false;
-  Keepalive keepalive(job, Step::kStart);
-  std::optional<Keepalive> after;  // from the shard_map's end: what follows it, and the grading
-  const ProgramDef::RunShardMap over_ranks = [&](const ProgramDef::ShardMapCall& call,
-                                                 std::vector<Tensor>& global) {
-    keepalive.stop();
+// Rank 0's engine: the program runs on rank 0, on the global arrays, and hands its shard_map here
+// (a program runs at most one under mpirun). Protocol, after the setup: rank 0 -> all
+// {kEvaluating} every 5 s while it evaluates what a program file computes before its shard_map,
+// then {u64 0, str key} as the shard_map starts (the key names the call: Computation::call), and
+// the mesh runs the call over the ranks (mpi_shard_map); {u64 0, ""} when the run ended without a
+// shard_map, or {u64 exit code} when it failed before one (the others then end with that code).
+// After the shard_map the others go on to the job's end and wait there (run_on_job), rank 0
+// sending {kEvaluating} every 5 s again while it computes after the shard_map and grades.
+class RootEngine final : public Engine {
+ public:
+  RootEngine(MpiJob& job, const MeshShape& mesh, const MeshOptions& options, Trace& trace,
+             bool profiling)
+      : job_(job), mesh_(mesh), options_(options), trace_(trace), profiling_(profiling) {}
+
+  const MeshShape& shape() const override { return mesh_; }
+
+  std::vector<Tensor> shard_map(const ShardMapCall& call,
+                                const std::vector<TensorRef>& global) override {
+    MESHRUN_CHECK(!started_, "mpirun: a second shard_map in one run");
+    keepalive_.stop();
     Wire start;
     start.put(std::uint64_t{0});
     start.put(call.key);
-    job.from_root(Step::kStart, start.bytes());
-    started = true;
-    std::vector<TensorRef> refs;
-    for (const Tensor& t : global) refs.emplace_back(t);
-    r = mpi_shard_map(job, mesh, call.body, call.in, call.out, refs, options, &trace, profiling);
-    after.emplace(job, Step::kEnd);
-    return std::move(r.outputs);
-  };
-  std::vector<Tensor> outputs;
-  try {
-    try {
-      outputs = program.run_with(mesh, p->c.input_refs(), over_ranks);
-    } catch (const ReplicationError& e) {
-      throw replication_input_error(program, e);
-    }
-  } catch (const Error& e) {
-    keepalive.stop();
-    if (!started) {  // the others still wait for the shard_map: they end with this code
-      Wire stop;
-      stop.put(static_cast<std::uint64_t>(exit_code_of(e)));
-      job.from_root(Step::kStart, stop.bytes());
-    }
-    p->trace_out.write(trace_text(trace, nullptr, e.what()));
-    profile->save(e.what());
-    throw;
-  } catch (...) {  // a bug (exit 4): the others end with it too, not on a mistaken message
-    keepalive.stop();
-    if (!started) {
-      Wire stop;
-      stop.put(static_cast<std::uint64_t>(kExitInternal));
-      job.from_root(Step::kStart, stop.bytes());
-    }
-    throw;
+    job_.from_root(Step::kStart, start.bytes());
+    started_ = true;
+    result_ = mpi_shard_map(job_, mesh_, call.body, call.in, call.out, global, options_, &trace_,
+                            profiling_);
+    after_.emplace(job_, Step::kEnd);
+    return std::move(result_.outputs);
   }
-  keepalive.stop();
-  if (!started) {  // no shard_map: the others are done
-    Wire none;
-    none.put(std::uint64_t{0});
-    none.put(std::string());
-    job.from_root(Step::kStart, none.bytes());
-    r.entered.assign(static_cast<std::size_t>(mesh_devices(mesh)), 0);
-    r.unfired = options.injections;
-    after.emplace(job, Step::kEnd);  // the others wait at the job's end while this rank grades
+
+  // The run failed with `code`: before its shard_map, the others still wait for it and end with
+  // this code instead.
+  void failed(int code) {
+    keepalive_.stop();
+    if (started_) return;
+    Wire stop;
+    stop.put(static_cast<std::uint64_t>(code));
+    job_.from_root(Step::kStart, stop.bytes());
   }
-  trace.program = program.name;
-  finish_run(program, flags, *p, outputs, trace, r.unfired, r.entered, *profile);
+
+  // The run ended. Without a shard_map, the others are done (they wait at the job's end while
+  // this rank grades). Returns what the shard_map left: the injections that never fired, and each
+  // device's count of collectives.
+  const MpiShardMapResult& ended() {
+    keepalive_.stop();
+    if (!started_) {
+      Wire none;
+      none.put(std::uint64_t{0});
+      none.put(std::string());
+      job_.from_root(Step::kStart, none.bytes());
+      result_.entered.assign(static_cast<std::size_t>(mesh_devices(mesh_)), 0);
+      result_.unfired = options_.injections;
+      after_.emplace(job_, Step::kEnd);
+    }
+    return result_;
+  }
+
+ private:
+  MpiJob& job_;
+  const MeshShape mesh_;
+  const MeshOptions& options_;
+  Trace& trace_;
+  const bool profiling_;
+  Keepalive keepalive_{job_, Step::kStart};
+  std::optional<Keepalive> after_;  // from the shard_map's end: what follows it, and the grading
+  bool started_ = false;
+  MpiShardMapResult result_;
+};
+
+// A rank other than 0: waits for rank 0's run to reach its shard_map and runs its own devices'
+// share of the call rank 0 names (RootEngine's protocol).
+void run_share(MpiJob& job, const ProgramDef& program, const MeshShape& mesh,
+               const MeshOptions& options, bool profiling) {
+  std::uint64_t code = kEvaluating;
+  std::optional<Wire> start;
+  while (code == kEvaluating) {
+    start.emplace(job.from_root(Step::kStart, {}));
+    code = start->u64();
+  }
+  if (code != 0) throw CLI::RuntimeError(static_cast<int>(code));
+  const std::string key = start->str();
+  if (key.empty()) return;
+  const ShardMapCall call = program.computation->call(key);
+  mpi_shard_map(job, mesh, call.body, call.in, call.out, {}, options, nullptr, profiling);
 }
 
 }  // namespace
@@ -167,46 +169,45 @@ void run_whole_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFla
 // its spans on its own rank, and rank 0 gathers them into its Profile (one track per device).
 void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& flags) {
   const bool profiling = flags.timings || !flags.profile.empty();
+  const Computation& computation = *program.computation;
   Trace trace;  // declared first: the profile's destructor may still read it
   std::optional<RunProfile> profile;
   std::optional<Prepared> p;
   Wire setup = share_setup(job, [&](Wire& w) {
     p.emplace(prepare(program, flags, &trace, &profile));
     check_mpi_mesh(p->mesh, job.ranks());
-    if (!program.body && (!program.run_with || program.shard_maps > 1)) {
-      throw UnimplementedError(program.summary + " runs " + std::to_string(program.shard_maps) +
+    if (computation.shard_maps() > 1) {
+      throw UnimplementedError(program.summary + " runs " +
+                               std::to_string(computation.shard_maps()) +
                                " shard_maps, which run in one process only (--backend "
                                "inprocess); under mpirun a program runs at most one");
     }
-    if (program.check_run) program.check_run(p->mesh, p->c.input_refs());
+    computation.check(p->mesh, p->c.input_refs());
     w.put(p->mesh);
   });
   const MeshShape mesh = setup.mesh();
   const MeshOptions options = p ? p->options : mesh_options(flags.run);
-  MpiShardMapResult r;
   if (profile) profile->mesh_started();
-  if (!program.body) {
-    run_whole_on_ranks(job, program, flags, p ? &*p : nullptr, mesh, options, trace, profile);
+  if (!p) {
+    run_share(job, program, mesh, options, profiling);
     return;
   }
+  RootEngine engine(job, mesh, options, trace, profiling);
+  std::vector<Tensor> outputs;
   try {
-    r = mpi_shard_map(job, mesh, program.body, program.inputs, program.outputs,
-                      p ? p->c.input_refs() : std::vector<TensorRef>{}, options,
-                      p ? &trace : nullptr, profiling);
-  } catch (const ReplicationError& e) {
-    if (!program.user_program) throw;
-    throw replication_input_error(program, e);
+    outputs = run_program(engine, program, p->c.input_refs());
   } catch (const Error& e) {
-    if (p) {
-      p->trace_out.write(trace_text(trace, nullptr, e.what()));
-      profile->save(e.what());  // the timeline of a failed run: who waited for whom
-    }
+    engine.failed(exit_code_of(e));
+    p->trace_out.write(trace_text(trace, nullptr, e.what()));
+    profile->save(e.what());  // the timeline of a failed run: who waited for whom
+    throw;
+  } catch (...) {  // a bug (exit 4): the others end with it too, not on a mistaken message
+    engine.failed(kExitInternal);
     throw;
   }
-  if (!p) return;
+  const MpiShardMapResult& r = engine.ended();
   trace.program = program.name;
-  const Keepalive grading(job, Step::kEnd);  // the others wait in run_on_job's last wait meanwhile
-  finish_run(program, flags, *p, r.outputs, trace, r.unfired, r.entered, *profile);
+  finish_run(program, flags, *p, outputs, trace, r.unfired, r.entered, *profile);
 }
 
 // Every rank ends with rank 0's exit code; rank 0 alone says why (run_on_job, mpi_ranks.hpp).

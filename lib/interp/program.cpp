@@ -254,40 +254,16 @@ class Builder {
       check_input_values(*lp, inputs);
       if (also) also(inputs);
     };
-    def.check_run = [lp](const MeshShape& mesh, const std::vector<TensorRef>& inputs) {
-      try {
-        const Binding b = bind(lp->file, mesh, file_shapes(*lp, inputs), {});
-        lp->flops = check_export(lp->compiled.of(b.exp), b, lp->budget);
-        check_output_sizes(lp->file, b);
-      } catch (const InputError& e) {
-        throw InputError(lp->file.path, e.what());
-      }
-    };
     if (lp_.plain) {
       for (std::size_t e = 0; e < plains_.size(); ++e) {
         CompiledShardMap& sm = *plains_[e]->shard_map;
         sm.operand_input = plains_[e]->operand_input;
         sm.result_output = plains_[e]->output_result;
       }
-      def.body = [lp](Device& dev, std::vector<Tensor>& blocks) {
-        return plain_body(*lp, dev, blocks);
-      };
     } else {
       for (CompiledExport& ce : lp_.compiled.exports) name_shard_maps(ce);
-      def.run = [lp](Mesh& mesh, const std::vector<TensorRef>& inputs, Trace* trace) {
-        return whole_run(*lp, mesh.shape(), inputs,
-                         [&](const ProgramDef::ShardMapCall& call, std::vector<Tensor>& global) {
-                           return shard_map(mesh, call.body, call.in, call.out, global, trace);
-                         });
-      };
-      def.run_with = [lp](const MeshShape& mesh, const std::vector<TensorRef>& inputs,
-                          const ProgramDef::RunShardMap& run) {
-        return whole_run(*lp, mesh, inputs, run);
-      };
-      def.call_of = [lp](const std::string& key) { return call_of_key(*lp, key); };
-      for (const CompiledExport& ce : lp_.compiled.exports)
-        def.shard_maps = std::max(def.shard_maps, static_cast<int>(ce.shard_maps.size()));
     }
+    def.computation = file_computation(lp_);
     def.structure = exercise_rules(lp_);
     def.flops = [lp](const std::vector<TensorRef>&) { return lp->flops; };
   }

@@ -2,11 +2,11 @@
 // --program` hand the same runner the built-in programs use -- the case reader, every flag, the
 // trace, the grading, the MPI backend.
 //
-// A program whose top level is only jit around one shard_map of its inputs (what
-// `jax.jit(jax.shard_map(f, ...))` exports) is a body with specs, like a built-in program, and
-// runs in one process or under mpirun. One with equations outside its shard_map evaluates them
-// on the global arrays around the mesh's run (ProgramDef::run, run_with): under mpirun on rank 0,
-// its one shard_map over the ranks.
+// Its computation (ProgramDef::computation, program_run.cpp): a program whose top level is only
+// jit around one shard_map of its inputs (what `jax.jit(jax.shard_map(f, ...))` exports) is one
+// shard_map, like a built-in program. One with equations outside its shard_map evaluates them on
+// the global arrays and hands each shard_map to the engine: under mpirun on rank 0, its one
+// shard_map over the ranks.
 #pragma once
 
 #include <chrono>
@@ -46,9 +46,10 @@ struct LoadedProgram {
     std::shared_ptr<const Binding> binding;
   };
   std::unique_ptr<BindCache> bind_cache = std::make_unique<BindCache>();
-  // The flops the last checked run counts (check_run, before it runs): what def.flops returns.
+  // The flops the last checked run counts (its computation's check, before it runs): what
+  // def.flops returns.
   std::uint64_t flops = 0;
-  // The compute a run may take (--max-flops, --max-bytes-moved), checked by check_run.
+  // The compute a run may take (--max-flops, --max-bytes-moved), checked before it runs.
   CostBudget budget;
 };
 

@@ -2,6 +2,7 @@
 // program.cpp (which builds the ProgramDef) and program_run.cpp (what its functions run).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,13 +21,8 @@ void check_input_values(const LoadedProgram& lp, const std::vector<TensorRef>& i
 // The file's inputs' shapes, in the file's order, from the def's inputs.
 std::vector<Shape> file_shapes(const LoadedProgram& lp, const std::vector<TensorRef>& inputs);
 
-// ProgramDef::body of a plain program.
-std::vector<Tensor> plain_body(const LoadedProgram& lp, Device& dev, std::vector<Tensor>& blocks);
-// ProgramDef::run_with of one with equations around its shard_maps.
-std::vector<Tensor> whole_run(const LoadedProgram& lp, const MeshShape& mesh,
-                              const std::vector<TensorRef>& inputs,
-                              const ProgramDef::RunShardMap& run);
-// ProgramDef::call_of: the ShardMapCall whole_run made under `key` (on another rank).
-ProgramDef::ShardMapCall call_of_key(const LoadedProgram& lp, const std::string& key);
+// ProgramDef::computation of a loaded program (built last, from its def's inputs and outputs):
+// a plain program's one shard_map, or the equations around its shard_maps. It refers to `lp`.
+std::shared_ptr<const Computation> file_computation(LoadedProgram& lp);
 
 }  // namespace meshrun::interp::detail

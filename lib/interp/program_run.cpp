@@ -44,9 +44,9 @@ std::shared_ptr<const Binding> run_binding(const LoadedProgram& lp, const MeshSh
 
 // The ShardMapCall of `sm` under `dims`: its body and its ArgDefs (compile time's), and the key
 // "e k name=size ..." by which the other ranks build the same call (call_of).
-ProgramDef::ShardMapCall make_call(const LoadedProgram& lp, const CompiledShardMap& sm,
-                                   std::shared_ptr<const DimBindings> dims) {
-  ProgramDef::ShardMapCall call;
+ShardMapCall make_call(const LoadedProgram& lp, const CompiledShardMap& sm,
+                       std::shared_ptr<const DimBindings> dims) {
+  ShardMapCall call;
   call.key = std::to_string(sm.export_index) + " " + std::to_string(sm.index);
   for (const auto& [name, size] : *dims) call.key += " " + name + "=" + std::to_string(size);
   call.in = sm.in;
@@ -66,8 +66,6 @@ ProgramDef::ShardMapCall make_call(const LoadedProgram& lp, const CompiledShardM
   };
   return call;
 }
-
-}  // namespace
 
 std::vector<Shape> file_shapes(const LoadedProgram& lp, const std::vector<TensorRef>& inputs) {
   std::vector<Shape> s;
@@ -108,7 +106,7 @@ std::vector<Tensor> plain_body(const LoadedProgram& lp, Device& dev, std::vector
   return out;
 }
 
-ProgramDef::ShardMapCall call_of_key(const LoadedProgram& lp, const std::string& key) {
+ShardMapCall call_of_key(const LoadedProgram& lp, const std::string& key) {
   std::istringstream in(key);
   std::size_t e = 0, k = 0;
   auto dims = std::make_shared<DimBindings>();
@@ -125,10 +123,11 @@ ProgramDef::ShardMapCall call_of_key(const LoadedProgram& lp, const std::string&
   return make_call(lp, *lp.compiled.exports[e].shard_maps[k], std::move(dims));
 }
 
-std::vector<Tensor> whole_run(const LoadedProgram& lp, const MeshShape& mesh,
-                              const std::vector<TensorRef>& inputs,
-                              const ProgramDef::RunShardMap& run) {
-  const Binding b = bind(lp.file, mesh, file_shapes(lp, inputs), {});
+// The run of a program with equations around its shard_maps: they are evaluated on the global
+// arrays, and each shard_map the evaluation reaches goes to `engine`.
+std::vector<Tensor> whole_run(const LoadedProgram& lp, Engine& engine,
+                              const std::vector<TensorRef>& inputs) {
+  const Binding b = bind(lp.file, engine.shape(), file_shapes(lp, inputs), {});
   const Jaxpr& top = b.exp->jaxpr;
   std::vector<Value> args;
   for (std::size_t i = 0; i < lp.def_input.size(); ++i) {
@@ -139,10 +138,9 @@ std::vector<Tensor> whole_run(const LoadedProgram& lp, const MeshShape& mesh,
   }
   const auto dims = std::make_shared<const DimBindings>(b.dims);
   const ShardMapRunner runner = [&](const CompiledShardMap& sm, std::vector<Value>& in) {
-    const ProgramDef::ShardMapCall call = make_call(lp, sm, dims);
     std::vector<Tensor> global;
     for (Value& v : in) global.push_back(std::move(v.t));
-    std::vector<Tensor> outs = run(call, global);
+    std::vector<Tensor> outs = engine.shard_map(make_call(lp, sm, dims), refs(global));
     const Jaxpr& body = *sm.body->jaxpr;
     std::vector<Value> result;
     for (std::size_t q = 0; q < outs.size(); ++q) {
@@ -158,6 +156,61 @@ std::vector<Tensor> whole_run(const LoadedProgram& lp, const MeshShape& mesh,
   std::vector<Tensor> tensors;
   for (Value& v : out) tensors.push_back(std::move(v.t));
   return tensors;
+}
+
+// A loaded program's computation. A plain program (jit of one shard_map of its inputs) is that
+// shard_map, its body binding the run's sizes on the devices; another evaluates its equations
+// around its shard_maps (whole_run), naming each call by its export, its index and the sizes.
+class FileComputation final : public Computation {
+ public:
+  explicit FileComputation(LoadedProgram& lp) : lp_(lp) {
+    if (lp.plain) {
+      plain_.key = "shard_map";
+      plain_.body = [&lp](Device& dev, std::vector<Tensor>& blocks) {
+        return plain_body(lp, dev, blocks);
+      };
+      plain_.in = lp.def.inputs;
+      plain_.out = lp.def.outputs;
+    } else {
+      shard_maps_ = 0;
+      for (const CompiledExport& ce : lp.compiled.exports)
+        shard_maps_ = std::max(shard_maps_, static_cast<int>(ce.shard_maps.size()));
+    }
+  }
+
+  // The equations against the run's mesh and the case's shapes, and the run's cost against the
+  // budget, before anything runs; InputError naming the file. Keeps the flops the run counts.
+  void check(const MeshShape& mesh, const std::vector<TensorRef>& inputs) const override {
+    try {
+      const Binding b = bind(lp_.file, mesh, file_shapes(lp_, inputs), {});
+      lp_.flops = check_export(lp_.compiled.of(b.exp), b, lp_.budget);
+      check_output_sizes(lp_.file, b);
+    } catch (const InputError& e) {
+      throw InputError(lp_.file.path, e.what());
+    }
+  }
+
+  std::vector<Tensor> run(Engine& engine, const std::vector<TensorRef>& inputs) const override {
+    if (lp_.plain) return engine.shard_map(plain_, inputs);
+    return whole_run(lp_, engine, inputs);
+  }
+
+  ShardMapCall call(const std::string& key) const override {
+    return lp_.plain ? plain_ : call_of_key(lp_, key);
+  }
+
+  int shard_maps() const override { return shard_maps_; }
+
+ private:
+  LoadedProgram& lp_;
+  ShardMapCall plain_;
+  int shard_maps_ = 1;
+};
+
+}  // namespace
+
+std::shared_ptr<const Computation> file_computation(LoadedProgram& lp) {
+  return std::make_shared<const FileComputation>(lp);
 }
 
 }  // namespace meshrun::interp::detail

@@ -175,4 +175,9 @@ std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<Ar
   return assemble_outputs(mesh.shape(), out_specs, std::move(outs), trace);
 }
 
+std::vector<Tensor> InProcessEngine::shard_map(const ShardMapCall& call,
+                                               const std::vector<TensorRef>& global) {
+  return meshrun::shard_map(mesh_, call.body, call.in, call.out, global, trace_);
+}
+
 }  // namespace meshrun

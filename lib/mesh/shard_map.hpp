@@ -52,6 +52,40 @@ std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<Ar
                               const std::vector<ArgDef>& out_specs,
                               const std::vector<TensorRef>& inputs, Trace* trace = nullptr);
 
+// One shard_map a program calls: the body and the specs of its operands and results. `key` names
+// the call the same way in every process of a job, so a process that does not evaluate the program
+// (an MPI rank other than 0) can build the same call (programs/program.hpp: Computation::call);
+// never "".
+struct ShardMapCall {
+  std::string key;
+  Body body;
+  std::vector<ArgDef> in, out;
+};
+
+// Where a program's shard_maps run, as JAX's backend is: the device threads of this process
+// (InProcessEngine) or the ranks of an MPI job (io/mpi/mpi_program.hpp). A program hands it each
+// shard_map with the call's global operands and gets the call's global results back.
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual const MeshShape& shape() const = 0;
+  virtual std::vector<Tensor> shard_map(const ShardMapCall& call,
+                                        const std::vector<TensorRef>& global) = 0;
+};
+
+// The in-process engine: shard_map (above) on `mesh`, recording into `trace` when given.
+class InProcessEngine final : public Engine {
+ public:
+  InProcessEngine(Mesh& mesh, Trace* trace) : mesh_(mesh), trace_(trace) {}
+  const MeshShape& shape() const override { return mesh_.shape(); }
+  std::vector<Tensor> shard_map(const ShardMapCall& call,
+                                const std::vector<TensorRef>& global) override;
+
+ private:
+  Mesh& mesh_;
+  Trace* trace_;
+};
+
 // shard_map's steps, for a backend that runs the devices elsewhere (lib/mpi: across ranks).
 // check_shard_map_inputs: the InputErrors shard_map throws before running anything.
 void check_shard_map_inputs(const MeshShape& mesh, const std::vector<ArgDef>& in_specs,

@@ -50,18 +50,21 @@ void dp_step_check(const std::vector<TensorRef>& in) { check_learning_rate(in[4]
 }  // namespace
 
 const ProgramDef& dp_step_program() {
+  static const std::vector<ArgDef> inputs{{"w", {"D", "K"}, P()},
+                                          {"b", {"K"}, P()},
+                                          {"x", {"N", "D"}, P{kAxis}},
+                                          {"y", {"N", "K"}, P{kAxis}},
+                                          {"lr", {}, P()}};
+  static const std::vector<ArgDef> outputs{
+      {"w", {"D", "K"}, P()}, {"b", {"K"}, P()}, {"loss", {}, P()}};
   static const ProgramDef def{
       .name = "dp-step",
       .axis = kAxis,
       .summary =
           "data-parallel gradient step of a linear model (x, y split by rows over 'data', pmean)",
-      .inputs = {{"w", {"D", "K"}, P()},
-                 {"b", {"K"}, P()},
-                 {"x", {"N", "D"}, P{kAxis}},
-                 {"y", {"N", "K"}, P{kAxis}},
-                 {"lr", {}, P()}},
-      .outputs = {{"w", {"D", "K"}, P()}, {"b", {"K"}, P()}, {"loss", {}, P()}},
-      .body = dp_step_body,
+      .inputs = inputs,
+      .outputs = outputs,
+      .computation = one_shard_map(dp_step_body, inputs, outputs),
       .check_values = dp_step_check,
       .structure = {input_split("x", 0), input_split("y", 0),
                     reduced_over(kAxis, {"loss", "w", "b"})},

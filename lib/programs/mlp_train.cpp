@@ -114,25 +114,27 @@ void mlp_train_check(const std::vector<TensorRef>& in) { check_learning_rate(in[
 }  // namespace
 
 const ProgramDef& mlp_train_program() {
+  static const std::vector<ArgDef> inputs{{"x", {"B", "D"}, P{kData, None}},
+                                          {"y", {"B", "O"}, P{kData, None}},
+                                          {"w1", {"D", "H"}, P{None, kModel}},
+                                          {"b1", {"H"}, P{kModel}},
+                                          {"w2", {"H", "O"}, P{kModel, None}},
+                                          {"b2", {"O"}, P()},
+                                          {"lr", {}, P()}};
+  static const std::vector<ArgDef> outputs{{"w1", {"D", "H"}, P{None, kModel}},
+                                           {"b1", {"H"}, P{kModel}},
+                                           {"w2", {"H", "O"}, P{kModel, None}},
+                                           {"b2", {"O"}, P()},
+                                           {"loss", {}, P()}};
   static const ProgramDef def{
       .name = "mlp-train",
       .axis = "",
       .summary =
           "one SGD step of a two-layer MLP on a ('data', 'model') mesh (x, y split by rows over "
           "'data'; w1, b1, w2 by hidden units over 'model'; psum over 'model', pmean over 'data')",
-      .inputs = {{"x", {"B", "D"}, P{kData, None}},
-                 {"y", {"B", "O"}, P{kData, None}},
-                 {"w1", {"D", "H"}, P{None, kModel}},
-                 {"b1", {"H"}, P{kModel}},
-                 {"w2", {"H", "O"}, P{kModel, None}},
-                 {"b2", {"O"}, P()},
-                 {"lr", {}, P()}},
-      .outputs = {{"w1", {"D", "H"}, P{None, kModel}},
-                  {"b1", {"H"}, P{kModel}},
-                  {"w2", {"H", "O"}, P{kModel, None}},
-                  {"b2", {"O"}, P()},
-                  {"loss", {}, P()}},
-      .body = mlp_train_body,
+      .inputs = inputs,
+      .outputs = outputs,
+      .computation = one_shard_map(mlp_train_body, inputs, outputs),
       .check_values = mlp_train_check,
       .structure = {input_split("x", 0, kData), input_split("y", 0, kData),
                     input_split("w1", 1, kModel), input_split("b1", 0, kModel),

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,13 +17,44 @@
 
 namespace meshrun {
 
+// What a program computes: its one hook. A built-in program is one shard_map of its inputs
+// (one_shard_map); a program file (lib/interp) may compute on the global arrays around its
+// shard_maps, as jit does. Either way the program hands each shard_map to the engine it runs on
+// (mesh/shard_map.hpp: this process's devices, or an MPI job's ranks), which calls nothing back.
+class Computation {
+ public:
+  virtual ~Computation() = default;
+  // Checks on the run's mesh and the case's inputs before anything runs (a program file checks
+  // its equations against them, InputError naming the file). None by default.
+  virtual void check(const MeshShape& mesh, const std::vector<TensorRef>& inputs) const;
+  // The run on the global inputs: each shard_map it reaches goes to `engine`. Returns the outputs.
+  virtual std::vector<Tensor> run(Engine& engine, const std::vector<TensorRef>& inputs) const = 0;
+  // The call a run handed its engine under `key` (ShardMapCall::key), built where the program is
+  // not evaluated: an MPI rank other than 0 runs only its devices' share of the shard_map.
+  virtual ShardMapCall call(const std::string& key) const = 0;
+  // The most shard_maps one run reaches (under mpirun a program runs at most one).
+  virtual int shard_maps() const { return 1; }
+};
+
+// The computation of a program that is one shard_map of its inputs: `body` with these specs.
+std::shared_ptr<const Computation> one_shard_map(Body body, std::vector<ArgDef> in,
+                                                 std::vector<ArgDef> out);
+
+struct ProgramDef;
+// `def` with the computation one_shard_map(body, def.inputs, def.outputs): a built-in program.
+ProgramDef with_body(ProgramDef def, Body body);
+// A built-in `def` whose inputs' or outputs' specs were changed, with its body under those specs
+// (the tests' wrong programs: the right body, the wrong split).
+ProgramDef with_specs(ProgramDef def);
+
 struct ProgramDef {
   std::string name;  // the subcommand, e.g. "dp-step"
   std::string axis;  // a one-axis program's axis, e.g. "data" (what --devices sizes); "" otherwise
   std::string summary;
   std::vector<ArgDef> inputs;
   std::vector<ArgDef> outputs;
-  Body body;
+  // What it computes (above). A built-in program's is one_shard_map(body, inputs, outputs).
+  std::shared_ptr<const Computation> computation;
   // Checks on input values beyond shapes (e.g. lr finite and > 0); throws InputError naming the
   // field as "input.<name>". May be empty.
   std::function<void(const std::vector<TensorRef>& inputs)> check_values;
@@ -37,29 +69,6 @@ struct ProgramDef {
   // InputError naming `summary`'s file ("a value that differs per device leaves the shard_map
   // with a spec that replicates it"), exit 2 -- not meshrun's (exit 4).
   bool user_program = false;
-  // A program read from a program file (lib/interp) checks its equations against the run's mesh
-  // and the case's shapes before anything runs (InputError naming the file). May be empty.
-  std::function<void(const MeshShape& mesh, const std::vector<TensorRef>& inputs)> check_run;
-  // Set instead of `body` by a program that computes outside its shard_map (equations on the
-  // global arrays, as jit computes them): the whole run on `mesh`, recording into `trace`.
-  std::function<std::vector<Tensor>(Mesh& mesh, const std::vector<TensorRef>& inputs, Trace* trace)>
-      run;
-  // The same run with its shard_maps handed to `run_shard_map` (the MPI backend runs them over
-  // the job's ranks): each is a ShardMapCall and its global operands. `key` names the call the
-  // same way on every rank, and `call_of(key)` builds it where the evaluation does not run (MPI
-  // ranks other than 0). `shard_maps`: the most shard_maps one run reaches (MPI runs one).
-  struct ShardMapCall {
-    std::string key;
-    Body body;
-    std::vector<ArgDef> in, out;
-  };
-  using RunShardMap =
-      std::function<std::vector<Tensor>(const ShardMapCall& call, std::vector<Tensor>& global)>;
-  std::function<std::vector<Tensor>(const MeshShape& mesh, const std::vector<TensorRef>& inputs,
-                                    const RunShardMap& run)>
-      run_with;
-  std::function<ShardMapCall(const std::string& key)> call_of;
-  int shard_maps = 0;
 };
 
 // The mesh a run uses: the flags override the case, the case the program's default. `flag_mesh`
@@ -69,7 +78,13 @@ struct ProgramDef {
 MeshShape run_mesh(const ProgramDef& program, const MeshShape& flag_mesh,
                    const MeshShape& case_mesh, int flag_devices);
 
-// shard_map of the program's body and specs (mesh/shard_map.hpp), recording its name in `trace`.
+// The program's run on `engine` (its computation's; the checks are the caller's): a user
+// program's ReplicationError becomes its InputError (replication_input_error).
+std::vector<Tensor> run_program(Engine& engine, const ProgramDef& program,
+                                const std::vector<TensorRef>& inputs);
+
+// The program on `mesh`'s devices: its computation's checks, then run_program on an
+// InProcessEngine, recording the run and the program's name in `trace`.
 std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
                               const std::vector<Tensor>& inputs, Trace* trace = nullptr);
 std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "support/errors.hpp"
 
@@ -25,17 +26,54 @@ InputError replication_input_error(const ProgramDef& program, const ReplicationE
                                          "or split it in out_specs)");
 }
 
-std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
-                              const std::vector<TensorRef>& inputs, Trace* trace) {
-  if (trace) trace->program = program.name;
-  if (program.check_run) program.check_run(mesh.shape(), inputs);
+void Computation::check(const MeshShape&, const std::vector<TensorRef>&) const {}
+
+namespace {
+class OneShardMap final : public Computation {
+ public:
+  explicit OneShardMap(ShardMapCall call) : call_(std::move(call)) {}
+  std::vector<Tensor> run(Engine& engine, const std::vector<TensorRef>& inputs) const override {
+    return engine.shard_map(call_, inputs);
+  }
+  ShardMapCall call(const std::string&) const override { return call_; }
+
+ private:
+  ShardMapCall call_;
+};
+}  // namespace
+
+std::shared_ptr<const Computation> one_shard_map(Body body, std::vector<ArgDef> in,
+                                                 std::vector<ArgDef> out) {
+  return std::make_shared<const OneShardMap>(ShardMapCall{
+      .key = "shard_map", .body = std::move(body), .in = std::move(in), .out = std::move(out)});
+}
+
+ProgramDef with_body(ProgramDef def, Body body) {
+  def.computation = one_shard_map(std::move(body), def.inputs, def.outputs);
+  return def;
+}
+
+ProgramDef with_specs(ProgramDef def) {
+  Body body = def.computation->call("shard_map").body;
+  return with_body(std::move(def), std::move(body));
+}
+
+std::vector<Tensor> run_program(Engine& engine, const ProgramDef& program,
+                                const std::vector<TensorRef>& inputs) {
   try {
-    if (program.run) return program.run(mesh, inputs, trace);
-    return shard_map(mesh, program.body, program.inputs, program.outputs, inputs, trace);
+    return program.computation->run(engine, inputs);
   } catch (const ReplicationError& e) {
     if (!program.user_program) throw;
     throw replication_input_error(program, e);
   }
+}
+
+std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
+                              const std::vector<TensorRef>& inputs, Trace* trace) {
+  if (trace) trace->program = program.name;
+  program.computation->check(mesh.shape(), inputs);
+  InProcessEngine engine(mesh, trace);
+  return run_program(engine, program, inputs);
 }
 
 std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,

@@ -29,19 +29,22 @@ std::vector<Tensor> tp_mlp_body(Device& dev, const std::vector<Tensor>& in) {
 }  // namespace
 
 const ProgramDef& tp_mlp_program() {
+  static const std::vector<ArgDef> inputs{{"x", {"B", "D"}, P()},
+                                          {"w1", {"D", "H"}, P{None, kAxis}},
+                                          {"b1", {"H"}, P{kAxis}},
+                                          {"w2", {"H", "O"}, P{kAxis}},
+                                          {"b2", {"O"}, P()}};
+  static const std::vector<ArgDef> outputs{{"out", {"B", "O"}, P()},
+                                           {"hidden", {"B", "H"}, P{None, kAxis}}};
   static const ProgramDef def{
       .name = "tp-mlp",
       .axis = kAxis,
       .summary =
           "tensor-parallel two-layer MLP (w1/b1 split by hidden units, w2 by rows over 'model', "
           "psum)",
-      .inputs = {{"x", {"B", "D"}, P()},
-                 {"w1", {"D", "H"}, P{None, kAxis}},
-                 {"b1", {"H"}, P{kAxis}},
-                 {"w2", {"H", "O"}, P{kAxis}},
-                 {"b2", {"O"}, P()}},
-      .outputs = {{"out", {"B", "O"}, P()}, {"hidden", {"B", "H"}, P{None, kAxis}}},
-      .body = tp_mlp_body,
+      .inputs = inputs,
+      .outputs = outputs,
+      .computation = one_shard_map(tp_mlp_body, inputs, outputs),
       .check_values = {},  // nothing beyond the shapes
       .structure = {input_split("w1", 1), input_split("b1", 0), input_split("w2", 0),
                     reduced_over(kAxis, {"out"}), output_split("hidden", 1)},

@@ -106,7 +106,7 @@ BOOST_AUTO_TEST_CASE(the_shard_maps_are_listed_at_load_with_their_specs) {
     BOOST_CHECK_EQUAL(sm.in.size(), sm.in_specs.size());
     BOOST_CHECK_EQUAL(sm.out.size(), sm.out_specs.size());
   }
-  BOOST_CHECK_EQUAL(lp->def.shard_maps, 1);
+  BOOST_CHECK_EQUAL(lp->def.computation->shard_maps(), 1);
 }
 
 namespace {

@@ -386,9 +386,9 @@ BOOST_AUTO_TEST_CASE(real_program_passes_and_full_inputs_fail) {
   ProgramDef wrong = mlp();
   for (auto& a : wrong.inputs) a.spec = P();  // every device gets everything
   for (auto& a : wrong.outputs) a.spec = P();
-  wrong.body = [](Device&, const std::vector<Tensor>& in) {
+  wrong = with_body(wrong, [](Device&, const std::vector<Tensor>& in) {
     return std::vector<Tensor>{in[2], in[3], in[4], in[5], Tensor::scalar(0)};
-  };
+  });
   const auto v = verdict_of(wrong);
   BOOST_TEST(mentions(v, "device 0 held f32[8,2] (the full x), expected f32[4,2]"));
   BOOST_TEST(mentions(v, "(the full y)"));
@@ -509,17 +509,17 @@ BOOST_AUTO_TEST_CASE(a_cycle_of_waits_is_reported_as_the_chain_it_is) {
 BOOST_AUTO_TEST_CASE(reductions_over_the_wrong_axes_fail) {
   ProgramDef wrong = mlp();
   // Partial outputs summed over the whole mesh (mixing the data rows).
-  wrong.body = body_reducing_over(AxisNames{"data", "model"}, "data");
+  wrong = with_body(wrong, body_reducing_over(AxisNames{"data", "model"}, "data"));
   auto v = verdict_of(wrong);
   BOOST_TEST(mentions(v, "reduced 0 elements over 'model'"));
   BOOST_TEST(mentions(v, "called psum #1 over '(data,model)'"));
   // Axes swapped: outputs over 'data', gradients over 'model'.
-  wrong.body = body_reducing_over("data", "model");
+  wrong = with_body(wrong, body_reducing_over("data", "model"));
   v = verdict_of(wrong);
   BOOST_TEST(mentions(v, "over 'model', more than the 4 of its partial outputs"));
   BOOST_TEST(mentions(v, "over 'data', fewer than the"));
   // Gradients averaged over the whole mesh.
-  wrong.body = body_reducing_over("model", AxisNames{"data", "model"});
+  wrong = with_body(wrong, body_reducing_over("model", AxisNames{"data", "model"}));
   v = verdict_of(wrong);
   BOOST_TEST(mentions(v, "reduced 0 elements over 'data'"));
   BOOST_TEST(v.failures.size() == 2u);
@@ -527,11 +527,11 @@ BOOST_AUTO_TEST_CASE(reductions_over_the_wrong_axes_fail) {
 
 BOOST_AUTO_TEST_CASE(gathering_hidden_fails) {
   ProgramDef wrong = mlp();
-  const Body real = mlp().body;
-  wrong.body = [real](Device& dev, std::vector<Tensor>& in) {
+  const Body real = mlp().computation->call("shard_map").body;
+  wrong = with_body(wrong, [real](Device& dev, std::vector<Tensor>& in) {
     dev.all_gather(matmul(in[0], in[2]), "model");  // the full hidden activations on every device
     return real(dev, in);
-  };
+  });
   const auto v = verdict_of(wrong);
   BOOST_TEST(v.failures.size() == 1u);
   BOOST_TEST(mentions(v, "hidden stayed split"));
@@ -560,16 +560,11 @@ BOOST_AUTO_TEST_CASE(trace_and_sharding_show_the_2d_mesh) {
 
 // An array split over both axes: a 2-D grid of boxes, its blocks typed {V:(data,model)}.
 BOOST_AUTO_TEST_CASE(a_block_split_both_ways_is_a_grid) {
-  ProgramDef p{"copy",
-               "",
-               "",
-               {{"a", {"R", "C"}, P{"data", "model"}}},
-               {{"a", {"R", "C"}, P{"data", "model"}}},
-               [](Device&, const std::vector<Tensor>& in) { return in; },
-               {},
-               {},
-               {},
-               {}};
+  ProgramDef copy;
+  copy.name = "copy";
+  copy.inputs = {{"a", {"R", "C"}, P{"data", "model"}}};
+  copy.outputs = copy.inputs;
+  const ProgramDef p = with_body(copy, [](Device&, const std::vector<Tensor>& in) { return in; });
   Mesh mesh(MeshShape{{"data", 2}, {"model", 2}});
   Trace trace;
   const Tensor a({4, 4}, std::vector<float>(16, 1.0f));
@@ -589,20 +584,13 @@ BOOST_AUTO_TEST_CASE(a_block_split_both_ways_is_a_grid) {
 // by the caller: either way each device gets exactly its own blocks, so a body that hands them
 // back assembles the inputs bit for bit, split both ways, replicated, or split over one axis.
 BOOST_AUTO_TEST_CASE(blocks_cut_on_the_devices_or_the_caller_come_back_bit_for_bit) {
-  ProgramDef p{"copy",
-               "",
-               "",
-               {{"a", {"R", "C"}, P{"data", "model"}},
-                {"b", {"S", "T"}, P()},
-                {"c", {"S", "C"}, P{None, "model"}}},
-               {{"a", {"R", "C"}, P{"data", "model"}},
-                {"b", {"S", "T"}, P()},
-                {"c", {"S", "C"}, P{None, "model"}}},
-               [](Device&, const std::vector<Tensor>& in) { return in; },
-               {},
-               {},
-               {},
-               {}};
+  ProgramDef copy;
+  copy.name = "copy";
+  copy.inputs = {{"a", {"R", "C"}, P{"data", "model"}},
+                 {"b", {"S", "T"}, P()},
+                 {"c", {"S", "C"}, P{None, "model"}}};
+  copy.outputs = copy.inputs;
+  const ProgramDef p = with_body(copy, [](Device&, const std::vector<Tensor>& in) { return in; });
   std::mt19937 rng(11);
   const auto random = [&](std::size_t rows, std::size_t cols) {
     std::vector<float> v(rows * cols);

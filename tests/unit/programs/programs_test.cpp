@@ -543,12 +543,13 @@ BOOST_AUTO_TEST_CASE(replicated_outputs_identical_on_all_devices) {
     const ProgramDef& p = program(r.name);
     for (int n : {2, 8, 16}) {
       Mesh mesh(n, p.axis);
+      const Body body = p.computation->call("shard_map").body;
       std::vector<std::vector<Tensor>> outs(static_cast<std::size_t>(n));
       mesh.run([&](Device& dev) {
         std::vector<Tensor> blocks;
         for (std::size_t i = 0; i < r.inputs.size(); ++i)
           blocks.push_back(block_of(r.inputs[i], p.inputs[i].spec, p.axis, dev.index(), n));
-        outs[dev.index()] = p.body(dev, blocks);
+        outs[dev.index()] = body(dev, blocks);
       });
       for (std::size_t o = 0; o < p.outputs.size(); ++o) {
         if (p.outputs[o].spec.split_dim(p.axis) >= 0) continue;
@@ -568,11 +569,11 @@ BOOST_AUTO_TEST_CASE(shard_map_rejects_non_replicated_output_declared_replicated
   bad.axis = "data";
   bad.inputs = {{"x", {"N"}, P{"data"}}};
   bad.outputs = {{"y", {"N"}, P()}};
-  bad.body = [](Device& dev, const std::vector<Tensor>& in) {
+  bad = with_body(bad, [](Device& dev, const std::vector<Tensor>& in) {
     Tensor y = in[0];
     if (dev.index() == 1) y.data[0] += 1.0f;
     return std::vector<Tensor>{y};
-  };
+  });
   Mesh mesh(4, "data");
   try {
     (void)shard_map(mesh, bad, {Tensor({4}, {1, 1, 1, 1})});
