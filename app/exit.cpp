@@ -22,17 +22,6 @@
 
 namespace meshrun {
 
-void report_error(const std::string& message) {
-  std::string line = message;
-  for (char& c : line) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  // Any other control byte a message quotes from a file (an ESC in a JSON key, a primitive's
-  // name, a case's field) is written as \xHH: no file can move the cursor or forge a line.
-  line = escape_controls(line);
-  std::cerr << "meshrun: " << line << '\n' << std::flush;
-}
-
 namespace {
 
 // CLI11 reports `meshrun frob` as "A subcommand is required"; name the word instead.
@@ -54,23 +43,12 @@ bool quiet_rank() {
   return rank != nullptr && std::string_view(rank) != "0";
 }
 
-// The one mapping from meshrun's error types (support/errors.hpp) to exit codes.
-int exit_code_of(const Error& e) {
-  if (dynamic_cast<const InputError*>(&e)) return kExitUsage;
-  if (dynamic_cast<const CollectiveError*>(&e) || dynamic_cast<const DeviceError*>(&e))
-    return kExitMesh;
-  if (dynamic_cast<const NoCasesError*>(&e)) return kExitNoCases;
-  if (dynamic_cast<const OutputError*>(&e)) return kExitOutput;
-  if (dynamic_cast<const NonFiniteError*>(&e)) return kExitNonFinite;
-  return kExitInternal;  // InternalError, whose message already says "internal error"
-}
-
 int run_guarded(const CLI::App* app, const std::function<void()>& work) {
   try {
     work();
     return kExitOk;
-  } catch (const CLI::RuntimeError& e) {
-    return e.get_exit_code();  // a command's own outcome, already reported
+  } catch (const ExitWith& e) {
+    return e.code();  // a command's own outcome, already reported
   } catch (const CLI::ParseError& e) {
     if (app == nullptr) {  // only CLI11's parse throws these, and it has an app
       report_error(std::string("internal error: ") + e.what());

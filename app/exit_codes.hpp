@@ -15,11 +15,15 @@
 //      the reader never got
 //   7  the result holds NaN or an infinity (NonFiniteError): nothing on stdout, the first such
 //      element named on stderr
+// The codes and the mapping from the typed errors live beside the errors, in
+// lib/support/exit_code.hpp, for the layers that end a command (io/mpi's job) to share.
 // Convention: every error is ONE line on stderr, prefixed "meshrun: "; stdout holds results only.
 #pragma once
 
 #include <functional>
 #include <string>
+
+#include "support/exit_code.hpp"  // the codes, exit_code_of, report_error, ExitWith
 
 namespace CLI {
 class App;
@@ -27,29 +31,10 @@ class App;
 
 namespace meshrun {
 
-enum ExitCode : int {
-  kExitOk = 0,
-  kExitDiffers = 1,
-  kExitUsage = 2,
-  kExitMesh = 3,
-  kExitInternal = 4,
-  kExitNoCases = 5,
-  kExitOutput = 6,
-  kExitNonFinite = 7,
-};
-
-class Error;
-// The exit code of one of meshrun's typed errors (the table above).
-int exit_code_of(const Error& e);
-
-// Prints "meshrun: <message>" as one line on stderr (newlines inside become spaces, any other
-// control byte \xHH).
-void report_error(const std::string& message);
-
 // The one exception ladder: runs `work` and maps whatever escapes to an exit code, reporting it
 // with report_error. `app` is the CLI11 app whose parse `work` is (its usage errors, --help and
 // --version), or nullptr for a run that skipped CLI11. A callback that has already reported its
-// outcome and wants a specific exit code throws CLI::RuntimeError(code) -- CLI11's own idiom.
+// outcome and wants a specific exit code throws ExitWith(code).
 int run_guarded(const CLI::App* app, const std::function<void()>& work);
 // A usage error found before the run: reported (under mpirun by rank 0, or by a rank whose
 // command differs from rank 0's, see exit.cpp), exit 2.

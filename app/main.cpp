@@ -10,7 +10,6 @@
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
-#include "program/mpi_ranks.hpp"
 #include "process.hpp"
 #include "support/errors.hpp"
 

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #endif
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -21,6 +22,19 @@
 #include "io/signal_cleanup.hpp"
 
 namespace meshrun {
+
+namespace {
+std::vector<std::string>& words() {
+  static std::vector<std::string> w;
+  return w;
+}
+}  // namespace
+
+void record_command_line(int argc, char** argv) {
+  words().assign(argv + std::min(argc, 1), argv + argc);
+}
+
+const std::vector<std::string>& command_words() { return words(); }
 namespace {
 
 // Threads started from here on (the device threads) get 2 MiB stacks instead of RLIMIT_STACK's

@@ -3,7 +3,15 @@
 // binary without MPI -- a run that asks for MPI handed to meshrun-mpi.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace meshrun {
+
+// The words after "meshrun" on the command line; main records them first (every rank of an MPI
+// job must run the same: check_launch, io/mpi/mpi_command.hpp).
+void record_command_line(int argc, char** argv);
+const std::vector<std::string>& command_words();
 
 // Thread stacks, malloc arenas, SIGXFSZ, the SIGBUS exit code (io/signal_cleanup.hpp).
 void tune_process();

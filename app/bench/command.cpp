@@ -20,8 +20,8 @@
 #include <mpi.h>
 
 #include "bench/mpi/mpi_bench.hpp"
-#include "io/mpi/mpi_job.hpp"
-#include "program/mpi_ranks.hpp"
+#include "io/mpi/mpi_command.hpp"
+#include "process.hpp"
 #endif
 
 namespace meshrun {
@@ -52,12 +52,12 @@ class StdoutRows : public std::stringbuf {
 
 // `mpirun -np R meshrun bench allreduce`: the same table for the devices spread over R ranks
 // (lib/bench/mpi/mpi_bench.hpp), printed by rank 0, which also says what went wrong. A command
-// across ranks as a program's run is (run_on_job, share_setup: program/mpi_ranks.hpp): every wait
-// bounded, a lost rank named with its host, every rank ending with rank 0's code.
+// across ranks as a program's run is (run_on_job, share_setup: lib/io/mpi/mpi_command.hpp): every
+// wait bounded, a lost rank named with its host, every rank ending with rank 0's code.
 void run_mpi_bench(const bench::AllReduceBenchOptions& o, double timeout_s) {
 #ifdef MESHRUN_HAVE_MPI
   run_on_job(timeout_s, [&](MpiJob& job) {
-    share_setup(job, [](Wire&) {});
+    share_setup(job, command_words(), [] { return MeshShape{}; });
     MpiOptions mpi;
     mpi.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
     StdoutRows rows;
@@ -67,7 +67,7 @@ void run_mpi_bench(const bench::AllReduceBenchOptions& o, double timeout_s) {
     if (rows.error) std::rethrow_exception(rows.error);  // exit 6
     if (result.wrong() != 0) {
       report_error("bench allreduce: some element(s) differed from the expected result");
-      throw CLI::RuntimeError(kExitDiffers);
+      throw ExitWith(kExitDiffers);
     }
   });
 #else
@@ -133,7 +133,7 @@ void add_bench_command(CLI::App& app) {
       // Every rank parsed the same flags: rank 0 says what is refused, the others exit quietly.
       const bool quiet = quiet_rank();
       auto refuse = [quiet](const std::string& flag, const std::string& why) {
-        if (quiet) throw CLI::RuntimeError(kExitOk);  // rank 0 says it and exits 2 (main.cpp)
+        if (quiet) throw ExitWith(kExitOk);  // rank 0 says it and exits 2 (main.cpp)
         throw InputError(flag, why);
       };
       if (flags->op != "psum") refuse("--op", "across ranks only psum is timed, not " + flags->op);
@@ -159,7 +159,7 @@ void add_bench_command(CLI::App& app) {
     if (const std::uint64_t wrong = result.wrong(); wrong != 0) {
       report_error("bench allreduce: " + std::to_string(wrong) +
                    " element(s) differed from the expected result");
-      throw CLI::RuntimeError(kExitDiffers);
+      throw ExitWith(kExitDiffers);
     }
   });
 }

@@ -177,8 +177,8 @@ void run_check(const CheckFlags& flags) {
   }
   reports.write("");
   // An --inject that never fired is a usage error, as for a program run: the ERROR lines say where.
-  if (unfired) throw CLI::RuntimeError(kExitUsage);
-  if (failed > 0) throw CLI::RuntimeError(kExitDiffers);
+  if (unfired) throw ExitWith(kExitUsage);
+  if (failed > 0) throw ExitWith(kExitDiffers);
 }
 
 }  // namespace
@@ -213,7 +213,7 @@ void add_check_command(CLI::App& app) {
     // grade every case on its own and print every line R times. One line, exit 2, from rank 0.
     if (const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
         size != nullptr && std::string_view(size) != "1") {
-      throw CLI::RuntimeError(usage_error(
+      throw ExitWith(usage_error(
           std::string("check: runs in one process, not under mpirun (") + size +
           " ranks would each grade every case); under mpirun, run one case: meshrun run "
           "PROG.json CASE or meshrun <program> CASE"));

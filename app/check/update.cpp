@@ -132,9 +132,9 @@ void run_update(const std::vector<std::string>& paths, const RunFlags& flags) {
                std::to_string(refused) + " refused\n");
   // The worst outcome decides, as in the exit-code table: a file not written (6), an injection
   // that tested nothing (2), a refused case (1).
-  if (not_written) throw CLI::RuntimeError(kExitOutput);
-  if (unfired) throw CLI::RuntimeError(kExitUsage);
-  if (refused > 0) throw CLI::RuntimeError(kExitDiffers);
+  if (not_written) throw ExitWith(kExitOutput);
+  if (unfired) throw ExitWith(kExitUsage);
+  if (refused > 0) throw ExitWith(kExitDiffers);
 }
 
 }  // namespace meshrun

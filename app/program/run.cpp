@@ -102,7 +102,7 @@ void finish_run(const ProgramDef& program, const ProgramFlags& flags, Prepared& 
   if (!c.expected || (mismatches.empty() && verdict.ok())) return;
   if (!mismatches.empty()) report_mismatches(mismatches, expected_size(*c.expected));
   for (const std::string& failure : verdict.failures) report_error("structure: " + failure);
-  throw CLI::RuntimeError(kExitDiffers);
+  throw ExitWith(kExitDiffers);
 }
 
 // Every file the run writes, beside the case file it reads: two that are one file (by any

@@ -43,7 +43,8 @@ std::shared_ptr<const Binding> run_binding(const LoadedProgram& lp, const MeshSh
 }
 
 // The ShardMapCall of `sm` under `dims`: its body and its ArgDefs (compile time's), and the key
-// "e k name=size ..." by which the other ranks build the same call (call_of).
+// "e k name=size ..." by which the other ranks build the same call (Computation::call,
+// call_of_key).
 ShardMapCall make_call(const LoadedProgram& lp, const CompiledShardMap& sm,
                        std::shared_ptr<const DimBindings> dims) {
   ShardMapCall call;

@@ -63,8 +63,8 @@ struct ShardMapCall {
 };
 
 // Where a program's shard_maps run, as JAX's backend is: the device threads of this process
-// (InProcessEngine) or the ranks of an MPI job (io/mpi/mpi_program.hpp). A program hands it each
-// shard_map with the call's global operands and gets the call's global results back.
+// (InProcessEngine) or the ranks of an MPI job (io/mpi/mpi_engine.hpp's RootEngine). A program
+// hands it each shard_map with the call's global operands and gets the call's global results back.
 class Engine {
  public:
   virtual ~Engine() = default;

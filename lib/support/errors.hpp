@@ -1,4 +1,4 @@
-// Typed errors. Each kind maps to one exit code, in one place (app/exit_codes.hpp):
+// Typed errors. Each kind maps to one exit code, in one place (exit_code.hpp):
 //   InputError      -> 2  bad case file, bad flag value (names the file and the JSON field)
 //   UnimplementedError -> 2  an InputError: the program calls a collective this engine lacks
 //   CollectiveError -> 3  mismatched or timed-out collective, aborted mesh (AbortedError)

@@ -356,7 +356,7 @@ BOOST_AUTO_TEST_CASE(bench_allreduce_across_ranks_prints_one_table) {
 }
 
 // A program with equations around its shard_map: rank 0 evaluates them on the global arrays and
-// the ranks run the shard_map (app/program/mpi_run.cpp, run_whole_on_ranks). The gallery's
+// the ranks run the shard_map (RootEngine and run_share, lib/io/mpi/mpi_engine.hpp). The gallery's
 // closes-over-x (its x a constant operand) prints and grades as in one process, and so do a program
 // computing before and after its shard_map and one of no shard_map; an equation failing before
 // the shard_map ends every rank with its exit 2; two shard_maps are refused (one process only).

@@ -21,6 +21,7 @@
 
 #include "mpi/fold_values.hpp"
 #include "mpi/mpi_members.hpp"
+#include "io/mpi/job_messages.hpp"
 #include "io/mpi/mpi_job.hpp"
 #include "io/mpi/mpi_runner.hpp"
 #include "support/errors.hpp"
@@ -455,6 +456,59 @@ BOOST_AUTO_TEST_CASE(a_killed_rank_ends_the_job) {
       abort_job(x.what(), 3);  // a peer is dead: MPI_Finalize could wait for it forever
     }
   }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// The typed messages of a command across ranks (job_messages.hpp): each goes over the job and
+// reads back as it was written, in every form it has; a message cut short is an InternalError,
+// never a value read past its end.
+BOOST_AUTO_TEST_SUITE(job_messages)
+
+BOOST_AUTO_TEST_CASE(each_message_reads_back_as_written) {
+  MpiJob job(std::chrono::milliseconds(5000));
+  const std::string me = "host" + std::to_string(job.rank());
+  const std::vector<LaunchMessage> launch =
+      to_root(job, LaunchMessage{{"tp-mlp", "case.json", std::string("\0x", 2)}, me});
+  if (job.rank() == 0) {
+    BOOST_REQUIRE(launch.size() == static_cast<std::size_t>(job.ranks()));
+    for (int r = 0; r < job.ranks(); ++r) {
+      BOOST_TEST(launch[static_cast<std::size_t>(r)].host == "host" + std::to_string(r));
+      BOOST_TEST((launch[static_cast<std::size_t>(r)].words ==
+                  std::vector<std::string>{"tp-mlp", "case.json", std::string("\0x", 2)}));
+    }
+  }
+  const SetupMessage setup =
+      from_root(job, SetupMessage{.hosts = {"a", "b"}, .mesh = {{"data", 2}, {"model", 4}}});
+  BOOST_TEST(setup.code == 0);
+  BOOST_TEST((setup.hosts == std::vector<std::string>{"a", "b"}));
+  BOOST_TEST((setup.mesh == MeshShape{{"data", 2}, {"model", 4}}));
+  const SetupMessage failed = from_root(job, SetupMessage{.code = 2, .hosts = {"ignored"}});
+  BOOST_TEST(failed.code == 2);
+  BOOST_TEST(failed.hosts.empty());  // a failed setup carries its code alone
+
+  const StartMessage alive = from_root(job, StartMessage{.alive = true});
+  BOOST_TEST(alive.alive);
+  const StartMessage start = from_root(job, StartMessage{.key = "jit/shard_map"});
+  BOOST_TEST(!start.alive);
+  BOOST_TEST(start.code == 0);
+  BOOST_TEST(start.key == "jit/shard_map");
+  const StartMessage none = from_root(job, StartMessage{});
+  BOOST_TEST((!none.alive && none.code == 0 && none.key.empty()));
+  const StartMessage code = from_root(job, StartMessage{.code = 3, .key = "ignored"});
+  BOOST_TEST((!code.alive && code.code == 3 && code.key.empty()));
+
+  const EndMessage end = from_root(job, EndMessage{.code = 7});
+  BOOST_TEST((!end.alive && end.code == 7));
+  const EndMessage busy = from_root(job, EndMessage{.alive = true, .code = 1});
+  BOOST_TEST((busy.alive && busy.code == 0));
+
+  // Cut short: the hosts' count (2) promises more than the message holds, which ends after the
+  // first host ([u64 code][u64 count][u64 length, "a"]: 25 bytes).
+  std::string cut = SetupMessage{.hosts = {"a", "b"}, .mesh = {{"data", 8}}}.encode();
+  cut.resize(25);
+  BOOST_CHECK_THROW(SetupMessage::decode(cut), InternalError);
+  BOOST_CHECK_THROW(StartMessage::decode(""), InternalError);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

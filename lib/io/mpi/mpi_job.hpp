@@ -6,7 +6,7 @@
 // order of messages between two ranks on one communicator. Each message carries its Step all the
 // same (as its MPI tag), and a wait for one step whose next message from that rank is of another
 // step fails at once, naming both, instead of reading it as its own: an InternalError, the job
-// marked broken (it ends by give_up's MPI_Abort, mpi_ranks.hpp), never an exit code read out of a
+// marked broken (it ends by give_up's MPI_Abort, mpi_command.hpp), never an exit code read out of a
 // block of inputs.
 #pragma once
 
@@ -23,16 +23,16 @@
 
 namespace meshrun {
 
-// The steps of a job, in the order a run meets them (mpi_ranks.hpp, mpi_run.cpp,
+// The steps of a job, in the order a run meets them (job_messages.hpp's types and
 // mpi_shard_map.hpp say what each carries).
 enum class Step : std::uint64_t {
-  kLaunch = 1,  // every rank -> 0: its command words and host (check_launch)
-  kSetup,       // 0 -> every rank: the exit code or the run's setup (share_setup)
-  kStart,    // 0 -> every rank: the shard_map's key, {kEvaluating} or a code (run_whole_on_ranks)
+  kLaunch = 1,  // every rank -> 0: its command words and host (LaunchMessage, check_launch)
+  kSetup,       // 0 -> every rank: the exit code or the run's setup (SetupMessage, share_setup)
+  kStart,    // 0 -> every rank: the shard_map's key, {alive} or a code (StartMessage, RootEngine)
   kBlocks,   // 0 -> rank r: its devices' input blocks (mpi_shard_map)
   kOutcome,  // every rank -> 0: how its devices ended and their outputs, or that it could not
              // build its groups (mpi_shard_map)
-  kEnd,      // 0 -> every rank: the job's exit code, or {kEvaluating} (run_on_job)
+  kEnd,      // 0 -> every rank: the job's exit code, or {alive} (EndMessage, run_on_job)
 };
 const char* step_name(Step step);
 

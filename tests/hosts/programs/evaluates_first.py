@@ -1,6 +1,6 @@
 """dp-step with a long evaluation before its shard_map, for the hosts' fault test (faults_test.sh):
 rank 0 evaluates K products of an N x N matrix made from w (about 3 s in one process here, several times that under mpirun) while the other ranks
-wait for its shard_map -- the time rank 0's keepalive covers (app/program/mpi_run.cpp). The
+wait for its shard_map -- the time rank 0's keepalive covers (lib/io/mpi/mpi_engine.cpp). The
 products change no output (their mean times 0 is added to w). Exported by
   PYTHONPATH=python:tests/hosts/programs /work/jax-venv/bin/python -m meshrun_export \\
     evaluates_first:make --case cases/dp-step/example1.json -o tests/hosts/programs/evaluates_first.json

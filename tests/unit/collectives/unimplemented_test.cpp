@@ -61,7 +61,7 @@ BOOST_AUTO_TEST_CASE(an_op_the_engine_lacks_is_unimplemented_error_naming_engine
       BOOST_ERROR("no error for " + message);
     } catch (const UnimplementedError& e) {
       BOOST_TEST(e.what() == message);
-      BOOST_TEST(dynamic_cast<const InputError*>(&e) != nullptr);  // exit 2 in app/exit.cpp
+      BOOST_TEST(dynamic_cast<const InputError*>(&e) != nullptr);  // exit 2 (support/exit_code.cpp)
     }
   };
   refused([&] { device.pmean(x, "data"); }, "sum-only does not implement pmean");

@@ -1,6 +1,4 @@
-#include "program/mpi_ranks.hpp"
-
-#include <CLI/Error.hpp>
+#include "io/mpi/mpi_command.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -11,30 +9,12 @@
 #include <optional>
 #include <thread>
 
-#include "exit_codes.hpp"
-#include "support/errors.hpp"
-
-#ifdef MESHRUN_HAVE_MPI
-#include "io/mpi/mpi_job.hpp"
 #include "io/mpi/mpi_runner.hpp"
-#endif
+#include "support/errors.hpp"
+#include "support/exit_code.hpp"
 
 namespace meshrun {
 
-namespace {
-std::vector<std::string>& words() {
-  static std::vector<std::string> w;
-  return w;
-}
-}  // namespace
-
-void record_command_line(int argc, char** argv) {
-  words().assign(argv + std::min(argc, 1), argv + argc);
-}
-
-const std::vector<std::string>& command_words() { return words(); }
-
-#ifdef MESHRUN_HAVE_MPI
 namespace {
 
 std::string this_host() {
@@ -72,27 +52,16 @@ bool under_recovery() {
 
 }  // namespace
 
-void check_launch(MpiJob& job) {
-  Wire mine;
-  mine.put(static_cast<std::uint64_t>(command_words().size()));
-  for (const std::string& w : command_words()) mine.put(w);
-  mine.put(this_host());
-  const std::vector<std::string> all = job.to_root(Step::kLaunch, mine.bytes());
+void check_launch(MpiJob& job, const std::vector<std::string>& words) {
+  const std::vector<LaunchMessage> all = to_root(job, LaunchMessage{words, this_host()});
   if (job.rank() != 0) return;
-  std::vector<std::string> hosts(all.size());
-  std::vector<std::vector<std::string>> words(all.size());
-  for (std::size_t r = 0; r < all.size(); ++r) {
-    Wire theirs(all[r]);
-    words[r].resize(theirs.u64());
-    for (std::string& word : words[r]) word = theirs.str();
-    hosts[r] = theirs.str();
-  }
+  std::vector<std::string> hosts;
+  for (const LaunchMessage& m : all) hosts.push_back(m.host);
   set_rank_hosts(std::move(hosts));
   for (std::size_t r = 1; r < all.size(); ++r) {
-    if (words[r] == words[0]) continue;
-    const std::vector<std::string>& w = words[r];
-    throw InputError("", "rank " + std::to_string(r) + " runs '" + joined(w) +
-                             "' but rank 0 runs '" + joined(command_words()) +
+    if (all[r].words == words) continue;
+    throw InputError("", "rank " + std::to_string(r) + " runs '" + joined(all[r].words) +
+                             "' but rank 0 runs '" + joined(words) +
                              "': every rank must run the same command");
   }
   if (under_recovery()) {
@@ -111,17 +80,6 @@ void give_up(MpiJob& job, const std::string& message, int code) {
   abort_job(message, code);
 }
 
-void put_hosts(Wire& w) {
-  w.put(static_cast<std::uint64_t>(rank_hosts().size()));
-  for (const std::string& h : rank_hosts()) w.put(h);
-}
-
-void take_hosts(Wire& w) {
-  std::vector<std::string> hosts(w.u64());
-  for (std::string& h : hosts) h = w.str();
-  set_rank_hosts(std::move(hosts));
-}
-
 void status_hosts() {
   std::string text;
   for (std::size_t r = 0; r < rank_hosts().size(); ++r)
@@ -131,37 +89,29 @@ void status_hosts() {
 
 void status_exit(int code) { to_status_file("exit " + std::to_string(code) + "\n", false); }
 
-Wire share_setup(MpiJob& job, const std::function<void(Wire&)>& prepare) {
+SetupMessage share_setup(MpiJob& job, const std::vector<std::string>& words,
+                         const std::function<MeshShape()>& prepare) {
   if (job.rank() != 0) {
-    check_launch(job);
-    Wire setup(job.from_root(Step::kSetup, {}));
-    if (const auto code = static_cast<int>(setup.u64())) throw CLI::RuntimeError(code);
-    take_hosts(setup);
+    check_launch(job, words);
+    SetupMessage setup = from_root(job, SetupMessage{});
+    if (setup.code != 0) throw ExitWith(setup.code);
+    set_rank_hosts(setup.hosts);
     return setup;
   }
-  Wire setup, more;
+  SetupMessage setup;
   try {
-    check_launch(job);
+    check_launch(job, words);
     status_hosts();
-    prepare(more);
+    setup.mesh = prepare();
   } catch (const Error& e) {
-    Wire stop;
-    stop.put(static_cast<std::uint64_t>(exit_code_of(e)));
-    job.from_root(Step::kSetup, stop.bytes());
+    from_root(job, SetupMessage{.code = exit_code_of(e)});
     throw;
   } catch (...) {  // a bug (exit 4): the others end with it too, not at their bound
-    Wire stop;
-    stop.put(static_cast<std::uint64_t>(kExitInternal));
-    job.from_root(Step::kSetup, stop.bytes());
+    from_root(job, SetupMessage{.code = kExitInternal});
     throw;
   }
-  setup.put(std::uint64_t{0});
-  put_hosts(setup);
-  Wire sent(setup.bytes() + more.bytes());
-  job.from_root(Step::kSetup, sent.bytes());
-  sent.u64();
-  take_hosts(sent);
-  return sent;
+  setup.hosts = rank_hosts();
+  return from_root(job, setup);
 }
 
 void run_on_job(double timeout_s, const std::function<void(MpiJob&)>& run) {
@@ -176,14 +126,14 @@ void run_on_job(double timeout_s, const std::function<void(MpiJob&)>& run) {
   {
     MpiJob job(bound);
     rank = job.rank();
-    std::optional<std::uint64_t> ended;  // rank 0's code, taken by a wait for another step
+    std::optional<int> ended;  // rank 0's code, taken by a wait for another step
     try {
       run(job);
     } catch (const JobEnded& e) {  // rank 0 failed before that step and said why
-      std::uint64_t got = Wire(e.bytes()).u64();
-      ended = got == kEvaluating ? kExitInternal : got;
-    } catch (const CLI::RuntimeError& e) {
-      code = e.get_exit_code();
+      const EndMessage end = EndMessage::decode(e.bytes());
+      ended = end.alive ? kExitInternal : end.code;
+    } catch (const ExitWith& e) {
+      code = e.code();
     } catch (const TimeoutError& e) {  // a wait of the job's own: on the ranks e names
       code = kExitMesh;
       message = job.broken() ? stopped_answering(e, "") : e.what();
@@ -202,20 +152,18 @@ void run_on_job(double timeout_s, const std::function<void(MpiJob&)>& run) {
     // Said before the code goes out: mpirun ends the job as soon as one rank exits non-zero.
     if (rank == 0 && !message.empty()) report_error(message);
     if (ended) {
-      code = static_cast<int>(*ended);
+      code = *ended;
     } else {
       try {
-        Wire w;
-        w.put(static_cast<std::uint64_t>(code));
         // Longer than rank 0 can take to answer, so rank 0 gives up on a stopped peer first: after
         // a failure it gathers outcomes (bounded by the timeout) and answers; after a success its
         // wait for them is bounded by `bound`.
         const auto wait = (code == kExitOk ? bound : timeout) + timeout + std::chrono::seconds(1);
         // Rank 0 may still be grading (finish_run: the rules that run the program again) and says
         // every 5 s that it is alive: each wait is bounded, not the grading.
-        std::uint64_t got = kEvaluating;
-        while (got == kEvaluating) got = Wire(job.from_root(Step::kEnd, w.bytes(), wait)).u64();
-        code = static_cast<int>(got);
+        EndMessage end{.alive = true};
+        while (end.alive) end = from_root(job, EndMessage{.code = code}, wait);
+        code = end.code;
       } catch (const TimeoutError& e) {
         give_up(job, stopped_answering(e, message), code == kExitOk ? kExitMesh : code);
       } catch (const Error& e) {
@@ -225,8 +173,7 @@ void run_on_job(double timeout_s, const std::function<void(MpiJob&)>& run) {
   }
   if (rank == 0) status_exit(code);
   MPI_Finalize();
-  if (code != kExitOk) throw CLI::RuntimeError(code);
+  if (code != kExitOk) throw ExitWith(code);
 }
-#endif
 
 }  // namespace meshrun

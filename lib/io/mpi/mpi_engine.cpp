@@ -1,0 +1,92 @@
+#include "io/mpi/mpi_engine.hpp"
+
+#include <pthread.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <stop_token>
+
+#include "io/mpi/job_messages.hpp"
+#include "support/errors.hpp"
+#include "support/exit_code.hpp"
+
+namespace meshrun {
+
+namespace {
+constexpr auto kKeepalive = std::chrono::seconds(5);
+}  // namespace
+
+Keepalive::Keepalive(MpiJob& job, Step step)
+    : thread_([&job, step](std::stop_token stop) {
+#if defined(__linux__)
+        // Named for top -H and gdb (and the hosts' fault test's cue for rank 0's phase).
+        pthread_setname_np(pthread_self(), step == Step::kStart ? "meshrun-eval" : "meshrun-after");
+#endif
+        const std::string alive = step == Step::kStart ? StartMessage{.alive = true}.encode()
+                                                       : EndMessage{.alive = true}.encode();
+        std::mutex m;
+        std::condition_variable_any cv;
+        std::unique_lock lock(m);
+        while (true) {
+          cv.wait_for(lock, stop, kKeepalive, [] { return false; });
+          if (stop.stop_requested()) return;
+          try {
+            job.from_root(step, alive);
+          } catch (...) {  // a peer gone: its own wait, or mpirun, reports it
+            return;
+          }
+        }
+      }) {
+}
+
+void Keepalive::stop() {
+  if (!thread_.joinable()) return;
+  thread_.request_stop();
+  thread_.join();
+}
+
+RootEngine::RootEngine(MpiJob& job, const MeshShape& mesh, const MeshOptions& options, Trace& trace,
+                       bool profiling)
+    : job_(job), mesh_(mesh), options_(options), trace_(trace), profiling_(profiling) {}
+
+std::vector<Tensor> RootEngine::shard_map(const ShardMapCall& call,
+                                          const std::vector<TensorRef>& global) {
+  MESHRUN_CHECK(!started_, "mpirun: a second shard_map in one run");
+  keepalive_.stop();
+  from_root(job_, StartMessage{.key = call.key});
+  started_ = true;
+  result_ = mpi_shard_map(job_, mesh_, call.body, call.in, call.out, global, options_, &trace_,
+                          profiling_);
+  after_.emplace(job_, Step::kEnd);
+  return std::move(result_.outputs);
+}
+
+void RootEngine::failed(int code) {
+  keepalive_.stop();
+  if (started_) return;
+  from_root(job_, StartMessage{.code = code});
+}
+
+const MpiShardMapResult& RootEngine::ended() {
+  keepalive_.stop();
+  if (!started_) {
+    from_root(job_, StartMessage{});  // no key: no shard_map
+    result_.entered.assign(static_cast<std::size_t>(mesh_devices(mesh_)), 0);
+    result_.unfired = options_.injections;
+    after_.emplace(job_, Step::kEnd);
+  }
+  return result_;
+}
+
+void run_share(MpiJob& job, const Computation& computation, const MeshShape& mesh,
+               const MeshOptions& options, bool profiling) {
+  StartMessage start{.alive = true};
+  while (start.alive) start = from_root(job, StartMessage{});
+  if (start.code != 0) throw ExitWith(start.code);
+  if (start.key.empty()) return;
+  const ShardMapCall call = computation.call(start.key);
+  mpi_shard_map(job, mesh, call.body, call.in, call.out, {}, options, nullptr, profiling);
+}
+
+}  // namespace meshrun

@@ -1,0 +1,31 @@
+#include "support/exit_code.hpp"
+
+#include <iostream>
+
+#include "support/errors.hpp"
+#include "support/printable.hpp"
+
+namespace meshrun {
+
+int exit_code_of(const Error& e) {
+  if (dynamic_cast<const InputError*>(&e)) return kExitUsage;
+  if (dynamic_cast<const CollectiveError*>(&e) || dynamic_cast<const DeviceError*>(&e))
+    return kExitMesh;
+  if (dynamic_cast<const NoCasesError*>(&e)) return kExitNoCases;
+  if (dynamic_cast<const OutputError*>(&e)) return kExitOutput;
+  if (dynamic_cast<const NonFiniteError*>(&e)) return kExitNonFinite;
+  return kExitInternal;  // InternalError, whose message already says "internal error"
+}
+
+void report_error(const std::string& message) {
+  std::string line = message;
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  // Any other control byte a message quotes from a file (an ESC in a JSON key, a primitive's
+  // name, a case's field) is written as \xHH: no file can move the cursor or forge a line.
+  line = escape_controls(line);
+  std::cerr << "meshrun: " << line << '\n' << std::flush;
+}
+
+}  // namespace meshrun

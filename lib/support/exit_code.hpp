@@ -1,0 +1,44 @@
+// meshrun's exit codes and the one mapping from its typed errors (errors.hpp) to them, beside the
+// errors themselves so that a layer which ends a command (io/mpi's job, app/) maps them the same
+// way. The table, with what each code means to a script, is app/exit_codes.hpp's.
+#pragma once
+
+#include <exception>
+#include <string>
+
+namespace meshrun {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitDiffers = 1,
+  kExitUsage = 2,
+  kExitMesh = 3,
+  kExitInternal = 4,
+  kExitNoCases = 5,
+  kExitOutput = 6,
+  kExitNonFinite = 7,
+};
+
+class Error;
+// The exit code of one of meshrun's typed errors.
+int exit_code_of(const Error& e);
+
+// Prints "meshrun: <message>" as one line on stderr (newlines inside become spaces, any other
+// control byte \xHH).
+void report_error(const std::string& message);
+
+// An outcome already reported (or one a rank leaves to rank 0 to say): the command ends with
+// `code` and nothing more is said. The app's exception ladder (app/exit.cpp) maps it.
+class ExitWith : public std::exception {
+ public:
+  explicit ExitWith(int code) : code_(code) {}
+  int code() const noexcept { return code_; }
+  const char* what() const noexcept override {
+    return "meshrun: exit with an outcome already said";
+  }
+
+ private:
+  int code_;
+};
+
+}  // namespace meshrun
