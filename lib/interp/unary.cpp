@@ -5,8 +5,8 @@
 // float32 as XLA:CPU computes it: sqrt is IEEE (correctly rounded, as here); exp, exp2, log,
 // log1p, expm1, tanh, logistic, erf, erfc, sin, cos, cbrt run on the C library in float. XLA:CPU
 // uses its own polynomial approximations for several of them, so those results may differ from
-// JAX's in the last bits (primitives_test reports how many match). i32 ops run on the integer
-// values and refuse a result beyond 2^24.
+// JAX's in the last bits (elementwise_prims_test reports how many match). i32 ops run on the
+// integer values and refuse a result beyond 2^24.
 #include <cmath>
 #include <cstdint>
 #include <limits>

@@ -1,0 +1,180 @@
+// The interpreter's primitives, one family per file: the collectives as primitives
+// (lib/interp/collective_ops.cpp) on a data=2 x model=2 mesh. Expected values are worked out by
+// hand or computed by JAX 0.10.2 on CPU (jax.lax on the same float32 inputs, pasted with 9
+// significant digits, so they are JAX's bits).
+#include "unit/interp/primitives/prim_test_util.hpp"
+
+BOOST_AUTO_TEST_SUITE(collectives)
+
+// Runs `body(ctx, device index)` on every device of a data=2 x model=2 mesh.
+template <class Body>
+void on_mesh(const MeshShape& shape, Body body) {
+  Mesh mesh(shape);
+  mesh.run([&](Device& dev) {
+    PrimContext ctx;
+    ctx.mesh = &mesh.shape();
+    ctx.device = &dev;
+    body(ctx, dev.index());
+  });
+}
+
+const MeshShape k2x2{{"data", 2}, {"model", 2}};
+
+BOOST_AUTO_TEST_CASE(psum_pmean_several_operands) {
+  // Device d holds x = [d, 10 d] and y = [[d + 0.5]]; psum over data sums devices d and d ^ 2.
+  std::vector<std::vector<Value>> got(4);
+  on_mesh(k2x2, [&](PrimContext& ctx, int d) {
+    const auto f = static_cast<float>(d);
+    got[static_cast<std::size_t>(d)] =
+        run_raw(make("psum", {{"axes", {"data"}}}), {F({2}, {f, 10 * f}), F({1, 1}, {f + 0.5f})},
+                ctx, {true, false});
+    std::vector<Value> m =
+        run_raw(make("pmean", {{"axes", {"data", "model"}}}), {F({1}, {f})}, ctx);
+    got[static_cast<std::size_t>(d)].push_back(std::move(m[0]));
+    std::vector<Value> inv =
+        run_raw(make("psum_invariant", {{"axes", {"model"}}}), {I({}, {f})}, ctx);
+    got[static_cast<std::size_t>(d)].push_back(std::move(inv[0]));
+  });
+  for (int d = 0; d < 4; ++d) {
+    const auto& g = got[static_cast<std::size_t>(d)];
+    const float other = static_cast<float>(d ^ 2);
+    const float f = static_cast<float>(d);
+    check_bits(g[0], {2}, {f + other, 10 * f + 10 * other});
+    check_bits(g[1], {1, 1}, {f + 0.5f + other + 0.5f});
+    check_bits(g[2], {1}, {(0 + 1 + 2 + 3) / 4.0f});
+    const float row = static_cast<float>(d / 2 * 2);
+    check_bits(g[3], {}, {row + row + 1});
+    BOOST_CHECK(g[3].dtype == DType::kI32);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(all_gather_along_any_dimension) {
+  std::vector<std::vector<Value>> got(4);
+  on_mesh(k2x2, [&](PrimContext& ctx, int d) {
+    const auto f = static_cast<float>(d);
+    const Value x = F({2, 2}, {f, f + 0.25f, f + 0.5f, f + 0.75f});
+    auto& g = got[static_cast<std::size_t>(d)];
+    g.push_back(run1(
+        make("all_gather", {{"axes", {"model"}}, {"all_gather_dimension", 0}, {"tiled", true}}),
+        {x}, ctx));
+    g.push_back(run1(
+        make("all_gather", {{"axes", {"model"}}, {"all_gather_dimension", 1}, {"tiled", true}}),
+        {x}, ctx));
+    g.push_back(run1(
+        make("all_gather", {{"axes", {"data"}}, {"all_gather_dimension", 2}, {"tiled", false}}),
+        {x}, ctx));
+    g.push_back(run1(make("pvary", {{"axes", {"data"}}}), {x}, ctx));
+    g.push_back(run1(make("axis_index", {{"axes", {"model", "data"}}}), {}, ctx));
+  });
+  // Device d = 2 i + j; its model group is {2i, 2i + 1}, its data group {j, j + 2}.
+  for (int d = 0; d < 4; ++d) {
+    const auto& g = got[static_cast<std::size_t>(d)];
+    const float a = static_cast<float>(d / 2 * 2), b = a + 1;
+    check_bits(g[0], {4, 2},
+               {a, a + 0.25f, a + 0.5f, a + 0.75f, b, b + 0.25f, b + 0.5f, b + 0.75f});
+    check_bits(g[1], {2, 4},
+               {a, a + 0.25f, b, b + 0.25f, a + 0.5f, a + 0.75f, b + 0.5f, b + 0.75f});
+    const float p = static_cast<float>(d % 2), q = p + 2;
+    check_bits(g[2], {2, 2, 2},
+               {p, q, p + 0.25f, q + 0.25f, p + 0.5f, q + 0.5f, p + 0.75f, q + 0.75f});
+    const float f = static_cast<float>(d);
+    check_bits(g[3], {2, 2}, {f, f + 0.25f, f + 0.5f, f + 0.75f});
+    // (model, data) row-major: model coordinate * 2 + data coordinate.
+    check_bits(g[4], {}, {static_cast<float>(d % 2 * 2 + d / 2)});
+  }
+}
+
+BOOST_AUTO_TEST_CASE(reduce_scatter_ppermute_all_to_all) {
+  std::vector<std::vector<Value>> got(4);
+  on_mesh(k2x2, [&](PrimContext& ctx, int d) {
+    const auto f = static_cast<float>(d);
+    auto& g = got[static_cast<std::size_t>(d)];
+    // x[r][c] = 100 d + 10 r + c, (2, 4).
+    std::vector<float> xv;
+    for (int r = 0; r < 2; ++r)
+      for (int c = 0; c < 4; ++c) xv.push_back(100 * f + static_cast<float>(10 * r + c));
+    const Value x = F({2, 4}, xv);
+    g.push_back(run1(
+        make("reduce_scatter", {{"axes", {"model"}}, {"scatter_dimension", 1}, {"tiled", true}}),
+        {x}, ctx));
+    g.push_back(run1(
+        make("psum_scatter", {{"axes", {"model"}}, {"scatter_dimension", 0}, {"tiled", false}}),
+        {x}, ctx));
+    g.push_back(run1(make("ppermute", {{"axes", {"model"}}, {"perm", {{0, 1}}}}), {x}, ctx));
+    g.push_back(
+        run1(make("all_to_all",
+                  {{"axes", {"model"}}, {"split_axis", 1}, {"concat_axis", 0}, {"tiled", true}}),
+             {x}, ctx));
+  });
+  for (int d = 0; d < 4; ++d) {
+    const auto& g = got[static_cast<std::size_t>(d)];
+    const int j = d % 2, lo = d / 2 * 2;  // model rank, the first device of the model group
+    const float base =
+        static_cast<float>(100 * lo + 100 * (lo + 1));  // sum of 100 d over the group
+    // Tiled along dim 1: columns [2j, 2j + 2) of the sum (2 * (10 r + c) + base).
+    std::vector<float> rs;
+    for (int r = 0; r < 2; ++r)
+      for (int c = 2 * j; c < 2 * j + 2; ++c)
+        rs.push_back(base + static_cast<float>(2 * (10 * r + c)));
+    check_bits(g[0], {2, 2}, rs);
+    // Untiled along dim 0 (size 2 = the group): row j of the sum.
+    std::vector<float> row;
+    for (int c = 0; c < 4; ++c) row.push_back(base + static_cast<float>(2 * (10 * j + c)));
+    check_bits(g[1], {4}, row);
+    // ppermute (0 -> 1): rank 1 gets rank 0's block, rank 0 zeros.
+    std::vector<float> pp;
+    for (int r = 0; r < 2; ++r)
+      for (int c = 0; c < 4; ++c)
+        pp.push_back(j == 1 ? static_cast<float>(100 * lo + 10 * r + c) : 0.0f);
+    check_bits(g[2], {2, 4}, pp);
+    // all_to_all split 1 concat 0: chunk j (columns [2j, 2j+2)) of every member, stacked by source.
+    std::vector<float> aa;
+    for (int src = 0; src < 2; ++src)
+      for (int r = 0; r < 2; ++r)
+        for (int c = 2 * j; c < 2 * j + 2; ++c)
+          aa.push_back(static_cast<float>(100 * (lo + src) + 10 * r + c));
+    check_bits(g[3], {4, 2}, aa);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(collective_errors) {
+  const MeshShape mesh{{"data", 4}};
+  PrimContext in_map;
+  in_map.mesh = &mesh;
+  const std::vector<ValueType> x{F32({4, 2})};
+  CHECK_ERROR(infer_error(make("psum", {{"axes", {"data"}}}), x), "psum outside a shard_map");
+  CHECK_ERROR(infer_error(make("psum", {{"axes", {"model"}}}), x, in_map),
+              "psum: unknown axis name 'model' (the mesh's axes are ('data',))");
+  CHECK_ERROR(infer_error(make("psum", {{"axes", {"data", "data"}}}), x, in_map), "named twice");
+  CHECK_ERROR(infer_error(make("psum"), x, in_map), "param 'axes' missing");
+  CHECK_ERROR(infer_error(make("psum", {{"axes", {"data"}}}), {}, in_map), "at least 1 operand");
+  CHECK_ERROR(infer_error(make("pmean", {{"axes", {"data"}}}), {T(DType::kI32, {2})}, in_map),
+              "int32");
+  CHECK_ERROR(infer_error(make("reduce_scatter",
+                               {{"axes", {"data"}}, {"scatter_dimension", 1}, {"tiled", true}}),
+                          x, in_map),
+              "not divisible by the group size 4");
+  CHECK_ERROR(infer_error(make("ppermute", {{"axes", {"data"}}, {"perm", {{0, 4}}}}), x, in_map),
+              "[0, 4)");
+  CHECK_ERROR(
+      infer_error(make("ppermute", {{"axes", {"data"}}, {"perm", {{0, 1}, {2, 1}}}}), x, in_map),
+      "unique");
+  CHECK_ERROR(
+      infer_error(make("all_to_all", {{"axes", {"data"}}, {"split_axis", 1}, {"concat_axis", 0}}),
+                  x, in_map),
+      "not divisible");
+  CHECK_ERROR(infer_error(make("axis_index", {{"axes", {"x"}}}), {}, in_map),
+              "unknown axis name 'x'");
+  CHECK_ERROR(infer_error(make("all_gather",
+                               {{"axes", {"data"}}, {"all_gather_dimension", 3}, {"tiled", false}}),
+                          x, in_map),
+              "out of bounds");
+  const std::vector<ValueType> ok =
+      prim("all_gather")
+          .infer(make("all_gather",
+                      {{"axes", {"data"}}, {"all_gather_dimension", 1}, {"tiled", false}}),
+                 x, in_map);
+  BOOST_CHECK(ok[0] == F32({4, 4, 2}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
