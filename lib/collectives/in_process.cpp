@@ -84,14 +84,25 @@ void InProcessCommunicator::arrive_and_wait(bool cancellable) {
   // seq_cst (an acq_rel RMW, and ordered with parked_ below): publishes this member's frame and,
   // for the completer, acquires every member's frame through the release sequence of the adds.
   if (g.arrivals_.fetch_add(1, std::memory_order_seq_cst) + 1 == target) {
-    g.wake_.fetch_add(1, std::memory_order_seq_cst);
-    if (g.parked_.load(std::memory_order_seq_cst) != 0) futex_wake_all(g.wake_);
+    g.wake_waiters();
     return;
   }
-  auto done = [&] { return g.arrivals_.load(std::memory_order_acquire) >= target; };
+  wait_until(g.arrivals_, target, cancellable);
+}
+
+void InProcessGroup::wake_waiters() {
+  wake_.fetch_add(1, std::memory_order_seq_cst);
+  if (parked_.load(std::memory_order_seq_cst) != 0) futex_wake_all(wake_);
+}
+
+void InProcessCommunicator::wait_until(const std::atomic<std::uint64_t>& counter,
+                                       std::uint64_t target, bool cancellable) {
+  InProcessGroup& g = group_;
+  auto done = [&] { return counter.load(std::memory_order_acquire) >= target; };
   // Leaving early must agree with whoever completes the sync point: withdraw this member's
   // arrival (CAS arrivals_ down) unless the sync point is already complete -- then the others may
-  // be using this member's buffers (direct path), so it stays and goes on with them.
+  // be using this member's buffers (direct path), so it stays and goes on with them. Only the
+  // first sync point is cancellable, and it waits on arrivals_.
   auto withdraw = [&] {
     std::uint64_t v = g.arrivals_.load(std::memory_order_acquire);
     while (v < target) {
@@ -269,15 +280,20 @@ void InProcessCommunicator::all_reduce(std::span<const float> in, std::span<floa
       std::max<std::size_t>(1024, ((in.size() + k * un - 1) / (k * un) + 15) / 16 * 16);
   const std::uint64_t first = pieces_base_, end = first + (in.size() + piece - 1) / piece;
   pieces_base_ = end;
-  std::uint64_t v = group_.pieces_.load(std::memory_order_relaxed);
+  InProcessGroup& g = group_;
+  std::uint64_t v = g.pieces_.load(std::memory_order_relaxed);
   while (v < end) {
-    if (!group_.pieces_.compare_exchange_weak(v, v + 1, std::memory_order_relaxed)) continue;
+    if (!g.pieces_.compare_exchange_weak(v, v + 1, std::memory_order_relaxed)) continue;
     const std::size_t lo = (v - first) * piece;
     kernels::fold_sum_to_all(srcs_.data(), n, dsts_.data(), n, lo, std::min(in.size(), lo + piece),
                              nt);
-    v = group_.pieces_.load(std::memory_order_relaxed);
+    if (g.pieces_done_.fetch_add(1, std::memory_order_seq_cst) + 1 == end) g.wake_waiters();
+    v = g.pieces_.load(std::memory_order_relaxed);
   }
-  finish_direct();
+  // No trailing sync point: once every piece is done, nobody reads this member's input or writes
+  // its output any more (see step 5), so it may return -- without waiting for all n members to be
+  // scheduled again, which on 2 cores costs about as much as the data at 64 KiB.
+  wait_until(g.pieces_done_, end, /*cancellable=*/false);
 }
 
 void InProcessCommunicator::all_gather(std::span<const float> in, std::span<float> out) {

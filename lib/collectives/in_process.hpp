@@ -22,36 +22,45 @@
 //       staging buffers of call c and writes its own output. No trailing barrier: a member that
 //       returns and publishes call c+1 writes the other frame, and can only come back to this
 //       frame at call c+2, after every member arrived at call c+1 -- i.e. finished reading c.
-//     direct path (large messages, two sync points): r computes its share reading the members'
-//       inputs where they lie (no copy-in) and writes results where they must end up (for psum:
-//       pieces of the sum, each computed once, straight into all n outputs; the pieces are
-//       claimed from the counter pieces_, so the members that hold a core do the work while the
-//       others wait for one -- 8 threads on 2 cores; the other ops: r's own block), then arrives
-//       and waits at sync point s+1, so no member returns (and reuses its buffers) while another
-//       still reads or writes them. From GroupOptions::nontemporal_min_bytes per member, psum
-//       writes the outputs with non-temporal stores (the 2n buffers no longer fit the cache, and
-//       a streaming store skips the read-for-ownership of a line it only overwrites). Those stores
-//       are weakly ordered even on x86, so the kernel ends them with an sfence before r arrives
-//       at s+1; the arrive's RMW then publishes them like any other store.
+//     direct path (large messages): r reads the members' inputs where they lie (no copy-in) and
+//       writes results where they must end up.
+//       psum (one sync point): the sum is cut into pieces, each computed once and written
+//         straight into all n outputs. Pieces are claimed from the counter pieces_, so the
+//         members that hold a core do the work while the others wait for one (8 threads on 2
+//         cores). Whoever finishes a piece adds 1 to pieces_done_; r returns once pieces_done_
+//         reaches the call's last piece. From then on nobody reads r's input or writes r's
+//         output, so no trailing sync point is needed: waiting for the pieces needs only the
+//         members that hold them to run, not all n to be scheduled once more. The next call's
+//         pieces are claimed only after its first sync point, which every member reaches only
+//         after this call's pieces were all done.
+//       the other ops (two sync points): r moves its own block, then arrives and waits at sync
+//         point s+1, so no member returns (and reuses its buffers) while another still reads or
+//         writes them.
+//       From GroupOptions::nontemporal_min_bytes per member, psum writes the outputs with
+//       non-temporal stores (the 2n buffers no longer fit the cache, and a streaming store skips
+//       the read-for-ownership of a line it only overwrites). Those stores are weakly ordered
+//       even on x86, so the kernel ends them with an sfence before the piece is counted done;
+//       that RMW then publishes them like any other store.
 //  Reductions fold the members in rank order 0..n-1 for every element on both paths, so all
 //  members get identical bits, whichever path the size selects and however the threads run.
 //
 // WAITING. Where threads do not outnumber cores, a waiter spins briefly (the peer is running and
 // will arrive soon). Where they do (8 devices on 2 cores), spinning holds the core the late member
 // needs, so a waiter only re-checks between sched_yield calls and, after a short bounded time,
-// parks on the 32-bit word wake_ (futex) until the completer bumps it, the mesh aborts, or the
-// deadline passes. Each park is bounded by the deadline; on timeout the waiter names the members
-// whose arrived_ is behind and aborts the group.
+// parks on the 32-bit word wake_ (futex) until the completer (of a sync point, or of the last
+// psum piece) bumps it, the mesh aborts, or the deadline passes. Each park is bounded by the
+// deadline; on timeout the waiter names the members whose arrived_ is behind and aborts the group.
 //
 // LEAVING EARLY (abort, deadline) is agreed with the members that may complete the sync point:
 // the leaver withdraws its arrival by a CAS that lowers arrivals_ only while it is below s*n, so
 // either the sync point completes and every member goes on (a late abort is then seen at the next
 // collective), or it never completes and every member leaves -- never some of each, which on the
 // direct path would free buffers that peers still read and write. The direct path's trailing sync
-// point is never left early: once its first sync point completed, every member reaches it.
+// point and psum's wait for its pieces are never left early: once the first sync point completed,
+// every member reaches the trailing one, and every claimed piece is finished.
 //
-// Epochs (arrivals_, arrived_, pieces_, sequence numbers) are 64-bit and only increase: never a
-// few rotating states that a slow member could confuse (DeepSpeed #4048).
+// Epochs (arrivals_, arrived_, pieces_, pieces_done_, sequence numbers) are 64-bit and only
+// increase: never a few rotating states that a slow member could confuse (DeepSpeed #4048).
 //
 // GROUPS (meshes of several axes). A mesh {data: 2, model: 4} runs one independent instance of
 // this protocol per group -- per ordered tuple of axes and per coordinate of the other axes
@@ -159,8 +168,15 @@ class InProcessGroup {
   // call's first sync point and the outputs they write are published by its second. A member
   // of the next call cannot claim before every member passed this call's second sync point.
   alignas(64) std::atomic<std::uint64_t> pieces_{0};
+  // pieces_done_: the direct psum's pieces finished, numbered like pieces_. Each finisher adds 1
+  // (seq_cst: it publishes the piece's writes, and orders with parked_ like arrivals_); the one
+  // that reaches the call's end wakes the waiters. A member returns once it reaches the end.
+  alignas(64) std::atomic<std::uint64_t> pieces_done_{0};
   // aborted_: set once by abort(); every wait checks it.
   alignas(64) std::atomic<std::uint32_t> aborted_{0};
+
+  // Bumps wake_ and wakes the parked waiters, if any (a sync point or the pieces completed).
+  void wake_waiters();
 
   // Member `rank`'s number in messages.
   int device_of(int rank) const {
@@ -206,6 +222,10 @@ class InProcessCommunicator final : public Communicator {
   void first_sync(const Desc& desc);
   // Steps 2-3. A cancellable wait ends early on the abort flag or the deadline (see LEAVING).
   void arrive_and_wait(bool cancellable = true);
+  // Step 3 on any counter: until `counter` reaches `target` (see WAITING). Only a wait on
+  // arrivals_ may be cancellable.
+  void wait_until(const std::atomic<std::uint64_t>& counter, std::uint64_t target,
+                  bool cancellable);
   Desc begin(CollectiveOp op, std::size_t in_count, std::size_t out_count, std::uint64_t perm_hash);
   bool staged(std::size_t floats) const;
   // psum (op kAllReduce) or pmean (kAllReduceMean: the sum, then this member's output / n).
