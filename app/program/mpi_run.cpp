@@ -41,7 +41,7 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
   const MeshOptions options = p ? p->options : mesh_options(flags.run);
   if (profile) profile->mesh_started();
   if (!p) {
-    run_share(job, computation, mesh, options, profiling);
+    run_share(job, program, mesh, options, profiling);
     return;
   }
   RootEngine engine(job, mesh, options, trace, profiling);

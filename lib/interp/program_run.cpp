@@ -191,12 +191,13 @@ class FileComputation final : public Computation {
     }
   }
 
-  std::vector<Tensor> run(Engine& engine, const std::vector<TensorRef>& inputs) const override {
+  std::vector<Tensor> run(Engine& engine, const ProgramDef&,
+                          const std::vector<TensorRef>& inputs) const override {
     if (lp_.plain) return engine.shard_map(plain_, inputs);
     return whole_run(lp_, engine, inputs);
   }
 
-  ShardMapCall call(const std::string& key) const override {
+  ShardMapCall call(const ProgramDef&, const std::string& key) const override {
     return lp_.plain ? plain_ : call_of_key(lp_, key);
   }
 

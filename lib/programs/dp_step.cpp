@@ -64,7 +64,7 @@ const ProgramDef& dp_step_program() {
           "data-parallel gradient step of a linear model (x, y split by rows over 'data', pmean)",
       .inputs = inputs,
       .outputs = outputs,
-      .computation = one_shard_map(dp_step_body, inputs, outputs),
+      .computation = one_shard_map(dp_step_body),
       .check_values = dp_step_check,
       .structure = {input_split("x", 0), input_split("y", 0),
                     reduced_over(kAxis, {"loss", "w", "b"})},

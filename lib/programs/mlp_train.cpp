@@ -134,7 +134,7 @@ const ProgramDef& mlp_train_program() {
           "'data'; w1, b1, w2 by hidden units over 'model'; psum over 'model', pmean over 'data')",
       .inputs = inputs,
       .outputs = outputs,
-      .computation = one_shard_map(mlp_train_body, inputs, outputs),
+      .computation = one_shard_map(mlp_train_body),
       .check_values = mlp_train_check,
       .structure = {input_split("x", 0, kData), input_split("y", 0, kData),
                     input_split("w1", 1, kModel), input_split("b1", 0, kModel),

@@ -17,10 +17,14 @@
 
 namespace meshrun {
 
+struct ProgramDef;
+
 // What a program computes: its one hook. A built-in program is one shard_map of its inputs
 // (one_shard_map); a program file (lib/interp) may compute on the global arrays around its
 // shard_maps, as jit does. Either way the program hands each shard_map to the engine it runs on
 // (mesh/shard_map.hpp: this process's devices, or an MPI job's ranks), which calls nothing back.
+// `program` is the ProgramDef the computation belongs to: what it declares (a built-in's specs
+// are its inputs' and outputs') is read from there, never held twice.
 class Computation {
  public:
   virtual ~Computation() = default;
@@ -28,24 +32,20 @@ class Computation {
   // its equations against them, InputError naming the file). None by default.
   virtual void check(const MeshShape& mesh, const std::vector<TensorRef>& inputs) const;
   // The run on the global inputs: each shard_map it reaches goes to `engine`. Returns the outputs.
-  virtual std::vector<Tensor> run(Engine& engine, const std::vector<TensorRef>& inputs) const = 0;
+  virtual std::vector<Tensor> run(Engine& engine, const ProgramDef& program,
+                                  const std::vector<TensorRef>& inputs) const = 0;
   // The call a run handed its engine under `key` (ShardMapCall::key), built where the program is
   // not evaluated: an MPI rank other than 0 runs only its devices' share of the shard_map.
-  virtual ShardMapCall call(const std::string& key) const = 0;
+  virtual ShardMapCall call(const ProgramDef& program, const std::string& key) const = 0;
   // The most shard_maps one run reaches (under mpirun a program runs at most one).
   virtual int shard_maps() const { return 1; }
 };
 
-// The computation of a program that is one shard_map of its inputs: `body` with these specs.
-std::shared_ptr<const Computation> one_shard_map(Body body, std::vector<ArgDef> in,
-                                                 std::vector<ArgDef> out);
-
-struct ProgramDef;
-// `def` with the computation one_shard_map(body, def.inputs, def.outputs): a built-in program.
-ProgramDef with_body(ProgramDef def, Body body);
-// A built-in `def` whose inputs' or outputs' specs were changed, with its body under those specs
-// (the tests' wrong programs: the right body, the wrong split).
-ProgramDef with_specs(ProgramDef def);
+// The computation of a program that is one shard_map of its inputs: `body`, under the specs of
+// the program's inputs and outputs.
+std::shared_ptr<const Computation> one_shard_map(Body body);
+// The body of a built-in program (one_shard_map's); InternalError for any other computation.
+const Body& body_of(const ProgramDef& program);
 
 struct ProgramDef {
   std::string name;  // the subcommand, e.g. "dp-step"
@@ -53,7 +53,7 @@ struct ProgramDef {
   std::string summary;
   std::vector<ArgDef> inputs;
   std::vector<ArgDef> outputs;
-  // What it computes (above). A built-in program's is one_shard_map(body, inputs, outputs).
+  // What it computes (above). A built-in program's is one_shard_map(body).
   std::shared_ptr<const Computation> computation;
   // Checks on input values beyond shapes (e.g. lr finite and > 0); throws InputError naming the
   // field as "input.<name>". May be empty.

@@ -31,37 +31,35 @@ void Computation::check(const MeshShape&, const std::vector<TensorRef>&) const {
 namespace {
 class OneShardMap final : public Computation {
  public:
-  explicit OneShardMap(ShardMapCall call) : call_(std::move(call)) {}
-  std::vector<Tensor> run(Engine& engine, const std::vector<TensorRef>& inputs) const override {
-    return engine.shard_map(call_, inputs);
+  explicit OneShardMap(Body body) : body_(std::move(body)) {}
+  std::vector<Tensor> run(Engine& engine, const ProgramDef& program,
+                          const std::vector<TensorRef>& inputs) const override {
+    return engine.shard_map(call(program, "shard_map"), inputs);
   }
-  ShardMapCall call(const std::string&) const override { return call_; }
+  ShardMapCall call(const ProgramDef& program, const std::string&) const override {
+    return {.key = "shard_map", .body = body_, .in = program.inputs, .out = program.outputs};
+  }
+  const Body& body() const { return body_; }
 
  private:
-  ShardMapCall call_;
+  Body body_;
 };
 }  // namespace
 
-std::shared_ptr<const Computation> one_shard_map(Body body, std::vector<ArgDef> in,
-                                                 std::vector<ArgDef> out) {
-  return std::make_shared<const OneShardMap>(ShardMapCall{
-      .key = "shard_map", .body = std::move(body), .in = std::move(in), .out = std::move(out)});
+std::shared_ptr<const Computation> one_shard_map(Body body) {
+  return std::make_shared<const OneShardMap>(std::move(body));
 }
 
-ProgramDef with_body(ProgramDef def, Body body) {
-  def.computation = one_shard_map(std::move(body), def.inputs, def.outputs);
-  return def;
-}
-
-ProgramDef with_specs(ProgramDef def) {
-  Body body = def.computation->call("shard_map").body;
-  return with_body(std::move(def), std::move(body));
+const Body& body_of(const ProgramDef& program) {
+  const auto* one = dynamic_cast<const OneShardMap*>(program.computation.get());
+  MESHRUN_CHECK(one != nullptr, program.name + " is not one shard_map of its inputs");
+  return one->body();
 }
 
 std::vector<Tensor> run_program(Engine& engine, const ProgramDef& program,
                                 const std::vector<TensorRef>& inputs) {
   try {
-    return program.computation->run(engine, inputs);
+    return program.computation->run(engine, program, inputs);
   } catch (const ReplicationError& e) {
     if (!program.user_program) throw;
     throw replication_input_error(program, e);

@@ -44,7 +44,7 @@ const ProgramDef& tp_mlp_program() {
           "psum)",
       .inputs = inputs,
       .outputs = outputs,
-      .computation = one_shard_map(tp_mlp_body, inputs, outputs),
+      .computation = one_shard_map(tp_mlp_body),
       .check_values = {},  // nothing beyond the shapes
       .structure = {input_split("w1", 1), input_split("b1", 0), input_split("w2", 0),
                     reduced_over(kAxis, {"out"}), output_split("hidden", 1)},

@@ -79,13 +79,13 @@ const MpiShardMapResult& RootEngine::ended() {
   return result_;
 }
 
-void run_share(MpiJob& job, const Computation& computation, const MeshShape& mesh,
+void run_share(MpiJob& job, const ProgramDef& program, const MeshShape& mesh,
                const MeshOptions& options, bool profiling) {
   StartMessage start{.alive = true};
   while (start.alive) start = from_root(job, StartMessage{});
   if (start.code != 0) throw ExitWith(start.code);
   if (start.key.empty()) return;
-  const ShardMapCall call = computation.call(start.key);
+  const ShardMapCall call = program.computation->call(program, start.key);
   mpi_shard_map(job, mesh, call.body, call.in, call.out, {}, options, nullptr, profiling);
 }
 

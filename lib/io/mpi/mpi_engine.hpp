@@ -71,7 +71,7 @@ class RootEngine final : public Engine {
 // A rank other than 0: waits for rank 0's run to reach its shard_map and runs its own devices'
 // share of the call rank 0 names; returns when the run reached none, ExitWith(code) when it
 // failed before one.
-void run_share(MpiJob& job, const Computation& computation, const MeshShape& mesh,
+void run_share(MpiJob& job, const ProgramDef& program, const MeshShape& mesh,
                const MeshOptions& options, bool profiling);
 
 }  // namespace meshrun

@@ -386,7 +386,7 @@ BOOST_AUTO_TEST_CASE(real_program_passes_and_full_inputs_fail) {
   ProgramDef wrong = mlp();
   for (auto& a : wrong.inputs) a.spec = P();  // every device gets everything
   for (auto& a : wrong.outputs) a.spec = P();
-  wrong = with_body(wrong, [](Device&, const std::vector<Tensor>& in) {
+  wrong.computation = one_shard_map([](Device&, const std::vector<Tensor>& in) {
     return std::vector<Tensor>{in[2], in[3], in[4], in[5], Tensor::scalar(0)};
   });
   const auto v = verdict_of(wrong);
@@ -509,17 +509,17 @@ BOOST_AUTO_TEST_CASE(a_cycle_of_waits_is_reported_as_the_chain_it_is) {
 BOOST_AUTO_TEST_CASE(reductions_over_the_wrong_axes_fail) {
   ProgramDef wrong = mlp();
   // Partial outputs summed over the whole mesh (mixing the data rows).
-  wrong = with_body(wrong, body_reducing_over(AxisNames{"data", "model"}, "data"));
+  wrong.computation = one_shard_map(body_reducing_over(AxisNames{"data", "model"}, "data"));
   auto v = verdict_of(wrong);
   BOOST_TEST(mentions(v, "reduced 0 elements over 'model'"));
   BOOST_TEST(mentions(v, "called psum #1 over '(data,model)'"));
   // Axes swapped: outputs over 'data', gradients over 'model'.
-  wrong = with_body(wrong, body_reducing_over("data", "model"));
+  wrong.computation = one_shard_map(body_reducing_over("data", "model"));
   v = verdict_of(wrong);
   BOOST_TEST(mentions(v, "over 'model', more than the 4 of its partial outputs"));
   BOOST_TEST(mentions(v, "over 'data', fewer than the"));
   // Gradients averaged over the whole mesh.
-  wrong = with_body(wrong, body_reducing_over("model", AxisNames{"data", "model"}));
+  wrong.computation = one_shard_map(body_reducing_over("model", AxisNames{"data", "model"}));
   v = verdict_of(wrong);
   BOOST_TEST(mentions(v, "reduced 0 elements over 'data'"));
   BOOST_TEST(v.failures.size() == 2u);
@@ -527,8 +527,8 @@ BOOST_AUTO_TEST_CASE(reductions_over_the_wrong_axes_fail) {
 
 BOOST_AUTO_TEST_CASE(gathering_hidden_fails) {
   ProgramDef wrong = mlp();
-  const Body real = mlp().computation->call("shard_map").body;
-  wrong = with_body(wrong, [real](Device& dev, std::vector<Tensor>& in) {
+  const Body real = body_of(mlp());
+  wrong.computation = one_shard_map([real](Device& dev, std::vector<Tensor>& in) {
     dev.all_gather(matmul(in[0], in[2]), "model");  // the full hidden activations on every device
     return real(dev, in);
   });
@@ -564,7 +564,8 @@ BOOST_AUTO_TEST_CASE(a_block_split_both_ways_is_a_grid) {
   copy.name = "copy";
   copy.inputs = {{"a", {"R", "C"}, P{"data", "model"}}};
   copy.outputs = copy.inputs;
-  const ProgramDef p = with_body(copy, [](Device&, const std::vector<Tensor>& in) { return in; });
+  copy.computation = one_shard_map([](Device&, const std::vector<Tensor>& in) { return in; });
+  const ProgramDef& p = copy;
   Mesh mesh(MeshShape{{"data", 2}, {"model", 2}});
   Trace trace;
   const Tensor a({4, 4}, std::vector<float>(16, 1.0f));
@@ -590,7 +591,8 @@ BOOST_AUTO_TEST_CASE(blocks_cut_on_the_devices_or_the_caller_come_back_bit_for_b
                  {"b", {"S", "T"}, P()},
                  {"c", {"S", "C"}, P{None, "model"}}};
   copy.outputs = copy.inputs;
-  const ProgramDef p = with_body(copy, [](Device&, const std::vector<Tensor>& in) { return in; });
+  copy.computation = one_shard_map([](Device&, const std::vector<Tensor>& in) { return in; });
+  const ProgramDef& p = copy;
   std::mt19937 rng(11);
   const auto random = [&](std::size_t rows, std::size_t cols) {
     std::vector<float> v(rows * cols);

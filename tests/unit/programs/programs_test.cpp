@@ -543,7 +543,7 @@ BOOST_AUTO_TEST_CASE(replicated_outputs_identical_on_all_devices) {
     const ProgramDef& p = program(r.name);
     for (int n : {2, 8, 16}) {
       Mesh mesh(n, p.axis);
-      const Body body = p.computation->call("shard_map").body;
+      const Body body = body_of(p);
       std::vector<std::vector<Tensor>> outs(static_cast<std::size_t>(n));
       mesh.run([&](Device& dev) {
         std::vector<Tensor> blocks;
@@ -569,7 +569,7 @@ BOOST_AUTO_TEST_CASE(shard_map_rejects_non_replicated_output_declared_replicated
   bad.axis = "data";
   bad.inputs = {{"x", {"N"}, P{"data"}}};
   bad.outputs = {{"y", {"N"}, P()}};
-  bad = with_body(bad, [](Device& dev, const std::vector<Tensor>& in) {
+  bad.computation = one_shard_map([](Device& dev, const std::vector<Tensor>& in) {
     Tensor y = in[0];
     if (dev.index() == 1) y.data[0] += 1.0f;
     return std::vector<Tensor>{y};

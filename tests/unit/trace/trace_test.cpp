@@ -106,7 +106,6 @@ BOOST_AUTO_TEST_CASE(full_x_on_every_device_fails_input_split) {
   ProgramDef wrong = *find_program("dp-step");
   wrong.inputs[2].spec = P();
   wrong.inputs[3].spec = P();
-  wrong = with_specs(wrong);
   std::vector<Tensor> out;
   auto v = run_and_check(wrong, dp_inputs(), 8, &out);
   BOOST_TEST(!v.ok());
@@ -119,14 +118,15 @@ BOOST_AUTO_TEST_CASE(full_x_on_every_device_fails_input_split) {
 // Outputs are identical on all devices, but there is no psum/pmean over 'data'.
 BOOST_AUTO_TEST_CASE(no_reduction_fails_reduced_over) {
   ProgramDef wrong = *find_program("dp-step");
-  wrong = with_body(wrong, [](Device& dev, const std::vector<Tensor>& in) -> std::vector<Tensor> {
-    Tensor g({1});
-    g.data[0] = in[2].data[0];  // something per device
-    Tensor all = dev.all_gather(g, "data");
-    float s = 0;
-    for (float v : all.data) s += v;
-    return {in[0], in[1], Tensor::scalar(s)};
-  });
+  wrong.computation =
+      one_shard_map([](Device& dev, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+        Tensor g({1});
+        g.data[0] = in[2].data[0];  // something per device
+        Tensor all = dev.all_gather(g, "data");
+        float s = 0;
+        for (float v : all.data) s += v;
+        return {in[0], in[1], Tensor::scalar(s)};
+      });
   auto v = run_and_check(wrong, dp_inputs(), 8);
   BOOST_TEST(!v.ok());
   BOOST_TEST(
@@ -139,14 +139,15 @@ BOOST_AUTO_TEST_CASE(full_weights_fail_tp_rules) {
   ProgramDef wrong = *find_program("tp-mlp");
   for (auto& a : wrong.inputs) a.spec = P();
   wrong.outputs[1].spec = P();
-  wrong = with_body(wrong, [](Device&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
-    Tensor h = matmul(in[0], in[1]);
-    add_row_vector(h, in[2]);
-    relu_inplace(h);
-    Tensor out = matmul(h, in[3]);
-    add_row_vector(out, in[4]);
-    return {out, h};
-  });
+  wrong.computation =
+      one_shard_map([](Device&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+        Tensor h = matmul(in[0], in[1]);
+        add_row_vector(h, in[2]);
+        relu_inplace(h);
+        Tensor out = matmul(h, in[3]);
+        add_row_vector(out, in[4]);
+        return {out, h};
+      });
   std::vector<Tensor> out;
   auto v = run_and_check(wrong, tp_inputs(), 8, &out);
   BOOST_TEST(std::abs(out[0].data[0] - 2.39f) < 1e-5f);
