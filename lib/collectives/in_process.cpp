@@ -46,12 +46,14 @@ InProcessGroup::InProcessGroup(int size, std::string axis, GroupOptions options,
       devices_(std::move(devices)),
       options_(options),
       oversubscribed_(static_cast<unsigned>(size) > usable_cpus()),
-      slots_(new Slot[static_cast<std::size_t>(size)]) {
+      slots_(new Slot[static_cast<std::size_t>(size)]),
+      lanes_(static_cast<int>(std::clamp<unsigned>(usable_cpus(), 1, static_cast<unsigned>(size)))),
+      lane_next_(new Lane[static_cast<std::size_t>(lanes_)]) {
   MESHRUN_CHECK(size >= 1, "a group needs at least one member");
   MESHRUN_CHECK(devices_.empty() || devices_.size() == static_cast<std::size_t>(size),
                 "one device number per member");
   for (int r = 0; r < size; ++r)
-    members_.push_back(std::make_unique<InProcessCommunicator>(*this, r));
+    members_.push_back(std::make_unique<InProcessCommunicator>(*this, r, lanes_));
 }
 
 InProcessGroup::~InProcessGroup() = default;
@@ -273,22 +275,39 @@ void InProcessCommunicator::all_reduce(std::span<const float> in, std::span<floa
   // The sum is computed once per element, piece by piece, written into every member's output:
   // about pieces_per_member pieces per member (whole cache lines, at least 4 KiB), each claimed
   // by whichever member gets to it first -- so the work goes to the threads that hold a core.
-  // This call's pieces are numbered [first, end) on the shared counter (see pieces_).
   const auto un = static_cast<std::size_t>(n);
   const std::size_t k = std::max<std::size_t>(1, group_.options_.pieces_per_member);
   const std::size_t piece =
       std::max<std::size_t>(1024, ((in.size() + k * un - 1) / (k * un) + 15) / 16 * 16);
-  const std::uint64_t first = pieces_base_, end = first + (in.size() + piece - 1) / piece;
+  const std::uint64_t total = (in.size() + piece - 1) / piece;
+  const std::uint64_t end = pieces_base_ + total;  // on pieces_done_
   pieces_base_ = end;
   InProcessGroup& g = group_;
-  std::uint64_t v = g.pieces_.load(std::memory_order_relaxed);
-  while (v < end) {
-    if (!g.pieces_.compare_exchange_weak(v, v + 1, std::memory_order_relaxed)) continue;
-    const std::size_t lo = (v - first) * piece;
-    kernels::fold_sum_to_all(srcs_.data(), n, dsts_.data(), n, lo, std::min(in.size(), lo + piece),
-                             nt);
-    if (g.pieces_done_.fetch_add(1, std::memory_order_seq_cst) + 1 == end) g.wake_waiters();
-    v = g.pieces_.load(std::memory_order_relaxed);
+  // The pieces are cut into one contiguous run per lane (a lane per CPU, see lanes_); a member
+  // claims from the lane of the CPU it runs on first, then from the others. So the same CPU
+  // writes the same lines of the outputs call after call (they stay in its cache), and a member
+  // whose CPU's lane is done helps the others.
+  const int lanes = g.lanes_;
+  const int cpu = sched_getcpu();
+  const int home = (cpu >= 0 ? cpu : rank_) % lanes;
+  for (int i = 0; i < lanes; ++i) {
+    const int l = (home + i) % lanes;
+    const std::uint64_t lo_piece =
+        total * static_cast<std::uint64_t>(l) / static_cast<std::uint64_t>(lanes);
+    const std::uint64_t hi_piece =
+        total * static_cast<std::uint64_t>(l + 1) / static_cast<std::uint64_t>(lanes);
+    const std::uint64_t first = lane_base_[l], lane_end = first + (hi_piece - lo_piece);
+    lane_base_[l] = lane_end;
+    std::atomic<std::uint64_t>& next = g.lane_next_[l].next;
+    std::uint64_t v = next.load(std::memory_order_relaxed);
+    while (v < lane_end) {
+      if (!next.compare_exchange_weak(v, v + 1, std::memory_order_relaxed)) continue;
+      const std::size_t lo = (lo_piece + (v - first)) * piece;
+      kernels::fold_sum_to_all(srcs_.data(), n, dsts_.data(), n, lo,
+                               std::min(in.size(), lo + piece), nt);
+      if (g.pieces_done_.fetch_add(1, std::memory_order_seq_cst) + 1 == end) g.wake_waiters();
+      v = next.load(std::memory_order_relaxed);
+    }
   }
   // No trailing sync point: once every piece is done, nobody reads this member's input or writes
   // its output any more (see step 5), so it may return -- without waiting for all n members to be

@@ -25,9 +25,11 @@
 //     direct path (large messages): r reads the members' inputs where they lie (no copy-in) and
 //       writes results where they must end up.
 //       psum (one sync point): the sum is cut into pieces, each computed once and written
-//         straight into all n outputs. Pieces are claimed from the counter pieces_, so the
-//         members that hold a core do the work while the others wait for one (8 threads on 2
-//         cores). Whoever finishes a piece adds 1 to pieces_done_; r returns once pieces_done_
+//         straight into all n outputs. Pieces are claimed from counters (one lane per CPU: a
+//         member claims its own CPU's lane first, so a CPU writes the same output lines call
+//         after call and they stay in its cache, then helps the other lanes), so the members that
+//         hold a core do the work while the others wait for one (8 threads on 2 cores).
+//         Whoever finishes a piece adds 1 to pieces_done_; r returns once pieces_done_
 //         reaches the call's last piece. From then on nobody reads r's input or writes r's
 //         output, so no trailing sync point is needed: waiting for the pieces needs only the
 //         members that hold them to run, not all n to be scheduled once more. The next call's
@@ -59,8 +61,8 @@
 // point and psum's wait for its pieces are never left early: once the first sync point completed,
 // every member reaches the trailing one, and every claimed piece is finished.
 //
-// Epochs (arrivals_, arrived_, pieces_, pieces_done_, sequence numbers) are 64-bit and only
-// increase: never a few rotating states that a slow member could confuse (DeepSpeed #4048).
+// Epochs (arrivals_, arrived_, the lanes' counters, pieces_done_, sequence numbers) are 64-bit and
+// only increase: never a few rotating states that a slow member could confuse (DeepSpeed #4048).
 //
 // GROUPS (meshes of several axes). A mesh {data: 2, model: 4} runs one independent instance of
 // this protocol per group -- per ordered tuple of axes and per coordinate of the other axes
@@ -160,17 +162,10 @@ class InProcessGroup {
   // parked_: waiters about to sleep or asleep. seq_cst with wake_ (Dekker): either the waiter sees
   // the new wake_ or the completer sees parked_ > 0 and makes the wake-up system call.
   alignas(64) std::atomic<std::uint32_t> parked_{0};
-  // pieces_: the direct psum's work counter. Every member claims pieces with a CAS that adds 1
-  // only while the value is below the current call's end, so each piece is computed exactly once
-  // and the counter stops exactly at the end: the next direct psum's pieces start there, a number
-  // every member computes alike from the calls it made (pieces_base_). Relaxed suffices: the CAS
-  // only hands out disjoint index ranges; the inputs the pieces read were published by the
-  // call's first sync point and the outputs they write are published by its second. A member
-  // of the next call cannot claim before every member passed this call's second sync point.
-  alignas(64) std::atomic<std::uint64_t> pieces_{0};
-  // pieces_done_: the direct psum's pieces finished, numbered like pieces_. Each finisher adds 1
-  // (seq_cst: it publishes the piece's writes, and orders with parked_ like arrivals_); the one
-  // that reaches the call's end wakes the waiters. A member returns once it reaches the end.
+  // pieces_done_: the direct psum's pieces finished, counted over all its calls. Each finisher
+  // adds 1 (seq_cst: it publishes the piece's writes, and orders with parked_ like arrivals_);
+  // the one that reaches the call's end (pieces_base_ + its pieces) wakes the waiters. A member
+  // returns once it reaches the end.
   alignas(64) std::atomic<std::uint64_t> pieces_done_{0};
   // aborted_: set once by abort(); every wait checks it.
   alignas(64) std::atomic<std::uint32_t> aborted_{0};
@@ -189,12 +184,27 @@ class InProcessGroup {
   GroupOptions options_;
   bool oversubscribed_;
   std::unique_ptr<Slot[]> slots_;
+  // The direct psum's lanes: each call's pieces are cut into one contiguous run per lane, a lane
+  // per CPU (at most one per member), and each lane's pieces are claimed from its own counter.
+  // Every member claims with a CAS that adds 1 only while the counter is below the lane's end for
+  // this call, so each piece is computed exactly once and the counter stops exactly at the end:
+  // the lane's next call starts there, a number every member computes alike from the calls it
+  // made (lane_base_). Relaxed suffices: the CAS only hands out disjoint index ranges; the inputs
+  // the pieces read were published by the call's sync point, the outputs they write are
+  // published by pieces_done_, and no member claims for the next call before every member
+  // arrived at it, i.e. saw this call's pieces done.
+  struct alignas(64) Lane {
+    std::atomic<std::uint64_t> next{0};
+  };
+  int lanes_;
+  std::unique_ptr<Lane[]> lane_next_;
   std::vector<std::unique_ptr<InProcessCommunicator>> members_;
 };
 
 class InProcessCommunicator final : public Communicator {
  public:
-  InProcessCommunicator(InProcessGroup& group, int rank) : group_(group), rank_(rank) {}
+  InProcessCommunicator(InProcessGroup& group, int rank, int lanes)
+      : group_(group), rank_(rank), lane_base_(static_cast<std::size_t>(lanes), 0) {}
 
   int rank() const override { return rank_; }
   int size() const override { return group_.size_; }
@@ -239,10 +249,11 @@ class InProcessCommunicator final : public Communicator {
 
   InProcessGroup& group_;
   int rank_;
-  std::uint64_t seq_ = 0;          // collectives started
-  std::uint64_t syncs_ = 0;        // sync points passed
-  std::uint64_t pieces_base_ = 0;  // pieces_ at the start of the next direct psum
-  Desc current_{};                 // the collective in progress, for error messages
+  std::uint64_t seq_ = 0;                 // collectives started
+  std::uint64_t syncs_ = 0;               // sync points passed
+  std::uint64_t pieces_base_ = 0;         // pieces_done_ at the start of the next direct psum
+  std::vector<std::uint64_t> lane_base_;  // each lane's counter at the start of the next one
+  Desc current_{};                        // the collective in progress, for error messages
   // Per-call pointer tables, sized once (no allocation per call).
   std::vector<const float*> srcs_;
   std::vector<float*> dsts_;
