@@ -271,7 +271,8 @@ BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, const Benc
   BenchResult result;
   result.participants = options.devices;
   // The variant names the op and how the engine picks its path: staged up to staged_max_bytes per
-  // device (one sync point), direct above (two), non-temporal stores for the largest psums.
+  // device (one sync point), direct above (psum: one sync point and a wait for its pieces; the
+  // others: two sync points), non-temporal stores for the largest psums.
   result.variant = std::string(op_name(options.op)) +
                    (options.op == CollectiveOp::kAllReduceMean ? "-inplace" : "") +
                    "/staged<=" + std::to_string(GroupOptions{}.staged_max_bytes) + "B+direct";

@@ -26,7 +26,8 @@ namespace {
 constexpr int kSpins = 2000;
 // Then re-check between sched_yield calls for this long before parking.
 constexpr auto kYieldFor = std::chrono::microseconds(100);
-// A wait that cannot be cancelled (the direct path's trailing sync point) parks in slices of this.
+// A wait that cannot be cancelled (the direct path's trailing sync point, psum's wait for its
+// pieces) parks in slices of this.
 constexpr auto kUnboundedSlice = std::chrono::milliseconds(100);
 
 }  // namespace
@@ -47,7 +48,8 @@ InProcessGroup::InProcessGroup(int size, std::string axis, GroupOptions options,
       options_(options),
       oversubscribed_(static_cast<unsigned>(size) > usable_cpus()),
       slots_(new Slot[static_cast<std::size_t>(size)]),
-      lanes_(static_cast<int>(std::clamp<unsigned>(usable_cpus(), 1, static_cast<unsigned>(size)))),
+      lanes_(static_cast<int>(
+          std::clamp<unsigned>(usable_cpus(), 1, static_cast<unsigned>(std::max(size, 1))))),
       lane_next_(new Lane[static_cast<std::size_t>(lanes_)]) {
   MESHRUN_CHECK(size >= 1, "a group needs at least one member");
   MESHRUN_CHECK(devices_.empty() || devices_.size() == static_cast<std::size_t>(size),
@@ -209,7 +211,6 @@ void InProcessCommunicator::publish_staged(const Desc& desc, std::span<const flo
   if (f.staging.size() < in.size()) f.staging.resize(in.size());
   if (!in.empty()) std::memcpy(f.staging.data(), in.data(), in.size_bytes());
   first_sync(desc);
-  srcs_.resize(static_cast<std::size_t>(group_.size_));
   for (int r = 0; r < group_.size_; ++r) srcs_[r] = frame_of(r).staging.data();
 }
 
@@ -220,8 +221,6 @@ void InProcessCommunicator::publish_direct(const Desc& desc, const float* in, fl
   f.in = in;
   f.out = out;
   first_sync(desc);
-  srcs_.resize(static_cast<std::size_t>(group_.size_));
-  dsts_.resize(static_cast<std::size_t>(group_.size_));
   for (int r = 0; r < group_.size_; ++r) {
     srcs_[r] = frame_of(r).in;
     dsts_[r] = frame_of(r).out;

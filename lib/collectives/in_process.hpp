@@ -156,8 +156,8 @@ class InProcessGroup {
   // arrivals_: every member adds 1 per sync point (acq_rel: the add publishes the member's frame,
   // and the completing add acquires all frames through the release sequence).
   alignas(64) std::atomic<std::uint64_t> arrivals_{0};
-  // wake_: bumped by a sync point's completer and by abort(); the futex word parked waiters sleep
-  // on.
+  // wake_: bumped by a sync point's completer, by the finisher of a direct psum's last piece and
+  // by abort(); the futex word parked waiters sleep on.
   alignas(64) std::atomic<std::uint32_t> wake_{0};
   // parked_: waiters about to sleep or asleep. seq_cst with wake_ (Dekker): either the waiter sees
   // the new wake_ or the completer sees parked_ > 0 and makes the wake-up system call.
@@ -203,8 +203,14 @@ class InProcessGroup {
 
 class InProcessCommunicator final : public Communicator {
  public:
+  // The pointer tables are sized here, not at a call: nothing between a call's first sync point
+  // and its last piece may throw (a member unwinding there would free buffers its peers write).
   InProcessCommunicator(InProcessGroup& group, int rank, int lanes)
-      : group_(group), rank_(rank), lane_base_(static_cast<std::size_t>(lanes), 0) {}
+      : group_(group),
+        rank_(rank),
+        lane_base_(static_cast<std::size_t>(lanes), 0),
+        srcs_(static_cast<std::size_t>(group.size())),
+        dsts_(static_cast<std::size_t>(group.size())) {}
 
   int rank() const override { return rank_; }
   int size() const override { return group_.size_; }
@@ -254,7 +260,7 @@ class InProcessCommunicator final : public Communicator {
   std::uint64_t pieces_base_ = 0;         // pieces_done_ at the start of the next direct psum
   std::vector<std::uint64_t> lane_base_;  // each lane's counter at the start of the next one
   Desc current_{};                        // the collective in progress, for error messages
-  // Per-call pointer tables, sized once (no allocation per call).
+  // Per-call pointer tables, one entry per member, sized by the constructor.
   std::vector<const float*> srcs_;
   std::vector<float*> dsts_;
 };
