@@ -30,7 +30,20 @@ constexpr auto kYieldFor = std::chrono::microseconds(100);
 // pieces) parks in slices of this.
 constexpr auto kUnboundedSlice = std::chrono::milliseconds(100);
 
+// The CPUs a group plans for: those of `ids`, or, where the platform cannot tell, usable_cpus()'s
+// answer.
+unsigned cpu_count(const std::vector<int>& ids) {
+  return ids.empty() ? usable_cpus() : static_cast<unsigned>(ids.size());
+}
+
 }  // namespace
+
+int home_lane(const std::vector<int>& cpus, int cpu, int rank, int lanes) {
+  const auto at = std::lower_bound(cpus.begin(), cpus.end(), cpu);
+  if (cpu >= 0 && at != cpus.end() && *at == cpu)
+    return static_cast<int>((at - cpus.begin()) % lanes);
+  return rank % lanes;
+}
 
 const char* in_process_path(std::size_t bytes_per_member, bool reduction,
                             const GroupOptions& options) {
@@ -46,10 +59,11 @@ InProcessGroup::InProcessGroup(int size, std::string axis, GroupOptions options,
       axis_(std::move(axis)),
       devices_(std::move(devices)),
       options_(options),
-      oversubscribed_(static_cast<unsigned>(size) > usable_cpus()),
+      cpus_(usable_cpu_ids()),
+      oversubscribed_(static_cast<unsigned>(size) > cpu_count(cpus_)),
       slots_(new Slot[static_cast<std::size_t>(size)]),
       lanes_(static_cast<int>(
-          std::clamp<unsigned>(usable_cpus(), 1, static_cast<unsigned>(std::max(size, 1))))),
+          std::clamp<unsigned>(cpu_count(cpus_), 1, static_cast<unsigned>(std::max(size, 1))))),
       lane_next_(new Lane[static_cast<std::size_t>(lanes_)]) {
   MESHRUN_CHECK(size >= 1, "a group needs at least one member");
   MESHRUN_CHECK(devices_.empty() || devices_.size() == static_cast<std::size_t>(size),
@@ -287,8 +301,7 @@ void InProcessCommunicator::all_reduce(std::span<const float> in, std::span<floa
   // writes the same lines of the outputs call after call (they stay in its cache), and a member
   // whose CPU's lane is done helps the others.
   const int lanes = g.lanes_;
-  const int cpu = sched_getcpu();
-  const int home = (cpu >= 0 ? cpu : rank_) % lanes;
+  const int home = home_lane(g.cpus_, sched_getcpu(), rank_, lanes);
   for (int i = 0; i < lanes; ++i) {
     const int l = (home + i) % lanes;
     const std::uint64_t lo_piece =

@@ -103,6 +103,12 @@ struct GroupOptions {
 
 class InProcessCommunicator;
 
+// The direct psum's lane a member claims from first (InProcessGroup::Lane): that of the CPU it
+// runs on, `cpu`, whose position among the usable CPUs `cpus` (ascending ids) is taken modulo
+// `lanes` -- so that with an affinity mask such as {1, 3} the two CPUs get lanes 0 and 1 -- or,
+// for a CPU not among them (-1: unknown), `rank` modulo `lanes`.
+int home_lane(const std::vector<int>& cpus, int cpu, int rank, int lanes);
+
 // The path a collective of `bytes_per_member` (the input of one member) takes with `options`:
 // "staged", "direct" or, for a reduction (psum) from nontemporal_min_bytes, "direct-nt" (for
 // benchmark tables).
@@ -182,6 +188,7 @@ class InProcessGroup {
   std::string axis_;
   std::vector<int> devices_;
   GroupOptions options_;
+  std::vector<int> cpus_;  // usable_cpu_ids(), read once
   bool oversubscribed_;
   std::unique_ptr<Slot[]> slots_;
   // The direct psum's lanes: each call's pieces are cut into one contiguous run per lane, a lane

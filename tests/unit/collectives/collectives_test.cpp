@@ -267,6 +267,21 @@ BOOST_AUTO_TEST_CASE(rank_size_and_seq) {
   }
 }
 
+// The direct psum's home lane is the CPU's position among the usable CPUs, so that two CPUs never
+// share one while a lane goes unclaimed first: with the mask {1, 3}, CPU id % 2 gave both lane 1.
+BOOST_AUTO_TEST_CASE(home_lane_is_the_cpus_position_among_the_usable_ones) {
+  const std::vector<int> odd{1, 3};
+  BOOST_TEST(home_lane(odd, 1, 5, 2) == 0);
+  BOOST_TEST(home_lane(odd, 3, 5, 2) == 1);
+  const std::vector<int> four{0, 1, 2, 3};
+  BOOST_TEST(home_lane(four, 2, 0, 2) == 0);  // fewer lanes than CPUs (a group of 2): modulo
+  BOOST_TEST(home_lane(four, 3, 0, 2) == 1);
+  // A CPU outside the mask, or none known: the member's rank picks.
+  BOOST_TEST(home_lane(odd, 2, 5, 2) == 1);
+  BOOST_TEST(home_lane(odd, -1, 4, 2) == 0);
+  BOOST_TEST(home_lane({}, 0, 3, 2) == 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // ------------------------------------------------------------------------------------------------
