@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "support/run_meshrun.hpp"
+#include "support/json.hpp"
 
 using meshrun::testing::Result;
 using meshrun::testing::run;
@@ -47,7 +48,7 @@ BOOST_AUTO_TEST_CASE(json_document) {
   const Result r =
       run({"bench", "allreduce", "--json", "--max-bytes", "256", "--size-budget", "0.01"});
   BOOST_TEST(r.code == 0, r.err);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = meshrun::testing::parse_json(r.out);
   BOOST_TEST(j.at("peer") == "meshrun");
   BOOST_TEST(j.at("participants") == 8);
   BOOST_REQUIRE(j.at("rows").size() == 3u);  // 4, 32 and 256 bytes
@@ -71,7 +72,7 @@ BOOST_AUTO_TEST_CASE(programs_sweep_runs_every_program_on_json_and_npy) {
   const Result r =
       run({"bench", "programs", "--quick", "--rounds", "1", "--json", "--keep", dir.path});
   BOOST_REQUIRE_MESSAGE(r.code == 0, r.err);
-  const nlohmann::json rows = nlohmann::json::parse(r.out);
+  const nlohmann::json rows = meshrun::testing::parse_json(r.out);
   BOOST_REQUIRE(rows.is_array());
   // dp-step, tp-mlp, mlp-train x json, npy, and the npy case through cases/programs' file (run)
   BOOST_TEST(rows.size() == 9u);

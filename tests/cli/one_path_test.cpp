@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "support/run_meshrun.hpp"
+#include "support/json.hpp"
 
 using namespace meshrun::testing;
 
@@ -44,8 +45,8 @@ void same_as_the_reference(const std::string& program) {
     BOOST_TEST_CONTEXT(program << " " << file) {
       BOOST_TEST(hand.code == ref.code, hand.err << " / " << ref.err);
       if (hand.code != 0 && hand.code != 1) continue;
-      const nlohmann::json h = nlohmann::json::parse(hand.out);
-      const nlohmann::json r = nlohmann::json::parse(ref.out);
+      const nlohmann::json h = meshrun::testing::parse_json(hand.out);
+      const nlohmann::json r = meshrun::testing::parse_json(ref.out);
       BOOST_TEST(h.size() == r.size());
       for (const auto& [name, value] : h.items()) {
         BOOST_REQUIRE(r.contains(name));

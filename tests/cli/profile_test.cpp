@@ -15,6 +15,7 @@
 #include "mesh/mesh.hpp"
 #include "mesh/shard_map.hpp"
 #include "support/run_meshrun.hpp"
+#include "support/json.hpp"
 
 namespace fs = std::filesystem;
 using meshrun::testing::run;
@@ -43,7 +44,7 @@ struct Timeline {
 // Checks what every timeline must satisfy and returns what it shows. Rounding: ts and dur are
 // microseconds with 3 decimals, so containment is checked to 1e-3.
 Timeline check_timeline(const std::string& text) {
-  const json doc = json::parse(text);
+  const json doc = meshrun::testing::parse_json(text);
   BOOST_REQUIRE(doc.contains("traceEvents"));
   BOOST_TEST(doc["displayTimeUnit"] == "ms");
   Timeline t;
@@ -293,7 +294,7 @@ BOOST_AUTO_TEST_CASE(timings_line) {
       BOOST_TEST(res.code == 0);
       BOOST_REQUIRE(!res.err.empty());
       BOOST_TEST(res.err.find('\n') == res.err.size() - 1);  // one line
-      const nlohmann::ordered_json j = nlohmann::ordered_json::parse(res.err);
+      const nlohmann::ordered_json j = meshrun::testing::parse_ordered_json(res.err);
       std::vector<std::string> keys;
       for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
       BOOST_TEST(keys ==
@@ -343,7 +344,7 @@ BOOST_AUTO_TEST_CASE(repeat_runs_warm_steps_with_the_bits_of_one_run) {
       BOOST_TEST(t.code == 0);
       BOOST_TEST(t.out == a.out);
       BOOST_REQUIRE(!t.err.empty());
-      const nlohmann::ordered_json j = nlohmann::ordered_json::parse(t.err);
+      const nlohmann::ordered_json j = meshrun::testing::parse_ordered_json(t.err);
       BOOST_TEST(j.back().get<int>() == 4);
       BOOST_TEST(std::prev(j.end()).key() == "repeat");
       BOOST_TEST(j["compute_s"].get<double>() > 0.0);

@@ -18,6 +18,7 @@
 
 #include "support/cases.hpp"
 #include "support/run_meshrun.hpp"
+#include "support/json.hpp"
 
 namespace {
 
@@ -49,7 +50,8 @@ std::string program_file(const std::string& program) {
 
 // The meshes a program file was exported for, as --mesh values ("data=8").
 std::vector<std::string> exported_meshes(const std::string& program) {
-  const nlohmann::json p = nlohmann::json::parse(slurp(kSource + "/" + program_file(program)));
+  const nlohmann::json p =
+      meshrun::testing::parse_json(slurp(kSource + "/" + program_file(program)));
   std::vector<std::string> meshes;
   for (const auto& e : p.at("exports")) {
     std::string m;
@@ -105,7 +107,7 @@ BOOST_AUTO_TEST_CASE(every_case_on_every_exported_mesh) {
         BOOST_TEST(r.code == h.code, file << " on " << mesh << ": " << r.err << " / " << h.err);
         if (h.code != 0) continue;
         expect_output_matches_case(r, file);
-        expect_within(nlohmann::json::parse(r.out), nlohmann::json::parse(h.out),
+        expect_within(meshrun::testing::parse_json(r.out), meshrun::testing::parse_json(h.out),
                       file + " on " + mesh);
         ++runs;
       }
@@ -180,7 +182,8 @@ constexpr std::size_t kGalleryWrong = 20;
 // The folder of the example cases of `exercise`, from its exercise file ("cases", relative to it).
 std::string cases_of(const std::string& exercise) {
   const std::string folder = "cases/exercises/" + exercise;
-  const nlohmann::json ex = nlohmann::json::parse(slurp(kSource + "/" + folder + "/exercise.json"));
+  const nlohmann::json ex =
+      meshrun::testing::parse_json(slurp(kSource + "/" + folder + "/exercise.json"));
   return fs::path(folder + "/" + ex.at("cases").get<std::string>()).lexically_normal().string();
 }
 
@@ -270,7 +273,7 @@ BOOST_AUTO_TEST_CASE(a_constant_nested_60_deep_is_read_once) {
   using meshrun::testing::RunOptions;
   using meshrun::testing::TempDir;
   nlohmann::json prog =
-      nlohmann::json::parse(slurp(kSource + "/cases/invalid-programs/valid/double.json"));
+      meshrun::testing::parse_json(slurp(kSource + "/cases/invalid-programs/valid/double.json"));
   nlohmann::json& sm = prog["exports"][0]["jaxpr"]["eqns"][0]["params"];
   const nlohmann::json type = {{"dtype", "f32"}, {"shape", {"M"}}};
   const std::size_t n = 1000000;
@@ -355,7 +358,7 @@ BOOST_AUTO_TEST_CASE(a_value_beyond_the_memory_bound_is_refused_before_the_run) 
 // operand and the results after the program's inputs and outputs, so the rules hold.
 BOOST_AUTO_TEST_CASE(a_program_with_equations_around_its_shard_map_is_graded_by_name) {
   meshrun::testing::TempDir dir;
-  nlohmann::json p = nlohmann::json::parse(slurp(kSource + "/cases/programs/dp-step.json"));
+  nlohmann::json p = meshrun::testing::parse_json(slurp(kSource + "/cases/programs/dp-step.json"));
   for (auto& exp : p["exports"]) {
     nlohmann::json* jx = &exp["jaxpr"];
     while ((*jx)["eqns"][0]["primitive"] == "jit") jx = &(*jx)["eqns"][0]["params"]["jaxpr"];
@@ -441,7 +444,7 @@ BOOST_AUTO_TEST_CASE(every_program_option_works_on_a_program_file) {
   }
   // --atol/--rtol against a case's expected: a loss off by 0.01 fails at the default tolerance
   // and passes at --atol 0.02, as with the hand-written program.
-  nlohmann::json off = nlohmann::json::parse(slurp(kSource + "/" + c));
+  nlohmann::json off = meshrun::testing::parse_json(slurp(kSource + "/" + c));
   off["expected"]["loss"] = 0.3139125;
   const std::string offc = dir.write("off.json", off.dump());
   const Result strict = run({"run", prog, offc});
@@ -453,7 +456,7 @@ BOOST_AUTO_TEST_CASE(every_program_option_works_on_a_program_file) {
   // --profile and --timings: the interpreted program's own psum over 'data' is in the trace.
   const Result p = run({"run", prog, c, "--profile", dir / "p.json", "--timings"});
   BOOST_TEST(p.code == 0, p.err);
-  const nlohmann::json prof = nlohmann::json::parse(slurp(dir / "p.json"));
+  const nlohmann::json prof = meshrun::testing::parse_json(slurp(dir / "p.json"));
   const nlohmann::json& events = prof.is_object() ? prof.at("traceEvents") : prof;
   bool psum = false;
   for (const auto& e : events) psum = psum || e.value("name", "") == "psum #1 'data'";
@@ -474,7 +477,7 @@ BOOST_AUTO_TEST_CASE(a_case_no_export_takes_is_named_with_the_shapes) {
              "the program takes f32[1,1]\n");
   meshrun::testing::TempDir dir;
   nlohmann::json c =
-      nlohmann::json::parse(slurp(kSource + "/tests/jax/programs/attention/case1.json"));
+      meshrun::testing::parse_json(slurp(kSource + "/tests/jax/programs/attention/case1.json"));
   for (const char* n : {"x", "y"}) {  // 32 rows of D = 4: exported for 16x4, 32x6, 16x5, 48x3
     nlohmann::json& a = c["input"][n];
     const nlohmann::json rows = a;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/run_meshrun.hpp"
+#include "support/json.hpp"
 
 namespace {
 
@@ -106,7 +107,7 @@ BOOST_AUTO_TEST_CASE(no_control_byte_of_a_program_file_reaches_the_terminal) {
   TempDir dir;
   std::vector<std::string> files;
   const auto variant = [&](const std::string& name, auto change) {
-    nlohmann::json p = nlohmann::json::parse(slurp(kSource + "/" + kValid));
+    nlohmann::json p = meshrun::testing::parse_json(slurp(kSource + "/" + kValid));
     change(p);
     const std::string path = dir / (name + ".json");
     std::ofstream(path) << p.dump();

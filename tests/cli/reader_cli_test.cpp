@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "support/run_meshrun.hpp"
+#include "support/json.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -112,7 +113,7 @@ BOOST_AUTO_TEST_CASE(save_npy_writes_each_output) {
   const std::string out = dir.path + "/new/outputs";  // created
   const Result r = run({"dp-step", "--exact", "--save-npy", out, "cases/dp-step/example3.json"});
   BOOST_TEST(r.code == 0, r.err);
-  const nlohmann::json printed = nlohmann::json::parse(r.out);
+  const nlohmann::json printed = meshrun::testing::parse_json(r.out);
   const auto npy = [](const std::string& shape, const std::vector<float>& values) {
     std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
     while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';

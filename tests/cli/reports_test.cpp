@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "support/run_meshrun.hpp"
+#include "support/json.hpp"
 
 namespace fs = std::filesystem;
 
@@ -233,7 +234,7 @@ BOOST_AUTO_TEST_CASE(junit_and_json_hold_failures_errors_and_escaped_names) {
   // The name with markup and control bytes: markup escaped, control bytes written as \xHH.
   BOOST_TEST(suite.children[3].attrs.at("name") == "d-<odd>&\"\\x01\\x1b\\uFFFE\\uFFFF");
 
-  const auto j = nlohmann::json::parse(slurp(json));
+  const auto j = meshrun::testing::parse_json(slurp(json));
   BOOST_TEST(j.at("complete") == true);
   BOOST_TEST(j.at("passed") == passed);
   BOOST_TEST(j.at("failed") == failed);
@@ -262,7 +263,7 @@ BOOST_AUTO_TEST_CASE(a_run_meshrun_ends_still_writes_what_was_graded_marked_inco
   const Result r = run_with({"check", "--junit", junit, "--json", json, "cases/dp-step"}, o);
   BOOST_TEST(r.code == 6);
   BOOST_TEST(r.err == "meshrun: stdout: No space left on device\n");
-  const auto j = nlohmann::json::parse(slurp(json));
+  const auto j = meshrun::testing::parse_json(slurp(json));
   BOOST_TEST(j.at("complete") == false);
   BOOST_TEST(j.at("incomplete_reason") == "run ended by meshrun: stdout: No space left on device");
   BOOST_TEST(j.at("cases").size() == 1u);  // graded, though its line never reached stdout
@@ -275,7 +276,7 @@ BOOST_AUTO_TEST_CASE(a_run_meshrun_ends_still_writes_what_was_graded_marked_inco
   const Result internal =
       run({"check", "--json", json, "--inject", "internal:1@1", "cases/dp-step"});
   BOOST_TEST(internal.code == 4);
-  const auto k = nlohmann::json::parse(slurp(json));
+  const auto k = meshrun::testing::parse_json(slurp(json));
   BOOST_TEST(k.at("complete") == false);
   BOOST_TEST(has(k.at("incomplete_reason").get<std::string>(), "internal error: injected"));
   BOOST_TEST(leftovers(out.path).empty());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "support/run_meshrun.hpp"
+#include "support/json.hpp"
 
 namespace {
 
@@ -52,8 +53,8 @@ BOOST_AUTO_TEST_CASE(every_entry_gives_jaxs_dtype_and_bits) {
     BOOST_TEST(r.code == 0, name << ": exit " << r.code << ": " << r.err);
     if (r.code != 0) continue;
     std::vector<double> got, want;
-    flatten(nlohmann::json::parse(r.out)["out"], got);
-    flatten(nlohmann::json::parse(slurp(c))["expected"]["out"], want);
+    flatten(meshrun::testing::parse_json(r.out)["out"], got);
+    flatten(meshrun::testing::parse_json(slurp(c))["expected"]["out"], want);
     BOOST_TEST_REQUIRE(got.size() == want.size(), name);
     for (std::size_t i = 0; i < got.size(); ++i)
       BOOST_TEST(bits(got[i]) == bits(want[i]),

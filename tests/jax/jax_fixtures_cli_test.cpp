@@ -12,6 +12,7 @@
 #include <string>
 
 #include "support/run_meshrun.hpp"
+#include "support/json.hpp"
 
 namespace {
 
@@ -63,7 +64,7 @@ BOOST_AUTO_TEST_CASE(exported_programs_bit_identical_share_does_not_drop) {
                         dir / "r.json", kFixtures + "/" + program});
     BOOST_REQUIRE(!r.killed);
     BOOST_TEST((r.code == 0 || r.code == 1), "exit " << r.code << ": " << r.err);
-    const auto report = nlohmann::json::parse(slurp(dir / "r.json"));
+    const auto report = meshrun::testing::parse_json(slurp(dir / "r.json"));
     std::size_t elements = 0, differing = 0;
     for (const auto& c : report["cases"]) {
       BOOST_TEST(c["error"].is_null(), c["case"] << ": " << c["error"]);
@@ -71,7 +72,7 @@ BOOST_AUTO_TEST_CASE(exported_programs_bit_identical_share_does_not_drop) {
     }
     for (const auto& f : fs::directory_iterator(kFixtures + "/" + program))
       if (f.path().extension() == ".json")
-        elements += count_numbers(nlohmann::json::parse(slurp(f.path()))["expected"]);
+        elements += count_numbers(meshrun::testing::parse_json(slurp(f.path()))["expected"]);
     BOOST_TEST(elements == b.elements, program);
     BOOST_TEST(elements - differing >= b.identical,
                program << " interpreted: " << elements - differing << " of " << elements
@@ -86,13 +87,14 @@ BOOST_AUTO_TEST_CASE(bit_identical_share_does_not_drop) {
   for (const auto& [program, c] : base) {
     for (const auto& f : fs::directory_iterator(kFixtures + "/" + program))
       if (f.path().extension() == ".json")
-        now[program].elements += count_numbers(nlohmann::json::parse(slurp(f.path()))["expected"]);
+        now[program].elements +=
+            count_numbers(meshrun::testing::parse_json(slurp(f.path()))["expected"]);
   }
   TempDir dir;
   const auto r = run({"check", "--atol", "0", "--rtol", "0", "--json", dir / "r.json", kFixtures});
   BOOST_REQUIRE(!r.killed);
   BOOST_TEST((r.code == 0 || r.code == 1), "exit " << r.code << ": " << r.err);
-  const auto report = nlohmann::json::parse(slurp(dir / "r.json"));
+  const auto report = meshrun::testing::parse_json(slurp(dir / "r.json"));
   BOOST_REQUIRE(report["complete"].get<bool>());
   std::map<std::string, std::size_t> differing;
   for (const auto& c : report["cases"]) {
@@ -126,7 +128,7 @@ BOOST_AUTO_TEST_CASE(one_ulp_counts_as_differing) {
   dir.write("same.json", src);
   dir.write("moved.json", moved);
   const auto r = run({"check", "--atol", "0", "--rtol", "0", "--json", dir / "r.json", dir.path});
-  const auto report = nlohmann::json::parse(slurp(dir / "r.json"));
+  const auto report = meshrun::testing::parse_json(slurp(dir / "r.json"));
   std::map<std::string, std::size_t> d;
   for (const auto& c : report["cases"])
     d[fs::path(c["case"].get<std::string>()).filename()] = c["differing_elements"];

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mpi/mpirun.hpp"
+#include "support/json.hpp"
 
 using namespace meshrun::testing;
 
@@ -218,7 +219,7 @@ struct Timeline {
 };
 
 Timeline timeline(const std::string& text) {
-  const nlohmann::json doc = nlohmann::json::parse(text);
+  const nlohmann::json doc = meshrun::testing::parse_json(text);
   Timeline t;
   for (const nlohmann::json& e : doc["traceEvents"]) {
     if (e["ph"] == "M" && e["name"] == "thread_name") t.names[e["tid"]] = e["args"]["name"];
@@ -235,7 +236,8 @@ std::vector<std::string> keys_of_json_line(const std::string& err) {
   while (at < err.size()) {
     const std::size_t end = std::min(err.find('\n', at), err.size());
     if (err.compare(at, 2, "{\"") == 0) {
-      const nlohmann::ordered_json line = nlohmann::ordered_json::parse(err.substr(at, end - at));
+      const nlohmann::ordered_json line =
+          meshrun::testing::parse_ordered_json(err.substr(at, end - at));
       for (const auto& item : line.items()) keys.push_back(item.key());
     }
     at = end + 1;
@@ -390,7 +392,7 @@ BOOST_AUTO_TEST_CASE(a_program_computing_around_its_shard_map_runs_across_ranks)
 
   // double.json's x*2 shard_map, with x+x before it and neg after: y = -4x.
   TempDir dir;
-  nlohmann::json p = nlohmann::json::parse(
+  nlohmann::json p = meshrun::testing::parse_json(
       slurp(meshrun::testing::kSource + "/cases/invalid-programs/valid/double.json"));
   nlohmann::json& jx = p["exports"][0]["jaxpr"];
   const nlohmann::json type = jx["invars"][0]["type"];

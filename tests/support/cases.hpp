@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/run_meshrun.hpp"
+#include "support/json.hpp"
 
 namespace meshrun::testing {
 
@@ -48,9 +49,9 @@ inline void expect_close(const nlohmann::json& got, const nlohmann::json& expect
 // The result line of `r` holds the keys of `case_file`'s expected, in order, each within the
 // tolerance.
 inline void expect_output_matches_case(const Result& r, const std::string& case_file) {
-  const nlohmann::json c = nlohmann::json::parse(slurp(kSource + "/" + case_file));
+  const nlohmann::json c = meshrun::testing::parse_json(slurp(kSource + "/" + case_file));
   BOOST_REQUIRE_MESSAGE(r.out.size() > 1 && r.out.back() == '\n', case_file << ": no output line");
-  const nlohmann::json got = nlohmann::json::parse(r.out);
+  const nlohmann::json got = meshrun::testing::parse_json(r.out);
   std::vector<std::string> got_keys, expected_keys;
   for (const auto& item : got.items()) got_keys.push_back(item.key());
   for (const auto& item : c.at("expected").items()) expected_keys.push_back(item.key());

@@ -5,6 +5,7 @@
 // 0.10.2 on CPU (jax.lax on the same float32 inputs, pasted with 9 significant digits, so they are
 // JAX's bits).
 #include "unit/interp/primitives/prim_test_util.hpp"
+#include "support/json.hpp"
 
 BOOST_AUTO_TEST_SUITE(registry)
 
@@ -176,7 +177,7 @@ BOOST_AUTO_TEST_CASE(each_entry_carries_its_kinds) {
   BOOST_REQUIRE(dot.flops != nullptr);
   Eqn eqn;
   eqn.primitive = "dot_general";
-  eqn.params = nlohmann::json::parse(R"({"contracting": [[1], [0]], "batch": [[], []]})");
+  eqn.params = meshrun::testing::parse_json(R"({"contracting": [[1], [0]], "batch": [[], []]})");
   const std::array<ValueType, 2> ops = {{{DType::kF32, {4, 8}}, {DType::kF32, {8, 2}}}};
   const std::array<ValueType, 1> outs = {{{DType::kF32, {4, 2}}}};
   BOOST_CHECK_EQUAL(dot.flops(eqn, ops, outs), 128u);
