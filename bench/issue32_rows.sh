@@ -1,7 +1,8 @@
 #!/bin/bash
 # Issue #32's measured rows on this machine's release build, each beside its peer in the same run:
 #   startup.txt     start-up, `meshrun dp-step cases/dp-step/example1.json` against
-#                   ../shared/peers/floor_threads.cpp built -static (10 x 30 alternated pairs)
+#                   ../shared/peers/floor_threads.cpp built -static (10 x 30 alternated pairs),
+#                   after dropping the page cache (as root)
 #   allreduce_ab.txt  64 KiB psum, 8 devices, against threads_f (6 alternated rounds; with
 #                   OLD=<another build's meshrun>, that build too, for a before/after)
 #   peers/          ../shared/peers/run_all.sh with CORE=1 (limits, OpenMPI, threads_e/f, meshrun)
@@ -36,6 +37,15 @@ for row in $ROWS; do
     startup)
       [ -x /tmp/floor_static ] ||
         g++ -O2 -std=c++20 -static "$PEERS/floor_threads.cpp" -o /tmp/floor_static -pthread
+      # Both binaries read back from disk, so that their pages came into the page cache the same
+      # way: on this VM one file started 10-15% faster or slower depending on whether the linker,
+      # cp or a read from disk had put it there (bench/README.md, 2026-12-04 22Z). Needs root;
+      # it empties the whole machine's page cache, which slows whatever else runs.
+      if [ -w /proc/sys/vm/drop_caches ] && sync && echo 1 >/proc/sys/vm/drop_caches; then
+        log "start-up: page cache dropped"
+      else
+        log "start-up: page cache NOT dropped (not root?): the row may be off by 10-15%"
+      fi
       log "start-up: alternate 10 x 30 pairs"
       for s in $(seq 10); do
         "$BIN/alternate" 30 3 -- "$BIN/meshrun" dp-step cases/dp-step/example1.json \
