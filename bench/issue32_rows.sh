@@ -8,17 +8,19 @@
 #   peers/          ../shared/peers/run_all.sh with CORE=1 (limits, OpenMPI, threads_e/f, meshrun)
 #   gemm_share.txt  tp-mlp B=256 D=1024 H=4096 O=256 (.npy) against peak_fma (6 rounds); the case
 #                   is made here once by gen_big_case.py (seed 1) under /tmp/cases/tpmlp
+#   errors.txt      runs that fail (a missing case file, exit 2) and --version, with OLD's
+#                   beside when given (hyperfine, 300 runs each, after dropping the page cache)
 #   log.txt         when each started, with the load average
 #
-#   bash bench/issue32_rows.sh OUT [ROW...]      ROW: startup allreduce peers gemm (default: all)
+#   bash bench/issue32_rows.sh OUT [ROW...]   ROW: startup allreduce peers gemm errors (default: all)
 #
 # Needs `make build` and `make peer-deps` (OpenMPI, gloo, hyperfine). Minutes: about 12 in all.
 set -u -o pipefail
-OUT=${1:?usage: issue32_rows.sh OUT [startup] [allreduce] [peers] [gemm]}
+OUT=${1:?usage: issue32_rows.sh OUT [startup] [allreduce] [peers] [gemm] [errors]}
 shift
-ROWS=${*:-startup allreduce peers gemm}
+ROWS=${*:-startup allreduce peers gemm errors}
 for row in $ROWS; do
-  case $row in startup | allreduce | peers | gemm) ;;
+  case $row in startup | allreduce | peers | gemm | errors) ;;
     *) echo "issue32_rows.sh: unknown row '$row'" >&2; exit 2 ;;
   esac
 done
@@ -31,21 +33,25 @@ BIN=$PWD/build/release
 [ -x "$BIN/meshrun" ] && [ -x "$BIN/alternate" ] || { echo "issue32_rows.sh: run make build first" >&2; exit 2; }
 log() { echo "[$(date -u +%H:%M:%SZ)] load $(cut -d' ' -f1-3 /proc/loadavg) $*" | tee -a "$OUT/log.txt"; }
 echo "main at $(git describe --always --dirty) ($(git log --oneline -1))" >>"$OUT/log.txt"
+# Process start-up depends on how the binaries' pages came into the page cache: on this VM one
+# file started 10-15% faster or slower depending on whether the linker, cp or a read from disk
+# had put it there (bench/README.md, 2026-12-04 22Z). So the rows that time whole processes read
+# every binary back from disk alike first. Needs root; it empties the whole machine's page cache,
+# which slows whatever else runs.
+drop_page_cache() {
+  if [ -w /proc/sys/vm/drop_caches ] && sync && echo 1 >/proc/sys/vm/drop_caches; then
+    log "$1: page cache dropped"
+  else
+    log "$1: page cache NOT dropped (not root?): the row may be off by 10-15%"
+  fi
+}
 
 for row in $ROWS; do
   case $row in
     startup)
       [ -x /tmp/floor_static ] ||
         g++ -O2 -std=c++20 -static "$PEERS/floor_threads.cpp" -o /tmp/floor_static -pthread
-      # Both binaries read back from disk, so that their pages came into the page cache the same
-      # way: on this VM one file started 10-15% faster or slower depending on whether the linker,
-      # cp or a read from disk had put it there (bench/README.md, 2026-12-04 22Z). Needs root;
-      # it empties the whole machine's page cache, which slows whatever else runs.
-      if [ -w /proc/sys/vm/drop_caches ] && sync && echo 1 >/proc/sys/vm/drop_caches; then
-        log "start-up: page cache dropped"
-      else
-        log "start-up: page cache NOT dropped (not root?): the row may be off by 10-15%"
-      fi
+      drop_page_cache start-up
       log "start-up: alternate 10 x 30 pairs"
       for s in $(seq 10); do
         "$BIN/alternate" 30 3 -- "$BIN/meshrun" dp-step cases/dp-step/example1.json \
@@ -94,6 +100,23 @@ PY
       /usr/bin/python3 bench/gemm_share.py 6 /tmp/cases/tpmlp/case.json main=build/release \
         >"$OUT/gemm_share.txt" 2>&1
       tail -n 4 "$OUT/gemm_share.txt"
+      ;;
+    errors)
+      drop_page_cache errors
+      log "failing runs and --version: hyperfine, 300 runs each"
+      cmds=()
+      for b in ${OLD:+OLD} NEW; do
+        bin=$BIN/meshrun
+        [ $b = OLD ] && bin=$OLD
+        cmds+=("$bin dp-step /nonexistent/case.json" "$bin --version")
+      done
+      hyperfine -N -i --style basic --warmup 20 --runs 300 --export-json "$OUT/errors.json" \
+        "${cmds[@]}" >"$OUT/hyperfine_errors.txt" 2>&1
+      /usr/bin/python3 - "$OUT/errors.json" <<'PY' | tee "$OUT/errors.txt"
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    print(f"{r['median'] * 1e3:8.3f} ms median  {r['mean'] * 1e3:8.3f} ms mean  {r['command']}")
+PY
       ;;
   esac
 done
