@@ -15,11 +15,11 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
-#include <thread>
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "io/signal_cleanup.hpp"
+#include "support/cpus.hpp"
 
 namespace meshrun {
 
@@ -70,11 +70,13 @@ void mallopt_unless_set(const char* env, const char* tunable, int param, int val
 }
 #endif
 
+// The CPUs counted are those this process may run on (support/cpus.hpp: one sched_getaffinity),
+// not hardware_concurrency()'s, which glibc reads from /sys/devices/system/cpu/online (three
+// syscalls on sysfs at every start) and which counts the host's CPUs in a smaller cpuset.
 void fewer_malloc_arenas() {
 #if defined(__GLIBC__)
-  const unsigned cpus = std::thread::hardware_concurrency();
   mallopt_unless_set("MALLOC_ARENA_MAX", "glibc.malloc.arena_max", M_ARENA_MAX,
-                     cpus == 0 ? 1 : static_cast<int>(cpus));
+                     static_cast<int>(usable_cpus()));
 #endif
 }
 
