@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <new>
+#include <optional>
 #include <system_error>
 #include <thread>
 
@@ -90,14 +92,11 @@ void Mesh::Impl::run_job(int j, const std::stop_token& stop) {
   const auto at = static_cast<std::size_t>(j);
   const int index = first + j;
   DeviceProfile* profile = trace && trace->profile ? &trace->profile->devices[at] : nullptr;
-  Device device(
-      index, shape, groups->memberships(j),
-      [this, &stop](int d, CollectiveOp op, std::uint64_t count, const std::string& group,
-                    std::uint64_t seq) { inject(d, op, count, group, seq, stop); },
-      trace ? &trace->collectives[at] : nullptr, profile, &in_collective[at]);
-  if (profile) profile->body_start = ProfileClock::now();
+  // Made inside the try: building it allocates (its memberships), and an exception escaping a
+  // device thread would end the process (std::terminate) instead of failing the device.
+  std::optional<Device> device;
   auto at_where = [&] {
-    const std::string where = device.where();
+    const std::string where = device ? device->where() : "before its first collective";
     return groups->device_name(index) + " failed " + (where.starts_with("before") ? "" : "at ") +
            where + ": ";
   };
@@ -105,7 +104,15 @@ void Mesh::Impl::run_job(int j, const std::stop_token& stop) {
     return std::make_exception_ptr(DeviceError(index, at_where() + what));
   };
   try {
-    (*body.load(std::memory_order_acquire))(device);
+    device.emplace(
+        index, shape, groups->memberships(j),
+        [this, &stop](int d, CollectiveOp op, std::uint64_t count, const std::string& group,
+                      std::uint64_t seq) { inject(d, op, count, group, seq, stop); },
+        trace ? &trace->collectives[at] : nullptr, profile, &in_collective[at]);
+    if (profile) profile->body_start = ProfileClock::now();
+    (*body.load(std::memory_order_acquire))(*device);
+  } catch (const std::bad_alloc&) {  // kept as it is: the run reports "out of memory" (exit 4)
+    record(j, std::current_exception());
   } catch (const AbortedError&) {
     record(j, std::current_exception(), /*consequence=*/true);
   } catch (const TimeoutError&) {
@@ -124,7 +131,7 @@ void Mesh::Impl::run_job(int j, const std::stop_token& stop) {
   } catch (...) {
     record(j, failed("unknown exception"));
   }
-  entered[at] = device.collectives_entered();
+  entered[at] = device ? device->collectives_entered() : 0;
   // However the body ended: the timeline of a failed run is the one most looked at.
   if (profile) profile->body_end = ProfileClock::now();
 }

@@ -17,6 +17,7 @@
 #include <limits>
 #include <string>
 #include <thread>
+#include <new>
 #include <vector>
 
 #include "collectives/in_process.hpp"
@@ -182,6 +183,22 @@ BOOST_AUTO_TEST_CASE(throw_before_any_collective_and_inside_pmean_naming) {
   } catch (const std::exception& x) {
     BOOST_TEST(false, "expected DeviceError, got: " << x.what());
   }
+  check_mesh_works(mesh);
+}
+
+// A device out of memory fails the run with the std::bad_alloc itself, which meshrun reports as
+// "out of memory" (exit 4), not as a device's failure (exit 3); the mesh still works after it.
+BOOST_AUTO_TEST_CASE(out_of_memory_on_a_device_stays_bad_alloc) {
+  Mesh mesh(4, "data");
+  auto e = capture([&] {
+    mesh.run([&](Device& dev) {
+      std::vector<float> v(3, 1.0f);
+      dev.psum_inplace(v, "data");
+      if (dev.index() == 1) throw std::bad_alloc();
+    });
+  });
+  BOOST_REQUIRE(e);
+  BOOST_CHECK_THROW(std::rethrow_exception(e), std::bad_alloc);
   check_mesh_works(mesh);
 }
 
