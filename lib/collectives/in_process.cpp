@@ -30,12 +30,6 @@ constexpr auto kYieldFor = std::chrono::microseconds(100);
 // pieces) parks in slices of this.
 constexpr auto kUnboundedSlice = std::chrono::milliseconds(100);
 
-// The CPUs a group plans for: those of `ids`, or, where the platform cannot tell, usable_cpus()'s
-// answer.
-unsigned cpu_count(const std::vector<int>& ids) {
-  return ids.empty() ? usable_cpus() : static_cast<unsigned>(ids.size());
-}
-
 }  // namespace
 
 int home_lane(const std::vector<int>& cpus, int cpu, int rank, int lanes) {
@@ -60,10 +54,10 @@ InProcessGroup::InProcessGroup(int size, std::string axis, GroupOptions options,
       devices_(std::move(devices)),
       options_(options),
       cpus_(usable_cpu_ids()),
-      oversubscribed_(static_cast<unsigned>(size) > cpu_count(cpus_)),
+      oversubscribed_(static_cast<unsigned>(size) > usable_cpus(cpus_)),
       slots_(new Slot[static_cast<std::size_t>(size)]),
       lanes_(static_cast<int>(
-          std::clamp<unsigned>(cpu_count(cpus_), 1, static_cast<unsigned>(std::max(size, 1))))),
+          std::clamp<unsigned>(usable_cpus(cpus_), 1, static_cast<unsigned>(std::max(size, 1))))),
       lane_next_(new Lane[static_cast<std::size_t>(lanes_)]) {
   MESHRUN_CHECK(size >= 1, "a group needs at least one member");
   MESHRUN_CHECK(devices_.empty() || devices_.size() == static_cast<std::size_t>(size),

@@ -23,9 +23,10 @@ std::vector<int> usable_cpu_ids() {
   return cpus;
 }
 
-unsigned usable_cpus() {
-  const std::size_t n = usable_cpu_ids().size();
-  if (n > 0) return static_cast<unsigned>(n);
+unsigned usable_cpus() { return usable_cpus(usable_cpu_ids()); }
+
+unsigned usable_cpus(const std::vector<int>& ids) {
+  if (!ids.empty()) return static_cast<unsigned>(ids.size());
   return std::max(1u, std::thread::hardware_concurrency());  // no affinity API: the host's count
 }
 

@@ -12,5 +12,8 @@ namespace meshrun {
 std::vector<int> usable_cpu_ids();
 // usable_cpu_ids().size(), at least 1.
 unsigned usable_cpus();
+// The same count from ids usable_cpu_ids() returned: their number, or, when it returned none
+// (the platform cannot tell), the host's CPU count, at least 1.
+unsigned usable_cpus(const std::vector<int>& ids);
 
 }  // namespace meshrun

@@ -15,9 +15,9 @@
 #include <exception>
 #include <filesystem>
 #include <limits>
+#include <new>
 #include <string>
 #include <thread>
-#include <new>
 #include <vector>
 
 #include "collectives/in_process.hpp"
