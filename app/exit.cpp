@@ -4,7 +4,6 @@
 #include <exception>
 #include <functional>
 #include <new>
-#include <iostream>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -12,7 +11,7 @@
 #include <chrono>
 #include <thread>
 
-#include <CLI/CLI.hpp>
+#include "cli.hpp"
 
 #include "commands.hpp"
 #include "exit_codes.hpp"

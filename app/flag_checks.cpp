@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include <CLI/CLI.hpp>
+#include "cli.hpp"
 
 namespace meshrun {
 namespace {

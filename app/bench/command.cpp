@@ -1,6 +1,6 @@
 // `meshrun bench allreduce`: flags only; the benchmark itself (sizes, timing, verification, the
 // table and JSON) lives in lib/bench.
-#include <CLI/CLI.hpp>
+#include "cli.hpp"
 
 #include "bench/allreduce_bench.hpp"
 #include "commands.hpp"

@@ -25,7 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <CLI/CLI.hpp>
+#include "cli.hpp"
 
 #include "commands.hpp"
 #include "flag_checks.hpp"

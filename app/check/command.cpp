@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include <CLI/CLI.hpp>
+#include "cli.hpp"
 
 #include "check/cases.hpp"
 #include "io/check_report.hpp"

@@ -4,7 +4,7 @@
 #include <limits>
 #include <memory>
 
-#include <CLI/CLI.hpp>
+#include "cli.hpp"
 
 #include "commands.hpp"
 #include "flag_checks.hpp"

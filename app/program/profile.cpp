@@ -1,9 +1,9 @@
 #include "program/profile.hpp"
 
 #include <exception>
-#include <iostream>
 
 #include "io/profile_json.hpp"
+#include "support/exit_code.hpp"
 
 namespace meshrun {
 
@@ -44,7 +44,7 @@ void RunProfile::print_timings(std::uint64_t flops, std::uint64_t input_bytes) c
     t.collectives_s = warm_->collectives_s;
     repeat = warm_->repeat;
   }
-  std::cerr << timings_json(t, flops, input_bytes, repeat) << "\n" << std::flush;
+  write_stderr(timings_json(t, flops, input_bytes, repeat) + "\n");
 }
 
 }  // namespace meshrun

@@ -4,11 +4,10 @@
 #include <cmath>
 #include <cstring>
 #include <cstdlib>
-#include <iostream>
 #include <memory>
 #include <optional>
 
-#include <CLI/CLI.hpp>
+#include "cli.hpp"
 
 #include "exit_codes.hpp"
 #include "io/compare.hpp"
@@ -74,7 +73,7 @@ void finish_run(const ProgramDef& program, const ProgramFlags& flags, Prepared& 
                                         ? check_structure(program.structure, trace, inputs, outputs)
                                         : StructuralVerdict{};
   if (p.trace_out.active()) p.trace_out.write(trace_text(trace, &verdict, ""));
-  if (flags.show_sharding) std::cerr << format_sharding(trace) << std::flush;
+  if (flags.show_sharding) write_stderr(format_sharding(trace));
   // Graded: the numbers against `expected`, and the structure of what ran against the program's
   // rules. Silent when both hold; each failure is listed on stderr.
   std::vector<Mismatch> mismatches;

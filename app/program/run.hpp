@@ -4,7 +4,6 @@
 // in one process; mpi_run.cpp over the ranks of mpirun.
 #pragma once
 
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +15,7 @@
 #include "io/output.hpp"
 #include "mesh/injection.hpp"
 #include "program/profile.hpp"
+#include "support/exit_code.hpp"
 #include "trace/structure.hpp"
 #include "trace/trace.hpp"
 
@@ -50,7 +50,7 @@ class TraceSink {
   void write(const std::string& text) {
     if (where_.empty()) return;
     if (!file_) {
-      std::cerr << text << std::flush;
+      write_stderr(text);
       return;
     }
     file_->commit(text);

@@ -1,6 +1,8 @@
 #include "support/exit_code.hpp"
 
-#include <iostream>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include "support/errors.hpp"
 #include "support/printable.hpp"
@@ -25,7 +27,16 @@ void report_error(const std::string& message) {
   // Any other control byte a message quotes from a file (an ESC in a JSON key, a primitive's
   // name, a case's field) is written as \xHH: no file can move the cursor or forge a line.
   line = escape_controls(line);
-  std::cerr << "meshrun: " << line << '\n' << std::flush;
+  write_stderr("meshrun: " + line + '\n');
+}
+
+void write_stderr(std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(STDERR_FILENO, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
 }
 
 }  // namespace meshrun

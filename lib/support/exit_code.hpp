@@ -5,6 +5,7 @@
 
 #include <exception>
 #include <string>
+#include <string_view>
 
 namespace meshrun {
 
@@ -24,8 +25,13 @@ class Error;
 int exit_code_of(const Error& e);
 
 // Prints "meshrun: <message>" as one line on stderr (newlines inside become spaces, any other
-// control byte \xHH).
+// control byte \xHH), in one write.
 void report_error(const std::string& message);
+
+// Writes `text` to stderr (file descriptor 2) whole: short writes and EINTR are retried. A write
+// that fails is dropped, as std::cerr drops it: stderr is where failures are said. meshrun does
+// not use std::cerr, whose stream objects a run never builds (app/cli.hpp says why).
+void write_stderr(std::string_view text);
 
 // An outcome already reported (or one a rank leaves to rank 0 to say): the command ends with
 // `code` and nothing more is said. The app's exception ladder (app/exit.cpp) maps it.
