@@ -278,7 +278,11 @@ void InProcessCommunicator::all_reduce(std::span<const float> in, std::span<floa
     return;
   }
   publish_direct(desc, in.data(), out.data());
-  const bool nt = in.size() * sizeof(float) >= group_.options_.nontemporal_min_bytes;
+  const std::size_t bytes = in.size() * sizeof(float);
+  const kernels::FoldPath path =
+      bytes >= group_.options_.nontemporal_min_bytes ? kernels::FoldPath::kNonTemporal
+      : bytes <= group_.options_.blocked_max_bytes   ? kernels::FoldPath::kBlocked
+                                                     : kernels::FoldPath::kInterleaved;
   // The sum is computed once per element, piece by piece, written into every member's output:
   // about pieces_per_member pieces per member (whole cache lines, at least 4 KiB), each claimed
   // by whichever member gets to it first -- so the work goes to the threads that hold a core.
@@ -310,7 +314,7 @@ void InProcessCommunicator::all_reduce(std::span<const float> in, std::span<floa
       if (!next.compare_exchange_weak(v, v + 1, std::memory_order_relaxed)) continue;
       const std::size_t lo = (lo_piece + (v - first)) * piece;
       kernels::fold_sum_to_all(srcs_.data(), n, dsts_.data(), n, lo,
-                               std::min(in.size(), lo + piece), nt);
+                               std::min(in.size(), lo + piece), path);
       if (g.pieces_done_.fetch_add(1, std::memory_order_seq_cst) + 1 == end) g.wake_waiters();
       v = next.load(std::memory_order_relaxed);
     }

@@ -38,6 +38,8 @@
 //       the other ops (two sync points): r moves its own block, then arrives and waits at sync
 //         point s+1, so no member returns (and reuses its buffers) while another still reads or
 //         writes them.
+//       Up to GroupOptions::blocked_max_bytes per member, a piece is folded 4 KiB at a time
+//       through a buffer on the stack, one source or output per pass (kernels.hpp: kBlocked).
 //       From GroupOptions::nontemporal_min_bytes per member, psum writes the outputs with
 //       non-temporal stores (the 2n buffers no longer fit the cache, and a streaming store skips
 //       the read-for-ownership of a line it only overwrites). Those stores are weakly ordered
@@ -97,6 +99,12 @@ struct GroupOptions {
   // psum messages of at least this many bytes per member write their outputs with non-temporal
   // stores (the n outputs and n inputs no longer fit the last-level cache; see kernels.hpp).
   std::size_t nontemporal_min_bytes = 4 << 20;
+  // psum messages of at most this many bytes per member fold 4 KiB at a time through a stack
+  // buffer (kernels::FoldPath::kBlocked), safe from L1 set conflicts when the 2n buffers sit at one
+  // offset modulo 4 KiB. With 8 members, 64 KiB took 13.3-13.8 us so, against 21-30 us
+  // interleaved when the buffers were placed that way; at 1 MiB (no longer in cache) interleaving
+  // was faster, 125-129 us against 146-152 us (bench/README.md, issue #32).
+  std::size_t blocked_max_bytes = 256 << 10;
   // The direct psum cuts its sum into about this many pieces per member, claimed dynamically.
   std::size_t pieces_per_member = 4;
 };

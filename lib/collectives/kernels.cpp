@@ -173,22 +173,62 @@ namespace {
   }
   for (; i < end; ++i) fold_one_to_all(src, n, dst, m, i);
 }
+
+// FoldPath::kBlocked: whole blocks through `sum` (on the stack: in L1), the rest interleaved.
+constexpr std::size_t kBlock = 1024;  // floats: 4 KiB, one page of each stream per pass
+[[gnu::always_inline]] inline void fold_blocks_to_all_body(const float* const* src, int n,
+                                                           float* const* dst, int m,
+                                                           std::size_t begin, std::size_t end) {
+  alignas(64) float sum[kBlock];
+  std::size_t i = begin;
+  for (; i + kBlock <= end; i += kBlock) {
+    std::memcpy(sum, src[0] + i, sizeof sum);
+    for (int r = 1; r < n; ++r) {  // rank order, as the interleaved pass folds each element
+      for (std::size_t j = 0; j < kBlock; j += 2 * kW) {
+        v8 a, b;
+        load(a, sum + j);
+        load(b, sum + j + kW);
+        add(a, src[r] + i + j);
+        add(b, src[r] + i + j + kW);
+        store(sum + j, a);
+        store(sum + j + kW, b);
+      }
+    }
+    for (int q = 0; q < m; ++q) std::memcpy(dst[q] + i, sum, sizeof sum);
+  }
+  fold_sum_to_all_body(src, n, dst, m, i, end);
+}
+
 #if defined(__x86_64__)
 MESHRUN_AVX2 void fold_sum_to_all_avx2(const float* const* src, int n, float* const* dst, int m,
                                        std::size_t begin, std::size_t end) {
   fold_sum_to_all_body(src, n, dst, m, begin, end);
+}
+MESHRUN_AVX2 void fold_blocks_to_all_avx2(const float* const* src, int n, float* const* dst, int m,
+                                          std::size_t begin, std::size_t end) {
+  fold_blocks_to_all_body(src, n, dst, m, begin, end);
 }
 #endif
 void fold_sum_to_all_baseline(const float* const* src, int n, float* const* dst, int m,
                               std::size_t begin, std::size_t end) {
   fold_sum_to_all_body(src, n, dst, m, begin, end);
 }
+void fold_blocks_to_all_baseline(const float* const* src, int n, float* const* dst, int m,
+                                 std::size_t begin, std::size_t end) {
+  fold_blocks_to_all_body(src, n, dst, m, begin, end);
+}
 }  // namespace
 
 void fold_sum_to_all(const float* const* src, int n, float* const* dst, int m, std::size_t begin,
-                     std::size_t end, bool nontemporal) {
+                     std::size_t end, FoldPath path) {
+  if (path == FoldPath::kBlocked) {
+#if defined(__x86_64__)
+    if (have_avx2()) return fold_blocks_to_all_avx2(src, n, dst, m, begin, end);
+#endif
+    return fold_blocks_to_all_baseline(src, n, dst, m, begin, end);
+  }
 #if defined(MESHRUN_HAVE_NT) && !defined(__SANITIZE_THREAD__)
-  if (nontemporal && m > 0 && same_offset_mod64(dst, m)) {
+  if (path == FoldPath::kNonTemporal && m > 0 && same_offset_mod64(dst, m)) {
     std::size_t i = begin;
     // Scalar head up to the first 64-byte boundary of the destinations (the same for all), whole
     // lines streamed, scalar tail.
@@ -204,8 +244,6 @@ void fold_sum_to_all(const float* const* src, int n, float* const* dst, int m, s
     _mm_sfence();  // streaming stores are weakly ordered: drain them before the caller publishes
     return;
   }
-#else
-  (void)nontemporal;
 #endif
 #if defined(__x86_64__)
   if (have_avx2()) return fold_sum_to_all_avx2(src, n, dst, m, begin, end);

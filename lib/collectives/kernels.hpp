@@ -15,15 +15,28 @@ const char* isa();
 // dst[i] = src[0][i] + ... + src[n-1][i] for i in [begin, end). dst may be one of the sources.
 void fold_sum(const float* const* src, int n, float* dst, std::size_t begin, std::size_t end);
 
+// How fold_sum_to_all walks its sources and destinations. The bits are the same on every path.
+enum class FoldPath {
+  // One pass: a line of every source folded, then stored to every destination, step after step.
+  // The most cache misses in flight at once, for data that comes from memory.
+  kInterleaved,
+  // 4 KiB at a time: the block is folded into a stack buffer source by source, then copied to each
+  // destination, one stream per pass. For data already in cache: buffers of one size that the
+  // allocator placed back to back sit at nearly one offset modulo 4 KiB, and the interleaved pass
+  // then puts all 2n of its streams in the same few L1 sets, more than a set has ways: every step
+  // evicted a line the next one needed (64 KiB psum, 8 devices: 21-30 us against 13.5).
+  kBlocked,
+  // kInterleaved with non-temporal (streaming) stores, when every dst[q] has the same address
+  // modulo 64 (else plain stores): no read-for-ownership of lines that are only overwritten, no
+  // eviction of the inputs still to be read, then an sfence, so the stores are globally visible
+  // before the caller's next atomic publishes them. The unaligned head and tail are plain stores.
+  kNonTemporal,
+};
+
 // The same sum, written to each of dst[0..m-1] at [begin, end): owner-computes writes its chunk
 // straight into every member's output. A destination may alias a source (in-place all-reduce):
-// each block is read from every source before it is written anywhere.
-// With `nontemporal`, and when every dst[q] has the same address modulo 64, the aligned middle is
-// written with non-temporal (streaming) stores -- no read-for-ownership of lines that are only
-// overwritten, and no eviction of the inputs still to be read -- followed by an sfence, so the
-// stores are globally visible before the caller's next atomic publishes them. Otherwise (or for
-// the unaligned head and tail) plain stores. The bits are the same either way.
+// each element is read from every source before it is written anywhere.
 void fold_sum_to_all(const float* const* src, int n, float* const* dst, int m, std::size_t begin,
-                     std::size_t end, bool nontemporal);
+                     std::size_t end, FoldPath path);
 
 }  // namespace meshrun::kernels

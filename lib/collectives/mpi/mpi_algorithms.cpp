@@ -51,7 +51,8 @@ void MpiGroup::cross(const Desc& d) {
       if (small) {
         gather(d);
         for (int g = 0; g < n; ++g) srcs_[static_cast<std::size_t>(g)] = gathered(g);
-        kernels::fold_sum_to_all(srcs_.data(), n, dsts_.data(), local_, 0, d.in_count, false);
+        kernels::fold_sum_to_all(srcs_.data(), n, dsts_.data(), local_, 0, d.in_count,
+                                 kernels::FoldPath::kInterleaved);
       } else {
         chain(d, d.in_count, /*broadcast=*/true);
       }
