@@ -19,19 +19,22 @@
 
 #if defined(__GLIBCXX__) && !defined(_GLIBCXX_IOSTREAM)
 #define _GLIBCXX_IOSTREAM 1  // <iostream>'s own include guard: the header is now "included"
+// clang-format takes the visibility macro for the namespace's name: the block stays as written.
+// clang-format off
 namespace std _GLIBCXX_VISIBILITY(default) {
-  _GLIBCXX_BEGIN_NAMESPACE_VERSION
-  // As <iostream> declares them (the objects are libstdc++'s), minus `static ios_base::Init`.
-  extern istream cin;
-  extern ostream cout;
-  extern ostream cerr;
-  extern ostream clog;
-  extern wistream wcin;
-  extern wostream wcout;
-  extern wostream wcerr;
-  extern wostream wclog;
-  _GLIBCXX_END_NAMESPACE_VERSION
-}  // namespace )
+_GLIBCXX_BEGIN_NAMESPACE_VERSION
+// As <iostream> declares them (the objects are libstdc++'s), minus `static ios_base::Init`.
+extern istream cin;
+extern ostream cout;
+extern ostream cerr;
+extern ostream clog;
+extern wistream wcin;
+extern wostream wcout;
+extern wostream wcerr;
+extern wostream wclog;
+_GLIBCXX_END_NAMESPACE_VERSION
+}  // namespace std
+// clang-format on
 #endif
 
 #include <CLI/CLI.hpp>
