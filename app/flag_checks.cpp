@@ -66,4 +66,10 @@ CLI::Validator path_to_write(const std::string& kind) {
       [message](const std::string& text) { return text.empty() ? message : std::string(); }, kind);
 }
 
+CLI::Validator names(const std::string& what, const std::string& kind) {
+  const std::string message = "must name " + what;
+  return CLI::Validator(
+      [message](const std::string& text) { return text.empty() ? message : std::string(); }, kind);
+}
+
 }  // namespace meshrun

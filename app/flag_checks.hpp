@@ -22,4 +22,10 @@ CLI::Validator finite_real(double min, double max, const std::string& unit = "")
 // ("must name a file").
 CLI::Validator path_to_write(const std::string& kind);
 
+// A flag or argument that names something meshrun reads or looks up (a case or program file, an
+// exercise, the mesh's axes): refuses an empty word with "must name <what>". An empty word would
+// otherwise read as the flag not given (`check --program ''` graded the built-in program) or fail
+// later without saying which argument it was ("cannot read").
+CLI::Validator names(const std::string& what, const std::string& kind);
+
 }  // namespace meshrun

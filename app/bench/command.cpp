@@ -5,12 +5,14 @@
 #include "bench/allreduce_bench.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "flag_checks.hpp"
 #include "io/output.hpp"
 #include "progress.hpp"
 #include "support/errors.hpp"
 
 #include <chrono>
 #include <cstdlib>
+#include <limits>
 #include <string_view>
 #include <exception>
 #include <ostream>
@@ -99,21 +101,25 @@ void add_bench_command(CLI::App& app) {
       "Time one collective over N devices, 4 B to 64 MiB per device; results are "
       "verified before timing and the exit status is 1 if any element was wrong");
   ar->add_option("--devices", flags->options.devices, "Devices on the mesh axis")
-      ->check(CLI::Range(1, 1024))
+      ->transform(decimal_integer(1, 1024))
       ->capture_default_str();
+  // Decimal, from 1: CLI11 alone read "-1" as 2^64 - 1 ("--min-bytes: is larger than --max-bytes").
   ar->add_option("--min-bytes", flags->options.min_bytes,
                  "Smallest size to time (bytes per device)")
+      ->transform(decimal_integer(1, std::numeric_limits<long>::max()))
       ->capture_default_str();
   ar->add_option("--max-bytes", flags->options.max_bytes, "Largest size to time (bytes per device)")
+      ->transform(decimal_integer(1, std::numeric_limits<long>::max()))
       ->capture_default_str();
   ar->add_option("--op", flags->op, "Collective: psum, pmean, all_gather or psum_scatter")
       ->check(CLI::IsMember({"psum", "pmean", "all_gather", "psum_scatter"}))
       ->capture_default_str();
+  // Finite: CLI11's PositiveNumber let "nan" through (no comparison with NaN fails).
   ar->add_option("--size-budget", flags->options.size_budget_s, "Seconds of timed calls per size")
-      ->check(CLI::PositiveNumber)
+      ->check(finite_real(0.001, 86400.0, " seconds"))
       ->capture_default_str();
   ar->add_option("--total-budget", flags->options.total_budget_s, "Seconds for the whole table")
-      ->check(CLI::PositiveNumber)
+      ->check(finite_real(0.001, 86400.0, " seconds"))
       ->capture_default_str();
   ar->add_flag("--json", flags->options.json, "One JSON document instead of the table");
   ar->add_flag("--no-pin{false}", flags->options.pin_devices,
@@ -124,7 +130,7 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "inprocess", "mpi"}))
       ->capture_default_str();
   ar->add_option("--timeout", flags->timeout_s, "Across ranks: bound on every wait, seconds")
-      ->check(CLI::Range(1.0, 86400.0))
+      ->check(finite_real(1.0, 86400.0, " seconds"))
       ->capture_default_str();
   ar->callback([flags] {
     bench::AllReduceBenchOptions o = flags->options;

@@ -342,7 +342,7 @@ void add_bench_programs_command(CLI::App& bench) {
       "Run every program at several sizes, inline JSON and .npy inputs, as whole processes with "
       "--timings; one row per case (bench/programs.sh adds numpy beside it)");
   cmd->add_option("--rounds", flags->rounds, "Runs per case; the best is shown")
-      ->check(CLI::Range(1, 100))
+      ->transform(decimal_integer(1, 100))
       ->capture_default_str();
   cmd->add_flag("--quick", flags->quick, "Only the small sizes");
   cmd->add_option("--programs", flags->programs,

@@ -187,7 +187,9 @@ void add_check_command(CLI::App& app) {
   auto flags = std::make_shared<CheckFlags>();
   CLI::App* command = app.add_subcommand(
       "check", "Run every case (files, or *.json under directories) and grade it");
-  command->add_option("PATH", flags->paths, "Case files or directories")->required();
+  command->add_option("PATH", flags->paths, "Case files or directories")
+      ->required()
+      ->check(names("a case file or directory", "PATH"));
   command->add_option("--junit", flags->junit, "Also write the verdicts as JUnit XML to FILE")
       ->check(path_to_write("FILE"));
   command->add_option("--json", flags->json, "Also write the verdicts as JSON to FILE")
@@ -196,14 +198,18 @@ void add_check_command(CLI::App& app) {
       "--update", flags->update,
       "Bless: rewrite each case's expected from what meshrun computes now where it is outside "
       "the tolerance (or missing); refuses cases that error or break a rule");
-  CLI::Option* program = command->add_option(
-      "--program", flags->program,
-      "Grade every case with the JAX program this program file holds (python -m "
-      "meshrun_export), and the program by its exercise's rules");
+  CLI::Option* program =
+      command
+          ->add_option("--program", flags->program,
+                       "Grade every case with the JAX program this program file holds (python -m "
+                       "meshrun_export), and the program by its exercise's rules")
+          ->check(names("a program file", "FILE"));
   command
       ->add_option("--exercise", flags->exercise,
                    "With --program: grade it as this exercise (a shipped one's name, or a folder "
                    "holding exercise.json)")
+      ->check(names("an exercise (a shipped one's name, or a folder holding exercise.json)",
+                    "EXERCISE"))
       ->needs(program);
   add_cost_flags(*command, flags->budget, program);
   update->excludes("--junit")->excludes("--json")->excludes(program);

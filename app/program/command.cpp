@@ -29,9 +29,11 @@ void add_run_flags(CLI::App& command, RunFlags& flags, bool with_inject) {
       .add_option("--devices", flags.devices,
                   "Devices on a one-axis program's axis (default: the case's mesh, else 8)")
       ->transform(decimal_integer(1, kMaxDevices));
-  command.add_option("--mesh", flags.mesh,
-                     "Mesh axes and sizes, e.g. data=2,model=4 (overrides the case's \"mesh\"; "
-                     "mlp-train's default)");
+  command
+      .add_option("--mesh", flags.mesh,
+                  "Mesh axes and sizes, e.g. data=2,model=4 (overrides the case's \"mesh\"; "
+                  "mlp-train's default)")
+      ->check(names("the mesh's axes and sizes, e.g. data=2,model=4", "AXES"));
   command.add_option("--timeout", flags.timeout_s, "Seconds any collective may wait")
       ->check(finite_real(kMinTimeoutSeconds, 86400.0, " seconds"))
       ->capture_default_str();
@@ -82,7 +84,9 @@ MeshShape flag_mesh(const RunFlags& flags) {
 void add_program_command(CLI::App& app, const ProgramDef& program) {
   auto flags = std::make_shared<ProgramFlags>();
   CLI::App* command = app.add_subcommand(program.name, program.summary);
-  command->add_option("CASE", flags->case_path, "Case file (JSON), or - for stdin")->required();
+  command->add_option("CASE", flags->case_path, "Case file (JSON), or - for stdin")
+      ->required()
+      ->check(names("a case file (or - for stdin)", "FILE"));
   add_program_flags(*command, flags);
   command->callback([&program, flags] { run_program(program, *flags); });
 }
@@ -90,7 +94,7 @@ void add_program_command(CLI::App& app, const ProgramDef& program) {
 void add_program_flags(CLI::App& app, const std::shared_ptr<ProgramFlags>& flags) {
   CLI::App* command = &app;
   command->add_option("--precision", flags->precision, "Decimals printed")
-      ->check(CLI::Range(0, 20))
+      ->transform(decimal_integer(0, 20))
       ->capture_default_str();
   command->add_flag("--exact", flags->exact, "Print each float32's shortest exact form");
   // A flag that takes an optional =FILE: never consumes the next argument (the CASE).

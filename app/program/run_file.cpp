@@ -40,12 +40,18 @@ void add_run_file_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "run", "Run the JAX program a program file holds (python -m meshrun_export) on a case");
   command->add_option("PROG", flags->program_path, "Program file (JSON, docs/program-format.md)")
-      ->required();
-  command->add_option("CASE", flags->case_path, "Case file (JSON), or - for stdin")->required();
-  command->add_option(
-      "--exercise", *exercise,
-      "Grade it as this exercise (a shipped one's name, or a folder holding exercise.json): "
-      "overrides the file's \"exercise\"");
+      ->required()
+      ->check(names("a program file", "FILE"));
+  command->add_option("CASE", flags->case_path, "Case file (JSON), or - for stdin")
+      ->required()
+      ->check(names("a case file (or - for stdin)", "FILE"));
+  command
+      ->add_option(
+          "--exercise", *exercise,
+          "Grade it as this exercise (a shipped one's name, or a folder holding exercise.json): "
+          "overrides the file's \"exercise\"")
+      ->check(names("an exercise (a shipped one's name, or a folder holding exercise.json)",
+                    "EXERCISE"));
   add_program_flags(*command, flags);
   add_cost_flags(*command, *budget);
   command->callback([flags, exercise, budget] {

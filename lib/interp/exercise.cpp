@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -13,6 +15,7 @@
 #include "interp/reader_fields.hpp"
 #include "interp/rule_kinds.hpp"
 #include "io/json_text.hpp"
+#include "programs/program.hpp"
 #include "shard/mesh_shape.hpp"
 #include "support/errors.hpp"
 
@@ -292,6 +295,12 @@ std::shared_ptr<const Exercise> parse_exercise(const std::string& text, const st
   }
 }
 
+std::string reference_path(const Exercise& ex) {
+  return ex.folder.empty() || ex.reference.empty() || ex.reference[0] == '/'
+             ? ex.reference
+             : ex.folder + "/" + ex.reference;
+}
+
 std::shared_ptr<const Exercise> load_exercise_folder(const std::string& dir,
                                                      std::uint64_t max_bytes,
                                                      std::chrono::milliseconds open_wait) {
@@ -304,6 +313,16 @@ std::shared_ptr<const Exercise> load_exercise_folder(const std::string& dir,
     std::shared_ptr<Exercise> ex = parse(read_program_json(path, max_bytes, open_wait));
     ex->source = path;
     ex->folder = dir;
+    // The reference is read when a rule first needs it (rule_kinds.cpp); a missing one is said
+    // here, as the exercise's error, while a built-in program of its name stands in for it.
+    if (find_program(ex->name) == nullptr) {
+      const std::string reference = reference_path(*ex);
+      struct stat ref {};
+      if (::stat(reference.c_str(), &ref) != 0)
+        throw InputError("reference", "cannot read " + reference + ": " + std::strerror(errno));
+      if (!S_ISREG(ref.st_mode))
+        throw InputError("reference", "cannot read " + reference + ": not a regular file");
+    }
     return ex;
   } catch (const InputError& e) {
     throw InputError(path, e.what());

@@ -45,8 +45,15 @@ struct Exercise {
 std::shared_ptr<const Exercise> parse_exercise(const std::string& text, const std::string& source,
                                                const std::string& folder);
 
+// The exercise's reference program file: `reference` under its folder (as written when absolute
+// or when the folder is not known).
+std::string reference_path(const Exercise& ex);
+
 // The exercise of folder `dir` (its exercise.json), read as a program file is: within
-// `max_bytes` (--max-input-bytes), its open bounded by `open_wait` (--timeout).
+// `max_bytes` (--max-input-bytes), its open bounded by `open_wait` (--timeout). An exercise whose
+// name no built-in program has must name a reference file that exists: else InputError
+// "<dir>/exercise.json: reference: cannot read ..." (exit 2) before any grading, not a rule that
+// fails the student's program when the reference is first needed.
 std::shared_ptr<const Exercise> load_exercise_folder(
     const std::string& dir, std::uint64_t max_bytes = std::uint64_t{1} << 20,
     std::chrono::milliseconds open_wait = std::chrono::milliseconds(10000));

@@ -248,9 +248,7 @@ Reference reference_of(const Exercise& ex) {
     std::unique_ptr<LoadedProgram> lp;
   };
   auto lazy = std::make_shared<Lazy>();
-  const std::string path = ex.folder.empty() || ex.reference.empty() || ex.reference[0] == '/'
-                               ? ex.reference
-                               : ex.folder + "/" + ex.reference;
+  const std::string path = reference_path(ex);
   return [lazy, path]() -> const ProgramDef& {
     std::call_once(lazy->once, [&] { lazy->lp = load_reference_program(path); });
     return lazy->lp->def;

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "support/run_meshrun.hpp"
 #include "support/json.hpp"
@@ -62,6 +64,22 @@ BOOST_AUTO_TEST_CASE(bad_flags_exit_2) {
   const Result devices = run({"bench", "allreduce", "--devices", "0"});
   BOOST_TEST(devices.code == 2);
   BOOST_TEST(devices.out.empty());
+  // Each refused with its own flag named, before any size is timed: "-1" is not 2^64 - 1, and
+  // NaN is not a positive number of seconds.
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--min-bytes", "-1"},
+                                             {"--max-bytes", "0x10"},
+                                             {"--size-budget", "nan"},
+                                             {"--total-budget", "inf"},
+                                             {"--timeout", "nan"},
+                                             {"--devices", "1.5"}}) {
+    std::vector<std::string> cmd{"bench", "allreduce"};
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    const Result r = run(cmd);
+    BOOST_TEST(r.code == 2, args[0] << " " << args[1]);
+    BOOST_TEST(r.out.empty(), args[0] << " " << args[1]);
+    BOOST_TEST(r.err.starts_with("meshrun: " + args[0] + ": must be "), r.err);
+  }
 }
 
 // `meshrun bench programs --quick`: one row per program and input form (json, npy, and the npy

@@ -247,24 +247,39 @@ BOOST_AUTO_TEST_CASE(unreadable_files) {
 
 BOOST_AUTO_TEST_CASE(usage_errors_exit_2) {
   const std::string ex = "cases/dp-step/example1.json";
-  for (const std::vector<std::string>& args :
-       std::vector<std::vector<std::string>>{{},
-                                             {"frob"},
-                                             {"frob", ex},
-                                             {"dp-step"},
-                                             {"dp-step", "--frob", ex},
-                                             {"dp-step", ex, "extra"},
-                                             {"dp-step", "--devices", "0", ex},
-                                             {"dp-step", "--devices", "x", ex},
-                                             {"dp-step", "--timeout", "0", ex},
-                                             {"dp-step", "--precision", "-1", ex},
-                                             {"dp-step", "--inject", "bogus", ex},
-                                             {"check"}}) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {},
+           {"frob"},
+           {"frob", ex},
+           {"dp-step"},
+           {"dp-step", "--frob", ex},
+           {"dp-step", ex, "extra"},
+           {"dp-step", "--devices", "0", ex},
+           {"dp-step", "--devices", "x", ex},
+           {"dp-step", "--timeout", "0", ex},
+           {"dp-step", "--precision", "-1", ex},
+           {"dp-step", "--inject", "bogus", ex},
+           {"check"},
+           // An empty word names nothing: refused, never
+           // read as the flag not given.
+           {"dp-step", ""},
+           {"dp-step", "--mesh", "", ex},
+           {"run", "", ex},
+           {"run", "cases/programs/dp-step.json", ""},
+           {"run", "cases/programs/dp-step.json", "--exercise", "", ex},
+           {"check", ""},
+           {"check", "--program", "", ex},
+           {"check", "--program", "cases/programs/dp-step.json", "--exercise", "", ex}}) {
     const Result r = run(args);
     BOOST_TEST(r.code == 2, (args.empty() ? "(none)" : args[0]) << " " << r.err);
     expect_one_error_line(r);
   }
   BOOST_TEST(run({"frob"}).err == "meshrun: unknown subcommand 'frob' (see meshrun --help)\n");
+  BOOST_TEST(run({"dp-step", ""}).err == "meshrun: CASE: must name a case file (or - for stdin)\n");
+  BOOST_TEST(run({"check", "--program", "", ex}).err ==
+             "meshrun: --program: must name a program file\n");
+  BOOST_TEST(run({"dp-step", "--mesh", "", ex}).err ==
+             "meshrun: --mesh: must name the mesh's axes and sizes, e.g. data=2,model=4\n");
 }
 
 BOOST_AUTO_TEST_CASE(help_exits_0) {

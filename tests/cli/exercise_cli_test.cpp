@@ -95,6 +95,20 @@ BOOST_AUTO_TEST_CASE(a_hostile_exercise_folder_is_refused_in_one_line) {
   BOOST_TEST(lines_of(none.err).size() == 1u, none.err);
   BOOST_TEST(has(none.err, "--exercise: cannot read " + tmp / "missing/exercise.json"), none.err);
 
+  // A reference program file that is not there is the exercise's error, said before any case
+  // is graded -- not a rule that fails the student's program.
+  fourth_exercise(tmp, "noref");
+  tmp.write("noref/exercise.json",
+            replaced(slurp(tmp / "noref/exercise.json"),
+                     "\"" + kSource + "/cases/programs/dp-step.json\"", "\"gone.json\""));
+  const Result noref = run({"check", "--program", "cases/submissions/dp-step/right.json",
+                            "--exercise", tmp / "noref", tmp / "noref/cases"});
+  BOOST_TEST(noref.code == 2, noref.out << noref.err);
+  BOOST_TEST(noref.out.empty(), noref.out);
+  BOOST_TEST(noref.err == "meshrun: " + tmp / "noref/exercise.json" + ": reference: cannot read " +
+                              tmp / "noref/gone.json" + ": No such file or directory\n",
+             noref.err);
+
   // Read as a program file is: within --max-input-bytes.
   fs::create_directories(tmp / "big");
   tmp.write("big/exercise.json", std::string(40000, ' ') + "{}");
