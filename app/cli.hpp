@@ -5,13 +5,15 @@
 // makes the eight standard streams and the C++ classic locale (its ~30 facets) before main: 15
 // page faults and about 4% of a plain run's start-up (issue #32.2; bench/README.md), for streams a
 // run never uses. meshrun writes stderr with write_stderr (support/exit_code.hpp) and stdout with
-// write_stdout (io/output.hpp). Here CLI11 gets <iostream>'s declarations without that object:
-// only CLI11's own App::exit (--help, --version) prints through std::cout and std::cerr, and
-// main() builds the streams (std::ios_base::Init) before it builds a CLI::App. Anything else
-// that used std::cout or std::cerr in meshrun would first need the same.
+// write_stdout (io/output.hpp). Here CLI11 gets <iostream>'s declarations without that object.
+// meshrun hands a standard stream to CLI11 in one place, App::exit for --help and --version
+// (app/exit.cpp: text to an ostringstream, std::cerr unused for those), and builds the streams
+// there first. Anything else that used std::cout or std::cerr would first need the same.
 //
-// The ctest `meshrun_builds_no_iostreams_before_main` checks the built binary: no static
-// initialiser calls std::ios_base::Init's constructor, and main() does.
+// The ctest `startup_builds_no_iostreams_before_main` checks the built binary: no static
+// initialiser calls std::ios_base::Init's constructor, and run_guarded does. (GCC 13's libstdc++
+// builds the streams in its own initialiser whenever they are linked in; this header would then
+// save nothing, and that test would say so.)
 #pragma once
 
 #include <istream>

@@ -55,6 +55,10 @@ int run_guarded(const CLI::App* app, const std::function<void()>& work) {
     }
     if (e.get_exit_code() == 0) {  // --help, --version: printed on stdout, checked like a result
       if (quiet_rank()) return kExitOk;
+      // CLI11's App::exit takes the standard error stream (it writes nothing there for these),
+      // which no translation unit builds before main (cli.hpp): built here, the one place meshrun
+      // hands it out.
+      static const std::ios_base::Init standard_streams;
       std::ostringstream text;
       app->exit(e, text, std::cerr);
       try {

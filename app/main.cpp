@@ -56,9 +56,6 @@ int main(int argc, char** argv) {
     return usage_error(option + ": '" + option + "=' gives no value" +
                        (option == "--trace" ? " (--trace=FILE, or --trace alone for stderr)" : ""));
   }
-  // CLI11 prints --help, --version and its own errors through std::cout and std::cerr, which no
-  // translation unit builds before main (cli.hpp): they are built here, where they are needed.
-  static const std::ios_base::Init standard_streams;
   CLI::App app{"meshrun: runs JAX shard_map-style SPMD programs, one thread per device", "meshrun"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "meshrun 0.1.0");

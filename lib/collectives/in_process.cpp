@@ -42,7 +42,9 @@ int home_lane(const std::vector<int>& cpus, int cpu, int rank, int lanes) {
 const char* in_process_path(std::size_t bytes_per_member, bool reduction,
                             const GroupOptions& options) {
   if (bytes_per_member <= options.staged_max_bytes) return "staged";
-  return reduction && bytes_per_member >= options.nontemporal_min_bytes ? "direct-nt" : "direct";
+  if (!reduction) return "direct";
+  if (bytes_per_member <= options.blocked_max_bytes) return "direct-blocked";
+  return bytes_per_member >= options.nontemporal_min_bytes ? "direct-nt" : "direct";
 }
 
 // ---------------------------------------------------------------- group

@@ -101,10 +101,12 @@ struct GroupOptions {
   std::size_t nontemporal_min_bytes = 4 << 20;
   // psum messages of at most this many bytes per member fold 4 KiB at a time through a stack
   // buffer (kernels::FoldPath::kBlocked), safe from L1 set conflicts when the 2n buffers sit at one
-  // offset modulo 4 KiB. With 8 members, 64 KiB took 13.3-13.8 us so, against 21-30 us
+  // offset modulo 4 KiB. With 8 members, 64 KiB took 13.3-13.8 us so, against 16-31 us
   // interleaved when the buffers were placed that way; at 1 MiB (no longer in cache) interleaving
-  // was faster, 125-129 us against 146-152 us (bench/README.md, issue #32).
-  std::size_t blocked_max_bytes = 256 << 10;
+  // was faster, 125-129 us against 146-152 us (bench/README.md, issue #32). Between the two
+  // nothing was measured (the bench's sizes are 64 KiB and 1 MiB), so the limit is the size
+  // measured to gain.
+  std::size_t blocked_max_bytes = 64 << 10;
   // The direct psum cuts its sum into about this many pieces per member, claimed dynamically.
   std::size_t pieces_per_member = 4;
 };
@@ -118,8 +120,8 @@ class InProcessCommunicator;
 int home_lane(const std::vector<int>& cpus, int cpu, int rank, int lanes);
 
 // The path a collective of `bytes_per_member` (the input of one member) takes with `options`:
-// "staged", "direct" or, for a reduction (psum) from nontemporal_min_bytes, "direct-nt" (for
-// benchmark tables).
+// "staged", "direct" or, for a reduction (psum), "direct-blocked" up to blocked_max_bytes and
+// "direct-nt" from nontemporal_min_bytes (for benchmark tables).
 const char* in_process_path(std::size_t bytes_per_member, bool reduction,
                             const GroupOptions& options = {});
 

@@ -56,7 +56,8 @@ void unlink_temp_files() {
   }
 }
 
-void write_stderr(const char* text) {
+// From a signal handler: write(2) only, no allocation (not support's write_stderr).
+void write_stderr_from_handler(const char* text) {
   std::size_t left = std::strlen(text);
   while (left > 0) {
     const ssize_t n = ::write(STDERR_FILENO, text, left);
@@ -81,9 +82,9 @@ void on_signal(int sig, siginfo_t* info, void*) {
         if (reporting.exchange(true)) {
           for (;;) ::pause();
         }
-        write_stderr("meshrun: ");
-        write_stderr(s.message);
-        write_stderr("\n");
+        write_stderr_from_handler("meshrun: ");
+        write_stderr_from_handler(s.message);
+        write_stderr_from_handler("\n");
         ::_exit(input_error_code.load(std::memory_order_relaxed));
       }
     }

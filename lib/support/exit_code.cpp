@@ -1,5 +1,6 @@
 #include "support/exit_code.hpp"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -31,9 +32,16 @@ void report_error(const std::string& message) {
 }
 
 void write_stderr(std::string_view text) {
+  int waits = 0;  // a stderr left non-blocking (O_NONBLOCK by whoever shares it) that is full
   while (!text.empty()) {
     const ssize_t n = ::write(STDERR_FILENO, text.data(), text.size());
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && waits++ < 10) {
+      // Up to 10 x 100 ms for the reader to make room, so a line is not cut short; never longer.
+      pollfd out{STDERR_FILENO, POLLOUT, 0};
+      ::poll(&out, 1, 100);
+      continue;
+    }
     if (n <= 0) return;
     text.remove_prefix(static_cast<std::size_t>(n));
   }

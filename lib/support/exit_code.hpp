@@ -28,9 +28,10 @@ int exit_code_of(const Error& e);
 // control byte \xHH), in one write.
 void report_error(const std::string& message);
 
-// Writes `text` to stderr (file descriptor 2) whole: short writes and EINTR are retried. A write
-// that fails is dropped, as std::cerr drops it: stderr is where failures are said. meshrun does
-// not use std::cerr, whose stream objects a run never builds (app/cli.hpp says why).
+// Writes `text` to stderr (file descriptor 2) whole: short writes and EINTR are retried, and a
+// full non-blocking stderr is waited for, up to a second. A write that fails otherwise is
+// dropped, as std::cerr drops it: stderr is where failures are said. meshrun does not use
+// std::cerr, whose stream objects a run never builds (app/cli.hpp says why).
 void write_stderr(std::string_view text);
 
 // An outcome already reported (or one a rank leaves to rank 0 to say): the command ends with
