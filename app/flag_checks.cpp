@@ -60,16 +60,14 @@ CLI::Validator finite_real(double min, double max, const std::string& unit) {
       "NUMBER " + range);
 }
 
-CLI::Validator path_to_write(const std::string& kind) {
-  const std::string message = kind == "DIR" ? "must name a directory" : "must name a file";
-  return CLI::Validator(
-      [message](const std::string& text) { return text.empty() ? message : std::string(); }, kind);
-}
-
 CLI::Validator names(const std::string& what, const std::string& kind) {
   const std::string message = "must name " + what;
   return CLI::Validator(
       [message](const std::string& text) { return text.empty() ? message : std::string(); }, kind);
+}
+
+CLI::Validator path_to_write(const std::string& kind) {
+  return names(kind == "DIR" ? "a directory" : "a file", kind);
 }
 
 }  // namespace meshrun

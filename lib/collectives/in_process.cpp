@@ -39,12 +39,29 @@ int home_lane(const std::vector<int>& cpus, int cpu, int rank, int lanes) {
   return rank % lanes;
 }
 
+namespace {
+// How a direct psum of `bytes` per member folds its pieces: the one choice, which all_reduce
+// makes and in_process_path names.
+kernels::FoldPath psum_fold_path(std::size_t bytes, const GroupOptions& options) {
+  if (bytes >= options.nontemporal_min_bytes) return kernels::FoldPath::kNonTemporal;
+  if (bytes <= options.blocked_max_bytes) return kernels::FoldPath::kBlocked;
+  return kernels::FoldPath::kInterleaved;
+}
+}  // namespace
+
 const char* in_process_path(std::size_t bytes_per_member, bool reduction,
                             const GroupOptions& options) {
   if (bytes_per_member <= options.staged_max_bytes) return "staged";
   if (!reduction) return "direct";
-  if (bytes_per_member <= options.blocked_max_bytes) return "direct-blocked";
-  return bytes_per_member >= options.nontemporal_min_bytes ? "direct-nt" : "direct";
+  switch (psum_fold_path(bytes_per_member, options)) {
+    case kernels::FoldPath::kBlocked:
+      return "direct-blocked";
+    case kernels::FoldPath::kNonTemporal:
+      return "direct-nt";
+    case kernels::FoldPath::kInterleaved:
+      break;
+  }
+  return "direct";
 }
 
 // ---------------------------------------------------------------- group
@@ -280,11 +297,7 @@ void InProcessCommunicator::all_reduce(std::span<const float> in, std::span<floa
     return;
   }
   publish_direct(desc, in.data(), out.data());
-  const std::size_t bytes = in.size() * sizeof(float);
-  const kernels::FoldPath path =
-      bytes >= group_.options_.nontemporal_min_bytes ? kernels::FoldPath::kNonTemporal
-      : bytes <= group_.options_.blocked_max_bytes   ? kernels::FoldPath::kBlocked
-                                                     : kernels::FoldPath::kInterleaved;
+  const kernels::FoldPath path = psum_fold_path(in.size() * sizeof(float), group_.options_);
   // The sum is computed once per element, piece by piece, written into every member's output:
   // about pieces_per_member pieces per member (whole cache lines, at least 4 KiB), each claimed
   // by whichever member gets to it first -- so the work goes to the threads that hold a core.

@@ -24,7 +24,7 @@ enum class FoldPath {
   // destination, one stream per pass. For data already in cache: buffers of one size that the
   // allocator placed back to back sit at nearly one offset modulo 4 KiB, and the interleaved pass
   // then puts all 2n of its streams in the same few L1 sets, more than a set has ways: every step
-  // evicted a line the next one needed (64 KiB psum, 8 devices: 21-30 us against 13.5).
+  // evicted a line the next one needed (64 KiB psum, 8 devices: 16-31 us against 13.3-13.8).
   kBlocked,
   // kInterleaved with non-temporal (streaming) stores, when every dst[q] has the same address
   // modulo 64 (else plain stores): no read-for-ownership of lines that are only overwritten, no

@@ -109,6 +109,16 @@ BOOST_AUTO_TEST_CASE(a_hostile_exercise_folder_is_refused_in_one_line) {
                               tmp / "noref/gone.json" + ": No such file or directory\n",
              noref.err);
 
+  // A reference that is a directory is not a program file.
+  tmp.write("noref/exercise.json",
+            replaced(slurp(tmp / "noref/exercise.json"), "\"gone.json\"", "\"cases\""));
+  const Result dirref = run({"check", "--program", "cases/submissions/dp-step/right.json",
+                             "--exercise", tmp / "noref", tmp / "noref/cases"});
+  BOOST_TEST(dirref.code == 2, dirref.out << dirref.err);
+  BOOST_TEST(dirref.err == "meshrun: " + tmp / "noref/exercise.json" + ": reference: cannot read " +
+                               tmp / "noref/cases: not a regular file\n",
+             dirref.err);
+
   // Read as a program file is: within --max-input-bytes.
   fs::create_directories(tmp / "big");
   tmp.write("big/exercise.json", std::string(40000, ' ') + "{}");
