@@ -52,8 +52,24 @@ Types reduce_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimCont
   return {in.begin(), in.end()};
 }
 
-// Several operands go in one collective on a packed buffer (as JAX binds one psum for them all);
-// the sum of each element folds the group in rank order either way, so the bits are the same.
+// Several operands (one psum of many, or the psums compile.cpp combined, as XLA's all-reduce
+// combiner) go in as few collectives as pays: the small ones in one collective on a packed buffer
+// (one sync for them all), each of kPackedMax floats or more in place on its own buffer -- a copy
+// in and out of the packed buffer costs more there than a sync (mlp-train's 4 MiB dW1 block: three
+// passes over it per step). Every device makes the same calls in the same order (the operands'
+// shapes are the same on all of them), and the sum of each element folds the group in rank order
+// either way, so the bits are the same.
+constexpr std::size_t kPackedMax = 16 * 1024;  // 64 KiB of float32
+
+template <bool kMean>
+void reduce_inplace(Device& dev, std::span<float> buf, const AxisNames& names) {
+  if (kMean) {
+    dev.pmean_inplace(buf, names);
+  } else {
+    dev.psum_inplace(buf, names);
+  }
+}
+
 template <bool kMean>
 Values reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool> owned,
                    PrimContext& ctx) {
@@ -66,37 +82,31 @@ Values reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const b
   }
   Device& dev = device(eqn, ctx);
   const AxisNames names(axes);
-  if (in.size() == 1) {
-    Value v = pass_through(in[0], owned[0]);
-    if (kMean) {
-      dev.pmean_inplace(v.t.span(), names);
-    } else {
-      dev.psum_inplace(v.t.span(), names);
-    }
-    out.push_back(std::move(v));
-  } else {
-    std::size_t total = 0;
-    for (const Value* v : in) total += v->t.size();
-    std::vector<float> buf(total);
-    std::size_t at = 0;
-    for (const Value* v : in) {
-      if (!v->t.data.empty())
-        std::memcpy(buf.data() + at, v->t.data.data(), v->t.size() * sizeof(float));
-      at += v->t.size();
-    }
-    if (kMean) {
-      dev.pmean_inplace(buf, names);
-    } else {
-      dev.psum_inplace(buf, names);
-    }
-    at = 0;
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      Value v = owned[i] ? std::move(*in[i]) : Value(in[i]->dtype, Tensor(in[i]->t.shape));
-      if (!v.t.data.empty())
-        std::memcpy(v.t.data.data(), buf.data() + at, v.t.size() * sizeof(float));
-      at += v.t.size();
+  const auto alone = [&](std::size_t i) { return in.size() == 1 || in[i]->t.size() >= kPackedMax; };
+  std::size_t packed = 0;
+  for (std::size_t i = 0; i < in.size(); ++i)
+    if (!alone(i)) packed += in[i]->t.size();
+  std::vector<float> buf(packed);
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (alone(i) || in[i]->t.data.empty()) continue;
+    std::memcpy(buf.data() + at, in[i]->t.data.data(), in[i]->t.size() * sizeof(float));
+    at += in[i]->t.size();
+  }
+  if (packed > 0) reduce_inplace<kMean>(dev, buf, names);
+  at = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (alone(i)) {
+      Value v = pass_through(in[i], owned[i]);
+      reduce_inplace<kMean>(dev, v.t.span(), names);
       out.push_back(std::move(v));
+      continue;
     }
+    Value v = owned[i] ? std::move(*in[i]) : Value(in[i]->dtype, Tensor(in[i]->t.shape));
+    if (!v.t.data.empty())
+      std::memcpy(v.t.data.data(), buf.data() + at, v.t.size() * sizeof(float));
+    at += v.t.size();
+    out.push_back(std::move(v));
   }
   for (const Value& v : out) {
     if (v.dtype != DType::kI32) continue;

@@ -48,6 +48,50 @@ BOOST_AUTO_TEST_CASE(psum_pmean_several_operands) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(psum_pmean_of_large_and_small_operands) {
+  // Operands of 16Ki floats or more are reduced in place, each on its own, the others packed
+  // into one collective: every result must still be its own operand's sum, whatever the order of
+  // large and small, lent or not. Device d holds a = [k % 7 + d] (20000), s = [d, 0.25] and
+  // b = [(k % 5) / 2 + d] (16384); its data group is {d, d ^ 2}, the whole mesh sums 0..3.
+  auto operands = [](int d) {
+    const auto f = static_cast<float>(d);
+    std::vector<float> a(20000), b(16384);
+    for (std::size_t k = 0; k < a.size(); ++k) a[k] = static_cast<float>(k % 7) + f;
+    for (std::size_t k = 0; k < b.size(); ++k) b[k] = static_cast<float>(k % 5) / 2 + f;
+    std::vector<Value> v;
+    v.push_back(F({20000}, std::move(a)));
+    v.push_back(F({2}, {f, 0.25f}));
+    v.push_back(F({128, 128}, std::move(b)));
+    return v;
+  };
+  std::vector<std::vector<Value>> sum(4), mean(4);
+  on_mesh(k2x2, [&](PrimContext& ctx, int d) {
+    const auto i = static_cast<std::size_t>(d);
+    sum[i] = run_raw(make("psum", {{"axes", {"data"}}}), operands(d), ctx, {false, true, true});
+    mean[i] = run_raw(make("pmean", {{"axes", {"data", "model"}}}), operands(d), ctx,
+                      {true, false, false});
+  });
+  for (int d = 0; d < 4; ++d) {
+    const auto i = static_cast<std::size_t>(d);
+    const auto pair = static_cast<float>(d + (d ^ 2));
+    std::vector<float> a(20000), b(16384), ma(20000), mb(16384);
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      a[k] = 2 * static_cast<float>(k % 7) + pair;
+      ma[k] = (4 * static_cast<float>(k % 7) + 6) / 4;
+    }
+    for (std::size_t k = 0; k < b.size(); ++k) {
+      b[k] = static_cast<float>(k % 5) + pair;
+      mb[k] = (2 * static_cast<float>(k % 5) + 6) / 4;
+    }
+    check_bits(sum[i][0], {20000}, a);
+    check_bits(sum[i][1], {2}, {pair, 0.5f});
+    check_bits(sum[i][2], {128, 128}, b);
+    check_bits(mean[i][0], {20000}, ma);
+    check_bits(mean[i][1], {2}, {1.5f, 0.25f});
+    check_bits(mean[i][2], {128, 128}, mb);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(all_gather_along_any_dimension) {
   std::vector<std::vector<Value>> got(4);
   on_mesh(k2x2, [&](PrimContext& ctx, int d) {
