@@ -186,6 +186,24 @@ BOOST_AUTO_TEST_CASE(select_clamp_convert_reduce_precision) {
   check_bits(run1(make("select_n"), {B({}, {1}), F({2}, {1, 2}), F({2}, {3, 4})}), {2}, {3, 4});
   BOOST_CHECK_THROW(run1(make("select_n"), {I({1}, {5}), F({1}, {1}), F({1}, {2})}),
                     PrimitiveError);
+  // A long predicate, checked whole before the selection: one case out of range at the end fails
+  // it; a bool mask picks per element.
+  std::vector<float> mask(5000), f(5000), t(5000), want(5000);
+  for (std::size_t k = 0; k < mask.size(); ++k) {
+    mask[k] = static_cast<float>(k * 7 % 3 == 0);
+    f[k] = static_cast<float>(k);
+    t[k] = -static_cast<float>(k) - 1;
+    want[k] = mask[k] != 0 ? t[k] : f[k];
+  }
+  check_bits(run1(make("select_n"), {B({5000}, mask), F({5000}, f), F({5000}, t)}), {5000}, want);
+  std::vector<float> bad(5000, 1.0f);
+  bad.back() = 2;
+  BOOST_CHECK_EXCEPTION(
+      run1(make("select_n"), {I({5000}, bad), F({5000}, f), F({5000}, t)}), PrimitiveError,
+      [](const PrimitiveError& e) {
+        return std::string(e.what()).find("predicate 2 is out of range for 2 cases") !=
+               std::string::npos;
+      });
   CHECK_ERROR(infer_error(make("select_n"), {F32({2}), F32({2}), F32({2})}),
               "bool or int32 predicate");
   CHECK_ERROR(infer_error(make("select_n"), {T(DType::kBool, {2}), F32({2}), F32({3})}),
