@@ -79,9 +79,16 @@ using V = hn::Vec<D>;
 // rows and columns (zeros) only feed lanes that are never stored.
 constexpr std::size_t kL = hn::MaxLanes(D());
 constexpr std::size_t kMR = 6;
-constexpr std::size_t kNV = HWY_TARGET == HWY_AVX2 ? 2 : 4;
-constexpr std::size_t kNR = kNV * kL;
-constexpr std::size_t kKC = 32 * 1024 / sizeof(float) / kNR;  // a 32 KB panel of B: 128 or 512
+// The widest tile, kMaxNV vectors of C per row. A product of few columns runs on a narrower one
+// (GemmFma): dp-step's x @ w and its gradient have 16, and a 64-wide tile computed four times the
+// lanes it kept, through a copy of C per tile (1.0 ms of CPU for 17 MFLOP per device and step).
+constexpr std::size_t kMaxNV = HWY_TARGET == HWY_AVX2 ? 2 : 4;
+// A tile kNV vectors wide has kNR = kNROf<kNV> columns; K is cut in kKC = kKCOf<kNV>-long blocks,
+// so that a panel of B is 32 KB: 128 rows at 64 columns (AVX-512's widest), 512 at 16.
+template <std::size_t kNV>
+constexpr std::size_t kNROf = kNV* kL;
+template <std::size_t kNV>
+constexpr std::size_t kKCOf = 32 * 1024 / sizeof(float) / kNROf<kNV>;
 constexpr std::size_t kMC = 64 * kMR;  // rows of A per block (tiles per B panel): 384
 
 // Where a tile finds A's element (row r, step p): in A's rows (a[r * lda + p], a row-major A read
@@ -92,10 +99,11 @@ enum class ALayout { kRows, kColumns };
 // chains over kc steps: acc = fma(a, b, acc) with a from A (see ALayout) and b from the packed B
 // panel (kc x kNR). With `load_c` false the chains start from +0. bias (kNR elements) and relu are
 // the epilogue.
-template <ALayout kLayout, std::size_t kRows = kMR>
+template <ALayout kLayout, std::size_t kNV, std::size_t kRows = kMR>
 HWY_INLINE void Tile(std::size_t kc, const float* HWY_RESTRICT a, std::size_t lda,
                      const float* HWY_RESTRICT bp, float* HWY_RESTRICT c, std::size_t ldc,
                      bool load_c, const float* bias, bool relu) {
+  constexpr std::size_t kNR = kNROf<kNV>;
   const D d;
   V acc[kRows][kNV];
   for (std::size_t r = 0; r < kRows; ++r)
@@ -127,30 +135,32 @@ HWY_INLINE void Tile(std::size_t kc, const float* HWY_RESTRICT a, std::size_t ld
 
 // The tile of the last mr < kMR rows: the same chains on fewer accumulators (A's rows past mr
 // are never read), so no packing of a plain A and no copy of C's rows for it.
-template <ALayout kLayout>
+template <ALayout kLayout, std::size_t kNV>
 void RaggedTile(std::size_t mr, std::size_t kc, const float* HWY_RESTRICT a, std::size_t lda,
                 const float* HWY_RESTRICT bp, float* HWY_RESTRICT c, std::size_t ldc, bool load_c,
                 const float* bias, bool relu) {
   static_assert(kMR == 6, "one case per row count below kMR");
   switch (mr) {
     case 1:
-      return Tile<kLayout, 1>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
+      return Tile<kLayout, kNV, 1>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
     case 2:
-      return Tile<kLayout, 2>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
+      return Tile<kLayout, kNV, 2>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
     case 3:
-      return Tile<kLayout, 3>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
+      return Tile<kLayout, kNV, 3>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
     case 4:
-      return Tile<kLayout, 4>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
+      return Tile<kLayout, kNV, 4>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
     default:
-      return Tile<kLayout, 5>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
+      return Tile<kLayout, kNV, 5>(kc, a, lda, bp, c, ldc, load_c, bias, relu);
   }
 }
 
 // op(B) rows pc..pc+kc-1, columns j..j+nr-1 -> one kc x kNR row-major panel, columns past nr
 // zero. A transposed B (stored (n, k)) gives the same panel from its rows j..j+nr-1: the same
 // numbers in the same places, so the tiles (and every chain) cannot tell the two apart.
+template <std::size_t kNV>
 void PackB(const Gemm& g, std::size_t pc, std::size_t kc, std::size_t j, std::size_t nr,
            float* HWY_RESTRICT panel) {
+  constexpr std::size_t kNR = kNROf<kNV>;
   const D d;
   if (g.b_transposed) {
     for (std::size_t col = 0; col < nr; ++col) {
@@ -174,12 +184,20 @@ void PackB(const Gemm& g, std::size_t pc, std::size_t kc, std::size_t j, std::si
   }
 }
 
-// A transposed (stored (k, m)): its rows ic..ic+mr-1 of op(A), all of K -> one K x kMR panel
-// (ALayout::kColumns with lda = kMR); the rows of a tile are strided columns in memory.
-void PackTransposedA(const Gemm& g, std::size_t ic, std::size_t mr, float* HWY_RESTRICT ap) {
+// A transposed (stored (k, m)): its rows ic0.. of op(A), `tiles` tiles of kMR (the last mc -
+// (tiles - 1) kMR of them), all of K -> one K x kMR panel per tile at ap + t * K * kMR
+// (ALayout::kColumns with lda = kMR); the rows of a tile are strided columns in memory. A's rows
+// are read once each, in order, every tile's part of it moved inline (a tile at a time read each
+// of A's cache lines once per tile, and a memmove call per kMR floats cost more than them).
+void PackTransposedA(const Gemm& g, std::size_t ic0, std::size_t mc, float* HWY_RESTRICT ap) {
+  const std::size_t full = mc / kMR, rest = mc % kMR;
+  const std::size_t panel = g.k * kMR;
   for (std::size_t p = 0; p < g.k; ++p) {
-    const float* src = g.a + p * g.lda + ic;
-    std::copy(src, src + mr, ap + p * kMR);
+    const float* src = g.a + p * g.lda + ic0;
+    float* dst = ap + p * kMR;
+    for (std::size_t t = 0; t < full; ++t)
+      for (std::size_t r = 0; r < kMR; ++r) dst[t * panel + r] = src[t * kMR + r];
+    for (std::size_t r = 0; r < rest; ++r) dst[full * panel + r] = src[full * kMR + r];
   }
 }
 
@@ -227,7 +245,10 @@ struct PanelAt {
 
 // `panel` holds min(K, kKC) x kNR floats; `edge`, kMR x kNR zeros: a ragged strip of columns
 // runs on this copy.
+template <std::size_t kNV>
 void GemmFmaOn(const Gemm& g, float* panel, float* edge) {
+  constexpr std::size_t kNR = kNROf<kNV>;
+  constexpr std::size_t kKC = kKCOf<kNV>;
   // The bias, padded to whole tiles so the epilogue never reads past it.
   AlignedFloats bias;
   if (g.bias) {
@@ -247,8 +268,7 @@ void GemmFmaOn(const Gemm& g, float* panel, float* edge) {
     if (g.a_transposed) {
       if (ablock == nullptr)
         ablock = ABlockScratch((std::min(kMC, g.m) + kMR - 1) / kMR * g.k * kMR);
-      for (std::size_t t = 0; t < tiles; ++t)
-        PackTransposedA(g, ic0 + t * kMR, std::min(kMR, mc - t * kMR), packed_tile(t));
+      PackTransposedA(g, ic0, mc, ablock);
     }
     for (std::size_t j = 0; j < g.n; j += kNR) {
       const std::size_t nr = std::min(kNR, g.n - j);
@@ -256,7 +276,7 @@ void GemmFmaOn(const Gemm& g, float* panel, float* edge) {
         const std::size_t kc = std::min(kKC, g.k - pc);
         const bool load_c = pc > 0 || g.accumulate;
         const bool last = pc + kc == g.k;
-        PackB(g, pc, kc, j, nr, panel);
+        PackB<kNV>(g, pc, kc, j, nr, panel);
         // The panel after this one: the next block of K, else the next columns, else the first
         // panel of the next block of A's rows.
         PanelAt next{pc + kKC, 0, j, 0, true};
@@ -302,15 +322,16 @@ void GemmFmaOn(const Gemm& g, float* panel, float* edge) {
           const std::size_t lda = g.a_transposed ? kMR : g.lda;
           if (g.a_transposed) {
             if (mr == kMR) {
-              Tile<ALayout::kColumns>(kc, a, lda, panel, tile, ldt, load_c, tile_bias, relu);
+              Tile<ALayout::kColumns, kNV>(kc, a, lda, panel, tile, ldt, load_c, tile_bias, relu);
             } else {
-              RaggedTile<ALayout::kColumns>(mr, kc, a, lda, panel, tile, ldt, load_c, tile_bias,
-                                            relu);
+              RaggedTile<ALayout::kColumns, kNV>(mr, kc, a, lda, panel, tile, ldt, load_c,
+                                                 tile_bias, relu);
             }
           } else if (mr == kMR) {
-            Tile<ALayout::kRows>(kc, a, lda, panel, tile, ldt, load_c, tile_bias, relu);
+            Tile<ALayout::kRows, kNV>(kc, a, lda, panel, tile, ldt, load_c, tile_bias, relu);
           } else {
-            RaggedTile<ALayout::kRows>(mr, kc, a, lda, panel, tile, ldt, load_c, tile_bias, relu);
+            RaggedTile<ALayout::kRows, kNV>(mr, kc, a, lda, panel, tile, ldt, load_c, tile_bias,
+                                            relu);
           }
           if (tile == edge)
             for (std::size_t r = 0; r < mr; ++r)
@@ -326,16 +347,25 @@ void GemmFmaOn(const Gemm& g, float* panel, float* edge) {
 // A product of K <= kSmallK rows gets a panel of that many rows; the arithmetic is the same.
 constexpr std::size_t kSmallK = 4;
 
-template <std::size_t kPanelRows>
+template <std::size_t kNV, std::size_t kPanelRows>
 HWY_NOINLINE void GemmFmaOnStack(const Gemm& g) {
-  alignas(64) float panel[kPanelRows * kNR];
-  alignas(64) float edge[kMR * kNR] = {};
-  GemmFmaOn(g, panel, edge);
+  alignas(64) float panel[kPanelRows * kNROf<kNV>];
+  alignas(64) float edge[kMR * kNROf<kNV>] = {};
+  GemmFmaOn<kNV>(g, panel, edge);
 }
 
+template <std::size_t kNV>
+void GemmFmaOfWidth(const Gemm& g) {
+  if (g.k <= kSmallK) return GemmFmaOnStack<kNV, kSmallK>(g);
+  GemmFmaOnStack<kNV, kKCOf<kNV>>(g);
+}
+
+// The narrowest tile that holds all of C's columns, else the widest.
 void GemmFma(const Gemm& g) {
-  if (g.k <= kSmallK) return GemmFmaOnStack<kSmallK>(g);
-  GemmFmaOnStack<kKC>(g);
+  const std::size_t vectors = (g.n + kL - 1) / kL;
+  if (vectors <= 1) return GemmFmaOfWidth<1>(g);
+  if (vectors <= 2 || kMaxNV == 2) return GemmFmaOfWidth<2>(g);
+  GemmFmaOfWidth<kMaxNV>(g);
 }
 #endif  // MESHRUN_GEMM_FMA
 

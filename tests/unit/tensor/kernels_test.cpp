@@ -205,6 +205,25 @@ BOOST_AUTO_TEST_CASE(gemm_equals_the_fma_chain_at_the_edges_of_its_tiles_and_blo
   });
 }
 
+// A product of few columns runs on a narrower tile (1 or 2 vectors: up to 16 or 32 columns on
+// AVX-512, 8 on AVX2) with a deeper panel of B (512 or 256 steps on AVX-512); a transposed A is
+// packed for all its tiles in one pass over its rows, the last tile ragged. Widths around each
+// tile's edge, K around each panel depth, rows past a block of A.
+BOOST_AUTO_TEST_CASE(gemm_narrow_tiles_equal_the_fma_chain) {
+  for_each_target([] {
+    std::mt19937 rng(5);
+    int bits = 0;
+    for (std::size_t n : {1u, 7u, 8u, 9u, 16u, 17u, 31u, 32u, 33u})
+      for (std::size_t k : {255u, 256u, 257u, 511u, 512u, 513u, 1030u})
+        for (std::size_t m : {5u, 6u, 13u, 389u}) {
+          const Variant v{bool(bits & 1), bool(bits & 2),      bool(bits & 4),
+                          bool(bits & 8), bits & 16 ? 2u : 0u, bool(bits & 32)};
+          bits += 7;
+          check_gemm({m, k, n}, v, rng);
+        }
+  });
+}
+
 BOOST_AUTO_TEST_CASE(gemm_passes_signed_zeros_and_non_finite_values_as_the_loop_does) {
   for_each_target([] {
     // C preloaded with -0, a row of A all -0 and column 0 of B positive: fma(-0, b, -0) keeps -0,
