@@ -77,8 +77,9 @@ std::vector<Tensor> mlp_train_body(Device& dev, const std::vector<Tensor>& in) {
   gemm(Gemm::dense(h.data.data(), g.data.data(), dw2, hm, h.rows(), o, /*a_transposed=*/true));
   Tensor dz = matmul_nt(g, w2);  // g @ w2^T (B/d, H/m), w2 read in place
   // relu'(0) = 0, as JAX and PyTorch; h > 0 exactly where x w1 + b1 > 0 (relu keeps -0 and NaN).
-  for (std::size_t i = 0; i < dz.size(); ++i)
-    if (!(h.data[i] > 0.0f)) dz.data[i] = 0.0f;
+  // (A select, not a branch: the mask is as random as the data, and a branch on it mispredicted
+  // half the time.)
+  for (std::size_t i = 0; i < dz.size(); ++i) dz.data[i] = h.data[i] > 0.0f ? dz.data[i] : 0.0f;
   gemm(Gemm::dense(x.data.data(), dz.data.data(), dw1, d, x.rows(), hm, /*a_transposed=*/true));
   std::size_t at = 1 + d * hm;
   put(packed, at, sum_rows(dz));  // db1
