@@ -44,8 +44,9 @@ struct Step {
   const Primitive* declared = nullptr;  // the file's equation's (what check_export infers with)
   const CompiledJaxpr* callee = nullptr;
   const CompiledShardMap* shard_map = nullptr;
-  // Inside a shard_map body, the psums [this, psums_end) run as `combined`, one collective
-  // (XLA's all-reduce combiner); psums_end is this step + 1 when there is no such run.
+  // Inside a shard_map body, the psums [this, psums_end) run as `combined`, one psum of all
+  // their operands (XLA's all-reduce combiner; collective_ops.cpp packs the small ones into one
+  // collective); psums_end is this step + 1 when there is no such run.
   std::size_t psums_end = 0;
   std::unique_ptr<const Eqn> rewritten, combined;
   std::unique_ptr<bool[]> combined_owned;

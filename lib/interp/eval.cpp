@@ -52,8 +52,9 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
     const Eqn* run = step.eqn;
     const bool* owned = step.owned.get();
     if (ctx.device != nullptr && step.psums_end > e + 1) {
-      // XLA's all-reduce combiner: consecutive psums over the same axes in one collective
-      // (the same sums, element by element, in the same rank order: the same bits).
+      // XLA's all-reduce combiner: consecutive psums over the same axes as one psum (its small
+      // operands in one collective; the same sums, element by element, in the same rank order:
+      // the same bits).
       run = step.combined.get();
       owned = step.combined_owned.get();
       combined_to = step.psums_end;

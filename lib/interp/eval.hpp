@@ -4,7 +4,8 @@
 // (primitives.hpp). A value's buffer is released after its last use, and an operand at its last
 // use lends its buffer to the result. Two of XLA's rewrites that change no bit run here too:
 // a run of elementwise equations over a large array is one chunked loop (fusion.hpp), and
-// consecutive psums over the same axes are one collective.
+// consecutive psums over the same axes are one psum of several operands (its small operands
+// share one collective; one of 16Ki floats or more is reduced in place on its own).
 //
 // The evaluator runs a program compiled once at load (compiled.hpp): each equation's primitive,
 // plans and lent operands found then, not per call. Before a run, bind() picks the export for the

@@ -48,7 +48,8 @@ using V = hn::Vec<D>;
 // The micro-kernel and its blocking (GotoBLAS/BLIS-style, with the B panel as the L1-resident
 // operand):
 //
-// * Register tile: kMR rows x kNV vectors of C, every lane one element's accumulator, plus kNV
+// * Register tile: kMR rows x kNV vectors of C (kNV = kMaxNV, or fewer for a product of few
+//   columns: see GemmFma), every lane one element's accumulator, plus kNV
 //   loaded vectors of B and one broadcast of A per step. AVX-512: 6 x 4 vectors = 6 x 64 floats in
 //   24 of its 32 registers (+ 4 + 1), 24 independent FMAs per step fed by 4 vector loads and 6
 //   broadcasts; AVX2: 6 x 2 vectors = 6 x 16 in 12 of 16. Wide rather than tall: per FMA it
@@ -81,12 +82,13 @@ constexpr std::size_t kL = hn::MaxLanes(D());
 constexpr std::size_t kMR = 6;
 // The widest tile, kMaxNV vectors of C per row. A product of few columns runs on a narrower one
 // (GemmFma): dp-step's x @ w and its gradient have 16, and a 64-wide tile computed four times the
-// lanes it kept, through a copy of C per tile (1.0 ms of CPU for 17 MFLOP per device and step).
+// lanes it kept, through a copy of C per tile (22-24 GFLOP/s per CPU second on 8 threads,
+// kernels_bench gemm 8192 64 16 and 64 8192 16 --a-transposed; 70 and 31 on the narrow tile).
 constexpr std::size_t kMaxNV = HWY_TARGET == HWY_AVX2 ? 2 : 4;
 // A tile kNV vectors wide has kNR = kNROf<kNV> columns; K is cut in kKC = kKCOf<kNV>-long blocks,
 // so that a panel of B is 32 KB: 128 rows at 64 columns (AVX-512's widest), 512 at 16.
 template <std::size_t kNV>
-constexpr std::size_t kNROf = kNV* kL;
+constexpr std::size_t kNROf = kL* kNV;
 template <std::size_t kNV>
 constexpr std::size_t kKCOf = 32 * 1024 / sizeof(float) / kNROf<kNV>;
 constexpr std::size_t kMC = 64 * kMR;  // rows of A per block (tiles per B panel): 384

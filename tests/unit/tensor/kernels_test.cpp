@@ -174,9 +174,10 @@ BOOST_AUTO_TEST_CASE(gemm_continues_chains_across_cache_blocks) {
 
 // The edges of the kernel's own blocking, on both vector targets: register tiles of 6 rows x 64
 // (AVX-512) or x 16 (AVX2) columns, 32 KB panels of B of 128 (AVX-512) or 512 (AVX2) steps of k,
-// blocks of 384 rows of A. Each dimension at 1, a tile or block -1, exactly it, +1, and primes,
-// crossed with every variant in turn, so a tile that drops, repeats or reorders one step of a
-// chain (or one row or column at an edge) differs from the in-order fma loop somewhere.
+// blocks of 384 rows of A (the narrower tiles of few columns, and their deeper panels: below). Each
+// dimension at 1, a tile or block -1, exactly it, +1, and primes, crossed with every variant in
+// turn, so a tile that drops, repeats or reorders one step of a chain (or one row or column at an
+// edge) differs from the in-order fma loop somewhere.
 BOOST_AUTO_TEST_CASE(gemm_equals_the_fma_chain_at_the_edges_of_its_tiles_and_blocks) {
   for_each_target([] {
     std::mt19937 rng(3);
@@ -206,7 +207,8 @@ BOOST_AUTO_TEST_CASE(gemm_equals_the_fma_chain_at_the_edges_of_its_tiles_and_blo
 }
 
 // A product of few columns runs on a narrower tile (1 or 2 vectors: up to 16 or 32 columns on
-// AVX-512, 8 on AVX2) with a deeper panel of B (512 or 256 steps on AVX-512); a transposed A is
+// AVX-512, 8 on AVX2) with a deeper panel of B (512 or 256 steps on AVX-512, 1024 on AVX2's one
+// vector); a transposed A is
 // packed for all its tiles in one pass over its rows, the last tile ragged. Widths around each
 // tile's edge, K around each panel depth, rows past a block of A.
 BOOST_AUTO_TEST_CASE(gemm_narrow_tiles_equal_the_fma_chain) {
@@ -214,7 +216,7 @@ BOOST_AUTO_TEST_CASE(gemm_narrow_tiles_equal_the_fma_chain) {
     std::mt19937 rng(5);
     int bits = 0;
     for (std::size_t n : {1u, 7u, 8u, 9u, 16u, 17u, 31u, 32u, 33u})
-      for (std::size_t k : {255u, 256u, 257u, 511u, 512u, 513u, 1030u})
+      for (std::size_t k : {255u, 256u, 257u, 511u, 512u, 513u, 1023u, 1024u, 1025u})
         for (std::size_t m : {5u, 6u, 13u, 389u}) {
           const Variant v{bool(bits & 1), bool(bits & 2),      bool(bits & 4),
                           bool(bits & 8), bits & 16 ? 2u : 0u, bool(bits & 32)};

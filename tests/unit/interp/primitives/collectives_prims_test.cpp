@@ -48,31 +48,59 @@ BOOST_AUTO_TEST_CASE(psum_pmean_several_operands) {
   }
 }
 
+// `op` (psum or pmean over `axes`) on `in` with the lent flags `owned`, by the primitive itself:
+// the operands stay the caller's, so what a call leaves in those not lent can be checked.
+std::vector<Value> reduce(const std::string& op, const std::vector<std::string>& axes,
+                          std::vector<Value*> in, const std::vector<bool>& owned,
+                          PrimContext& ctx) {
+  std::unique_ptr<bool[]> own(new bool[in.size()]);
+  for (std::size_t i = 0; i < in.size(); ++i) own[i] = owned[i];
+  return prim(op).eval(make(op, {{"axes", axes}}), in, std::span<const bool>(own.get(), in.size()),
+                       ctx);
+}
+
 BOOST_AUTO_TEST_CASE(psum_pmean_of_large_and_small_operands) {
   // Operands of 16Ki floats or more are reduced in place, each on its own, the others packed
   // into one collective: every result must still be its own operand's sum, whatever the order of
-  // large and small, lent or not. Device d holds a = [k % 7 + d] (20000), s = [d, 0.25] and
-  // b = [(k % 5) / 2 + d] (16384); its data group is {d, d ^ 2}, the whole mesh sums 0..3.
-  auto operands = [](int d) {
-    const auto f = static_cast<float>(d);
-    std::vector<float> a(20000), b(16384);
-    for (std::size_t k = 0; k < a.size(); ++k) a[k] = static_cast<float>(k % 7) + f;
-    for (std::size_t k = 0; k < b.size(); ++k) b[k] = static_cast<float>(k % 5) / 2 + f;
-    std::vector<Value> v;
-    v.push_back(F({20000}, std::move(a)));
-    v.push_back(F({2}, {f, 0.25f}));
-    v.push_back(F({128, 128}, std::move(b)));
+  // large and small, lent or not, empty or given twice -- and an operand not lent must be left
+  // as it was. Device d holds s = [d, 0.25], a = [k % 7 + d] (20000), e = [] (0 floats),
+  // t = [d + 0.5] and b = [(k % 5) / 2 + d] (16384, exactly the limit); its data group is
+  // {d, d ^ 2}, the whole mesh sums devices 0..3.
+  auto large = [](std::size_t n, int mod, float scale, float f) {
+    std::vector<float> v(n);
+    for (std::size_t k = 0; k < n; ++k) v[k] = static_cast<float>(k % mod) * scale + f;
     return v;
   };
-  std::vector<std::vector<Value>> sum(4), mean(4);
+  struct Got {
+    std::vector<Value> sum, twice, mean, all_large;
+    std::vector<Value> left;  // the operands not lent, after the calls
+  };
+  std::vector<Got> got(4);
   on_mesh(k2x2, [&](PrimContext& ctx, int d) {
-    const auto i = static_cast<std::size_t>(d);
-    sum[i] = run_raw(make("psum", {{"axes", {"data"}}}), operands(d), ctx, {false, true, true});
-    mean[i] = run_raw(make("pmean", {{"axes", {"data", "model"}}}), operands(d), ctx,
-                      {true, false, false});
+    const auto f = static_cast<float>(d);
+    Got& g = got[static_cast<std::size_t>(d)];
+    Value s = F({2}, {f, 0.25f}), a = F({20000}, large(20000, 7, 1, f)), e = F({0}, {});
+    Value t = F({1}, {f + 0.5f}), b = F({128, 128}, large(16384, 5, 0.5f, f));
+    // small, large (not lent), empty, small (lent), large (lent): packed, alone, packed.
+    g.sum = reduce("psum", {"data"}, {&s, &a, &e, &t, &b}, {false, false, true, true, true}, ctx);
+    g.left.push_back(s);
+    g.left.push_back(a);
+    // One large value given twice (never lent), beside a small one.
+    Value a2 = F({20000}, large(20000, 7, 1, f)), s2 = F({2}, {f, 0.25f});
+    g.twice = reduce("psum", {"data"}, {&a2, &s2, &a2}, {false, true, false}, ctx);
+    g.left.push_back(a2);
+    Value m1 = F({20000}, large(20000, 7, 1, f)), m2 = F({2}, {f, 0.25f}),
+          m3 = F({128, 128}, large(16384, 5, 0.5f, f));
+    g.mean = reduce("pmean", {"data", "model"}, {&m1, &m2, &m3}, {true, false, false}, ctx);
+    g.left.push_back(m2);
+    g.left.push_back(m3);
+    // Only large operands: no packed collective at all.
+    Value l1 = F({20000}, large(20000, 7, 1, f)), l2 = F({128, 128}, large(16384, 5, 0.5f, f));
+    g.all_large = reduce("psum", {"data"}, {&l1, &l2}, {true, true}, ctx);
   });
   for (int d = 0; d < 4; ++d) {
-    const auto i = static_cast<std::size_t>(d);
+    const Got& g = got[static_cast<std::size_t>(d)];
+    const auto f = static_cast<float>(d);
     const auto pair = static_cast<float>(d + (d ^ 2));
     std::vector<float> a(20000), b(16384), ma(20000), mb(16384);
     for (std::size_t k = 0; k < a.size(); ++k) {
@@ -83,12 +111,32 @@ BOOST_AUTO_TEST_CASE(psum_pmean_of_large_and_small_operands) {
       b[k] = static_cast<float>(k % 5) + pair;
       mb[k] = (2 * static_cast<float>(k % 5) + 6) / 4;
     }
-    check_bits(sum[i][0], {20000}, a);
-    check_bits(sum[i][1], {2}, {pair, 0.5f});
-    check_bits(sum[i][2], {128, 128}, b);
-    check_bits(mean[i][0], {20000}, ma);
-    check_bits(mean[i][1], {2}, {1.5f, 0.25f});
-    check_bits(mean[i][2], {128, 128}, mb);
+    BOOST_REQUIRE_EQUAL(g.sum.size(), 5u);
+    check_bits(g.sum[0], {2}, {pair, 0.5f});
+    check_bits(g.sum[1], {20000}, a);
+    check_bits(g.sum[2], {0}, {});
+    check_bits(g.sum[3], {1}, {pair + 1});
+    check_bits(g.sum[4], {128, 128}, b);
+    BOOST_REQUIRE_EQUAL(g.twice.size(), 3u);
+    check_bits(g.twice[0], {20000}, a);
+    check_bits(g.twice[1], {2}, {pair, 0.5f});
+    check_bits(g.twice[2], {20000}, a);
+    BOOST_REQUIRE_EQUAL(g.mean.size(), 3u);
+    check_bits(g.mean[0], {20000}, ma);
+    check_bits(g.mean[1], {2}, {1.5f, 0.25f});
+    check_bits(g.mean[2], {128, 128}, mb);
+    BOOST_REQUIRE_EQUAL(g.all_large.size(), 2u);
+    check_bits(g.all_large[0], {20000}, a);
+    check_bits(g.all_large[1], {128, 128}, b);
+    // What was not lent is as it was.
+    std::vector<float> own_a(20000), own_b(16384);
+    for (std::size_t k = 0; k < own_a.size(); ++k) own_a[k] = static_cast<float>(k % 7) + f;
+    for (std::size_t k = 0; k < own_b.size(); ++k) own_b[k] = static_cast<float>(k % 5) / 2 + f;
+    check_bits(g.left[0], {2}, {f, 0.25f});
+    check_bits(g.left[1], {20000}, own_a);
+    check_bits(g.left[2], {20000}, own_a);
+    check_bits(g.left[3], {2}, {f, 0.25f});
+    check_bits(g.left[4], {128, 128}, own_b);
   }
 }
 

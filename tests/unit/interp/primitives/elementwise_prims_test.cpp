@@ -196,6 +196,13 @@ BOOST_AUTO_TEST_CASE(select_clamp_convert_reduce_precision) {
     want[k] = mask[k] != 0 ? t[k] : f[k];
   }
   check_bits(run1(make("select_n"), {B({5000}, mask), F({5000}, f), F({5000}, t)}), {5000}, want);
+  // The same with the result in a lent case's buffer, or in the predicate's.
+  check_bits(run1(make("select_n"), {B({5000}, mask), F({5000}, f), F({5000}, t)}, {},
+                  {false, true, false}),
+             {5000}, want);
+  check_bits(run1(make("select_n"), {B({5000}, mask), F({5000}, f), F({5000}, t)}, {},
+                  {true, false, false}),
+             {5000}, want);
   std::vector<float> bad(5000, 1.0f);
   bad.back() = 2;
   BOOST_CHECK_EXCEPTION(
