@@ -49,14 +49,17 @@ BOOST_AUTO_TEST_CASE(psum_pmean_several_operands) {
 }
 
 // `op` (psum or pmean over `axes`) on `in` with the lent flags `owned`, by the primitive itself:
-// the operands stay the caller's, so what a call leaves in those not lent can be checked.
+// the operands stay the caller's, so what a call leaves in those not lent can be checked. It runs
+// on the device threads, so no Boost.Test assertion (not thread-safe; prim() has one): a missing
+// primitive throws, and the Mesh hands that to the test.
 std::vector<Value> reduce(const std::string& op, const std::vector<std::string>& axes,
                           std::vector<Value*> in, const std::vector<bool>& owned,
                           PrimContext& ctx) {
   std::unique_ptr<bool[]> own(new bool[in.size()]);
   for (std::size_t i = 0; i < in.size(); ++i) own[i] = owned[i];
-  return prim(op).eval(make(op, {{"axes", axes}}), in, std::span<const bool>(own.get(), in.size()),
-                       ctx);
+  const Primitive* p = find_primitive(op);
+  if (p == nullptr) throw std::runtime_error("no primitive " + op);
+  return p->eval(make(op, {{"axes", axes}}), in, std::span<const bool>(own.get(), in.size()), ctx);
 }
 
 BOOST_AUTO_TEST_CASE(psum_pmean_of_large_and_small_operands) {
