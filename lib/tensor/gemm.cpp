@@ -88,7 +88,7 @@ constexpr std::size_t kMaxNV = HWY_TARGET == HWY_AVX2 ? 2 : 4;
 // A tile kNV vectors wide has kNR = kNROf<kNV> columns; K is cut in kKC = kKCOf<kNV>-long blocks,
 // so that a panel of B is 32 KB: 128 rows at 64 columns (AVX-512's widest), 512 at 16.
 template <std::size_t kNV>
-constexpr std::size_t kNROf = kL* kNV;
+constexpr std::size_t kNROf = (kNV * kL);
 template <std::size_t kNV>
 constexpr std::size_t kKCOf = 32 * 1024 / sizeof(float) / kNROf<kNV>;
 constexpr std::size_t kMC = 64 * kMR;  // rows of A per block (tiles per B panel): 384
@@ -186,14 +186,17 @@ void PackB(const Gemm& g, std::size_t pc, std::size_t kc, std::size_t j, std::si
   }
 }
 
-// A transposed (stored (k, m)): its rows ic0.. of op(A), `tiles` tiles of kMR (the last mc -
-// (tiles - 1) kMR of them), all of K -> one K x kMR panel per tile at ap + t * K * kMR
-// (ALayout::kColumns with lda = kMR); the rows of a tile are strided columns in memory. A's rows
-// are read once each, in order, every tile's part of it moved inline (a tile at a time read each
-// of A's cache lines once per tile, and a memmove call per kMR floats cost more than them).
+// The floats between the tiles of a packed transposed A: each tile is one K x kMR panel.
+constexpr std::size_t PackedTileStride(std::size_t k) { return k * kMR; }
+
+// A transposed (stored (k, m)): its rows ic0..ic0+mc-1 of op(A), all of K -> one K x kMR panel
+// per tile of kMR rows (the last one ragged), at ap + t * PackedTileStride(K) (ALayout::kColumns
+// with lda = kMR); the rows of a tile are strided columns in memory. A's rows are read once each,
+// in order, every tile's part of it moved inline (a tile at a time read each of A's cache lines
+// once per tile, and a memmove call per kMR floats cost more than them).
 void PackTransposedA(const Gemm& g, std::size_t ic0, std::size_t mc, float* HWY_RESTRICT ap) {
   const std::size_t full = mc / kMR, rest = mc % kMR;
-  const std::size_t panel = g.k * kMR;
+  const std::size_t panel = PackedTileStride(g.k);
   for (std::size_t p = 0; p < g.k; ++p) {
     const float* src = g.a + p * g.lda + ic0;
     float* dst = ap + p * kMR;
@@ -262,14 +265,13 @@ void GemmFmaOn(const Gemm& g, float* panel, float* edge) {
   // A transposed: its tiles packed, K x kMR each (ALayout::kColumns, block pc at pc * kMR);
   // a plain A is read in place.
   float* ablock = nullptr;
-  const auto packed_tile = [&](std::size_t t) { return ablock + t * g.k * kMR; };
 
   for (std::size_t ic0 = 0; ic0 < g.m; ic0 += kMC) {
     const std::size_t mc = std::min(kMC, g.m - ic0);
     const std::size_t tiles = (mc + kMR - 1) / kMR;
     if (g.a_transposed) {
       if (ablock == nullptr)
-        ablock = ABlockScratch((std::min(kMC, g.m) + kMR - 1) / kMR * g.k * kMR);
+        ablock = ABlockScratch((std::min(kMC, g.m) + kMR - 1) / kMR * PackedTileStride(g.k));
       PackTransposedA(g, ic0, mc, ablock);
     }
     for (std::size_t j = 0; j < g.n; j += kNR) {
@@ -320,7 +322,8 @@ void GemmFmaOn(const Gemm& g, float* panel, float* edge) {
               for (std::size_t r = 0; r < mr; ++r)
                 std::copy(c + r * g.ldc, c + r * g.ldc + nr, edge + r * kNR);
           }
-          const float* a = g.a_transposed ? packed_tile(t) + pc * kMR : g.a + ic * g.lda + pc;
+          const float* a = g.a_transposed ? ablock + t * PackedTileStride(g.k) + pc * kMR
+                                          : g.a + ic * g.lda + pc;
           const std::size_t lda = g.a_transposed ? kMR : g.lda;
           if (g.a_transposed) {
             if (mr == kMR) {
