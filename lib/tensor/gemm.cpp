@@ -81,9 +81,10 @@ using V = hn::Vec<D>;
 constexpr std::size_t kL = hn::MaxLanes(D());
 constexpr std::size_t kMR = 6;
 // The widest tile, kMaxNV vectors of C per row. A product of few columns runs on a narrower one
-// (GemmFma): dp-step's x @ w and its gradient have 16, and a 64-wide tile computed four times the
-// lanes it kept, through a copy of C per tile (22-24 GFLOP/s per CPU second on 8 threads,
-// kernels_bench gemm 8192 64 16 and 64 8192 16 --a-transposed; 70 and 31 on the narrow tile).
+// (GemmFma): dp-step's x @ w and its gradient have 16 columns, and a 64-wide tile computed four
+// times the lanes it kept, through a copy of C per tile: 22-23 and 13 GFLOP/s per CPU second on 8
+// threads (kernels_bench gemm 8192 64 16, gemm 64 8192 16 --a-transposed), 72-73 and 29-32 on
+// the narrow tile (2026-12-05, bench/results/2026-12-05T07Z-issue32/NOTES.md).
 constexpr std::size_t kMaxNV = HWY_TARGET == HWY_AVX2 ? 2 : 4;
 // A tile kNV vectors wide has kNR = kNROf<kNV> columns; K is cut in kKC = kKCOf<kNV>-long blocks,
 // so that a panel of B is 32 KB: 128 rows at 64 columns (AVX-512's widest), 512 at 16.
@@ -207,9 +208,9 @@ void PackTransposedA(const Gemm& g, std::size_t ic0, std::size_t mc, float* HWY_
 }
 
 // The cache lines of `count` floats from p on, into L2 (prefetcht1). Into L1 (hwy::Prefetch's
-// prefetcht0) the next 32 KB panel evicted lines of the one the tiles are reading: 1-7% fewer
-// GFLOP/s per CPU second on 2 and 8 threads (kernels_bench gemm 128 1024 1024, 1024 128 1024
-// --a-transposed, tp-mlp 256 1024 4096 256; 2026-12-05). PackB then reads it from L2.
+// prefetcht0) the next 32 KB panel evicted lines of the one the tiles are reading: 6-10% fewer
+// GFLOP/s per CPU second on 8 threads for 128x1024x1024, 0-3% for 1024x128x1024 --a-transposed
+// and tp-mlp's products (kernels_bench, alternated, 2026-12-05). PackB then reads it from L2.
 void PrefetchFloats(const float* p, std::size_t count) {
   constexpr std::size_t kLine = 64 / sizeof(float);
   constexpr int kRead = 0, kL2 = 2;
