@@ -44,7 +44,7 @@ void RunProfile::print_timings(std::uint64_t flops, std::uint64_t input_bytes) c
     t.collectives_s = warm_->collectives_s;
     repeat = warm_->repeat;
   }
-  write_stderr(timings_json(t, flops, input_bytes, repeat) + "\n");
+  write_stderr_report(timings_json(t, flops, input_bytes, repeat) + "\n", "--timings");
 }
 
 }  // namespace meshrun

@@ -73,7 +73,7 @@ void finish_run(const ProgramDef& program, const ProgramFlags& flags, Prepared& 
                                         ? check_structure(program.structure, trace, inputs, outputs)
                                         : StructuralVerdict{};
   if (p.trace_out.active()) p.trace_out.write(trace_text(trace, &verdict, ""));
-  if (flags.show_sharding) write_stderr(format_sharding(trace));
+  if (flags.show_sharding) write_stderr_report(format_sharding(trace), "--show-sharding");
   // Graded: the numbers against `expected`, and the structure of what ran against the program's
   // rules. Silent when both hold; each failure is listed on stderr.
   std::vector<Mismatch> mismatches;

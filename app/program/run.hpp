@@ -50,7 +50,7 @@ class TraceSink {
   void write(const std::string& text) {
     if (where_.empty()) return;
     if (!file_) {
-      write_stderr(text);
+      write_stderr_report(text, "--trace");
       return;
     }
     file_->commit(text);

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
+#include <string>
 
 #include "support/errors.hpp"
 #include "support/printable.hpp"
@@ -31,7 +33,7 @@ void report_error(const std::string& message) {
   write_stderr("meshrun: " + line + '\n');
 }
 
-void write_stderr(std::string_view text) {
+bool write_stderr(std::string_view text) {
   int waits = 0;  // a stderr left non-blocking (O_NONBLOCK by whoever shares it) that is full
   while (!text.empty()) {
     const ssize_t n = ::write(STDERR_FILENO, text.data(), text.size());
@@ -42,9 +44,18 @@ void write_stderr(std::string_view text) {
       ::poll(&out, 1, 100);
       continue;
     }
-    if (n <= 0) return;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;  // a write(2) that writes nothing and says no error
+      return false;
+    }
     text.remove_prefix(static_cast<std::size_t>(n));
   }
+  return true;
+}
+
+void write_stderr_report(std::string_view text, const char* flag) {
+  if (!write_stderr(text))
+    throw OutputError(std::string(flag) + ": cannot write stderr: " + std::strerror(errno));
 }
 
 }  // namespace meshrun

@@ -30,9 +30,16 @@ void report_error(const std::string& message);
 
 // Writes `text` to stderr (file descriptor 2) whole: short writes and EINTR are retried, and a
 // full non-blocking stderr is waited for, up to a second. A write that fails otherwise is
-// dropped, as std::cerr drops it: stderr is where failures are said. meshrun does not use
-// std::cerr, whose stream objects a run never builds (app/cli.hpp says why).
-void write_stderr(std::string_view text);
+// dropped, as std::cerr drops it: stderr is where failures are said. Returns whether every byte
+// was written (errno says why not). meshrun does not use std::cerr, whose stream objects a run
+// never builds (app/cli.hpp says why).
+bool write_stderr(std::string_view text);
+
+// A report the user asked for on stderr (--trace, --show-sharding, --timings), written as
+// write_stderr writes it; one that could not be written whole is an OutputError naming `flag`
+// (exit 6), not a success with the report lost. Its message goes to the same stderr, so the exit
+// status may be all that says it.
+void write_stderr_report(std::string_view text, const char* flag);
 
 // An outcome already reported (or one a rank leaves to rank 0 to say): the command ends with
 // `code` and nothing more is said. The app's exception ladder (app/exit.cpp) maps it.

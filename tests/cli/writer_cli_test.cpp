@@ -134,6 +134,32 @@ BOOST_AUTO_TEST_CASE(every_file_flag_to_a_full_device_is_exit_6_with_one_line) {
   expect_dev_full_intact();
 }
 
+// A report asked for on stderr (--trace, --show-sharding, --timings) that stderr refuses is exit
+// 6: its message, on the same stderr, is lost too, so the exit status is what says it. The trace
+// and the sharding come before the result, which is then not printed; --timings after it. A run
+// that asks for no report writes nothing to stderr and succeeds.
+BOOST_AUTO_TEST_CASE(a_report_to_a_full_stderr_is_exit_6) {
+  const std::string want = R"({"w":[[1.11]],"b":[0.2],"loss":121.0})"
+                           "\n";
+  RunOptions full;
+  full.stderr_append = "/dev/full";
+  const std::vector<std::pair<std::string, std::string>> reports = {
+      {"--trace", ""}, {"--show-sharding", ""}, {"--timings", want}};
+  for (const auto& [flag, out] : reports) {
+    Result r = run_with({"dp-step", kExample, flag}, full);
+    BOOST_TEST(r.code == 6, flag);
+    BOOST_TEST(r.out == out, flag);
+    r = run({"dp-step", kExample, flag});  // the same run on a stderr that takes it
+    BOOST_TEST(r.code == 0, flag << ": " << r.err);
+    BOOST_TEST(r.out == want, flag);
+    BOOST_TEST(!r.err.empty(), flag);
+  }
+  const Result r = run_with({"dp-step", kExample}, full);
+  BOOST_TEST(r.code == 0);
+  BOOST_TEST(r.out == want);
+  expect_dev_full_intact();
+}
+
 // --output FILE: the result there instead of stdout, whole or not at all, graded as on stdout
 // (a mismatch still writes it, exit 1); the file is opened before the run, so a bad path or the
 // case file itself is exit 2 before anything runs; past the file size limit the old file stays.
