@@ -71,15 +71,16 @@ class Mesh {
   const std::string& axis() const;
 
   // Runs body(device) once on every device thread and waits for all of them. Throws DeviceError
-  // (a body threw) or CollectiveError (mismatch, timeout) -- the first cause by time; the errors
-  // it caused in the other devices (AbortedError) are dropped. After a failure the mesh is usable
-  // again for the next run. One run at a time: a nested run (from a body) or a concurrent one
-  // throws InternalError instead of deadlocking. The wait is bounded as long as every body
-  // returns: collective waits end at the timeout or the abort, injected stalls at the abort.
-  // Destroying the mesh from another thread during a run cancels it: run() throws AbortedError
-  // and the destructor returns once run() has returned and the threads are joined.
-  // With `trace`, each device records the collectives it enters into trace->collectives[j] and,
-  // with trace->profile, its spans into trace->profile->devices[j] (j = index - first_device()).
+  // (a body threw) or CollectiveError (mismatch, timeout) -- the lowest-numbered device's cause
+  // (collectives/first_cause.hpp); the errors it caused in the other devices (AbortedError) are
+  // dropped. After a failure the mesh is usable again for the next run. One run at a time: a nested
+  // run (from a body) or a concurrent one throws InternalError instead of deadlocking. The wait is
+  // bounded as long as every body returns: collective waits end at the timeout or the abort,
+  // injected stalls at the abort. Destroying the mesh from another thread during a run cancels it:
+  // run() throws AbortedError and the destructor returns once run() has returned and the threads
+  // are joined. With `trace`, each device records the collectives it enters into
+  // trace->collectives[j] and, with trace->profile, its spans into trace->profile->devices[j] (j =
+  // index - first_device()).
   void run(const std::function<void(Device&)>& body, Trace* trace = nullptr);
 
   // After a run: the injections that never fired (their device made fewer collectives), so a

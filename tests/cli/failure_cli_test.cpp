@@ -67,6 +67,27 @@ BOOST_AUTO_TEST_CASE(injected_failure_is_one_line_naming_device_collective_and_e
   }
 }
 
+// Two devices that fail on their own at the same collective: the lower-numbered one's failure is
+// the verdict, on every run (collectives/first_cause.hpp). By time, it was either, exit 3 on one
+// run and 4 on the next.
+BOOST_AUTO_TEST_CASE(two_devices_failing_at_once_give_one_verdict_every_run) {
+  const std::string pmean = "pmean #1 on 'data'";
+  for (int i = 0; i < 6; ++i) {
+    Result r = run({"dp-step", "--inject", "fail:3@1", "--inject", "internal:1@1",
+                    "cases/dp-step/example1.json"});
+    BOOST_TEST(r.code == 4, r.err);
+    BOOST_TEST(r.err == "meshrun: internal error: injected at device 1's " + pmean +
+                            " (--inject internal:1@1)\n",
+               r.err);
+    r = run({"dp-step", "--inject", "internal:3@1", "--inject", "fail:1@1",
+             "cases/dp-step/example1.json"});
+    BOOST_TEST(r.code == 3, r.err);
+    BOOST_TEST(r.err == "meshrun: device 1 failed at " + pmean +
+                            ": injected failure (--inject fail:1@1)\n",
+               r.err);
+  }
+}
+
 // Item 2: device 5 never arrives; the others wait --timeout 0.3 and name it.
 BOOST_AUTO_TEST_CASE(injected_stall_times_out_naming_the_missing_device) {
   for (const Program& p : kPrograms) {

@@ -766,3 +766,30 @@ BOOST_AUTO_TEST_CASE(random_sizes_random_delays) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// FirstCause: the lowest-numbered device among the causes, whatever order they were noted in;
+// consequences only when there is no cause, the lowest of them too; -1 when nothing failed.
+BOOST_AUTO_TEST_CASE(first_cause_is_the_lowest_numbered_cause) {
+  FirstCause f;
+  f.reset();
+  BOOST_TEST(f.first() == -1);
+  BOOST_TEST(!f.any_cause());
+  f.note(6, /*consequence=*/true);
+  f.note(4, /*consequence=*/true);
+  BOOST_TEST(f.first() == 4);
+  f.note(5, false);
+  f.note(2, false);
+  f.note(3, false);
+  f.note(0, /*consequence=*/true);
+  BOOST_TEST(f.first() == 2);
+  BOOST_TEST(f.any_cause());
+  // From eight threads at once, in any order: still the lowest.
+  for (int round = 0; round < 20; ++round) {
+    f.reset();
+    {
+      std::vector<std::jthread> threads;
+      for (int d = 7; d >= 1; --d) threads.emplace_back([&f, d] { f.note(d, d % 2 == 0); });
+    }
+    BOOST_TEST(f.first() == 1);
+  }
+}
