@@ -66,7 +66,9 @@ const ProgramDef& dp_step_program() {
       .outputs = outputs,
       .computation = one_shard_map(dp_step_body),
       .check_values = dp_step_check,
-      .structure = {input_split("x", 0), input_split("y", 0),
+      // The split over 'data', not over every device: on a 2-D mesh (--mesh data=4,model=2) x is
+      // replicated over the other axis, as the program's spec says.
+      .structure = {input_split("x", 0, kAxis), input_split("y", 0, kAxis),
                     reduced_over(kAxis, {"loss", "w", "b"})},
       .mesh = {{kAxis, 8}},
       // x W forward and x^T g backward: N x D x K multiply-adds each, 2 flops apiece.

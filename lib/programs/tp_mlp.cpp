@@ -46,8 +46,10 @@ const ProgramDef& tp_mlp_program() {
       .outputs = outputs,
       .computation = one_shard_map(tp_mlp_body),
       .check_values = {},  // nothing beyond the shapes
-      .structure = {input_split("w1", 1), input_split("b1", 0), input_split("w2", 0),
-                    reduced_over(kAxis, {"out"}), output_split("hidden", 1)},
+      // Split over 'model', not over every device (a 2-D --mesh replicates over the other axis).
+      .structure = {input_split("w1", 1, kAxis), input_split("b1", 0, kAxis),
+                    input_split("w2", 0, kAxis), reduced_over(kAxis, {"out"}),
+                    output_split("hidden", 1, kAxis)},
       .mesh = {{kAxis, 8}},
       // x w1 (B x D x H) and h w2 (B x H x O).
       .flops =

@@ -302,6 +302,34 @@ BOOST_AUTO_TEST_CASE(precision_and_exact_flags) {
   expect_output_matches_case(r, "cases/dp-step/example1.json");
 }
 
+// docs/cases.md: a one-axis program also runs on a 2-D mesh, split over its own axis and
+// replicated over the other, and prints what a 1-D mesh of that axis prints -- graded by the same
+// rules, which are about its axis: a right program passes them (they once expected the split over
+// all 8 devices and failed every case, exit 1).
+BOOST_AUTO_TEST_CASE(one_axis_programs_on_a_2d_mesh_pass_their_own_rules) {
+  const std::vector<std::vector<std::string>> runs = {
+      {"dp-step", "data=4,model=2", "4"},
+      {"dp-step", "model=2,data=4", "4"},
+      {"tp-mlp", "data=2,model=4", "4"},
+      {"tp-mlp", "data=4,model=2", "2"},
+  };
+  for (const auto& run_of : runs) {
+    const std::string& prog = run_of[0];
+    for (const std::string c : {"example1.json", "example2.json"}) {
+      const std::string file = "cases/" + prog + "/" + c;
+      const Result two_d = run({prog, "--mesh", run_of[1], file});
+      const Result one_d = run({prog, "--devices", run_of[2], file});
+      BOOST_TEST(two_d.code == 0, prog << " --mesh " << run_of[1] << " " << c << ": " << two_d.err);
+      BOOST_TEST(two_d.err == "");
+      BOOST_TEST(one_d.code == 0, one_d.err);
+      BOOST_TEST(two_d.out == one_d.out, prog << " --mesh " << run_of[1] << " " << c);
+    }
+  }
+  const Result r = run({"check", "--mesh", "data=4,model=2", "cases/dp-step", "cases/tp-mlp"});
+  BOOST_TEST(r.code == 0, r.out);
+  BOOST_TEST(r.out.ends_with(" passed, 0 failed\n"), r.out);
+}
+
 BOOST_AUTO_TEST_CASE(mesh_failure_exits_3) {
   const Result r = run({"dp-step", "--inject", "fail:2@1", "cases/dp-step/example1.json"});
   BOOST_TEST(r.code == 3, r.err);
