@@ -20,6 +20,7 @@
 #include "exit_codes.hpp"
 #include "io/signal_cleanup.hpp"
 #include "support/cpus.hpp"
+#include "support/exit_code.hpp"
 
 namespace meshrun {
 
@@ -118,12 +119,14 @@ void tune_process() {
 
 // A closed stdin, stdout or stderr would be handed to the next file meshrun opens (a --trace file
 // would then receive the result, or the error messages). Each closed one is reopened on
-// /dev/null; a closed stdout is also remembered, since nothing written there would arrive.
+// /dev/null; a closed stdout or stderr is also remembered, since nothing written there would
+// arrive (a report asked for on stderr is then exit 6: support/exit_code.hpp).
 bool reserve_standard_fds() {
   bool stdout_open = true;
   for (int fd = 0; fd <= 2; ++fd) {
     if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
     if (fd == 1) stdout_open = false;
+    if (fd == 2) stderr_was_closed();
     const int got = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
     if (got != fd && got >= 0) ::close(got);  // cannot happen: open takes the lowest free fd
   }

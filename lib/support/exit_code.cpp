@@ -53,8 +53,15 @@ bool write_stderr(std::string_view text) {
   return true;
 }
 
+namespace {
+bool g_stderr_closed = false;  // set once at start, before any thread
+}  // namespace
+
+void stderr_was_closed() { g_stderr_closed = true; }
+
 void write_stderr_report(std::string_view text, const char* flag) {
-  if (!write_stderr(text))
+  if (g_stderr_closed) errno = EBADF;
+  if (g_stderr_closed || !write_stderr(text))
     throw OutputError(std::string(flag) + ": cannot write stderr: " + std::strerror(errno));
 }
 

@@ -36,10 +36,15 @@ void report_error(const std::string& message);
 bool write_stderr(std::string_view text);
 
 // A report the user asked for on stderr (--trace, --show-sharding, --timings), written as
-// write_stderr writes it; one that could not be written whole is an OutputError naming `flag`
-// (exit 6), not a success with the report lost. Its message goes to the same stderr, so the exit
-// status may be all that says it.
+// write_stderr writes it; one that could not be written whole, or that would go to a stderr the
+// process was started with closed (see stderr_was_closed), is an OutputError naming `flag` (exit
+// 6), not a success with the report lost. Its message goes to the same stderr, so the exit status
+// may be all that says it.
 void write_stderr_report(std::string_view text, const char* flag);
+
+// The process was started with stderr closed (`2>&-`) and meshrun put /dev/null there, so that no
+// file it opens takes descriptor 2 (app/process.cpp): a report written there would vanish.
+void stderr_was_closed();
 
 // An outcome already reported (or one a rank leaves to rank 0 to say): the command ends with
 // `code` and nothing more is said. The app's exception ladder (app/exit.cpp) maps it.

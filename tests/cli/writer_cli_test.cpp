@@ -134,29 +134,35 @@ BOOST_AUTO_TEST_CASE(every_file_flag_to_a_full_device_is_exit_6_with_one_line) {
   expect_dev_full_intact();
 }
 
-// A report asked for on stderr (--trace, --show-sharding, --timings) that stderr refuses is exit
-// 6: its message, on the same stderr, is lost too, so the exit status is what says it. The trace
-// and the sharding come before the result, which is then not printed; --timings after it. A run
-// that asks for no report writes nothing to stderr and succeeds.
-BOOST_AUTO_TEST_CASE(a_report_to_a_full_stderr_is_exit_6) {
+// A report asked for on stderr (--trace, --show-sharding, --timings) that stderr refuses -- a
+// full device, or a stderr closed at the start (`2>&-`, where meshrun keeps /dev/null so that no
+// file it opens takes descriptor 2) -- is exit 6: its message, on the same stderr, is lost too,
+// so the exit status is what says it. The trace and the sharding come before the result, which is
+// then not printed; --timings after it. A run that asks for no report succeeds.
+BOOST_AUTO_TEST_CASE(a_report_to_a_full_or_closed_stderr_is_exit_6) {
   const std::string want = R"({"w":[[1.11]],"b":[0.2],"loss":121.0})"
                            "\n";
-  RunOptions full;
+  RunOptions full, closed;
   full.stderr_append = "/dev/full";
+  closed.stderr_closed = true;
   const std::vector<std::pair<std::string, std::string>> reports = {
       {"--trace", ""}, {"--show-sharding", ""}, {"--timings", want}};
   for (const auto& [flag, out] : reports) {
-    Result r = run_with({"dp-step", kExample, flag}, full);
-    BOOST_TEST(r.code == 6, flag);
-    BOOST_TEST(r.out == out, flag);
-    r = run({"dp-step", kExample, flag});  // the same run on a stderr that takes it
+    for (const RunOptions* o : {&full, &closed}) {
+      const Result r = run_with({"dp-step", kExample, flag}, *o);
+      BOOST_TEST(r.code == 6, flag << (o == &full ? " 2>/dev/full" : " 2>&-"));
+      BOOST_TEST(r.out == out, flag);
+    }
+    const Result r = run({"dp-step", kExample, flag});  // the same run on a stderr that takes it
     BOOST_TEST(r.code == 0, flag << ": " << r.err);
     BOOST_TEST(r.out == want, flag);
     BOOST_TEST(!r.err.empty(), flag);
   }
-  const Result r = run_with({"dp-step", kExample}, full);
-  BOOST_TEST(r.code == 0);
-  BOOST_TEST(r.out == want);
+  for (const RunOptions* o : {&full, &closed}) {
+    const Result r = run_with({"dp-step", kExample}, *o);
+    BOOST_TEST(r.code == 0);
+    BOOST_TEST(r.out == want);
+  }
   expect_dev_full_intact();
 }
 

@@ -90,6 +90,7 @@ struct RunOptions {
   bool stdout_append = false;       // stdout_path opened to append, as `>>` does (not emptied)
   std::string stderr_append;        // "" captures stderr (Result::err); else `2>> this file`
   bool stdout_closed = false;       // fd 1 closed, as `>&-` does
+  bool stderr_closed = false;       // fd 2 closed, as `2>&-` does
   bool stdout_reader_gone = false;  // a pipe whose read end is already closed
   bool ignore_sigpipe = false;      // as `trap '' PIPE` does
   long file_size_limit = -1;        // RLIMIT_FSIZE in bytes, as `ulimit -f` does
@@ -133,6 +134,7 @@ inline Result run_with(const std::vector<std::string>& args, const RunOptions& o
       close(gone[1]);
     }
     if (o.stdout_closed) close(1);
+    if (o.stderr_closed) close(2);
     if (o.ignore_sigpipe) signal(SIGPIPE, SIG_IGN);
     if (o.file_size_limit >= 0) {
       const rlimit limit{static_cast<rlim_t>(o.file_size_limit),
