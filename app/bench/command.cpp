@@ -144,6 +144,12 @@ void add_bench_command(CLI::App& app) {
       };
       if (flags->op != "psum") refuse("--op", "across ranks only psum is timed, not " + flags->op);
       if (o.json) refuse("--json", "not available across ranks yet; the table is printed");
+      try {
+        bench::check_size_range(o);
+      } catch (const InputError&) {
+        if (quiet) throw ExitWith(kExitOk);
+        throw;
+      }
       run_mpi_bench(o, flags->timeout_s);
       return;
     }

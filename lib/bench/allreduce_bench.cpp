@@ -264,10 +264,26 @@ std::size_t planned_sizes(const AllReduceBenchOptions& options) {
   return planned_shapes(options).size();
 }
 
-BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, const BenchPrint& print) {
-  if (options.devices < 1) throw InputError("--devices", "must be at least 1");
+void check_size_range(const AllReduceBenchOptions& options) {
   if (options.min_bytes > options.max_bytes)
     throw InputError("--min-bytes", "is larger than --max-bytes");
+  if (!planned_shapes(options).empty()) return;
+  std::string sizes;
+  for (std::size_t size : kSizes)
+    sizes += (sizes.empty() ? "" : ", ") + std::to_string(size * sizeof(float));
+  throw InputError(
+      "--min-bytes",
+      std::to_string(options.min_bytes) + " to --max-bytes " + std::to_string(options.max_bytes) +
+          " selects none of the table's sizes (" + sizes + " bytes per device" +
+          (options.op == CollectiveOp::kAllGather || options.op == CollectiveOp::kReduceScatter
+               ? ", each rounded up to --devices elements"
+               : "") +
+          ")");
+}
+
+BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, const BenchPrint& print) {
+  if (options.devices < 1) throw InputError("--devices", "must be at least 1");
+  check_size_range(options);
   BenchResult result;
   result.participants = options.devices;
   // The variant names the op and how the engine picks its path: staged up to staged_max_bytes per

@@ -68,6 +68,10 @@ struct BenchResult {
 // How many sizes the table plans to time with these options (fewer when the budget runs out).
 std::size_t planned_sizes(const AllReduceBenchOptions& options);
 
+// --min-bytes above --max-bytes, or a range holding none of the table's sizes (an empty table
+// would be a success that timed nothing): InputError naming --min-bytes.
+void check_size_range(const AllReduceBenchOptions& options);
+
 // Where the table goes: called with whole lines, each ending in '\n' (the app's checked stdout).
 // It may throw (an OutputError when stdout is full or closed): a throw while the mesh runs ends
 // the table at the next size, and run_allreduce_bench rethrows it once the devices are done.

@@ -80,6 +80,24 @@ BOOST_AUTO_TEST_CASE(bad_flags_exit_2) {
     BOOST_TEST(r.out.empty(), args[0] << " " << args[1]);
     BOOST_TEST(r.err.starts_with("meshrun: " + args[0] + ": must be "), r.err);
   }
+  // A range that holds none of the table's sizes times nothing: not an empty table and exit 0.
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--min-bytes", "5", "--max-bytes", "7"},
+           {"--min-bytes", "3", "--max-bytes", "3"},
+           {"--op", "psum_scatter", "--devices", "3", "--min-bytes", "4", "--max-bytes", "8"}}) {
+    std::vector<std::string> cmd{"bench", "allreduce"};
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    const Result r = run(cmd);
+    BOOST_TEST(r.code == 2, r.err);
+    BOOST_TEST(r.out.empty(), r.out);
+    BOOST_TEST(r.err.starts_with("meshrun: --min-bytes: "), r.err);
+    BOOST_TEST(meshrun::testing::has(r.err, "selects none of the table's sizes (4, 32, 256, 4096,"),
+               r.err);
+  }
+  const Result one = run({"bench", "allreduce", "--min-bytes", "4", "--max-bytes", "4",
+                          "--size-budget", "0.01"});  // and a range holding one size times it
+  BOOST_TEST(one.code == 0, one.err);
+  BOOST_TEST(meshrun::testing::has(one.out, "\n           4 "), one.out);
 }
 
 // `meshrun bench programs --quick`: one row per program and input form (json, npy, and the npy
