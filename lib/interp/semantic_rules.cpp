@@ -10,6 +10,7 @@
 
 #include "io/number_format.hpp"
 #include "mesh/mesh.hpp"
+#include "support/errors.hpp"
 
 namespace meshrun::interp {
 namespace {
@@ -149,6 +150,9 @@ StructuralRule value_rule(std::string description, const ProgramDef& program, F 
             if (t.input_values == nullptr || t.output_values == nullptr) return std::nullopt;
             try {
               return check(program, t);
+            } catch (const InternalError&) {
+              // meshrun's bug (exit 4), never the graded program's failure.
+              throw;
             } catch (const std::exception& e) {
               return std::string("could not run the program again on changed inputs: ") + e.what();
             }

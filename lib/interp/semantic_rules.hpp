@@ -10,7 +10,8 @@
 //                           numbers' tolerance; a multiple s != 1 of it is named (n times: the
 //                           sum of the n devices' gradients).
 // Each needs the run's values (Trace::input_values, output_values); a trace without them (not
-// graded) passes.
+// graded) passes. What the run again throws is the rule's failure ("could not run the program
+// again on changed inputs: ..."), except an InternalError: meshrun's bug, thrown on (exit 4).
 #pragma once
 
 #include <functional>

@@ -12,8 +12,11 @@
 
 #include "interp/exercise.hpp"
 #include "interp/rule_kinds.hpp"
+#include "interp/semantic_rules.hpp"
 #include "programs/program.hpp"
 #include "support/errors.hpp"
+#include "tensor/tensor.hpp"
+#include "trace/trace.hpp"
 
 namespace {
 
@@ -162,6 +165,28 @@ BOOST_AUTO_TEST_CASE(a_rule_kind_given_twice_is_refused) {
   // Every shipped kind once: the registry built without throwing, and a kind is found by name.
   BOOST_TEST(rule_kinds().find("mean_gradient_update") != nullptr);
   BOOST_TEST(rule_kinds().find("psum_everything") == nullptr);
+}
+
+// A rule that runs the program again passes on what the re-run throws as the rule's failure --
+// but a broken invariant of meshrun's (InternalError) is meshrun's bug, exit 4, never a FAIL of
+// the program graded: here dp-step run again on inputs of the wrong ranks (what an exercise
+// whose inputs are not its reference's order handed the reference).
+BOOST_AUTO_TEST_CASE(an_internal_error_in_a_re_run_is_not_a_rule_failure) {
+  const meshrun::ProgramDef* p = meshrun::find_program("dp-step");
+  BOOST_REQUIRE(p);
+  std::vector<meshrun::Tensor> in;
+  for (std::size_t i = 0; i < p->inputs.size(); ++i) in.push_back(meshrun::Tensor::scalar(1));
+  const std::vector<meshrun::TensorRef> in_refs = meshrun::refs(in);
+  const std::vector<meshrun::Tensor> out(p->outputs.size(), meshrun::Tensor::scalar(1));
+  meshrun::Trace t;
+  t.mesh = p->mesh;
+  t.input_values = &in_refs;
+  t.output_values = &out;
+  const meshrun::StructuralRule once = added_once(*p, "b", "b");
+  BOOST_CHECK_THROW(once.check(t), meshrun::InternalError);
+  const meshrun::StructuralRule mean = mean_gradient_update(
+      *p, [p]() -> const meshrun::ProgramDef& { return *p; }, {"w", "b"}, "data");
+  BOOST_CHECK_THROW(mean.check(t), meshrun::InternalError);
 }
 
 }  // namespace
