@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 
+#include "interp/program.hpp"
 #include "interp/program_json.hpp"
 #include "interp/reader_fields.hpp"
 #include "interp/rule_kinds.hpp"
@@ -313,8 +314,8 @@ std::shared_ptr<const Exercise> load_exercise_folder(const std::string& dir,
     std::shared_ptr<Exercise> ex = parse(read_program_json(path, max_bytes, open_wait));
     ex->source = path;
     ex->folder = dir;
-    // The reference is read when a rule first needs it (rule_kinds.cpp); a missing one is said
-    // here, as the exercise's error, while a built-in program of its name stands in for it.
+    // The reference is read here, as the exercise's error when it is missing or not a program
+    // file -- unless a built-in program of its name stands in for it (rule_kinds.cpp).
     if (find_program(ex->name) == nullptr) {
       const std::string reference = reference_path(*ex);
       struct stat ref {};
@@ -322,6 +323,12 @@ std::shared_ptr<const Exercise> load_exercise_folder(const std::string& dir,
         throw InputError("reference", "cannot read " + reference + ": " + std::strerror(errno));
       if (!S_ISREG(ref.st_mode))
         throw InputError("reference", "cannot read " + reference + ": not a regular file");
+      try {
+        ex->reference_program = load_reference_program(reference);
+      } catch (const InputError& e) {
+        // e.what() names the reference file and its field.
+        throw InputError("reference", std::string("not a program file: ") + e.what());
+      }
     }
     return ex;
   } catch (const InputError& e) {

@@ -24,6 +24,8 @@
 
 namespace meshrun::interp {
 
+struct LoadedProgram;
+
 struct Exercise {
   std::string name;
   std::string source;  // the file it was read from (messages): "cases/exercises/dp-step/..."
@@ -34,7 +36,10 @@ struct Exercise {
   std::vector<DType> input_dtypes, output_dtypes;
   std::vector<MeshShape> meshes;  // the meshes a submission is exported for (python/)
   std::string reference;          // the reference program file, relative to `folder`
-  std::string cases;              // the example cases' folder, relative to `folder`
+  // That file read and built, when load_exercise_folder read it (no built-in program has the
+  // exercise's name); else nullptr, and a rule needing the reference reads it on first use.
+  std::shared_ptr<const LoadedProgram> reference_program;
+  std::string cases;  // the example cases' folder, relative to `folder`
   // Each rule as written, checked at parse: a known kind, its fields of the right types, naming
   // the exercise's own inputs, outputs and axes.
   std::vector<nlohmann::json> rules;
@@ -51,9 +56,10 @@ std::string reference_path(const Exercise& ex);
 
 // The exercise of folder `dir` (its exercise.json), read as a program file is: within
 // `max_bytes` (--max-input-bytes), its open bounded by `open_wait` (--timeout). An exercise whose
-// name no built-in program has must name a reference file that exists: else InputError
-// "<dir>/exercise.json: reference: cannot read ..." (exit 2) before any grading, not a rule that
-// fails the student's program when the reference is first needed.
+// name no built-in program has must name a reference that is a program file: it is read here
+// (Exercise::reference_program), else InputError "<dir>/exercise.json: reference: cannot read
+// ..." or "reference: not a program file: ..." (exit 2) before any grading, not a rule that fails
+// the student's program when the reference is first needed.
 std::shared_ptr<const Exercise> load_exercise_folder(
     const std::string& dir, std::uint64_t max_bytes = std::uint64_t{1} << 20,
     std::chrono::milliseconds open_wait = std::chrono::milliseconds(10000));

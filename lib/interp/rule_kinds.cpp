@@ -238,10 +238,14 @@ RuleKinds shipped() {
 
 // The exercise's reference program, loaded once on first use: the built-in program of its name
 // when meshrun has one (bit-identical to JAX's on every documented case, and what the grader
-// used before exercises were files), else its reference program file, read as a plain program.
+// used before exercises were files), else its reference program file, read as a plain program
+// (already, when the exercise's folder was loaded).
 Reference reference_of(const Exercise& ex) {
   if (const ProgramDef* built_in = find_program(ex.name)) {
     return [built_in]() -> const ProgramDef& { return *built_in; };
+  }
+  if (std::shared_ptr<const LoadedProgram> read = ex.reference_program) {
+    return [read]() -> const ProgramDef& { return read->def; };
   }
   struct Lazy {
     std::once_flag once;

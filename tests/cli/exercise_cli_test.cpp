@@ -119,6 +119,20 @@ BOOST_AUTO_TEST_CASE(a_hostile_exercise_folder_is_refused_in_one_line) {
                                tmp / "noref/cases: not a regular file\n",
              dirref.err);
 
+  // Nor is a case file: the reference is read when the folder is, its error the exercise's --
+  // not "missing key format" when the update rule first runs it, a FAIL of the student.
+  const std::string a_case = kSource + "/cases/dp-step/example1.json";
+  tmp.write("noref/exercise.json",
+            replaced(slurp(tmp / "noref/exercise.json"), "\"cases\"", "\"" + a_case + "\""));
+  const Result caseref = run({"check", "--program", "cases/submissions/dp-step/right.json",
+                              "--exercise", tmp / "noref", tmp / "noref/cases"});
+  BOOST_TEST(caseref.code == 2, caseref.out << caseref.err);
+  BOOST_TEST(caseref.out.empty(), caseref.out);
+  BOOST_TEST(caseref.err == "meshrun: " + tmp / "noref/exercise.json" +
+                                ": reference: not a program file: " + a_case +
+                                ": missing key \"format\"\n",
+             caseref.err);
+
   // Read as a program file is: within --max-input-bytes.
   fs::create_directories(tmp / "big");
   tmp.write("big/exercise.json", std::string(40000, ' ') + "{}");
