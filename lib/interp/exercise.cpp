@@ -265,6 +265,37 @@ std::shared_ptr<Exercise> parse(const json& root) {
   return ex;
 }
 
+// The exercise's inputs and outputs are the reference's (`what`), in its order and of its ranks:
+// the rules that run the reference hand it the case's arrays in the exercise's order.
+void same_args(const Exercise& ex, const ProgramDef& ref, const std::string& what) {
+  for (const char* key : {"inputs", "outputs"}) {
+    const bool inputs = std::string(key) == "inputs";
+    const std::vector<ArgDef>& mine = inputs ? ex.def.inputs : ex.def.outputs;
+    const std::vector<ArgDef>& theirs = inputs ? ref.inputs : ref.outputs;
+    std::string names;
+    for (const ArgDef& a : theirs) names += (names.empty() ? "" : ", ") + a.name;
+    const std::string verb = inputs ? " takes " : " returns ";
+    if (mine.size() != theirs.size()) {
+      throw InputError(key, std::to_string(mine.size()) + " " + key + ", the reference " + what +
+                                verb + std::to_string(theirs.size()) + " (" + names + ")");
+    }
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      const std::string at = std::string(key) + "[" + std::to_string(i) + "]";
+      if (mine[i].name != theirs[i].name) {
+        throw InputError(at + ".name", "\"" + mine[i].name + "\" where the reference " + what +
+                                           verb + "\"" + theirs[i].name + "\" (" + names +
+                                           ", in that order)");
+      }
+      if (mine[i].dims.size() != theirs[i].dims.size()) {
+        throw InputError(at + ".shape", std::to_string(mine[i].dims.size()) +
+                                            " dimensions where the reference " + what + verb +
+                                            mine[i].name + " of " +
+                                            std::to_string(theirs[i].dims.size()));
+      }
+    }
+  }
+}
+
 // The shipped exercises, parsed once from the embedded files: a file that does not parse is a
 // build defect, caught by exercise_test (every embedded file parses).
 const std::vector<std::shared_ptr<const Exercise>>& shipped() {
@@ -316,7 +347,9 @@ std::shared_ptr<const Exercise> load_exercise_folder(const std::string& dir,
     ex->folder = dir;
     // The reference is read here, as the exercise's error when it is missing or not a program
     // file -- unless a built-in program of its name stands in for it (rule_kinds.cpp).
-    if (find_program(ex->name) == nullptr) {
+    if (const ProgramDef* built_in = find_program(ex->name)) {
+      same_args(*ex, *built_in, "(the built-in program " + ex->name + ")");
+    } else {
       const std::string reference = reference_path(*ex);
       struct stat ref {};
       if (::stat(reference.c_str(), &ref) != 0)
@@ -329,6 +362,7 @@ std::shared_ptr<const Exercise> load_exercise_folder(const std::string& dir,
         // e.what() names the reference file and its field.
         throw InputError("reference", std::string("not a program file: ") + e.what());
       }
+      same_args(*ex, ex->reference_program->def, reference);
     }
     return ex;
   } catch (const InputError& e) {

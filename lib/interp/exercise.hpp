@@ -59,7 +59,9 @@ std::string reference_path(const Exercise& ex);
 // name no built-in program has must name a reference that is a program file: it is read here
 // (Exercise::reference_program), else InputError "<dir>/exercise.json: reference: cannot read
 // ..." or "reference: not a program file: ..." (exit 2) before any grading, not a rule that fails
-// the student's program when the reference is first needed.
+// the student's program when the reference is first needed. Its inputs and outputs must be the
+// reference's (the built-in program's or the file's), in that order and of those ranks: else
+// InputError "<dir>/exercise.json: inputs[i].name: ..." (or .shape, or outputs).
 std::shared_ptr<const Exercise> load_exercise_folder(
     const std::string& dir, std::uint64_t max_bytes = std::uint64_t{1} << 20,
     std::chrono::milliseconds open_wait = std::chrono::milliseconds(10000));

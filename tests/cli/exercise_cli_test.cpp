@@ -133,6 +133,28 @@ BOOST_AUTO_TEST_CASE(a_hostile_exercise_folder_is_refused_in_one_line) {
                                 ": missing key \"format\"\n",
              caseref.err);
 
+  // The exercise's inputs are its reference's, in that order: the update rule hands the
+  // reference the case's arrays in the exercise's order. Not so is the exercise's error, said
+  // before any case is graded -- not a FAIL of the student (nor an internal error, exit 4),
+  // whether the reference is a program file or the built-in program of the exercise's name.
+  const std::string w = R"({"name": "w", "dtype": "f32", "shape": ["D", "K"], "spec": []},)";
+  const std::string b = R"({"name": "b", "dtype": "f32", "shape": ["K"], "spec": []},)";
+  for (const std::string name : {"order", "dp-step"}) {
+    const std::string folder = fourth_exercise(tmp, name);
+    const std::string text = slurp(folder + "/exercise.json");
+    tmp.write(name + "/exercise.json", replaced(text, w + "\n    " + b, b + "\n    " + w));
+    const Result r = run({"check", "--program", "cases/submissions/dp-step/right.json",
+                          "--exercise", folder, folder + "/cases/example1.json"});
+    BOOST_TEST(r.code == 2, r.out << r.err);
+    BOOST_TEST(r.out.empty(), r.out);
+    const std::string reference = name == "dp-step" ? "(the built-in program dp-step)"
+                                                    : kSource + "/cases/programs/dp-step.json";
+    BOOST_TEST(r.err == "meshrun: " + folder + "/exercise.json: inputs[0].name: \"b\" where the " +
+                            "reference " + reference +
+                            " takes \"w\" (w, b, x, y, lr, in that order)\n",
+               r.err);
+  }
+
   // Read as a program file is: within --max-input-bytes.
   fs::create_directories(tmp / "big");
   tmp.write("big/exercise.json", std::string(40000, ' ') + "{}");
