@@ -125,7 +125,8 @@ void check_rule(const json& r, const std::string& at, const Exercise& ex) {
         break;
       case FieldType::kInputs:
       case FieldType::kOutputs:
-      case FieldType::kTexts: {
+      case FieldType::kTexts:
+      case FieldType::kCollectives: {
         const json& list = R::array(*v, fa);
         if (list.empty() && f.type != FieldType::kOutputs)
           throw InputError(fa, "must name at least one");
@@ -134,6 +135,15 @@ void check_rule(const json& r, const std::string& at, const Exercise& ex) {
           if (f.type == FieldType::kInputs) in_of(ex.def.inputs, list[i], ai, "input");
           if (f.type == FieldType::kOutputs) in_of(ex.def.outputs, list[i], ai, "output");
           if (f.type == FieldType::kTexts) R::label(list[i], ai);
+          if (f.type == FieldType::kCollectives) {
+            const std::string op = R::label(list[i], ai);
+            const std::vector<std::string>& known = collective_names();
+            if (std::find(known.begin(), known.end(), op) == known.end()) {
+              std::string names;
+              for (const auto& n : known) names += (names.empty() ? "" : ", ") + n;
+              throw InputError(ai, "unknown collective \"" + op + "\" (known: " + names + ")");
+            }
+          }
         }
         break;
       }

@@ -227,7 +227,7 @@ RuleKinds shipped() {
                                        s["axis"].get<std::string>());
          }});
   k.add({"collectives_only",
-         {{"ops", F::kTexts}, {"axis", F::kAxis}, {"neighbours", F::kFlag, false}},
+         {{"ops", F::kCollectives}, {"axis", F::kAxis}, {"neighbours", F::kFlag, false}},
          nullptr,
          [](const json& s, const RuleContext& cx) {
            return collectives_only(cx.lp, strings(s["ops"]), s["axis"].get<std::string>(),
@@ -282,6 +282,12 @@ std::string RuleKinds::names() const {
   std::string s;
   for (const auto& name : n) s += (s.empty() ? "" : ", ") + name;
   return s;
+}
+
+const std::vector<std::string>& collective_names() {
+  static const std::vector<std::string> names = {"all_gather", "all_to_all", "pmean",
+                                                 "ppermute",   "psum",       "psum_scatter"};
+  return names;
 }
 
 const RuleKinds& rule_kinds() {

@@ -23,17 +23,18 @@ struct Export;
 
 // What a field of a rule holds, checked against the exercise at parse.
 enum class FieldType {
-  kInput,    // the name of one of the exercise's inputs
-  kInputs,   // a non-empty array of them
-  kOutput,   // the name of one of its outputs
-  kOutputs,  // an array of them (may be empty)
-  kAxis,     // an axis of the exercise's mesh
-  kDim,      // an integer dimension, 0 to 7
-  kText,     // a non-empty string without control bytes (a name, a sentence)
-  kTexts,    // a non-empty array of them
-  kFlag,     // true or false
-  kThrough,  // {"target": an input, "loss": an output}
-  kSpec,     // a partition spec: per dimension an axis of the mesh or null
+  kInput,        // the name of one of the exercise's inputs
+  kInputs,       // a non-empty array of them
+  kOutput,       // the name of one of its outputs
+  kOutputs,      // an array of them (may be empty)
+  kAxis,         // an axis of the exercise's mesh
+  kDim,          // an integer dimension, 0 to 7
+  kText,         // a non-empty string without control bytes (a name, a sentence)
+  kTexts,        // a non-empty array of them
+  kCollectives,  // a non-empty array of collectives' names, each one of collective_names()
+  kFlag,         // true or false
+  kThrough,      // {"target": an input, "loss": an output}
+  kSpec,         // a partition spec: per dimension an axis of the mesh or null
 };
 
 struct RuleField {
@@ -71,6 +72,10 @@ class RuleKinds {
  private:
   std::vector<RuleKind> kinds_;
 };
+
+// The collectives a trace records, by JAX's names (CollectiveRecord::op): psum, pmean,
+// all_gather, psum_scatter (also for reduce_scatter), ppermute, all_to_all, sorted.
+const std::vector<std::string>& collective_names();
 
 // The kinds meshrun ships.
 const RuleKinds& rule_kinds();

@@ -133,6 +133,13 @@ BOOST_AUTO_TEST_CASE(a_hostile_exercise_file_is_refused_in_one_line_naming_the_f
        "ex.json: rules[0].says: must be a string"},
       {exercise_with(R"({"rule": "collectives_only", "ops": [], "axis": "ring"})"),
        "ex.json: rules[0].ops: must name at least one"},
+      // An op the trace never records would fail every program (or, beside a real one, pass
+      // silently): refused, as an unknown rule kind is.
+      {exercise_with(R"({"rule": "collectives_only", "ops": ["bogus"], "axis": "ring"})"),
+       "ex.json: rules[0].ops[0]: unknown collective \"bogus\" (known: all_gather, all_to_all, "
+       "pmean, ppermute, psum, psum_scatter)"},
+      {exercise_with(R"({"rule": "collectives_only", "ops": ["psum", "bogus"], "axis": "ring"})"),
+       "ex.json: rules[0].ops[1]: unknown collective \"bogus\""},
       {exercise_with(R"({"rule": "collectives_only", "ops": ["ppermute"], "axis": "ring",
                          "neighbours": "yes"})"),
        "ex.json: rules[0].neighbours: must be true or false, not a string"},
