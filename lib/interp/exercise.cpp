@@ -297,10 +297,12 @@ void same_args(const Exercise& ex, const ProgramDef& ref, const std::string& wha
                                            ", in that order)");
       }
       if (mine[i].dims.size() != theirs[i].dims.size()) {
-        throw InputError(at + ".shape", std::to_string(mine[i].dims.size()) +
-                                            " dimensions where the reference " + what + verb +
-                                            mine[i].name + " of " +
-                                            std::to_string(theirs[i].dims.size()));
+        const auto dims = [](std::size_t n) {
+          return std::to_string(n) + (n == 1 ? " dimension" : " dimensions");
+        };
+        throw InputError(at + ".shape", dims(mine[i].dims.size()) + " where the reference " + what +
+                                            verb + mine[i].name + " with " +
+                                            dims(theirs[i].dims.size()));
       }
     }
   }

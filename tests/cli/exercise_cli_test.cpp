@@ -155,6 +155,27 @@ BOOST_AUTO_TEST_CASE(a_hostile_exercise_folder_is_refused_in_one_line) {
                r.err);
   }
 
+  // An output of another rank than the reference's (w of shape ["Q"]) is the exercise's error
+  // too -- not each case's "expected.w: must be a 1-D array (Q)". A dimension no input names is
+  // allowed: a case's expected binds it (ring-allreduce's out is [B, D], B = N / n).
+  const std::string folder = fourth_exercise(tmp, "rank");
+  const std::string ranked = slurp(folder + "/exercise.json");
+  const std::string w_out = "\"outputs\": [\n    {\"name\": \"w\", \"dtype\": \"f32\", \"shape\": ";
+  tmp.write("rank/exercise.json", replaced(ranked, w_out + "[\"D\", \"K\"]", w_out + "[\"Q\"]"));
+  const Result rank = run({"check", "--program", "cases/submissions/dp-step/right.json",
+                           "--exercise", folder, folder + "/cases"});
+  BOOST_TEST(rank.code == 2, rank.out << rank.err);
+  BOOST_TEST(rank.out.empty(), rank.out);
+  BOOST_TEST(rank.err == "meshrun: " + folder + "/exercise.json: outputs[0].shape: 1 dimension " +
+                             "where the reference " + kSource +
+                             "/cases/programs/dp-step.json returns w with 2 dimensions\n",
+             rank.err);
+  tmp.write("rank/exercise.json",
+            replaced(ranked, w_out + "[\"D\", \"K\"]", w_out + "[\"Q\", \"K\"]"));
+  const Result q = run({"check", "--program", "cases/submissions/dp-step/right.json", "--exercise",
+                        folder, folder + "/cases"});
+  BOOST_TEST(q.code == 0, q.out << q.err);
+
   // Read as a program file is: within --max-input-bytes.
   fs::create_directories(tmp / "big");
   tmp.write("big/exercise.json", std::string(40000, ' ') + "{}");
