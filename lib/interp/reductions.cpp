@@ -147,21 +147,36 @@ std::vector<Value> reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::
   }
   if (x.dtype == DType::kI32) {
     if constexpr (std::is_same_v<Op, Sum> || std::is_same_v<Op, Prod>) {
-      // JAX's int32 sums and products are exact: redo them on int64 (a product beyond 2^24 stays
-      // beyond, sticky, unless a 0 comes), and refuse what float32 cannot hold.
+      // JAX's int32 sums and products are exact: redo them on int64 and refuse what float32
+      // cannot hold, naming the true result as int_result does (a sum of at most 2^32 values of
+      // at most 2^24 fits int64). A product beyond int64 is held as its sign only (`wide`:
+      // +-1), sticky unless a 0 comes; one clamped at 2^24 + 1 was named so in the message
+      // (16! as "16777217").
       constexpr bool kSum = std::is_same_v<Op, Sum>;
       std::vector<I64> acc(out.t.size(), kSum ? 0 : 1);
+      std::vector<signed char> wide(kSum ? 0 : out.t.size(), 0);
       walk(xs, keep, [&](std::size_t i, std::size_t at) {
         const auto v = static_cast<I64>(p[i]);
         if (kSum) {
           acc[at] += v;
+        } else if (v == 0) {
+          acc[at] = 0;
+          wide[at] = 0;
+        } else if (wide[at] != 0) {
+          if (v < 0) wide[at] = static_cast<signed char>(-wide[at]);
+        } else if (I64 r = 0; __builtin_mul_overflow(acc[at], v, &r)) {
+          wide[at] = (acc[at] < 0) == (v < 0) ? 1 : -1;
         } else {
-          acc[at] *= v;
-          if (acc[at] > kMaxInt) acc[at] = kMaxInt + 1;
-          if (acc[at] < -kMaxInt) acc[at] = -kMaxInt - 1;
+          acc[at] = r;
         }
       });
-      for (std::size_t k = 0; k < acc.size(); ++k) out.t.data[k] = int_result(acc[k], eqn);
+      for (std::size_t k = 0; k < acc.size(); ++k) {
+        if (!kSum && wide[k] != 0) {
+          fail(eqn.primitive + ": the integer result is beyond " + (wide[k] < 0 ? "-" : "") +
+               "2^63, beyond 2^24, which meshrun holds exactly");
+        }
+        out.t.data[k] = int_result(acc[k], eqn);
+      }
     }
     for (float v : out.t.data) {
       if (!std::isfinite(v)) {

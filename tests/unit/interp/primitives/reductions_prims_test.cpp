@@ -52,6 +52,39 @@ BOOST_AUTO_TEST_CASE(other_reductions) {
   check_bits(run1(make("reduce_sum", {{"axes", {0}}}), {I({2, 2}, {1, 2, 3, 4})}), {2}, {4, 6});
 }
 
+namespace {
+// The message eval throws, or "" when it runs.
+std::string run_error(const Eqn& e, std::vector<Value> in) {
+  try {
+    run1(e, std::move(in));
+  } catch (const PrimitiveError& err) {
+    return err.what();
+  }
+  return "";
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(an_int32_product_beyond_2_24_is_named_by_its_true_value) {
+  // 1 * 2 * ... * 16 = 16! = 20922789888000, as reduce_sum names its exact sum; the product was
+  // clamped at 2^24 + 1 and named "16777217".
+  const Eqn prod = make("reduce_prod", {{"axes", {0}}});
+  std::vector<float> to16;
+  for (int i = 1; i <= 16; ++i) to16.push_back(static_cast<float>(i));
+  BOOST_TEST(run_error(prod, {I({16}, to16)}) ==
+             "reduce_prod: the integer result 20922789888000 is beyond 2^24, which meshrun holds "
+             "exactly");
+  BOOST_TEST(run_error(prod, {I({2}, {-4096, 4097})}) ==
+             "reduce_prod: the integer result -16781312 is beyond 2^24, which meshrun holds "
+             "exactly");
+  // Beyond int64 (2^24^3 = 2^72), only the sign is held; a 0 after it still gives 0.
+  BOOST_TEST(run_error(prod, {I({4}, {16777216, -16777216, 16777216, 3})}) ==
+             "reduce_prod: the integer result is beyond -2^63, beyond 2^24, which meshrun holds "
+             "exactly");
+  check_bits(run1(prod, {I({4}, {16777216, 16777216, 16777216, 0})}), {}, {0});
+  BOOST_TEST(run_error(make("reduce_sum", {{"axes", {0}}}), {I({2}, {16000000, 800000})}) ==
+             "reduce_sum: the integer result 16800000 is beyond 2^24, which meshrun holds exactly");
+}
+
 BOOST_AUTO_TEST_CASE(argmax_argmin) {
   // jnp.argmax([1, nan, 3, nan]) = 1, jnp.argmax([3, 1, 3]) = 0 (JAX 0.10.2).
   const Eqn am = make("argmax", {{"axes", {0}}, {"index_dtype", "i32"}});
