@@ -70,3 +70,21 @@ write("dot-generals-3-tflop", top_after(eqns, {"dtype": "f32", "shape": []}),
       "meshrun: " + HERE + "dot-generals-3-tflop.json: exports[0].jaxpr.eqns[4] (dot_general): "
       "dot_general of f32[4096,4096], f32[4096,4096] -> f32[4096,4096] on 1 device brings the "
       "program to 274894684200 flops, beyond the budget of 274877906944 (--max-flops N raises it)")
+
+# Class 3 again: 29 erf_invs chained on f32[2^27] (the sum of x times 0.001, broadcast) counted
+# one flop an element, 3.9e9 in all, within the budget, and ran for 47 s of CPU (13 ns an
+# element); an element of erf_inv now counts 1400 flops (interp/cost.cpp), so the second is
+# refused before anything runs.
+n = 2**27
+eqns = [eqn("reduce_sum", {"axes": [0]}, [{"var": 1}], 2, "f32", []),
+        eqn("mul", {}, [{"var": 2}, {"lit": 0.001, "dtype": "f32"}], 3, "f32", []),
+        eqn("broadcast_in_dim", {"shape": [n], "broadcast_dimensions": []},
+            [{"var": 3}], 4, "f32", [n])]
+for i in range(29):
+    eqns.append(eqn("erf_inv", {}, [{"var": 4 + i}], 5 + i, "f32", [n]))
+eqns.append(eqn("reduce_sum", {"axes": [0]}, [{"var": 33}], 34, "f32", []))
+write("erf-invs-47-seconds", top_after(eqns, {"dtype": "f32", "shape": []}),
+      "run {} " + INPUT, 2,
+      "meshrun: " + HERE + "erf-invs-47-seconds.json: exports[0].jaxpr.eqns[5] (erf_inv): "
+      "erf_inv of f32[134217728] -> f32[134217728] on 1 device brings the program to "
+      "375943856170 flops, beyond the budget of 274877906944 (--max-flops N raises it)")

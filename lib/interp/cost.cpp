@@ -2,6 +2,7 @@
 #include "interp/cost.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string>
 
@@ -24,6 +25,68 @@ std::uint64_t elements(const Shape& s) {
   return n;
 }
 
+// What one element of a primitive that computes more than its memory traffic counts (issue #31
+// again: a file of 29 erf_invs of f32[2^27] was within both budgets, at one flop an element, and
+// ran for 47 s). A flop of the budget is one of dot_general's, which the interpreter does at
+// about 100 a nanosecond of CPU on the 2-core AMD EPYC the budget was set on (8 chained products
+// of f32[1024,1024], 1.7e10 flops, took 0.16 s of user time; bench/results/
+// 2026-11-30T23-08Z-programs/table.md has 172-199 GFLOP/s of compute on its two cores); an
+// element of such a primitive counts its time in those flops.
+inline constexpr std::uint64_t kFlopsPerNs = 100;
+struct ElementCost {
+  const char* name;
+  std::uint64_t ns;  // a bound on one element's time, nanoseconds, rounded up
+};
+// Nanoseconds an element, the worst over the inputs tried: a throwaway loop o[i] = f(x[i]) over
+// 2^20 elements calling scalar_ops.hpp's function (unary.cpp's erf_inv copied), g++ 12 -O2
+// -ffp-contract=off, the best of 7 rounds of thread CPU time on that machine. Beside each, the
+// figure measured and the inputs that gave it; x in (-1, 1) unless said.
+inline constexpr ElementCost kElementCosts[] = {
+    {"erf_inv", 14},   // 13.2
+    {"erfc", 10},      // 9.9 for x in (-100, 100); 3.8 in (-1, 1)
+    {"tanh", 10},      // 9.4; 4.8 for x in (-100, 100)
+    {"atan2", 10},     // 9.3
+    {"cbrt", 9},       // 8.5 for x in (0.001, 100)
+    {"sin", 9},        // 8.0 for |x| up to 1e30 (range reduction); 2.9 in (-1, 1)
+    {"cos", 9},        // 8.1 for |x| up to 1e30; 2.9 in (-1, 1)
+    {"log1p", 7},      // 6.8 for x in (0.001, 100)
+    {"expm1", 6},      // 5.3
+    {"pow", 5},        // 4.3 for x in (0.001, 100), y in (0.5, 2.3)
+    {"erf", 5},        // 4.0 for x in (-100, 100)
+    {"exp", 4},        // 3.1 for x in (-100, 100)
+    {"log", 4},        // 3.3 for x in (0.001, 100)
+    {"sqrt", 4},       // 3.0
+    {"rsqrt", 4},      // 3.3
+    {"nextafter", 4},  // 3.2
+    {"exp2", 3},       // 3.0
+    {"logistic", 3},   // 3.0
+    {"round", 3},      // 2.4
+    {"floor", 2},      // 1.2
+    {"ceil", 2},       // 1.2
+};
+// f32 rem is fmod, whose time grows with the exponents' distance: 272 ns an element for x near
+// 3.4e38 and y in (0.3, 6.3), 3.8 for x in (-1, 1). (i32 rem is the integer %.)
+inline constexpr std::uint64_t kRemF32Ns = 273;
+// integer_pow beyond |y| = 3 multiplies by repeated squaring (scalar_ops.hpp), about 0.6 ns a bit
+// of |y|: 1.9 ns for y = 5, 17.3 for 2^31 - 1, 36.6 for 2^62 - 1 (checked_y allows |y| <= 2^30).
+inline constexpr std::uint64_t kIntegerPowFlopsPerBit = 60;
+
+// The flops one element of `eqn` counts: 1 for a primitive that moves more than it computes (its
+// time is its bytes, which the bytes budget bounds), its cost above otherwise.
+std::uint64_t flops_per_element(const Eqn& eqn, const std::vector<ValueType>& ops) {
+  if (eqn.primitive == "rem")
+    return !ops.empty() && ops[0].dtype == DType::kF32 ? kRemF32Ns * kFlopsPerNs : 1;
+  if (eqn.primitive == "integer_pow") {
+    const std::int64_t y = param_int(eqn, "y");
+    const std::uint64_t m =
+        y < 0 ? 0 - static_cast<std::uint64_t>(y) : static_cast<std::uint64_t>(y);
+    return m > 3 ? kIntegerPowFlopsPerBit * static_cast<std::uint64_t>(std::bit_width(m)) : 1;
+  }
+  for (const ElementCost& c : kElementCosts)
+    if (eqn.primitive == c.name) return c.ns * kFlopsPerNs;
+  return 1;
+}
+
 // "f32[4,8], f32[8,2] -> f32[4,2]": an equation's types, for the message.
 std::string signature(const std::vector<ValueType>& ops, const std::vector<ValueType>& outs) {
   std::string s;
@@ -40,7 +103,7 @@ void CostMeter::add(const Eqn& eqn, const Primitive& prim, const std::vector<Val
   std::uint64_t in = 0, out = 0;
   for (const ValueType& t : ops) in = sat_add(in, elements(t.shape));
   for (const ValueType& t : outs) out = sat_add(out, elements(t.shape));
-  std::uint64_t flops = std::max(in, out);
+  std::uint64_t flops = sat_mul(std::max(in, out), flops_per_element(eqn, ops));
   if (prim.flops != nullptr) flops = prim.flops(eqn, ops, outs);
   std::uint64_t bytes = sat_mul(4, out);
   if (prim.collective) bytes = sat_add(bytes, sat_mul(4, in));

@@ -14,7 +14,9 @@ namespace meshrun::interp {
 
 // Bounds on compute, checked on the inferred types before a run (check_export), summed over the
 // program's equations on every device of a body: flops (dot_general 2 x its multiply-adds, every
-// other primitive one per element of its larger side, operands or results) and bytes moved (4
+// other primitive one per element of its larger side, operands or results, times its weight: an
+// element's time in dot_general flops for the transcendentals, f32 rem and integer_pow, cost.cpp
+// says how each was measured; 1 for the rest, whose time is their bytes) and bytes moved (4
 // per element of every result, and of every collective's operands, which cross between devices).
 // The defaults admit every shipped case and program and `meshrun bench programs`' big sizes (about
 // 3e9 flops) a hundredfold; --max-flops and --max-bytes-moved raise them.

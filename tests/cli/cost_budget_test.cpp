@@ -1,7 +1,9 @@
 // The compute budget of a program file (issue #31, class 3; interp/cost.hpp): flops and bytes
 // moved summed from the inferred types before anything runs, refused with exit 2 and one line
 // naming the equation, and raised by --max-flops and --max-bytes-moved. The hostile file that
-// asks for 3.3e12 flops is cases/invalid-programs/dot-generals-3-tflop.json (program_file_test).
+// asks for 3.3e12 flops is cases/invalid-programs/dot-generals-3-tflop.json, and the one of 29
+// erf_invs of f32[2^27] (47 s at one flop an element) erf-invs-47-seconds.json
+// (program_file_test); each primitive's weight is checked in tests/unit/interp/cost_test.cpp.
 #include <boost/test/unit_test.hpp>
 
 #include <string>
