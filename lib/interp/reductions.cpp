@@ -147,8 +147,9 @@ std::vector<Value> reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::
   }
   if (x.dtype == DType::kI32) {
     if constexpr (std::is_same_v<Op, Sum> || std::is_same_v<Op, Prod>) {
-      // JAX's int32 sums and products are exact: redo them on int64 and refuse what float32
-      // cannot hold, naming the true result as int_result does (a sum of at most 2^32 values of
+      // JAX wraps int32 sums and products past 2^31; meshrun holds integers in float32, exact up
+      // to 2^24: redo them on int64 and refuse what float32 cannot hold, naming the true result
+      // as int_result does (a sum of at most 2^32 values of
       // at most 2^24 fits int64). A product beyond int64 is held as its sign only (`wide`:
       // +-1), sticky unless a 0 comes; one clamped at 2^24 + 1 was named so in the message
       // (16! as "16777217").
