@@ -29,14 +29,22 @@ constexpr auto kYieldFor = std::chrono::microseconds(100);
 // A wait that cannot be cancelled (the direct path's trailing sync point, psum's wait for its
 // pieces) parks in slices of this.
 constexpr auto kUnboundedSlice = std::chrono::milliseconds(100);
+// A direct psum's lane stalls when its claim counter stands still for this long plus the time
+// its piece may take; a waiter looks every kHelpEvery spins, at every yield, and when parked,
+// at least every kHelpSlice.
+constexpr auto kStallSlack = std::chrono::microseconds(20);
+constexpr int kHelpEvery = 128;
+constexpr auto kHelpSlice = std::chrono::microseconds(200);
 
 }  // namespace
 
-int home_lane(const std::vector<int>& cpus, int cpu, int rank, int lanes) {
-  const auto at = std::lower_bound(cpus.begin(), cpus.end(), cpu);
-  if (cpu >= 0 && at != cpus.end() && *at == cpu)
-    return static_cast<int>((at - cpus.begin()) % lanes);
-  return rank % lanes;
+LaneLayout lane_layout(std::span<int> cpus, int cpu, int max_lanes) {
+  std::sort(cpus.begin(), cpus.end());
+  const auto distinct = std::unique(cpus.begin(), cpus.end());
+  const int lanes =
+      std::clamp(static_cast<int>(distinct - cpus.begin()), 1, std::max(max_lanes, 1));
+  const auto at = std::lower_bound(cpus.begin(), distinct, cpu);
+  return {lanes, static_cast<int>(at - cpus.begin()) % lanes};
 }
 
 namespace {
@@ -75,14 +83,14 @@ InProcessGroup::InProcessGroup(int size, std::string axis, GroupOptions options,
       cpus_(usable_cpu_ids()),
       oversubscribed_(static_cast<unsigned>(size) > usable_cpus(cpus_)),
       slots_(new Slot[static_cast<std::size_t>(size)]),
-      lanes_(static_cast<int>(
+      max_lanes_(static_cast<int>(
           std::clamp<unsigned>(usable_cpus(cpus_), 1, static_cast<unsigned>(std::max(size, 1))))),
-      lane_next_(new Lane[static_cast<std::size_t>(lanes_)]) {
+      lane_next_(new Lane[static_cast<std::size_t>(max_lanes_)]) {
   MESHRUN_CHECK(size >= 1, "a group needs at least one member");
   MESHRUN_CHECK(devices_.empty() || devices_.size() == static_cast<std::size_t>(size),
                 "one device number per member");
   for (int r = 0; r < size; ++r)
-    members_.push_back(std::make_unique<InProcessCommunicator>(*this, r, lanes_));
+    members_.push_back(std::make_unique<InProcessCommunicator>(*this, r, max_lanes_));
 }
 
 InProcessGroup::~InProcessGroup() = default;
@@ -101,7 +109,7 @@ void InProcessGroup::abort() {
 // ---------------------------------------------------------------- synchronisation
 
 std::string InProcessCommunicator::where(const Desc& d) const {
-  return collective_label(d.op, d.seq, group_.axis_);
+  return collective_label(d.op, seq_, group_.axis_);
 }
 
 void InProcessCommunicator::arrive_and_wait(bool cancellable) {
@@ -122,12 +130,13 @@ void InProcessCommunicator::arrive_and_wait(bool cancellable) {
 }
 
 void InProcessGroup::wake_waiters() {
+  if (parked_.load(std::memory_order_seq_cst) == 0) return;
   wake_.fetch_add(1, std::memory_order_seq_cst);
-  if (parked_.load(std::memory_order_seq_cst) != 0) futex_wake_all(wake_);
+  futex_wake_all(wake_);
 }
 
 void InProcessCommunicator::wait_until(const std::atomic<std::uint64_t>& counter,
-                                       std::uint64_t target, bool cancellable) {
+                                       std::uint64_t target, bool cancellable, bool help) {
   InProcessGroup& g = group_;
   auto done = [&] { return counter.load(std::memory_order_acquire) >= target; };
   // Leaving early must agree with whoever completes the sync point: withdraw this member's
@@ -149,6 +158,7 @@ void InProcessCommunicator::wait_until(const std::atomic<std::uint64_t>& counter
   if (!g.oversubscribed_) {
     for (int i = 0; i < kSpins; ++i) {
       if (done()) return;
+      if (help && i % kHelpEvery == 0) help_stalled_lanes(std::chrono::steady_clock::now());
       MESHRUN_PAUSE();
     }
   }
@@ -158,13 +168,17 @@ void InProcessCommunicator::wait_until(const std::atomic<std::uint64_t>& counter
   for (;;) {
     if (done()) return;
     check_abort();
-    if (std::chrono::steady_clock::now() - start > kYieldFor) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (help) help_stalled_lanes(now);
+    if (now - start > kYieldFor) break;
     sched_yield();
   }
   // Park phase: sleep on wake_ until the completer bumps it (bounded by the deadline).
   for (;;) {
     check_abort();
     const auto now = std::chrono::steady_clock::now();
+    // Once no lane has pieces left to claim, helping is over: park until woken.
+    if (help) help = help_stalled_lanes(now);
     if (cancellable && now >= deadline) {
       // Who had not arrived by the deadline: read before withdrawing, since a member arriving
       // after the withdrawal can no longer complete the sync point but is just as late.
@@ -174,9 +188,13 @@ void InProcessCommunicator::wait_until(const std::atomic<std::uint64_t>& counter
     }
     g.parked_.fetch_add(1, std::memory_order_seq_cst);
     const std::uint32_t w = g.wake_.load(std::memory_order_seq_cst);
-    if (!done() && !(cancellable && g.aborted()))
+    // seq_cst, after counting itself parked: a completer that saw parked_ == 0 made its add
+    // before this load in the single total order, so this load sees it (see parked_).
+    if (counter.load(std::memory_order_seq_cst) < target && !(cancellable && g.aborted()))
       futex_wait_for(g.wake_, w,
-                     cancellable ? deadline - now : std::chrono::nanoseconds(kUnboundedSlice));
+                     cancellable ? deadline - now
+                     : help      ? std::max<std::chrono::nanoseconds>(psum_.stall_after, kHelpSlice)
+                                 : std::chrono::nanoseconds(kUnboundedSlice));
     g.parked_.fetch_sub(1, std::memory_order_seq_cst);
     if (done()) return;
   }
@@ -207,9 +225,9 @@ void InProcessCommunicator::check_descs(const Desc& mine) {
   for (int r = 0; r < group_.size_; ++r) {
     const Desc& d = frame_of(r).desc;
     if (d == mine) continue;
-    auto show = [](const Desc& x) {
+    auto show = [this](const Desc& x) {
       std::string s =
-          collective_label(x.op, x.seq) + " with " + std::to_string(x.in_count) + " elements";
+          collective_label(x.op, seq_) + " with " + std::to_string(x.in_count) + " elements";
       if (x.op == CollectiveOp::kPermute)
         s += " and permutation " + std::to_string(x.perm_hash % 100000);
       return s;
@@ -231,10 +249,18 @@ void InProcessCommunicator::first_sync(const Desc& desc) {
   check_descs(desc);
 }
 
+namespace {
+// Writes `to` only where it differs (step 1): an unchanged line stays shared by every CPU's cache.
+template <class T>
+void write_if_changed(T& to, const T& value) {
+  if (!(to == value)) to = value;
+}
+}  // namespace
+
 void InProcessCommunicator::publish_staged(const Desc& desc, std::span<const float> in) {
   current_ = desc;
   Frame& f = frame_of(rank_);
-  f.desc = desc;
+  write_if_changed(f.desc, desc);
   if (f.staging.size() < in.size()) f.staging.resize(in.size());
   if (!in.empty()) std::memcpy(f.staging.data(), in.data(), in.size_bytes());
   first_sync(desc);
@@ -244,13 +270,15 @@ void InProcessCommunicator::publish_staged(const Desc& desc, std::span<const flo
 void InProcessCommunicator::publish_direct(const Desc& desc, const float* in, float* out) {
   current_ = desc;
   Frame& f = frame_of(rank_);
-  f.desc = desc;
-  f.in = in;
-  f.out = out;
+  write_if_changed(f.desc, desc);
+  write_if_changed(f.in, in);
+  write_if_changed(f.out, out);
+  write_if_changed(f.cpu, sched_getcpu());
   first_sync(desc);
   for (int r = 0; r < group_.size_; ++r) {
     srcs_[r] = frame_of(r).in;
     dsts_[r] = frame_of(r).out;
+    lane_cpus_[r] = frame_of(r).cpu;
   }
 }
 
@@ -270,7 +298,8 @@ InProcessCommunicator::Desc InProcessCommunicator::begin(CollectiveOp op, std::s
     throw AbortedError(collective_label(op, seq_ + 1, group_.axis_) +
                        ": the mesh was aborted by an earlier failure");
   }
-  return Desc{op, in_count, out_count, ++seq_, perm_hash};
+  ++seq_;
+  return Desc{op, in_count, out_count, perm_hash};
 }
 
 // ---------------------------------------------------------------- the collectives
@@ -306,38 +335,91 @@ void InProcessCommunicator::all_reduce(std::span<const float> in, std::span<floa
   const std::size_t piece =
       std::max<std::size_t>(1024, ((in.size() + k * un - 1) / (k * un) + 15) / 16 * 16);
   const std::uint64_t total = (in.size() + piece - 1) / piece;
-  const std::uint64_t end = pieces_base_ + total;  // on pieces_done_
-  pieces_base_ = end;
   InProcessGroup& g = group_;
-  // The pieces are cut into one contiguous run per lane (a lane per CPU, see lanes_); a member
-  // claims from the lane of the CPU it runs on first, then from the others. So the same CPU
-  // writes the same lines of the outputs call after call (they stay in its cache), and a member
-  // whose CPU's lane is done helps the others.
-  const int lanes = g.lanes_;
-  const int home = home_lane(g.cpus_, sched_getcpu(), rank_, lanes);
-  for (int i = 0; i < lanes; ++i) {
-    const int l = (home + i) % lanes;
-    const std::uint64_t lo_piece =
-        total * static_cast<std::uint64_t>(l) / static_cast<std::uint64_t>(lanes);
-    const std::uint64_t hi_piece =
-        total * static_cast<std::uint64_t>(l + 1) / static_cast<std::uint64_t>(lanes);
-    const std::uint64_t first = lane_base_[l], lane_end = first + (hi_piece - lo_piece);
-    lane_base_[l] = lane_end;
-    std::atomic<std::uint64_t>& next = g.lane_next_[l].next;
-    std::uint64_t v = next.load(std::memory_order_relaxed);
-    while (v < lane_end) {
-      if (!next.compare_exchange_weak(v, v + 1, std::memory_order_relaxed)) continue;
-      const std::size_t lo = (lo_piece + (v - first)) * piece;
-      kernels::fold_sum_to_all(srcs_.data(), n, dsts_.data(), n, lo,
-                               std::min(in.size(), lo + piece), path);
-      if (g.pieces_done_.fetch_add(1, std::memory_order_seq_cst) + 1 == end) g.wake_waiters();
-      v = next.load(std::memory_order_relaxed);
-    }
+  // The pieces are cut into one contiguous run per lane, a lane per CPU the members published
+  // (lane_layout). A member claims from its own CPU's lane, so the same CPU writes the same lines
+  // of the outputs call after call (they stay in its cache); then it waits for the other lanes,
+  // helping one only when it stalls (help_stalled_lanes): their lines are in another CPU's cache.
+  const LaneLayout layout = lane_layout(lane_cpus_, frame_of(rank_).cpu, g.max_lanes_);
+  psum_.size = in.size();
+  psum_.piece = piece;
+  psum_.path = path;
+  psum_.lanes = layout.lanes;
+  psum_.home = layout.home;
+  // Every lane with a piece (each has one when total >= lanes) is counted done once.
+  psum_.end =
+      lanes_base_ + std::min<std::uint64_t>(total, static_cast<std::uint64_t>(layout.lanes));
+  lanes_base_ = psum_.end;
+  // Past the last-level cache (the non-temporal path) no CPU holds a lane's lines: help at once.
+  // Otherwise a lane stalls when its claim counter stands still for longer than a piece can take
+  // (its bytes at 10 GB/s) plus kStallSlack.
+  psum_.stall_after =
+      path == kernels::FoldPath::kNonTemporal
+          ? std::chrono::nanoseconds(0)
+          : kStallSlack + std::chrono::nanoseconds(piece * un * 2 * sizeof(float) / 10);
+  for (int l = 0; l < layout.lanes; ++l) {
+    const auto ul = static_cast<std::uint64_t>(l),
+               ulanes = static_cast<std::uint64_t>(layout.lanes);
+    const std::uint64_t lo_piece = total * ul / ulanes, hi_piece = total * (ul + 1) / ulanes;
+    LaneRun& run = runs_[static_cast<std::size_t>(l)];
+    run.first = lane_base_[static_cast<std::size_t>(l)];
+    run.end = run.first + (hi_piece - lo_piece);
+    run.lo_piece = lo_piece;
+    run.seen = run.first;
+    run.seen_at = {};
+    lane_base_[static_cast<std::size_t>(l)] = run.end;
   }
+  if (rank_ == g.options_.pause_rank) std::this_thread::sleep_for(g.options_.pause_for);
+  claim_lane(layout.home);
   // No trailing sync point: once every piece is done, nobody reads this member's input or writes
   // its output any more (see step 5), so it may return -- without waiting for all n members to be
   // scheduled again, which on 2 cores costs about as much as the data at 64 KiB.
-  wait_until(g.pieces_done_, end, /*cancellable=*/false);
+  wait_until(g.lanes_done_, psum_.end, /*cancellable=*/false, /*help=*/true);
+}
+
+void InProcessCommunicator::claim_lane(int l) {
+  InProcessGroup& g = group_;
+  const LaneRun& run = runs_[static_cast<std::size_t>(l)];
+  InProcessGroup::Lane& lane = g.lane_next_[l];
+  std::uint64_t v = lane.next.load(std::memory_order_relaxed);
+  while (v < run.end) {
+    if (!lane.next.compare_exchange_weak(v, v + 1, std::memory_order_relaxed)) continue;
+    const std::size_t lo = (run.lo_piece + (v - run.first)) * psum_.piece;
+    kernels::fold_sum_to_all(srcs_.data(), group_.size_, dsts_.data(), group_.size_, lo,
+                             std::min(psum_.size, lo + psum_.piece), psum_.path);
+    if (lane.done.fetch_add(1, std::memory_order_acq_rel) + 1 == run.end &&
+        g.lanes_done_.fetch_add(1, std::memory_order_seq_cst) + 1 == psum_.end)
+      g.wake_waiters();
+    v = lane.next.load(std::memory_order_relaxed);
+  }
+}
+
+bool InProcessCommunicator::help_stalled_lanes(std::chrono::steady_clock::time_point now) {
+  InProcessGroup& g = group_;
+  bool unclaimed = false;
+  for (int l = 0; l < psum_.lanes; ++l) {
+    LaneRun& run = runs_[static_cast<std::size_t>(l)];
+    if (l == psum_.home) continue;
+    if (run.seen_at == std::chrono::steady_clock::time_point{}) {
+      run.seen_at = now;  // the first look: as if its counter stood where the call began
+    }
+    // Read another CPU's counter only once per stall_after: each read while that CPU claims
+    // pieces moves the line between the caches (and back for its next claim).
+    if (now - run.seen_at < psum_.stall_after) {
+      unclaimed = true;
+      continue;
+    }
+    const std::uint64_t v = g.lane_next_[l].next.load(std::memory_order_relaxed);
+    if (v >= run.end) continue;  // every piece claimed
+    if (v != run.seen && psum_.stall_after.count() != 0) {
+      run.seen = v;  // progress: wait on
+      run.seen_at = now;
+      unclaimed = true;
+      continue;
+    }
+    claim_lane(l);
+  }
+  return unclaimed;
 }
 
 void InProcessCommunicator::all_gather(std::span<const float> in, std::span<float> out) {

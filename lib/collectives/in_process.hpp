@@ -6,17 +6,18 @@
 // PROTOCOL (call number c = this member's seq(), sync-point number s = its syncs so far)
 //
 //  1. Publish. Member r writes its frame for call c -- frames_[r][c & 1]: the call's descriptor
-//     (op, element counts, sequence number, permutation hash) and either a copy of its input in
-//     the frame's staging buffer (staged path) or pointers to its input and output (direct path).
-//     Frames alternate by call parity, so publishing call c+1 never touches what a slow peer may
-//     still be reading of call c (see 5).
+//     (op, element counts, permutation hash) and either a copy of its input in the frame's
+//     staging buffer (staged path) or pointers to its input and output (direct path). Frames
+//     alternate by call parity, so publishing call c+1 never touches what a slow peer may still
+//     be reading of call c (see 5). A field is written only where it differs from call c-2's.
 //  2. Arrive. r sets arrived_[r] = s and does arrivals_.fetch_add(1). The member whose add makes
-//     arrivals_ reach s*n completed sync point s: it bumps wake_ and, if anyone is parked, wakes
+//     arrivals_ reach s*n completed sync point s: if anyone is parked, it bumps wake_ and wakes
 //     them (futex).
 //  3. Wait until arrivals_ >= s*n (see WAITING), or until the abort flag or the deadline.
 //  4. Check. r compares every member's descriptor with its own before reading any data; a
-//     difference (another op, count, sequence number or permutation) is a CollectiveError on
-//     every member -- they all see the same descriptors, so they all fail, none mixes data.
+//     difference (another op, count or permutation) is a CollectiveError on every member -- they
+//     all see the same descriptors, so they all fail, none mixes data. (Sequence numbers cannot
+//     differ: every member passes the same sync points.)
 //  5. Move data.
 //     staged path (small messages, one sync point): r reads what it needs from the members'
 //       staging buffers of call c and writes its own output. No trailing barrier: a member that
@@ -25,16 +26,20 @@
 //     direct path (large messages): r reads the members' inputs where they lie (no copy-in) and
 //       writes results where they must end up.
 //       psum (one sync point): the sum is cut into pieces, each computed once and written
-//         straight into all n outputs. Pieces are claimed from counters (one lane per CPU: a
-//         member claims its own CPU's lane first, so a CPU writes the same output lines call
-//         after call and they stay in its cache, then helps the other lanes), so the members that
-//         hold a core do the work while the others wait for one (8 threads on 2 cores).
-//         Whoever finishes a piece adds 1 to pieces_done_; r returns once pieces_done_
-//         reaches the call's last piece. From then on nobody reads r's input or writes r's
-//         output, so no trailing sync point is needed: waiting for the pieces needs only the
-//         members that hold them to run, not all n to be scheduled once more. The next call's
-//         pieces are claimed only after its first sync point, which every member reaches only
-//         after this call's pieces were all done.
+//         straight into all n outputs. Pieces are claimed from counters, one lane per CPU that
+//         the members published their frames from (lane_layout), so the members that hold a
+//         core do the work while the others wait for one (8 threads on 2 cores). A member claims
+//         from its own CPU's lane only, so a CPU writes the same output lines call after call and
+//         they stay in its cache; another lane it takes over only once that lane's claim counter
+//         has stood still for longer than a piece takes (its CPU is not running the members:
+//         help_stalled_lanes). A line that moves between two CPUs' caches costs 60-220 ns here,
+//         depending on where the host put the CPUs, and a piece writes 512 of them. Whoever
+//         finishes a piece adds 1 to its lane's done counter, and whoever finishes a lane's last
+//         piece adds 1 to lanes_done_; r returns once lanes_done_ reaches the call's last lane.
+//         From then on nobody reads r's input or writes r's output, so no trailing sync point is
+//         needed: waiting for the pieces needs only the members that hold them to run, not all n to
+//         be scheduled once more. The next call's pieces are claimed only after its first sync
+//         point, which every member reaches only after this call's pieces were all done.
 //       the other ops (two sync points): r moves its own block, then arrives and waits at sync
 //         point s+1, so no member returns (and reuses its buffers) while another still reads or
 //         writes them.
@@ -63,7 +68,7 @@
 // point and psum's wait for its pieces are never left early: once the first sync point completed,
 // every member reaches the trailing one, and every claimed piece is finished.
 //
-// Epochs (arrivals_, arrived_, the lanes' counters, pieces_done_, sequence numbers) are 64-bit and
+// Epochs (arrivals_, arrived_, the lanes' counters, lanes_done_, sequence numbers) are 64-bit and
 // only increase: never a few rotating states that a slow member could confuse (DeepSpeed #4048).
 //
 // GROUPS (meshes of several axes). A mesh {data: 2, model: 4} runs one independent instance of
@@ -89,6 +94,7 @@
 #include <vector>
 
 #include "collectives/communicator.hpp"
+#include "collectives/kernels.hpp"
 
 namespace meshrun {
 
@@ -109,15 +115,24 @@ struct GroupOptions {
   std::size_t blocked_max_bytes = 64 << 10;
   // The direct psum cuts its sum into about this many pieces per member, claimed dynamically.
   std::size_t pieces_per_member = 4;
+  // For tests: the member of rank pause_rank sleeps for pause_for after a direct psum's first
+  // sync point, before it claims a piece -- as a CPU that the host or another process took away
+  // would (its lane stalls, and the others take it over).
+  int pause_rank = -1;
+  std::chrono::nanoseconds pause_for{0};
 };
 
 class InProcessCommunicator;
 
-// The direct psum's lane a member claims from first (InProcessGroup::Lane): that of the CPU it
-// runs on, `cpu`, whose position among the usable CPUs `cpus` (ascending ids) is taken modulo
-// `lanes` -- so that with an affinity mask such as {1, 3} the two CPUs get lanes 0 and 1 -- or,
-// for a CPU not among them (-1: unknown), `rank` modulo `lanes`.
-int home_lane(const std::vector<int>& cpus, int cpu, int rank, int lanes);
+// The direct psum's lanes for one call (InProcessGroup::Lane): one per distinct CPU among `cpus`,
+// the CPU each member published (sorted here, in place), in ascending order, at most max_lanes
+// (beyond that, CPUs share lanes modulo max_lanes); `home`: the lane of the member that
+// published `cpu`. Members on one CPU (a group of a 2-D mesh whose devices are pinned alike) get
+// one lane; 8 members on 2 CPUs, two.
+struct LaneLayout {
+  int lanes, home;
+};
+LaneLayout lane_layout(std::span<int> cpus, int cpu, int max_lanes);
 
 // The path a collective of `bytes_per_member` (the input of one member) takes with `options`:
 // "staged", "direct" or, for a reduction (psum), "direct-blocked" up to blocked_max_bytes and
@@ -149,22 +164,29 @@ class InProcessGroup {
  private:
   friend class InProcessCommunicator;
 
+  // What a member publishes about its call: equal on every member (the sequence number needs no
+  // place here: every member passes the same sync points, so the numbers cannot differ where two
+  // calls meet).
   struct Desc {
     CollectiveOp op;
     std::size_t in_count, out_count;
-    std::uint64_t seq;
     std::uint64_t perm_hash;
     bool operator==(const Desc&) const = default;
   };
-  struct Frame {
+  // A frame is written only where it changes (publish_frame): a program or benchmark that calls
+  // the same collective on the same buffers leaves it as it was two calls ago, so it stays in
+  // every CPU's cache and costs no cache-line transfer between cores at each call.
+  struct alignas(64) Frame {
     Desc desc{};
     const float* in = nullptr;
     float* out = nullptr;
+    int cpu = -1;  // direct path: the CPU the member published from (sched_getcpu), for the lanes
     std::vector<float> staging;  // grows to the largest staged message, then is reused
   };
-  struct alignas(64) Slot {
-    // Written by the member itself (relaxed: read only for the timeout report).
-    std::atomic<std::uint64_t> arrived{0};
+  struct Slot {
+    // Written by the member itself at every sync point, on its own line (relaxed: read only for
+    // the timeout report).
+    alignas(64) std::atomic<std::uint64_t> arrived{0};
     Frame frames[2];
   };
 
@@ -172,17 +194,20 @@ class InProcessGroup {
   // arrivals_: every member adds 1 per sync point (acq_rel: the add publishes the member's frame,
   // and the completing add acquires all frames through the release sequence).
   alignas(64) std::atomic<std::uint64_t> arrivals_{0};
-  // wake_: bumped by a sync point's completer, by the finisher of a direct psum's last piece and
-  // by abort(); the futex word parked waiters sleep on.
+  // wake_: the futex word parked waiters sleep on; bumped by abort() and, when someone is parked,
+  // by a sync point's completer and by the finisher of a direct psum's last lane.
   alignas(64) std::atomic<std::uint32_t> wake_{0};
-  // parked_: waiters about to sleep or asleep. seq_cst with wake_ (Dekker): either the waiter sees
-  // the new wake_ or the completer sees parked_ > 0 and makes the wake-up system call.
+  // parked_: waiters about to sleep or asleep. seq_cst with the counter a waiter waits on
+  // (Dekker): either the waiter, after counting itself here, sees the counter complete, or the
+  // completer sees parked_ > 0 and bumps wake_ and makes the wake-up system call. With nobody
+  // parked (the usual case) a completion writes no shared line but its counter.
   alignas(64) std::atomic<std::uint32_t> parked_{0};
-  // pieces_done_: the direct psum's pieces finished, counted over all its calls. Each finisher
-  // adds 1 (seq_cst: it publishes the piece's writes, and orders with parked_ like arrivals_);
-  // the one that reaches the call's end (pieces_base_ + its pieces) wakes the waiters. A member
-  // returns once it reaches the end.
-  alignas(64) std::atomic<std::uint64_t> pieces_done_{0};
+  // lanes_done_: the direct psum's lanes finished, counted over all its calls. The finisher of a
+  // lane's last piece adds 1 (seq_cst: it publishes the lane's writes, which its lane's done
+  // counter gathered, and orders with parked_ like arrivals_); the one that reaches the call's end
+  // (lanes_base_ + its non-empty lanes) wakes the waiters. A member returns once it reaches the
+  // end. Counting lanes, not pieces, here keeps the line that both CPUs touch to one add per lane.
+  alignas(64) std::atomic<std::uint64_t> lanes_done_{0};
   // aborted_: set once by abort(); every wait checks it.
   alignas(64) std::atomic<std::uint32_t> aborted_{0};
 
@@ -202,18 +227,23 @@ class InProcessGroup {
   bool oversubscribed_;
   std::unique_ptr<Slot[]> slots_;
   // The direct psum's lanes: each call's pieces are cut into one contiguous run per lane, a lane
-  // per CPU (at most one per member), and each lane's pieces are claimed from its own counter.
+  // per CPU the members run on (lane_layout; at most one per member and one per usable CPU,
+  // max_lanes_), and each lane's pieces are claimed from its own counter.
   // Every member claims with a CAS that adds 1 only while the counter is below the lane's end for
   // this call, so each piece is computed exactly once and the counter stops exactly at the end:
   // the lane's next call starts there, a number every member computes alike from the calls it
   // made (lane_base_). Relaxed suffices: the CAS only hands out disjoint index ranges; the inputs
   // the pieces read were published by the call's sync point, the outputs they write are
-  // published by pieces_done_, and no member claims for the next call before every member
-  // arrived at it, i.e. saw this call's pieces done.
+  // published by the lanes' done counters, and no member claims for the next call before every
+  // member arrived at it, i.e. saw this call's pieces done. `done` counts the lane's finished
+  // pieces alike (acq_rel: each add publishes its piece's writes, and the one that reaches the
+  // lane's end acquires them all before it counts the lane in lanes_done_). Both are written mostly
+  // by one CPU, the lane's own.
   struct alignas(64) Lane {
     std::atomic<std::uint64_t> next{0};
+    std::atomic<std::uint64_t> done{0};
   };
-  int lanes_;
+  int max_lanes_;
   std::unique_ptr<Lane[]> lane_next_;
   std::vector<std::unique_ptr<InProcessCommunicator>> members_;
 };
@@ -226,8 +256,10 @@ class InProcessCommunicator final : public Communicator {
       : group_(group),
         rank_(rank),
         lane_base_(static_cast<std::size_t>(lanes), 0),
+        runs_(static_cast<std::size_t>(lanes)),
         srcs_(static_cast<std::size_t>(group.size())),
-        dsts_(static_cast<std::size_t>(group.size())) {}
+        dsts_(static_cast<std::size_t>(group.size())),
+        lane_cpus_(static_cast<std::size_t>(group.size())) {}
 
   int rank() const override { return rank_; }
   int size() const override { return group_.size_; }
@@ -256,9 +288,17 @@ class InProcessCommunicator final : public Communicator {
   // Steps 2-3. A cancellable wait ends early on the abort flag or the deadline (see LEAVING).
   void arrive_and_wait(bool cancellable = true);
   // Step 3 on any counter: until `counter` reaches `target` (see WAITING). Only a wait on
-  // arrivals_ may be cancellable.
-  void wait_until(const std::atomic<std::uint64_t>& counter, std::uint64_t target,
-                  bool cancellable);
+  // arrivals_ may be cancellable. `help`: the wait for a direct psum's lanes, which takes over
+  // the pieces of a lane that stalls (help_stalled_lanes).
+  void wait_until(const std::atomic<std::uint64_t>& counter, std::uint64_t target, bool cancellable,
+                  bool help = false);
+  // The direct psum: claims and folds lane l's pieces until none is left unclaimed.
+  void claim_lane(int l);
+  // Claims the pieces of every other lane whose claim counter has stood still for
+  // psum_.stall_after (at once on the non-temporal path): its CPU's members are not running
+  // (another process, a host that preempted the CPU, threads that migrated). Returns whether a
+  // lane may still have pieces to claim.
+  bool help_stalled_lanes(std::chrono::steady_clock::time_point now);
   Desc begin(CollectiveOp op, std::size_t in_count, std::size_t out_count, std::uint64_t perm_hash);
   bool staged(std::size_t floats) const;
   // psum (op kAllReduce) or pmean (kAllReduceMean: the sum, then this member's output / n).
@@ -274,12 +314,30 @@ class InProcessCommunicator final : public Communicator {
   int rank_;
   std::uint64_t seq_ = 0;                 // collectives started
   std::uint64_t syncs_ = 0;               // sync points passed
-  std::uint64_t pieces_base_ = 0;         // pieces_done_ at the start of the next direct psum
-  std::vector<std::uint64_t> lane_base_;  // each lane's counter at the start of the next one
+  std::uint64_t lanes_base_ = 0;          // lanes_done_ at the start of the next direct psum
+  std::vector<std::uint64_t> lane_base_;  // each lane's counters at the start of the next one
   Desc current_{};                        // the collective in progress, for error messages
-  // Per-call pointer tables, one entry per member, sized by the constructor.
+  // The direct psum in progress.
+  struct PsumCall {
+    std::size_t size = 0, piece = 0;  // elements per member, per piece
+    kernels::FoldPath path{};
+    std::uint64_t end = 0;  // on lanes_done_
+    int lanes = 0, home = 0;
+    std::chrono::nanoseconds stall_after{};
+  };
+  PsumCall psum_;
+  // Each lane's pieces in this call: counter values [first, end), the first one's index; and
+  // what this member last saw of its claim counter, and when (help_stalled_lanes).
+  struct LaneRun {
+    std::uint64_t first = 0, end = 0, lo_piece = 0, seen = 0;
+    std::chrono::steady_clock::time_point seen_at{};
+  };
+  std::vector<LaneRun> runs_;
+  // Per-call tables, one entry per member, sized by the constructor (the CPUs: lane_layout's
+  // scratch).
   std::vector<const float*> srcs_;
   std::vector<float*> dsts_;
+  std::vector<int> lane_cpus_;
 };
 
 }  // namespace meshrun

@@ -23,7 +23,11 @@
 #include <utility>
 #include <vector>
 
+#include <pthread.h>
+#include <sched.h>
+
 #include "collectives/in_process.hpp"
+#include "support/cpus.hpp"
 #include "mesh/device.hpp"
 #include "mesh/mesh.hpp"
 #include "support/run_ranks.hpp"
@@ -267,19 +271,66 @@ BOOST_AUTO_TEST_CASE(rank_size_and_seq) {
   }
 }
 
-// The direct psum's home lane is the CPU's position among the usable CPUs, so that two CPUs never
-// share one while a lane goes unclaimed first: with the mask {1, 3}, CPU id % 2 gave both lane 1.
-BOOST_AUTO_TEST_CASE(home_lane_is_the_cpus_position_among_the_usable_ones) {
-  const std::vector<int> odd{1, 3};
-  BOOST_TEST(home_lane(odd, 1, 5, 2) == 0);
-  BOOST_TEST(home_lane(odd, 3, 5, 2) == 1);
-  const std::vector<int> four{0, 1, 2, 3};
-  BOOST_TEST(home_lane(four, 2, 0, 2) == 0);  // fewer lanes than CPUs (a group of 2): modulo
-  BOOST_TEST(home_lane(four, 3, 0, 2) == 1);
-  // A CPU outside the mask, or none known: the member's rank picks.
-  BOOST_TEST(home_lane(odd, 2, 5, 2) == 1);
-  BOOST_TEST(home_lane(odd, -1, 4, 2) == 0);
-  BOOST_TEST(home_lane({}, 0, 3, 2) == 1);
+// The direct psum's lanes are the distinct CPUs its members published, in ascending order; a
+// member's home lane is its CPU's position among them. So members that all run on one CPU (a
+// group of a 2-D mesh whose devices are pinned alike) share one lane instead of leaving a lane
+// that no member calls its own, and a mask such as {1, 3} gives lanes 0 and 1.
+BOOST_AUTO_TEST_CASE(lanes_are_the_distinct_cpus_the_members_run_on) {
+  auto layout = [](std::vector<int> cpus, int cpu, int max_lanes) {
+    const LaneLayout l = lane_layout(cpus, cpu, max_lanes);
+    return std::pair{l.lanes, l.home};
+  };
+  using P = std::pair<int, int>;
+  BOOST_TEST((layout({1, 3, 1, 3, 1, 3, 1, 3}, 3, 2) == P{2, 1}));
+  BOOST_TEST((layout({3, 1, 3, 1}, 1, 2) == P{2, 0}));
+  BOOST_TEST((layout({0, 0, 0, 0}, 0, 2) == P{1, 0}));  // one CPU: one lane
+  BOOST_TEST((layout({5}, 5, 1) == P{1, 0}));
+  // More CPUs than lanes (the mask changed under the run): CPUs share lanes, modulo.
+  BOOST_TEST((layout({0, 1, 2, 3}, 2, 2) == P{2, 0}));
+  BOOST_TEST((layout({0, 1, 2, 3}, 3, 2) == P{2, 1}));
+  // A CPU that could not be read (-1) is one more value.
+  BOOST_TEST((layout({-1, 4, 4}, 4, 2) == P{2, 1}));
+}
+
+// A member whose CPU is taken away between the psum's sync point and its pieces (the host, or
+// another process) stalls its lane; the member on the other CPU takes the lane over after a few
+// tens of microseconds instead of waiting. Member 1 sleeps 600 ms there (GroupOptions::pause_for):
+// member 0 must return long before, with the right sum, and member 1 after its sleep, with the
+// same bits. Each member is pinned to its own CPU, so that each has a lane.
+BOOST_AUTO_TEST_CASE(a_stalled_lane_is_taken_over) {
+  if (usable_cpu_ids().size() < 2) {
+    BOOST_TEST_MESSAGE("one usable CPU: the members cannot have a lane each; nothing to test");
+    return;
+  }
+  const std::vector<int> cpus = usable_cpu_ids();
+  GroupOptions o = with_switch(kDefaultSwitchBytes);
+  o.pause_rank = 1;
+  o.pause_for = std::chrono::milliseconds(600);
+  const std::size_t count = 16384;  // 64 KiB a member: the blocked direct path, 4 pieces a lane
+  const auto in = make_inputs(2, count, 7);
+  const auto want = serial_fold(in, 0, count);
+  for (int round = 0; round < 2; ++round) {
+    InProcessGroup g(2, "data", o);
+    std::vector<std::vector<float>> out(2, std::vector<float>(count, kSentinel));
+    std::vector<double> ms(2, 0.0);
+    std::vector<int> pinned(2, 0);
+    run_ranks(g, [&](InProcessCommunicator& c, int r) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpus[static_cast<std::size_t>(r)], &one);
+      pinned[static_cast<std::size_t>(r)] =
+          pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+      const auto t0 = std::chrono::steady_clock::now();
+      c.all_reduce_sum(in[static_cast<std::size_t>(r)], out[static_cast<std::size_t>(r)]);
+      ms[static_cast<std::size_t>(r)] =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    });
+    BOOST_TEST_REQUIRE((pinned[0] && pinned[1]), "could not pin the members to two CPUs");
+    BOOST_TEST(describe_diff(out[0], want) == "");
+    BOOST_TEST(describe_diff(out[1], want) == "");
+    BOOST_TEST(ms[0] < 300.0, "member 0 waited " << ms[0] << " ms for the stalled lane");
+    BOOST_TEST(ms[1] >= 600.0);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
