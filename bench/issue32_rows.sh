@@ -4,7 +4,8 @@
 #                   ../shared/peers/floor_threads.cpp built -static (10 x 30 alternated pairs),
 #                   after dropping the page cache (as root)
 #   allreduce_ab.txt  64 KiB psum, 8 devices, against threads_f (6 alternated rounds; with
-#                   OLD=<another build's meshrun>, that build too, for a before/after)
+#                   OLD=<another build's meshrun>, that build too, for a before/after), and
+#                   after each round a cache line's round trip between the CPUs (line_rtt)
 #   peers/          ../shared/peers/run_all.sh with CORE=1 (limits, OpenMPI, threads_e/f, meshrun)
 #   gemm_share.txt  tp-mlp B=256 D=1024 H=4096 O=256 (.npy) against peak_fma (6 rounds); the case
 #                   is made here once by gen_big_case.py (seed 1) under /tmp/cases/tpmlp
@@ -30,7 +31,7 @@ if [ -n "${OLD:-}" ]; then OLD=$(realpath "$OLD") || exit 2; fi
 cd "$(dirname "$0")/.."
 PEERS=$(cd ../shared/peers && pwd) || { echo "issue32_rows.sh: no ../shared/peers" >&2; exit 2; }
 BIN=$PWD/build/release
-[ -x "$BIN/meshrun" ] && [ -x "$BIN/alternate" ] || { echo "issue32_rows.sh: run make build first" >&2; exit 2; }
+[ -x "$BIN/meshrun" ] && [ -x "$BIN/alternate" ] && [ -x "$BIN/line_rtt" ] || { echo "issue32_rows.sh: run make build first" >&2; exit 2; }
 log() { echo "[$(date -u +%H:%M:%SZ)] load $(cut -d' ' -f1-3 /proc/loadavg) $*" | tee -a "$OUT/log.txt"; }
 echo "main at $(git describe --always --dirty) ($(git log --oneline -1))" >>"$OUT/log.txt"
 # Process start-up depends on how the binaries' pages came into the page cache: on this VM one
@@ -81,6 +82,7 @@ PY
         done
         echo "$i threads_f $($F --only direct --max-elems 16384 --size-budget 0.7 --spin-cap 30 \
           2>&1 | grep -E '^ +65536 ' | awk '{print "median_us", $4, "mean_us", $5}')"
+        echo "$i line_rtt_ns $("$BIN/line_rtt")"
       done | tee "$OUT/allreduce_ab.txt"
       ;;
     peers)
