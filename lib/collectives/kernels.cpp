@@ -182,7 +182,13 @@ constexpr std::size_t kBlock = 1024;  // floats: 4 KiB, one page of each stream 
   alignas(64) float sum[kBlock];
   std::size_t i = begin;
   for (; i + kBlock <= end; i += kBlock) {
-    std::memcpy(sum, src[0] + i, sizeof sum);
+    for (std::size_t j = 0; j < kBlock; j += 2 * kW) {
+      v8 a, b;
+      load(a, src[0] + i + j);
+      load(b, src[0] + i + j + kW);
+      store(sum + j, a);
+      store(sum + j + kW, b);
+    }
     for (int r = 1; r < n; ++r) {  // rank order, as the interleaved pass folds each element
       for (std::size_t j = 0; j < kBlock; j += 2 * kW) {
         v8 a, b;
@@ -194,7 +200,15 @@ constexpr std::size_t kBlock = 1024;  // floats: 4 KiB, one page of each stream 
         store(sum + j + kW, b);
       }
     }
-    for (int q = 0; q < m; ++q) std::memcpy(dst[q] + i, sum, sizeof sum);
+    for (int q = 0; q < m; ++q) {
+      for (std::size_t j = 0; j < kBlock; j += 2 * kW) {
+        v8 a, b;
+        load(a, sum + j);
+        load(b, sum + j + kW);
+        store(dst[q] + i + j, a);
+        store(dst[q] + i + j + kW, b);
+      }
+    }
   }
   fold_sum_to_all_body(src, n, dst, m, i, end);
 }
