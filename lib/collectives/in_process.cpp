@@ -30,8 +30,8 @@ constexpr auto kYieldFor = std::chrono::microseconds(100);
 // pieces) parks in slices of this.
 constexpr auto kUnboundedSlice = std::chrono::milliseconds(100);
 // A direct psum's lane stalls when its claim counter stands still for this long plus the time
-// its piece may take; a waiter looks every kHelpEvery spins, at every yield, and when parked,
-// at least every kHelpSlice.
+// its piece may take; a waiter looks every kHelpEvery spins, at every yield, and when parked, at
+// the end of each slice of max(stall_after, kHelpSlice) while a lane may have pieces unclaimed.
 constexpr auto kStallSlack = std::chrono::microseconds(20);
 constexpr int kHelpEvery = 128;
 constexpr auto kHelpSlice = std::chrono::microseconds(200);
@@ -225,6 +225,8 @@ void InProcessCommunicator::check_descs(const Desc& mine) {
   for (int r = 0; r < group_.size_; ++r) {
     const Desc& d = frame_of(r).desc;
     if (d == mine) continue;
+    // Both calls get this member's sequence number: every member passes the same sync points, so
+    // the numbers are equal where two calls meet (step 4).
     auto show = [this](const Desc& x) {
       std::string s =
           collective_label(x.op, seq_) + " with " + std::to_string(x.in_count) + " elements";

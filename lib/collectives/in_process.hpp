@@ -56,9 +56,10 @@
 // WAITING. Where threads do not outnumber cores, a waiter spins briefly (the peer is running and
 // will arrive soon). Where they do (8 devices on 2 cores), spinning holds the core the late member
 // needs, so a waiter only re-checks between sched_yield calls and, after a short bounded time,
-// parks on the 32-bit word wake_ (futex) until the completer (of a sync point, or of the last
-// psum piece) bumps it, the mesh aborts, or the deadline passes. Each park is bounded by the
-// deadline; on timeout the waiter names the members whose arrived_ is behind and aborts the group.
+// parks on the 32-bit word wake_ (futex) until the completer (of a sync point, or of a direct
+// psum's last lane) bumps it -- which it does only when someone is parked (see parked_) -- the
+// mesh aborts, or the deadline passes. Each park is bounded by the deadline; on timeout the
+// waiter names the members whose arrived_ is behind and aborts the group.
 //
 // LEAVING EARLY (abort, deadline) is agreed with the members that may complete the sync point:
 // the leaver withdraws its arrival by a CAS that lowers arrivals_ only while it is below s*n, so
@@ -115,9 +116,9 @@ struct GroupOptions {
   std::size_t blocked_max_bytes = 64 << 10;
   // The direct psum cuts its sum into about this many pieces per member, claimed dynamically.
   std::size_t pieces_per_member = 4;
-  // For tests: the member of rank pause_rank sleeps for pause_for after a direct psum's first
-  // sync point, before it claims a piece -- as a CPU that the host or another process took away
-  // would (its lane stalls, and the others take it over).
+  // For tests only (nothing else sets them): the member of rank pause_rank sleeps for pause_for
+  // after a direct psum's first sync point, before it claims a piece -- as a CPU that the host
+  // or another process took away would (its lane stalls, and the others take it over).
   int pause_rank = -1;
   std::chrono::nanoseconds pause_for{0};
 };
@@ -173,7 +174,8 @@ class InProcessGroup {
     std::uint64_t perm_hash;
     bool operator==(const Desc&) const = default;
   };
-  // A frame is written only where it changes (publish_frame): a program or benchmark that calls
+  // A frame is written only where it changes (write_if_changed, in publish_staged and
+  // publish_direct): a program or benchmark that calls
   // the same collective on the same buffers leaves it as it was two calls ago, so it stays in
   // every CPU's cache and costs no cache-line transfer between cores at each call.
   struct alignas(64) Frame {
@@ -191,8 +193,8 @@ class InProcessGroup {
   };
 
   // One cache line each: the hot words are not false-shared with each other or the slots.
-  // arrivals_: every member adds 1 per sync point (acq_rel: the add publishes the member's frame,
-  // and the completing add acquires all frames through the release sequence).
+  // arrivals_: every member adds 1 per sync point (seq_cst, for parked_; the RMW publishes the
+  // member's frame, and the completing add acquires all frames through the release sequence).
   alignas(64) std::atomic<std::uint64_t> arrivals_{0};
   // wake_: the futex word parked waiters sleep on; bumped by abort() and, when someone is parked,
   // by a sync point's completer and by the finisher of a direct psum's last lane.
@@ -237,8 +239,9 @@ class InProcessGroup {
   // published by the lanes' done counters, and no member claims for the next call before every
   // member arrived at it, i.e. saw this call's pieces done. `done` counts the lane's finished
   // pieces alike (acq_rel: each add publishes its piece's writes, and the one that reaches the
-  // lane's end acquires them all before it counts the lane in lanes_done_). Both are written mostly
-  // by one CPU, the lane's own.
+  // lane's end acquires them all before it counts the lane in lanes_done_). Both are written by one
+  // CPU, the lane's own, so they share its line; another CPU reads `next` at most once per
+  // stall_after (help_stalled_lanes).
   struct alignas(64) Lane {
     std::atomic<std::uint64_t> next{0};
     std::atomic<std::uint64_t> done{0};

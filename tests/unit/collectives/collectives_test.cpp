@@ -314,6 +314,7 @@ BOOST_AUTO_TEST_CASE(a_stalled_lane_is_taken_over) {
     std::vector<std::vector<float>> out(2, std::vector<float>(count, kSentinel));
     std::vector<double> ms(2, 0.0);
     std::vector<int> pinned(2, 0);
+    std::string early;  // member 0's output as it returned, while member 1 still sleeps
     run_ranks(g, [&](InProcessCommunicator& c, int r) {
       cpu_set_t one;
       CPU_ZERO(&one);
@@ -324,12 +325,55 @@ BOOST_AUTO_TEST_CASE(a_stalled_lane_is_taken_over) {
       c.all_reduce_sum(in[static_cast<std::size_t>(r)], out[static_cast<std::size_t>(r)]);
       ms[static_cast<std::size_t>(r)] =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (r == 0) early = describe_diff(out[0], want);
     });
     BOOST_TEST_REQUIRE((pinned[0] && pinned[1]), "could not pin the members to two CPUs");
+    BOOST_TEST(early == "");  // complete when member 0 returned, not filled in later by member 1
     BOOST_TEST(describe_diff(out[0], want) == "");
     BOOST_TEST(describe_diff(out[1], want) == "");
     BOOST_TEST(ms[0] < 300.0, "member 0 waited " << ms[0] << " ms for the stalled lane");
     BOOST_TEST(ms[1] >= 600.0);
+  }
+}
+
+// The lanes change from call to call within one group when the members move between CPUs: all on
+// one CPU (one lane), then split both ways (two lanes), with direct psums of fewer pieces than
+// lanes up to several pieces a lane. The lanes' counters carry on from call to call, so every
+// member must cut every call alike; each result is checked against the serial fold.
+BOOST_AUTO_TEST_CASE(lanes_that_change_between_calls_keep_their_counters_in_step) {
+  const std::vector<int> cpus = usable_cpu_ids();
+  const int n = 3;
+  const std::vector<std::size_t> counts{1, 17, 1000, 1024, 1025, 4096, 5000, 16384, 40000};
+  InProcessGroup g(n, "data", with_switch(0));  // every size direct
+  std::vector<std::string> bad(n);
+  std::vector<int> pinned(n, 1);
+  run_ranks(g, [&](InProcessCommunicator& c, int r) {
+    for (std::size_t i = 0; i < 3 * counts.size(); ++i) {
+      const std::size_t pattern = i % 3;  // 0: all on one CPU; 1 and 2: split, both ways
+      const int cpu =
+          cpus.empty() ? -1
+          : pattern == 0
+              ? cpus[0]
+              : cpus[static_cast<std::size_t>(r + static_cast<int>(pattern)) % cpus.size()];
+      if (cpu >= 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0)
+          pinned[static_cast<std::size_t>(r)] = 0;
+      }
+      const std::size_t count = counts[i / 3];
+      const auto in = make_inputs(n, count, 11 + i);
+      std::vector<float> out(count, kSentinel);
+      c.all_reduce_sum(in[static_cast<std::size_t>(r)], out);
+      const std::string d = describe_diff(out, serial_fold(in, 0, count));
+      if (!d.empty() && bad[static_cast<std::size_t>(r)].empty())
+        bad[static_cast<std::size_t>(r)] = "call " + std::to_string(i) + ": " + d;
+    }
+  });
+  for (int r = 0; r < n; ++r) {
+    BOOST_TEST(bad[static_cast<std::size_t>(r)] == "", "member " << r);
+    BOOST_TEST(pinned[static_cast<std::size_t>(r)] == 1, "member " << r << " could not be pinned");
   }
 }
 
