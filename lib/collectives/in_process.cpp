@@ -80,11 +80,11 @@ InProcessGroup::InProcessGroup(int size, std::string axis, GroupOptions options,
       axis_(std::move(axis)),
       devices_(std::move(devices)),
       options_(options),
-      cpus_(usable_cpu_ids()),
-      oversubscribed_(static_cast<unsigned>(size) > usable_cpus(cpus_)),
+      cpus_(usable_cpus()),
+      oversubscribed_(static_cast<unsigned>(size) > cpus_),
       slots_(new Slot[static_cast<std::size_t>(size)]),
       max_lanes_(static_cast<int>(
-          std::clamp<unsigned>(usable_cpus(cpus_), 1, static_cast<unsigned>(std::max(size, 1))))),
+          std::clamp<unsigned>(cpus_, 1, static_cast<unsigned>(std::max(size, 1))))),
       lane_next_(new Lane[static_cast<std::size_t>(max_lanes_)]) {
   MESHRUN_CHECK(size >= 1, "a group needs at least one member");
   MESHRUN_CHECK(devices_.empty() || devices_.size() == static_cast<std::size_t>(size),

@@ -225,7 +225,7 @@ class InProcessGroup {
   std::string axis_;
   std::vector<int> devices_;
   GroupOptions options_;
-  std::vector<int> cpus_;  // usable_cpu_ids(), read once
+  unsigned cpus_;  // usable_cpus(), read once
   bool oversubscribed_;
   std::unique_ptr<Slot[]> slots_;
   // The direct psum's lanes: each call's pieces are cut into one contiguous run per lane, a lane

@@ -149,10 +149,9 @@ std::vector<Value> reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::
     if constexpr (std::is_same_v<Op, Sum> || std::is_same_v<Op, Prod>) {
       // JAX wraps int32 sums and products past 2^31; meshrun holds integers in float32, exact up
       // to 2^24: redo them on int64 and refuse what float32 cannot hold, naming the true result
-      // as int_result does (a sum of at most 2^32 values of
-      // at most 2^24 fits int64). A product beyond int64 is held as its sign only (`wide`:
-      // +-1), sticky unless a 0 comes; one clamped at 2^24 + 1 was named so in the message
-      // (16! as "16777217").
+      // as int_result does (a sum of at most 2^32 values of at most 2^24 fits int64). A product
+      // beyond int64 is held as its sign only (`wide`: +-1), sticky unless a 0 comes; one clamped
+      // at 2^24 + 1 was named so in the message (16! as "16777217").
       constexpr bool kSum = std::is_same_v<Op, Sum>;
       std::vector<I64> acc(out.t.size(), kSum ? 0 : 1);
       std::vector<signed char> wide(kSum ? 0 : out.t.size(), 0);

@@ -103,6 +103,14 @@ std::vector<float> serial_fold(const std::vector<std::vector<float>>& in, std::s
   return out;
 }
 
+// Pins the calling thread to `cpu`; false if the system refused.
+bool pin_this_thread(int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+}
+
 using meshrun::testing::run_ranks;
 using meshrun::testing::run_ranks_collect;
 
@@ -316,11 +324,7 @@ BOOST_AUTO_TEST_CASE(a_stalled_lane_is_taken_over) {
     std::vector<int> pinned(2, 0);
     std::string early;  // member 0's output as it returned, while member 1 still sleeps
     run_ranks(g, [&](InProcessCommunicator& c, int r) {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpus[static_cast<std::size_t>(r)], &one);
-      pinned[static_cast<std::size_t>(r)] =
-          pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+      pinned[static_cast<std::size_t>(r)] = pin_this_thread(cpus[static_cast<std::size_t>(r)]);
       const auto t0 = std::chrono::steady_clock::now();
       c.all_reduce_sum(in[static_cast<std::size_t>(r)], out[static_cast<std::size_t>(r)]);
       ms[static_cast<std::size_t>(r)] =
@@ -355,13 +359,7 @@ BOOST_AUTO_TEST_CASE(lanes_that_change_between_calls_keep_their_counters_in_step
           : pattern == 0
               ? cpus[0]
               : cpus[static_cast<std::size_t>(r + static_cast<int>(pattern)) % cpus.size()];
-      if (cpu >= 0) {
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(cpu, &one);
-        if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0)
-          pinned[static_cast<std::size_t>(r)] = 0;
-      }
+      if (cpu >= 0 && !pin_this_thread(cpu)) pinned[static_cast<std::size_t>(r)] = 0;
       const std::size_t count = counts[i / 3];
       const auto in = make_inputs(n, count, 11 + i);
       std::vector<float> out(count, kSentinel);
