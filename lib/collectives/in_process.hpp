@@ -32,8 +32,9 @@
 //         from its own CPU's lane only, so a CPU writes the same output lines call after call and
 //         they stay in its cache; another lane it takes over only once that lane's claim counter
 //         has stood still for longer than a piece takes (its CPU is not running the members:
-//         help_stalled_lanes). A line that moves between two CPUs' caches costs 60-220 ns here,
-//         depending on where the host put the CPUs, and a piece writes 512 of them. Whoever
+//         help_stalled_lanes). A line that goes from one CPU's cache to the other's and back
+//         takes 110 or 440-520 ns here (bench/line_rtt), depending on where the host put the
+//         CPUs, and a piece writes 512 of them. Whoever
 //         finishes a piece adds 1 to its lane's done counter, and whoever finishes a lane's last
 //         piece adds 1 to lanes_done_; r returns once lanes_done_ reaches the call's last lane.
 //         From then on nobody reads r's input or writes r's output, so no trailing sync point is
