@@ -40,7 +40,7 @@ MpiAbortChannel::MpiAbortChannel(MPI_Comm comm, std::chrono::milliseconds timeou
 
 MpiAbortChannel::~MpiAbortChannel() {
   stop();
-  MPI_Comm_free(&notices_);
+  if (!aborted()) MPI_Comm_free(&notices_);  // else left to MPI_Finalize (mpi_group.hpp)
 }
 
 void MpiAbortChannel::stop() {

@@ -112,7 +112,10 @@ MpiGroup::MpiGroup(MPI_Comm comm, MpiMembers members, std::string axis, MpiOptio
 
 MpiGroup::~MpiGroup() {
   channel_->forget(listener_);
-  if (aborted()) (void)buf_.release();  // requests of the failed call may still use them
+  if (aborted()) {  // left to MPI_Finalize (mpi_group.hpp): messages may still come for them
+    (void)buf_.release();
+    return;
+  }
   if (data_ != MPI_COMM_NULL) MPI_Comm_free(&data_);
 }
 

@@ -65,6 +65,12 @@
 // timeout, and a dead rank (kill -9) is a TimeoutError on its neighbours. After an abort the
 // group refuses every collective. MPI_Abort is left to the program (mpi_runner.hpp), as a last
 // resort when a peer may be dead.
+//
+// A group that failed leaves its communicator and buffers to MPI_Finalize, and so does a channel
+// that aborted. Other ranks may still be sending to them: the leaders' messages of a collective
+// this rank never entered, late notices. OpenMPI 4.1 crashes (SIGSEGV) when a communicator is
+// freed while another thread's MPI calls take in messages for it, and the channel's watcher is
+// such a thread (tests/mpi/collectives_test.cpp, a_failed_group_is_destroyed_...).
 #pragma once
 
 #include <mpi.h>
