@@ -198,6 +198,14 @@ class Builder {
       } else {
         lp_.def_input.push_back(static_cast<std::size_t>(it - def.inputs.begin()));
       }
+      if (exercise != nullptr) {  // the case holds the exercise's dtypes: an i32 w is not its w
+        const DType want = lp_.exercise->input_dtypes.at(lp_.def_input[i]);
+        if (in.dtype != want) {
+          throw InputError(file_.path, "inputs[" + std::to_string(i) + "].dtype: " +
+                                           dtype_name(in.dtype) + ", but " + file_.exercise +
+                                           " takes " + in.name + " as " + dtype_name(want));
+        }
+      }
       if (lp_.plain) {
         const Plain& p = *plains_.front();
         for (std::size_t k = 0; k < p.operand_input.size(); ++k) {
@@ -228,6 +236,18 @@ class Builder {
                                            ", in that order");
         }
         out.dims = exercise->outputs[j].dims;
+        // Graded by value within a tolerance, an i32 or bool result could pass for the f32 one
+        // the exercise asks for (a loss rounded to an integer, a mask for a weight).
+        const DType want = lp_.exercise->output_dtypes.at(j);
+        for (const Export& exp : file_.exports) {
+          const Atom& v = exp.jaxpr.outvars[j];
+          const DType got = v.is_literal() ? v.dtype : exp.jaxpr.types[v.var].dtype;
+          if (got == want) continue;
+          throw InputError(file_.path, exp.where + ".jaxpr.outvars[" + std::to_string(j) +
+                                           "]: output " + out.name + " is " + dtype_name(got) +
+                                           ", but " + file_.exercise + " returns it as " +
+                                           dtype_name(want));
+        }
       } else {
         // By the inputs' dimension names where the output's size is one of them; otherwise a
         // name of its own, bound by nothing else.

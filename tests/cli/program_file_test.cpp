@@ -385,6 +385,73 @@ BOOST_AUTO_TEST_CASE(a_program_with_equations_around_its_shard_map_is_graded_by_
   BOOST_TEST((!lines.empty() && lines.back() == "9 passed, 0 failed"), r.out);
 }
 
+// A program graded as an exercise has the exercise's dtypes. Graded by value within a tolerance,
+// an i32 loss (rounded) or an i32 x (a case's integers) could pass for the f32 ones; each is
+// refused at load, naming the file and the field (exit 2), before any case runs. dp-step's
+// export with one equation added at its top level: loss converted to i32 after the shard_map,
+// or x taken as i32 and converted to f32 before it.
+BOOST_AUTO_TEST_CASE(a_program_with_other_dtypes_than_its_exercise_is_refused_naming_the_field) {
+  meshrun::testing::TempDir dir;
+  const nlohmann::json base =
+      meshrun::testing::parse_json(slurp(kSource + "/cases/programs/dp-step.json"));
+  const auto fresh_id = [](const nlohmann::json& jx) {
+    int next = 0;
+    for (const auto& v : jx["invars"]) next = std::max(next, v["id"].get<int>() + 1);
+    for (const auto& e : jx["eqns"])
+      for (const auto& o : e["out"]) next = std::max(next, o["id"].get<int>() + 1);
+    return next;
+  };
+  const auto convert = [](int from, int to, const char* dtype, const nlohmann::json& shape) {
+    nlohmann::json eqn = nlohmann::json::object();
+    eqn["primitive"] = "convert_element_type";
+    eqn["params"] = nlohmann::json::object({{"new_dtype", dtype}});
+    eqn["in"] = nlohmann::json::array({nlohmann::json::object({{"var", from}})});
+    eqn["out"] = nlohmann::json::array({nlohmann::json::object(
+        {{"id", to}, {"type", nlohmann::json::object({{"dtype", dtype}, {"shape", shape}})}})});
+    return eqn;
+  };
+
+  nlohmann::json loss = base;
+  for (auto& exp : loss["exports"]) {
+    nlohmann::json& jx = exp["jaxpr"];
+    const int id = fresh_id(jx);
+    jx["eqns"].push_back(
+        convert(jx["outvars"][2]["var"].get<int>(), id, "i32", nlohmann::json::array()));
+    jx["outvars"][2] = nlohmann::json::object({{"var", id}});
+  }
+  const std::string lossy = dir.write("loss-i32.json", loss.dump());
+  const Result l = run({"check", "--program", lossy, "cases/dp-step/example1.json"});
+  BOOST_TEST(l.code == 2, l.out << l.err);
+  BOOST_TEST(l.out.empty(), l.out);
+  BOOST_TEST(l.err == "meshrun: " + lossy + ": exports[0].jaxpr.outvars[2]: output loss is i32, " +
+                          "but dp-step returns it as f32\n",
+             l.err);
+
+  nlohmann::json x = base;
+  x["inputs"][2]["dtype"] = "i32";
+  for (auto& exp : x["exports"]) {
+    nlohmann::json& jx = exp["jaxpr"];
+    const int id = fresh_id(jx);
+    nlohmann::json& in = jx["invars"][2];
+    in["type"]["dtype"] = "i32";
+    jx["eqns"][0]["in"][2] = nlohmann::json::object({{"var", id}});
+    jx["eqns"].insert(jx["eqns"].begin(),
+                      convert(in["id"].get<int>(), id, "f32", in["type"]["shape"]));
+  }
+  const std::string xi = dir.write("x-i32.json", x.dump());
+  const Result r = run({"check", "--program", xi, "cases/dp-step/example1.json"});
+  BOOST_TEST(r.code == 2, r.out << r.err);
+  BOOST_TEST(r.out.empty(), r.out);
+  BOOST_TEST(r.err == "meshrun: " + xi + ": inputs[2].dtype: i32, but dp-step takes x as f32\n",
+             r.err);
+  // Without its "exercise" the file is a program like any other, and example1's expected loss,
+  // 121.0, is an integer: the i32 loss passes the comparison. The dtype is what tells them apart.
+  loss.erase("exercise");
+  const std::string plain = dir.write("loss-i32-plain.json", loss.dump());
+  const Result p = run({"run", plain, "cases/dp-step/example1.json"});
+  BOOST_TEST(p.code == 0, p.out << p.err);
+  BOOST_TEST(has(p.out, "\"loss\":121.0}"), p.out);
+}
 }  // namespace
 
 namespace {
