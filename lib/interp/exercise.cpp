@@ -202,7 +202,24 @@ std::function<void(const std::vector<TensorRef>&)> positive_check(std::vector<st
   };
 }
 
-std::shared_ptr<Exercise> parse(const json& root) {
+// The shipped exercises, parsed once from the embedded files: a file that does not parse is a
+// build defect, caught by exercise_test (every embedded file parses).
+const std::vector<std::shared_ptr<const Exercise>>& shipped() {
+  static const std::vector<std::shared_ptr<const Exercise>> all = [] {
+    std::vector<std::shared_ptr<const Exercise>> out;
+    for (const EmbeddedFile& f : embedded_exercise_files()) {
+      std::string folder = f.path;
+      folder = folder.substr(0, folder.rfind('/'));
+      out.push_back(parse_exercise(f.text, f.path, folder));
+    }
+    return out;
+  }();
+  return all;
+}
+
+}  // namespace
+
+std::shared_ptr<Exercise> exercise_from_json(const json& root) {
   auto ex = std::make_shared<Exercise>();
   if (!root.is_object()) throw InputError("", "an exercise file must be a JSON object");
   only_keys(root, "", {std::begin(kTopKeys), std::end(kTopKeys)});
@@ -275,60 +292,10 @@ std::shared_ptr<Exercise> parse(const json& root) {
   return ex;
 }
 
-// The exercise's inputs and outputs are the reference's (`what`), in its order and of its ranks:
-// the rules that run the reference hand it the case's arrays in the exercise's order.
-void same_args(const Exercise& ex, const ProgramDef& ref, const std::string& what) {
-  for (const char* key : {"inputs", "outputs"}) {
-    const bool inputs = std::string(key) == "inputs";
-    const std::vector<ArgDef>& mine = inputs ? ex.def.inputs : ex.def.outputs;
-    const std::vector<ArgDef>& theirs = inputs ? ref.inputs : ref.outputs;
-    std::string names;
-    for (const ArgDef& a : theirs) names += (names.empty() ? "" : ", ") + a.name;
-    const std::string verb = inputs ? " takes " : " returns ";
-    if (mine.size() != theirs.size()) {
-      throw InputError(key, std::to_string(mine.size()) + " " + key + ", the reference " + what +
-                                verb + std::to_string(theirs.size()) + " (" + names + ")");
-    }
-    for (std::size_t i = 0; i < mine.size(); ++i) {
-      const std::string at = std::string(key) + "[" + std::to_string(i) + "]";
-      if (mine[i].name != theirs[i].name) {
-        throw InputError(at + ".name", "\"" + mine[i].name + "\" where the reference " + what +
-                                           verb + "\"" + theirs[i].name + "\" (" + names +
-                                           ", in that order)");
-      }
-      if (mine[i].dims.size() != theirs[i].dims.size()) {
-        const auto dims = [](std::size_t n) {
-          return std::to_string(n) + (n == 1 ? " dimension" : " dimensions");
-        };
-        throw InputError(at + ".shape", dims(mine[i].dims.size()) + " where the reference " + what +
-                                            verb + mine[i].name + " with " +
-                                            dims(theirs[i].dims.size()));
-      }
-    }
-  }
-}
-
-// The shipped exercises, parsed once from the embedded files: a file that does not parse is a
-// build defect, caught by exercise_test (every embedded file parses).
-const std::vector<std::shared_ptr<const Exercise>>& shipped() {
-  static const std::vector<std::shared_ptr<const Exercise>> all = [] {
-    std::vector<std::shared_ptr<const Exercise>> out;
-    for (const EmbeddedFile& f : embedded_exercise_files()) {
-      std::string folder = f.path;
-      folder = folder.substr(0, folder.rfind('/'));
-      out.push_back(parse_exercise(f.text, f.path, folder));
-    }
-    return out;
-  }();
-  return all;
-}
-
-}  // namespace
-
 std::shared_ptr<const Exercise> parse_exercise(const std::string& text, const std::string& source,
                                                const std::string& folder) {
   try {
-    std::shared_ptr<Exercise> ex = parse(parse_program_json(text));
+    std::shared_ptr<Exercise> ex = exercise_from_json(parse_program_json(text));
     ex->source = source;
     ex->folder = folder;
     return ex;
@@ -336,51 +303,6 @@ std::shared_ptr<const Exercise> parse_exercise(const std::string& text, const st
     throw InputError(source, e.what());
   } catch (const json::exception& e) {
     throw InputError(source, e.what());
-  }
-}
-
-std::string reference_path(const Exercise& ex) {
-  return ex.folder.empty() || ex.reference.empty() || ex.reference[0] == '/'
-             ? ex.reference
-             : ex.folder + "/" + ex.reference;
-}
-
-std::shared_ptr<const Exercise> load_exercise_folder(const std::string& dir,
-                                                     std::uint64_t max_bytes,
-                                                     std::chrono::milliseconds open_wait) {
-  const std::string path = dir + (dir.empty() || dir.back() == '/' ? "" : "/") + "exercise.json";
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw InputError("--exercise", "cannot read " + path);
-  try {
-    // Read as a program file is: within a byte limit, its open bounded (a FIFO never written
-    // does not hang meshrun), the JSON's depth and values limited, a duplicate key refused.
-    std::shared_ptr<Exercise> ex = parse(read_program_json(path, max_bytes, open_wait));
-    ex->source = path;
-    ex->folder = dir;
-    // The reference is read here, as the exercise's error when it is missing or not a program
-    // file -- unless a built-in program of its name stands in for it (rule_kinds.cpp).
-    if (const ProgramDef* built_in = find_program(ex->name)) {
-      same_args(*ex, *built_in, "(the built-in program " + ex->name + ")");
-    } else {
-      const std::string reference = reference_path(*ex);
-      struct stat ref {};
-      if (::stat(reference.c_str(), &ref) != 0)
-        throw InputError("reference", "cannot read " + reference + ": " + std::strerror(errno));
-      if (!S_ISREG(ref.st_mode))
-        throw InputError("reference", "cannot read " + reference + ": not a regular file");
-      try {
-        ex->reference_program = load_reference_program(reference);
-      } catch (const InputError& e) {
-        // e.what() names the reference file and its field.
-        throw InputError("reference", std::string("not a program file: ") + e.what());
-      }
-      same_args(*ex, ex->reference_program->def, reference);
-    }
-    return ex;
-  } catch (const InputError& e) {
-    throw InputError(path, e.what());
-  } catch (const json::exception& e) {
-    throw InputError(path, e.what());
   }
 }
 
@@ -396,18 +318,6 @@ std::string exercise_names() {
   std::string s;
   for (const auto& ex : shipped()) s += (s.empty() ? "" : ", ") + ex->name;
   return s;
-}
-
-std::shared_ptr<const Exercise> resolve_exercise(const std::string& arg, std::uint64_t max_bytes,
-                                                 std::chrono::milliseconds open_wait) {
-  struct stat st {};
-  if (arg.find('/') != std::string::npos ||
-      (::stat(arg.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && !known_exercise(arg))) {
-    return load_exercise_folder(arg, max_bytes, open_wait);
-  }
-  if (auto ex = find_exercise(arg)) return ex;
-  throw InputError("--exercise", excerpt(arg) + " is not an exercise meshrun grades (" +
-                                     exercise_names() + ") nor a folder holding exercise.json");
 }
 
 }  // namespace meshrun::interp

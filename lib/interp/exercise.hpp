@@ -50,6 +50,10 @@ struct Exercise {
 std::shared_ptr<const Exercise> parse_exercise(const std::string& text, const std::string& source,
                                                const std::string& folder);
 
+// parse_exercise's work on JSON already read (load_exercise_folder reads the file as a program
+// file is): InputError "<field>: ..." without the file's name, which the caller adds.
+std::shared_ptr<Exercise> exercise_from_json(const nlohmann::json& root);
+
 // The exercise's reference program file: `reference` under its folder (as written when absolute
 // or when the folder is not known).
 std::string reference_path(const Exercise& ex);
@@ -60,8 +64,8 @@ std::string reference_path(const Exercise& ex);
 // (Exercise::reference_program), else InputError "<dir>/exercise.json: reference: cannot read
 // ..." or "reference: not a program file: ..." (exit 2) before any grading, not a rule that fails
 // the student's program when the reference is first needed. Its inputs and outputs must be the
-// reference's (the built-in program's or the file's), in that order and of those ranks: else
-// InputError "<dir>/exercise.json: inputs[i].name: ..." (or .shape, or outputs).
+// reference's (the built-in program's or the file's), in that order, of those ranks and dtypes:
+// else InputError "<dir>/exercise.json: inputs[i].name: ..." (or .shape, .dtype, or outputs).
 std::shared_ptr<const Exercise> load_exercise_folder(
     const std::string& dir, std::uint64_t max_bytes = std::uint64_t{1} << 20,
     std::chrono::milliseconds open_wait = std::chrono::milliseconds(10000));

@@ -176,6 +176,25 @@ BOOST_AUTO_TEST_CASE(a_hostile_exercise_folder_is_refused_in_one_line) {
                         folder, folder + "/cases"});
   BOOST_TEST(q.code == 0, q.out << q.err);
 
+  // And of its dtypes: a program graded as the exercise must have them (program_file_test), so
+  // an exercise whose loss is i32 where its reference returns f32 would refuse every program,
+  // its own reference too. That is the exercise's error, said once, naming its field.
+  const std::string loss_f32 = R"({"name": "loss", "dtype": "f32")";
+  for (const std::string name : {"dtypes", "dp-step"}) {
+    const std::string f = fourth_exercise(tmp, name);
+    tmp.write(name + "/exercise.json", replaced(slurp(f + "/exercise.json"), loss_f32,
+                                                R"({"name": "loss", "dtype": "i32")"));
+    const Result r = run({"check", "--program", "cases/submissions/dp-step/right.json",
+                          "--exercise", f, f + "/cases/example1.json"});
+    BOOST_TEST(r.code == 2, r.out << r.err);
+    BOOST_TEST(r.out.empty(), r.out);
+    const std::string reference = name == "dp-step" ? "(the built-in program dp-step)"
+                                                    : kSource + "/cases/programs/dp-step.json";
+    BOOST_TEST(r.err == "meshrun: " + f + "/exercise.json: outputs[2].dtype: i32 where the " +
+                            "reference " + reference + " returns loss as f32\n",
+               r.err);
+  }
+
   // Read as a program file is: within --max-input-bytes.
   fs::create_directories(tmp / "big");
   tmp.write("big/exercise.json", std::string(40000, ' ') + "{}");
