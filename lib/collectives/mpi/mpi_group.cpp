@@ -88,8 +88,10 @@ MpiGroup::MpiGroup(MPI_Comm comm, MpiMembers members, std::string axis, MpiOptio
       local_, axis_, GroupOptions{.timeout = 2 * options.timeout + std::chrono::seconds(1)},
       local_ids);
   slots_.resize(static_cast<std::size_t>(local_));
-  if (!channel_)
+  if (!channel_) {
     channel_ = std::make_shared<MpiAbortChannel>(comm, options_.timeout, where(current_));
+    own_channel_ = true;
+  }
   // A private data communicator, duplicated without blocking: a rank that never arrives is a
   // timeout here too. An abort does not end this wait: the mesh's ranks build their groups one
   // after another, so a device of a rank done with them may fail (and abort the channel) while
@@ -112,6 +114,10 @@ MpiGroup::MpiGroup(MPI_Comm comm, MpiMembers members, std::string axis, MpiOptio
 
 MpiGroup::~MpiGroup() {
   channel_->forget(listener_);
+  // No other thread in MPI while data_ goes (mpi_group.hpp): a channel of the group's own ends
+  // its watcher first, as MpiMesh stops a mesh's shared one before its groups go. A peer that
+  // called one more collective may have sent to data_ before any abort was known here.
+  if (own_channel_) channel_->stop();
   if (aborted()) {  // left to MPI_Finalize (mpi_group.hpp): messages may still come for them
     (void)buf_.release();
     return;

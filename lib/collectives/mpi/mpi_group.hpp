@@ -240,6 +240,7 @@ class MpiGroup {
   std::vector<int> world_;
   bool runs_ = true;
   std::shared_ptr<MpiAbortChannel> channel_;
+  bool own_channel_ = false;  // made by the constructor (no channel given): stopped first
   int listener_ = -1;
   std::unique_ptr<InProcessGroup> arrive_, release_;
   std::vector<Slot> slots_;
