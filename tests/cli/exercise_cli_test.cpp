@@ -45,6 +45,26 @@ std::string fourth_exercise(const TempDir& tmp, const std::string& name) {
   return tmp / name;
 }
 
+// The exercise `name` (fourth_exercise) with `from` replaced by `to` in its file, graded with
+// dp-step's right submission: refused before any case (exit 2) with the one line
+// "<folder>/exercise.json: <field>: <mine> where the reference <its reference> <theirs>" -- the
+// built-in program when `name` is dp-step, else the program file the exercise names.
+void refused_against_its_reference(const TempDir& tmp, const std::string& name,
+                                   const std::string& from, const std::string& to,
+                                   const std::string& field_mine, const std::string& theirs) {
+  const std::string folder = fourth_exercise(tmp, name);
+  tmp.write(name + "/exercise.json", replaced(slurp(folder + "/exercise.json"), from, to));
+  const Result r = run({"check", "--program", "cases/submissions/dp-step/right.json", "--exercise",
+                        folder, folder + "/cases/example1.json"});
+  BOOST_TEST(r.code == 2, r.out << r.err);
+  BOOST_TEST(r.out.empty(), r.out);
+  const std::string reference = name == "dp-step" ? "(the built-in program dp-step)"
+                                                  : kSource + "/cases/programs/dp-step.json";
+  BOOST_TEST(r.err == "meshrun: " + folder + "/exercise.json: " + field_mine +
+                          " where the reference " + reference + " " + theirs + "\n",
+             r.err);
+}
+
 BOOST_AUTO_TEST_CASE(a_fourth_exercise_is_a_folder_and_needs_no_cpp) {
   const TempDir tmp;
   const std::string dir = fourth_exercise(tmp, "dp-step-again");
@@ -140,19 +160,9 @@ BOOST_AUTO_TEST_CASE(a_hostile_exercise_folder_is_refused_in_one_line) {
   const std::string w = R"({"name": "w", "dtype": "f32", "shape": ["D", "K"], "spec": []},)";
   const std::string b = R"({"name": "b", "dtype": "f32", "shape": ["K"], "spec": []},)";
   for (const std::string name : {"order", "dp-step"}) {
-    const std::string folder = fourth_exercise(tmp, name);
-    const std::string text = slurp(folder + "/exercise.json");
-    tmp.write(name + "/exercise.json", replaced(text, w + "\n    " + b, b + "\n    " + w));
-    const Result r = run({"check", "--program", "cases/submissions/dp-step/right.json",
-                          "--exercise", folder, folder + "/cases/example1.json"});
-    BOOST_TEST(r.code == 2, r.out << r.err);
-    BOOST_TEST(r.out.empty(), r.out);
-    const std::string reference = name == "dp-step" ? "(the built-in program dp-step)"
-                                                    : kSource + "/cases/programs/dp-step.json";
-    BOOST_TEST(r.err == "meshrun: " + folder + "/exercise.json: inputs[0].name: \"b\" where the " +
-                            "reference " + reference +
-                            " takes \"w\" (w, b, x, y, lr, in that order)\n",
-               r.err);
+    refused_against_its_reference(tmp, name, w + "\n    " + b, b + "\n    " + w,
+                                  "inputs[0].name: \"b\"",
+                                  "takes \"w\" (w, b, x, y, lr, in that order)");
   }
 
   // An output of another rank than the reference's (w of shape ["Q"]) is the exercise's error
@@ -179,20 +189,10 @@ BOOST_AUTO_TEST_CASE(a_hostile_exercise_folder_is_refused_in_one_line) {
   // And of its dtypes: a program graded as the exercise must have them (program_file_test), so
   // an exercise whose loss is i32 where its reference returns f32 would refuse every program,
   // its own reference too. That is the exercise's error, said once, naming its field.
-  const std::string loss_f32 = R"({"name": "loss", "dtype": "f32")";
   for (const std::string name : {"dtypes", "dp-step"}) {
-    const std::string f = fourth_exercise(tmp, name);
-    tmp.write(name + "/exercise.json", replaced(slurp(f + "/exercise.json"), loss_f32,
-                                                R"({"name": "loss", "dtype": "i32")"));
-    const Result r = run({"check", "--program", "cases/submissions/dp-step/right.json",
-                          "--exercise", f, f + "/cases/example1.json"});
-    BOOST_TEST(r.code == 2, r.out << r.err);
-    BOOST_TEST(r.out.empty(), r.out);
-    const std::string reference = name == "dp-step" ? "(the built-in program dp-step)"
-                                                    : kSource + "/cases/programs/dp-step.json";
-    BOOST_TEST(r.err == "meshrun: " + f + "/exercise.json: outputs[2].dtype: i32 where the " +
-                            "reference " + reference + " returns loss as f32\n",
-               r.err);
+    refused_against_its_reference(tmp, name, R"({"name": "loss", "dtype": "f32")",
+                                  R"({"name": "loss", "dtype": "i32")", "outputs[2].dtype: i32",
+                                  "returns loss as f32");
   }
 
   // Read as a program file is: within --max-input-bytes.
