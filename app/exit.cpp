@@ -1,5 +1,6 @@
 // The one exception ladder that turns every outcome into an exit code (exit_codes.hpp), and the
 // one-line error report.
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <functional>
@@ -28,6 +29,18 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e) {
   const std::vector<std::string> rest = app.remaining();
   if (app.get_subcommands().empty() && !rest.empty() && !rest.front().starts_with("-")) {
     return "unknown subcommand '" + rest.front() + "' (see meshrun --help)";
+  }
+  // An empty word (`--trace ''`, `--trace "$FILE"` with FILE unset: --trace takes its file only
+  // as --trace=FILE) would be printed as nothing at all: show it as ''.
+  const std::vector<std::string> extras = app.remaining(true);
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr &&
+      std::find(extras.begin(), extras.end(), std::string()) != extras.end()) {
+    std::string words;
+    for (const std::string& w : extras)
+      words += (words.empty() ? "" : " ") + (w.empty() ? "''" : w);
+    return std::string(extras.size() == 1 ? "The following argument was"
+                                          : "The following arguments were") +
+           " not expected: " + words + " ('' is an empty argument)";
   }
   return e.what();
 }

@@ -219,6 +219,15 @@ BOOST_AUTO_TEST_CASE(every_file_flag_refuses_an_empty_name) {
     BOOST_TEST(r.out == "");
   }
   BOOST_TEST(slurp(a) == slurp(meshrun::testing::kSource + "/" + kExample));
+  // --trace takes its file only as --trace=FILE: `--trace "$FILE"` with FILE unset leaves an
+  // empty word, which the message shows (it printed nothing after the colon).
+  const Result t = run({"dp-step", kExample, "--trace", ""});
+  BOOST_TEST(t.code == 2, t.out << t.err);
+  BOOST_TEST(t.out == "");
+  BOOST_TEST(t.err ==
+                 "meshrun: The following argument was not expected: '' ('' is an empty "
+                 "argument)\n",
+             t.err);
 }
 
 // ---- 4. --update blesses only what it computed -------------------------------------------------
