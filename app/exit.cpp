@@ -32,9 +32,10 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e) {
   }
   // An empty word (`--trace ''`, `--trace "$FILE"` with FILE unset: --trace takes its file only
   // as --trace=FILE) would be printed as nothing at all: show it as ''.
-  const std::vector<std::string> extras = app.remaining(true);
-  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr &&
-      std::find(extras.begin(), extras.end(), std::string()) != extras.end()) {
+  const std::vector<std::string> extras = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr
+                                              ? app.remaining(true)
+                                              : std::vector<std::string>{};
+  if (std::find(extras.begin(), extras.end(), std::string()) != extras.end()) {
     std::string words;
     for (const std::string& w : extras)
       words += (words.empty() ? "" : " ") + (w.empty() ? "''" : w);

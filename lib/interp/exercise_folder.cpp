@@ -31,8 +31,7 @@ ArgDtypes dtypes_of(const LoadedProgram& lp) {
   for (std::size_t i = 0; i < lp.file.inputs.size() && i < lp.def_input.size(); ++i)
     t.inputs.at(lp.def_input[i]) = lp.file.inputs[i].dtype;
   const Jaxpr& top = lp.file.exports.front().jaxpr;
-  for (const Atom& a : top.outvars)
-    t.outputs.emplace_back(a.is_literal() ? a.dtype : top.types[a.var].dtype);
+  for (const Atom& a : top.outvars) t.outputs.emplace_back(dtype_of(top, a));
   return t;
 }
 // The built-in programs take and return f32 only.

@@ -89,6 +89,14 @@ struct Jaxpr {
   std::string where;  // "exports[0].jaxpr"
 };
 
+// An operand's or result's dtype and rank: a literal's own (rank 0), else its variable's.
+inline DType dtype_of(const Jaxpr& jx, const Atom& a) {
+  return a.is_literal() ? a.dtype : jx.types[static_cast<std::size_t>(a.var)].dtype;
+}
+inline std::size_t rank_of(const Jaxpr& jx, const Atom& a) {
+  return a.is_literal() ? 0 : jx.types[static_cast<std::size_t>(a.var)].shape.size();
+}
+
 // Sets each equation's last_use: the variables it uses for the last time in `jx` (never an
 // outvar, which lives to the end).
 void mark_last_uses(Jaxpr& jx);

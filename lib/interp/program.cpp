@@ -219,7 +219,7 @@ class Builder {
     check_input_ranks(file_);
     for (std::size_t j = 0; j < file_.outputs.size(); ++j) {
       const Atom& a = top.outvars[j];
-      const std::size_t rank = a.is_literal() ? 0 : top.types[a.var].shape.size();
+      const std::size_t rank = rank_of(top, a);
       PartitionSpec spec =
           lp_.plain ? plains_.front()
                           ->out_specs[static_cast<std::size_t>(plains_.front()->output_result[j])]
@@ -240,8 +240,7 @@ class Builder {
         // the exercise asks for (a loss rounded to an integer, a mask for a weight).
         const DType want = lp_.exercise->output_dtypes.at(j);
         for (const Export& exp : file_.exports) {
-          const Atom& v = exp.jaxpr.outvars[j];
-          const DType got = v.is_literal() ? v.dtype : exp.jaxpr.types[v.var].dtype;
+          const DType got = dtype_of(exp.jaxpr, exp.jaxpr.outvars[j]);
           if (got == want) continue;
           throw InputError(file_.path, exp.where + ".jaxpr.outvars[" + std::to_string(j) +
                                            "]: output " + out.name + " is " + dtype_name(got) +
@@ -314,8 +313,7 @@ class Builder {
                                 body.types[body.invars[q]].shape.size(), sm.in_specs[q]));
       }
       for (std::size_t q = 0; q < sm.out_specs.size(); ++q) {
-        const std::size_t rank =
-            body.outvars[q].is_literal() ? 0 : body.types[body.outvars[q].var].shape.size();
+        const std::size_t rank = rank_of(body, body.outvars[q]);
         const int output = q < sm.result_output.size() ? sm.result_output[q] : -1;
         sm.out.push_back(arg_def(output >= 0 ? file_.outputs[static_cast<std::size_t>(output)].name
                                              : "result " + std::to_string(q),

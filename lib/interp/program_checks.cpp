@@ -27,10 +27,7 @@ void check_input_ranks(const ProgramFile& file_) {
 // Results are written as JSON of rank 0, 1 or 2 (the case format's), and every export gives
 // each output the same rank (the def has one): else the writer's invariants broke, exit 4.
 void check_output_ranks(const ProgramFile& file_) {
-  const auto rank = [](const Jaxpr& jx, std::size_t j) {
-    const Atom& a = jx.outvars[j];
-    return a.is_literal() ? std::size_t{0} : jx.types[a.var].shape.size();
-  };
+  const auto rank = [](const Jaxpr& jx, std::size_t j) { return rank_of(jx, jx.outvars[j]); };
   for (std::size_t e = 0; e < file_.exports.size(); ++e) {
     const Jaxpr& jx = file_.exports[e].jaxpr;
     for (std::size_t j = 0; j < jx.outvars.size(); ++j) {

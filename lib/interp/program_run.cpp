@@ -145,8 +145,7 @@ std::vector<Tensor> whole_run(const LoadedProgram& lp, Engine& engine,
     const Jaxpr& body = *sm.body->jaxpr;
     std::vector<Value> result;
     for (std::size_t q = 0; q < outs.size(); ++q) {
-      const Atom& a = body.outvars[q];
-      result.emplace_back(a.is_literal() ? a.dtype : body.types[a.var].dtype, std::move(outs[q]));
+      result.emplace_back(dtype_of(body, body.outvars[q]), std::move(outs[q]));
     }
     return result;
   };
