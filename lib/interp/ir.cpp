@@ -56,6 +56,13 @@ const Jaxpr* Eqn::sub(const std::string& name) const {
   return nullptr;
 }
 
+std::vector<const Jaxpr*> Eqn::subs_of(const std::string& name) const {
+  std::vector<const Jaxpr*> out;
+  for (const auto& [key, jaxpr] : subs)
+    if (key == name) out.push_back(jaxpr.get());
+  return out;
+}
+
 std::string Eqn::place() const {
   std::string s = where + " (" + primitive;
   if (!source.empty()) s += " at " + source;

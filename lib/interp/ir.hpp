@@ -53,8 +53,10 @@ struct Jaxpr;
 // primitives.hpp's holds_jaxpr): the param that holds it ("jaxpr" for jit, pjit and shard_map,
 // "call_jaxpr" for custom_jvp_call and custom_vjp_call, whose primal it is), or nullptr.
 const char* nested_jaxpr_param(const std::string& primitive);
-// jit, pjit and custom_jvp/vjp calls, which the evaluator inlines (not shard_map, the other
-// holder of a jaxpr).
+// Whether param `key` of `primitive` holds a jaxpr (or, for cond's `branches`, a list of them).
+bool holds_jaxpr_param(const std::string& primitive, const std::string& key);
+// jit, pjit, custom_jvp/vjp calls, checkpoint, closed_call and call, which the evaluator inlines
+// (not shard_map, nor scan, while and cond: the other holders of a jaxpr).
 bool is_call(const std::string& primitive);
 
 struct Eqn {
@@ -70,6 +72,8 @@ struct Eqn {
   std::vector<int> last_use;
 
   const Jaxpr* sub(const std::string& name) const;
+  // Every nested jaxpr of param `name`, in order (cond's branches; one for any other).
+  std::vector<const Jaxpr*> subs_of(const std::string& name) const;
   // "exports[0].jaxpr.eqns[3] (dot_general at prog.py:14)"
   std::string place() const;
 };

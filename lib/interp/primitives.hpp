@@ -42,6 +42,8 @@ struct PrimContext {
   const MeshShape* mesh = nullptr;
   Device* device = nullptr;  // at run time inside a shard_map body; null when inferring
   std::string_view file;     // the program file, for the messages of errors at run time
+  // The most iterations a `while` may run (CostBudget::max_while_iterations).
+  std::uint64_t max_while_iterations = std::uint64_t{1} << 20;
 };
 
 // Loop fusion (fusion.hpp): one operand of a fused op on one chunk -- a run of floats, or one
@@ -78,6 +80,13 @@ struct Primitive {
   // custom_vjp_call and shard_map, whose infer and eval are null; null for every other primitive.
   const char* holds_jaxpr = nullptr;
   bool shard_map = false;  // shard_map, the one holder that is not inlined as a call
+  // Control flow (scan, while, cond): holders whose jaxprs the evaluator runs as a loop or a
+  // branch (ops/control_flow.hpp), not inlined as a call. `holds_jaxpr2` names a second jaxpr
+  // (while's body_jaxpr beside its cond_jaxpr); `jaxpr_list`: holds_jaxpr's param is a list of
+  // jaxprs (cond's branches).
+  enum class Control : std::uint8_t { kNone, kScan, kWhile, kCond } control = Control::kNone;
+  const char* holds_jaxpr2 = nullptr;
+  bool jaxpr_list = false;
   // Its operands cross between devices (the bytes a run moves, cost.hpp).
   bool collective = false;
   // An all-reduce (psum, pmean): each result depends on its own operand only (the rules' data

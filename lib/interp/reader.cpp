@@ -25,10 +25,9 @@ namespace {
 
 using json = nlohmann::json;
 
-// Whether `key` of `primitive`'s params holds a nested jaxpr.
+// Whether `key` of `primitive`'s params holds a nested jaxpr (or a list of them).
 bool holds_jaxpr(const std::string& primitive, const std::string& key) {
-  const char* param = nested_jaxpr_param(primitive);
-  return param != nullptr && key == param;
+  return holds_jaxpr_param(primitive, key);
 }
 
 // A param's key and every string in its value free of control bytes: params are shown in
@@ -158,7 +157,18 @@ class Reader : public FieldReader {
             q.params[key] = std::move(value);
             continue;
           }
-          q.subs.emplace_back(key, jaxpr(value, nested_where(eat, key, depth + 1), depth + 1));
+          if (const Primitive* holder = find_primitive(q.primitive); holder->jaxpr_list) {
+            // cond's branches: a list of jaxprs, each a nested jaxpr of the same key.
+            const json& list = array(value, eat + ".params." + key);
+            if (list.empty()) throw InputError(eat + ".params." + key, "must hold a jaxpr");
+            for (std::size_t b = 0; b < list.size(); ++b) {
+              const std::string bkey = key + "[" + std::to_string(b) + "]";
+              q.subs.emplace_back(key,
+                                  jaxpr(list[b], nested_where(eat, bkey, depth + 1), depth + 1));
+            }
+          } else {
+            q.subs.emplace_back(key, jaxpr(value, nested_where(eat, key, depth + 1), depth + 1));
+          }
           q.params[key] = nullptr;
         }
       } else {
@@ -172,8 +182,9 @@ class Reader : public FieldReader {
         throw InputError(eat, "unknown primitive " + excerpt(q.primitive) +
                                   (q.source.empty() ? "" : " at " + q.source));
       }
-      if (const char* key = prim->holds_jaxpr; key != nullptr && q.sub(key) == nullptr)
-        throw InputError(eat + ".params", std::string("missing ") + key);
+      for (const char* key : {prim->holds_jaxpr, prim->holds_jaxpr2})
+        if (key != nullptr && q.sub(key) == nullptr)
+          throw InputError(eat + ".params", std::string("missing ") + key);
       const json& in = array(member(ej, eat, "in"), eat + ".in");
       for (std::size_t i = 0; i < in.size(); ++i) {
         q.in.push_back(atom(in[i], eat + ".in[" + std::to_string(i) + "]"));
