@@ -27,9 +27,17 @@ void add_cost_flags(CLI::App& command, interp::CostBudget& budget, CLI::Option* 
                                        "up to more bytes than this, before it runs")
                            ->transform(decimal_integer(1, kMax))
                            ->capture_default_str();
+  CLI::Option* iterations =
+      command
+          .add_option("--max-while-iterations", budget.max_while_iterations,
+                      "Stop a program file's while loop (lax.while_loop, fori_loop with traced "
+                      "bounds) that is still running after this many iterations (exit 2)")
+          ->transform(decimal_integer(1, kMax))
+          ->capture_default_str();
   if (needs != nullptr) {
     flops->needs(needs);
     bytes->needs(needs);
+    iterations->needs(needs);
   }
 }
 

@@ -64,7 +64,8 @@ class Checker {
                                           std::to_string(outs.size()));
       }
       if (step.kind == Step::Kind::kPrimitive || step.kind == Step::Kind::kAbsorbed) {
-        cost_.add(eqn, *step.declared, ops, outs, mesh != nullptr ? mesh_devices(*mesh) : 1);
+        cost_.add(eqn, *step.declared, ops, outs, mesh != nullptr ? mesh_devices(*mesh) : 1,
+                  times_);
       }
       for (std::size_t k = 0; k < outs.size(); ++k) {
         budget(eqn, outs[k], mesh);
@@ -87,6 +88,7 @@ class Checker {
   std::vector<ValueType> equation(const Step& step, const Eqn& eqn,
                                   const std::vector<ValueType>& ops, const MeshShape* mesh) {
     if (step.kind == Step::Kind::kCall) return jaxpr(*step.callee, ops, mesh);
+    if (step.kind == Step::Kind::kControl) return control(*step.control, eqn, ops, mesh);
     if (step.kind == Step::Kind::kShardMap) return shard_map(step.shard_map, ops, mesh);
     const Primitive* prim = step.declared;
     PrimContext ctx;
@@ -96,9 +98,53 @@ class Checker {
     if (prim->flops != nullptr) {
       // What --timings divides by: the products' flops, on every device of a body.
       flops_ += static_cast<double>(prim->flops(eqn, ops, outs)) *
-                (mesh != nullptr ? static_cast<double>(mesh_devices(*mesh)) : 1.0);
+                (mesh != nullptr ? static_cast<double>(mesh_devices(*mesh)) : 1.0) *
+                static_cast<double>(times_);
     }
     return outs;
+  }
+
+  // A scan, while or cond (ops/control_flow.hpp): each jaxpr checked on its operands' types. A
+  // scan's body counts `length` times over, with the evaluator's own cost per iteration
+  // (kIterationFlops per equation); a while's cond and body once (its trip count is bounded as it
+  // runs: --max-while-iterations); a cond's costliest branch.
+  std::vector<ValueType> control(const ControlPlan& plan, const Eqn& eqn,
+                                 const std::vector<ValueType>& ops, const MeshShape* mesh) {
+    std::vector<CostMeter> branches;  // a cond's: the meter after each branch
+    const CostMeter before = cost_;
+    const BodyChecker body = [&](const CompiledJaxpr& cj, const std::vector<ValueType>& in,
+                                 std::uint64_t times) {
+      if (plan.kind == Primitive::Control::kCond) cost_ = before;
+      const std::uint64_t outer = times_;
+      times_ = sat_times(times_, times);
+      std::vector<ValueType> outs;
+      try {
+        outs = jaxpr(cj, in, mesh);
+      } catch (...) {
+        times_ = outer;
+        throw;
+      }
+      const auto per_iteration = static_cast<std::uint64_t>(cj.jaxpr->eqns.size() + 1);
+      const std::uint64_t devices = mesh != nullptr ? mesh_devices(*mesh) : 1;
+      if (plan.kind == Primitive::Control::kScan) {
+        cost_.add_overhead(eqn, sat_times(sat_times(times_, per_iteration), kIterationFlops * devices),
+                           "scan of " + std::to_string(times) + " iterations of " +
+                               std::to_string(per_iteration - 1) +
+                               (per_iteration == 2 ? " equation" : " equations"));
+      }
+      times_ = outer;
+      if (plan.kind == Primitive::Control::kCond) branches.push_back(cost_);
+      return outs;
+    };
+    std::vector<ValueType> outs = control_infer(plan, eqn, ops, body);
+    for (const CostMeter& m : branches)
+      if (m.flops() >= cost_.flops()) cost_ = m;
+    return outs;
+  }
+
+  static std::uint64_t sat_times(std::uint64_t a, std::uint64_t b) {
+    std::uint64_t r = 0;
+    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
   }
 
   // Its params as compile_program read them (and refused them, in this order).
@@ -188,6 +234,7 @@ class Checker {
 
   const Binding& b_;
   CostMeter cost_;
+  std::uint64_t times_ = 1;  // how often the equations being checked run: the enclosing scans' lengths
   double flops_ = 0;
   double elements_ = 0;
 

@@ -184,6 +184,21 @@ class Compiler {
         MESHRUN_CHECK(callee != nullptr, "the reader checks nested jaxprs");
         cj->subs.push_back(jaxpr(*callee, in_body, depth + 1));
         s.callee = cj->subs.back().get();
+      } else if (const Primitive* holder = find_primitive(eqn.primitive);
+                 holder != nullptr && holder->control != Primitive::Control::kNone) {
+        // scan, while, cond: their jaxprs compiled once, held by the step (as a call's callee).
+        s.kind = Step::Kind::kControl;
+        auto plan = std::make_unique<ControlPlan>();
+        plan->kind = holder->control;
+        read_control_params(eqn, *plan);
+        for (const char* key : {holder->holds_jaxpr, holder->holds_jaxpr2}) {
+          if (key == nullptr) continue;
+          for (const Jaxpr* sub : eqn.subs_of(key)) {
+            cj->subs.push_back(jaxpr(*sub, in_body, depth + 1));
+            plan->bodies.push_back(cj->subs.back().get());
+          }
+        }
+        s.control = std::move(plan);
       } else if (eqn.primitive == "shard_map") {
         s.kind = Step::Kind::kShardMap;
         if (!in_body && shard_maps_ != nullptr) s.shard_map = shard_map(jx.eqns[e], depth);

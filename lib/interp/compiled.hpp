@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "interp/contract.hpp"
+#include "interp/ops/control_flow.hpp"
 #include "interp/fusion.hpp"
 #include "interp/ir.hpp"
 #include "interp/primitives.hpp"
@@ -28,6 +29,7 @@ namespace meshrun::interp {
 
 struct CompiledJaxpr;
 struct CompiledShardMap;
+struct ControlPlan;  // ops/control_flow.hpp
 
 // One equation, as the evaluator runs it.
 struct Step {
@@ -36,6 +38,7 @@ struct Step {
     kCall,       // jit, pjit, custom_jvp_call, custom_vjp_call: `callee` inlined
     kShardMap,   // `shard_map` (null inside a shard_map body, where one is refused)
     kAbsorbed,   // runs inside its consumer (a product in an FMA, a dot at its transpose)
+    kControl,    // scan, while, cond: `control` runs its compiled `bodies` (ops/control_flow.hpp)
   } kind = Kind::kPrimitive;
   const Eqn* eqn = nullptr;  // what runs: the file's equation, or `rewritten`
   // Per operand of *eqn: lent to it (its last use, and not also another operand of it).
@@ -44,6 +47,9 @@ struct Step {
   const Primitive* declared = nullptr;  // the file's equation's (what check_export infers with)
   const CompiledJaxpr* callee = nullptr;
   const CompiledShardMap* shard_map = nullptr;
+  // kControl: its params read once and its jaxprs compiled once (scan's body; while's cond, then
+  // body; cond's branches in order).
+  std::unique_ptr<const ControlPlan> control;
   // Inside a shard_map body, the psums [this, psums_end) run as `combined`, one psum of all
   // their operands (XLA's all-reduce combiner; collective_ops.cpp packs the small ones into one
   // collective); psums_end is this step + 1 when there is no such run.

@@ -99,7 +99,7 @@ std::string signature(const std::vector<ValueType>& ops, const std::vector<Value
 }  // namespace
 
 void CostMeter::add(const Eqn& eqn, const Primitive& prim, const std::vector<ValueType>& ops,
-                    const std::vector<ValueType>& outs, int devices) {
+                    const std::vector<ValueType>& outs, int devices, std::uint64_t times) {
   std::uint64_t in = 0, out = 0;
   for (const ValueType& t : ops) in = sat_add(in, elements(t.shape));
   for (const ValueType& t : outs) out = sat_add(out, elements(t.shape));
@@ -108,19 +108,32 @@ void CostMeter::add(const Eqn& eqn, const Primitive& prim, const std::vector<Val
   std::uint64_t bytes = sat_mul(4, out);
   if (prim.collective) bytes = sat_add(bytes, sat_mul(4, in));
   const auto n = static_cast<std::uint64_t>(std::max(devices, 1));
-  flops_ = sat_add(flops_, sat_mul(flops, n));
-  bytes_ = sat_add(bytes_, sat_mul(bytes, n));
+  flops_ = sat_add(flops_, sat_mul(sat_mul(flops, n), times));
+  bytes_ = sat_add(bytes_, sat_mul(sat_mul(bytes, n), times));
   const auto refuse = [&](std::uint64_t total, std::uint64_t limit, const char* what,
                           const char* flag) {
     throw InputError(eqn.place(),
                      eqn.primitive + " of " + signature(ops, outs) + " on " + std::to_string(n) +
-                         (n == 1 ? " device" : " devices") + " brings the program to " +
+                         (n == 1 ? " device" : " devices") +
+                         (times == 1 ? "" : ", " + std::to_string(times) + " times (in loops),") +
+                         " brings the program to " +
                          (total == UINT64_MAX ? "more than 2^64" : std::to_string(total)) + " " +
                          what + ", beyond the budget of " + std::to_string(limit) + " (" + flag +
                          " N raises it)");
   };
   if (flops_ > budget_.flops) refuse(flops_, budget_.flops, "flops", "--max-flops");
   if (bytes_ > budget_.bytes) refuse(bytes_, budget_.bytes, "bytes moved", "--max-bytes-moved");
+}
+
+void CostMeter::add_overhead(const Eqn& eqn, std::uint64_t flops, const std::string& what) {
+  flops_ = sat_add(flops_, flops);
+  if (flops_ > budget_.flops) {
+    throw InputError(eqn.place(), what + " brings the program to " +
+                                      (flops_ == UINT64_MAX ? "more than 2^64"
+                                                            : std::to_string(flops_)) +
+                                      " flops, beyond the budget of " +
+                                      std::to_string(budget_.flops) + " (--max-flops N raises it)");
+  }
 }
 
 }  // namespace meshrun::interp

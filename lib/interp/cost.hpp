@@ -22,9 +22,16 @@ namespace meshrun::interp {
 // 3e9 flops) a hundredfold; --max-flops and --max-bytes-moved raise them.
 inline constexpr std::uint64_t kDefaultMaxFlops = std::uint64_t{1} << 38;       // 2.7e11
 inline constexpr std::uint64_t kDefaultMaxBytesMoved = std::uint64_t{1} << 34;  // 16 GiB
+// What one iteration of a scan or while costs beyond its body's work, in flops: the evaluator's
+// own time per equation of the body and per iteration (of the order of 100 ns), so that a scan of
+// 10^9 trivial steps is refused before it runs rather than interpreted for minutes.
+inline constexpr std::uint64_t kIterationFlops = 10000;
+// A while's trip count is known only as it runs: it may take this many iterations at most.
+inline constexpr std::uint64_t kDefaultMaxWhileIterations = std::uint64_t{1} << 20;
 struct CostBudget {
   std::uint64_t flops = kDefaultMaxFlops;
   std::uint64_t bytes = kDefaultMaxBytesMoved;
+  std::uint64_t max_while_iterations = kDefaultMaxWhileIterations;
 };
 
 // The program's cost so far; add() throws InputError(eqn.place(), ...) naming the equation, its
@@ -34,9 +41,13 @@ class CostMeter {
  public:
   explicit CostMeter(const CostBudget& budget) : budget_(budget) {}
   // One equation of primitive `prim` and types `ops` -> `outs`, on `devices` devices (1 outside
-  // a shard_map body): the primitive's flops and whether its operands cross devices.
+  // a shard_map body), `times` over (inside loops: the product of their trip counts): the
+  // primitive's flops and whether its operands cross devices.
   void add(const Eqn& eqn, const Primitive& prim, const std::vector<ValueType>& ops,
-           const std::vector<ValueType>& outs, int devices);
+           const std::vector<ValueType>& outs, int devices, std::uint64_t times = 1);
+  // A loop's own cost beyond its body's (kIterationFlops per equation and iteration), `what`
+  // naming it in a refusal ("scan of 1000000000 iterations of 3 equations").
+  void add_overhead(const Eqn& eqn, std::uint64_t flops, const std::string& what);
   std::uint64_t flops() const { return flops_; }
   std::uint64_t bytes() const { return bytes_; }
 

@@ -18,6 +18,17 @@ Value literal(const Atom& a) {
   return Value(a.dtype, Tensor::scalar(static_cast<float>(a.literal)));
 }
 
+// What the values made impossible (an integer beyond what meshrun holds exactly, an index out of
+// range, a while beyond its iteration limit): the program's input cannot run here, exit 2, named
+// in the file -- on a device as the engine's own limit (the Mesh keeps it), else as an input
+// error.
+[[noreturn]] void rethrow_at(const PrimitiveError& err, const Eqn& eqn, const PrimContext& ctx) {
+  const std::string what =
+      std::string(ctx.file) + (ctx.file.empty() ? "" : ": ") + eqn.place() + ": " + err.what();
+  if (ctx.device != nullptr) throw UnimplementedError(what);
+  throw InputError("", what);
+}
+
 }  // namespace
 
 std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, PrimContext& ctx,
@@ -89,13 +100,7 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
       try {
         outs = step.prim->eval(eqn, ops, std::span<const bool>(owned, ops.size()), ctx);
       } catch (const PrimitiveError& err) {
-        // What the values made impossible (an integer beyond what meshrun holds exactly, an
-        // index out of range): the program's input cannot run here, exit 2, named in the file --
-        // on a device as the engine's own limit (the Mesh keeps it), else as an input error.
-        const std::string what = std::string(ctx.file) + (ctx.file.empty() ? "" : ": ") +
-                                 eqn.place() + ": " + err.what();
-        if (ctx.device != nullptr) throw UnimplementedError(what);
-        throw InputError("", what);
+        rethrow_at(err, eqn, ctx);
       }
     } else {
       std::vector<Value> in;
@@ -104,6 +109,15 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
         in.push_back(owned[i] ? std::move(*ops[i]) : *ops[i]);
       if (step.kind == Step::Kind::kCall) {
         outs = eval_jaxpr(*step.callee, std::move(in), ctx, shard_map);
+      } else if (step.kind == Step::Kind::kControl) {
+        const BodyRunner body = [&](const CompiledJaxpr& sub, std::vector<Value> sub_args) {
+          return eval_jaxpr(sub, std::move(sub_args), ctx, shard_map);
+        };
+        try {
+          outs = control_eval(*step.control, eqn, std::move(in), ctx, body);
+        } catch (const PrimitiveError& err) {
+          rethrow_at(err, eqn, ctx);  // a while beyond its limit, a branch index out of range
+        }
       } else {
         if (shard_map == nullptr || step.shard_map == nullptr)
           throw PrimitiveError(eqn.place() + ": a shard_map inside a shard_map body");

@@ -19,8 +19,10 @@ namespace {
 
 // The body of one shard_map, on a device.
 std::vector<Value> run_body(const std::string& file, const CompiledShardMap& sm,
-                            const DimBindings& dims, Device& dev, std::vector<Value> args) {
+                            const DimBindings& dims, Device& dev, std::vector<Value> args,
+                            std::uint64_t max_while_iterations) {
   PrimContext ctx;
+  ctx.max_while_iterations = max_while_iterations;
   ctx.file = file;
   ctx.dims = &dims;
   ctx.mesh = &dev.mesh();
@@ -54,13 +56,14 @@ ShardMapCall make_call(const LoadedProgram& lp, const CompiledShardMap& sm,
   call.out = sm.out;
   const std::string path = lp.file.path;
   const CompiledShardMap* m = &sm;
-  call.body = [path, m, dims](Device& dev, std::vector<Tensor>& blocks) {
+  const std::uint64_t iterations = lp.budget.max_while_iterations;
+  call.body = [path, m, dims, iterations](Device& dev, std::vector<Tensor>& blocks) {
     const Jaxpr& body = *m->body->jaxpr;
     std::vector<Value> vals;
     for (std::size_t q = 0; q < blocks.size(); ++q) {
       vals.emplace_back(body.types[body.invars[q]].dtype, std::move(blocks[q]));
     }
-    std::vector<Value> res = run_body(path, *m, *dims, dev, std::move(vals));
+    std::vector<Value> res = run_body(path, *m, *dims, dev, std::move(vals), iterations);
     std::vector<Tensor> out;
     for (Value& v : res) out.push_back(std::move(v.t));
     return out;
@@ -96,7 +99,8 @@ std::vector<Tensor> plain_body(const LoadedProgram& lp, Device& dev, std::vector
     const DType t = body.types[body.invars[k]].dtype;
     args.emplace_back(t, again ? blocks[i] : std::move(blocks[i]));
   }
-  std::vector<Value> results = run_body(lp.file.path, p, b->dims, dev, std::move(args));
+  std::vector<Value> results =
+      run_body(lp.file.path, p, b->dims, dev, std::move(args), lp.budget.max_while_iterations);
   std::vector<Tensor> out;
   for (std::size_t j = 0; j < p.result_output.size(); ++j) {
     const auto r = static_cast<std::size_t>(p.result_output[j]);
@@ -152,6 +156,7 @@ std::vector<Tensor> whole_run(const LoadedProgram& lp, Engine& engine,
   PrimContext ctx;
   ctx.dims = dims.get();
   ctx.file = lp.file.path;
+  ctx.max_while_iterations = lp.budget.max_while_iterations;
   std::vector<Value> out = eval_jaxpr(*lp.compiled.of(b.exp).jaxpr, std::move(args), ctx, &runner);
   std::vector<Tensor> tensors;
   for (Value& v : out) tensors.push_back(std::move(v.t));
