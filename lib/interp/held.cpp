@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "interp/eval.hpp"
+#include "interp/ops/control_flow.hpp"
 #include "shard/mesh_shape.hpp"
 #include "support/errors.hpp"
 
@@ -41,7 +42,27 @@ struct Held {
     const auto it = elements.find(input);
     return it == elements.end() ? 0 : it->second;
   }
+  bool operator==(const Held&) const = default;
 };
+
+// What either of two values may hold (a loop's carry over its iterations, a cond's branches).
+Held either(const Held& a, const Held& b) {
+  Held r = a;
+  r.depends |= b.depends;
+  for (const auto& [input, n] : b.elements) r.elements[input] = std::max(r.of(input), n);
+  return r;
+}
+
+// A value a while's predicate or a cond's index decides depends on it too (but holds none of it).
+Held guarded(Held h, const Held& by) {
+  h.depends |= by.depends;
+  return h;
+}
+
+bool is_control(const Eqn& e) {
+  const Primitive* p = find_primitive(e.primitive);
+  return p != nullptr && p->control != Primitive::Control::kNone;
+}
 
 using Outs = std::vector<Held>;  // what each result of a jaxpr holds
 
@@ -123,9 +144,25 @@ Outs held_values(const Jaxpr& jx, std::vector<Held> in, const MeshShape& mesh,
   std::vector<Held> h(jx.types.size());
   for (std::size_t i = 0; i < jx.invars.size() && i < in.size(); ++i) {
     h[jx.invars[i]] = in[i];
-    visit(jx.types[jx.invars[i]], in[i], caller);
+    cap(h[jx.invars[i]], size(jx.types[jx.invars[i]]));  // a scan's x: one slice of xs
+    visit(jx.types[jx.invars[i]], h[jx.invars[i]], caller);
   }
   for (const Eqn& e : jx.eqns) {
+    if (is_control(e) && depth < 64) {
+      std::vector<Held> ops;
+      for (const Atom& a : e.in) ops.push_back(a.is_literal() ? Held{} : h[a.var]);
+      const auto body = [&](const Jaxpr& sub, const std::vector<Held>& sub_in) {
+        return held_values(sub, sub_in, mesh, size, visit, e, depth + 1);
+      };
+      const Outs outs = control_facts<Held>(e, ops, e.out.size(), body, either, guarded);
+      for (std::size_t k = 0; k < e.out.size(); ++k) {
+        Held r = outs[k];
+        cap(r, size(jx.types[e.out[k]]));
+        h[e.out[k]] = r;
+        visit(jx.types[e.out[k]], r, e);
+      }
+      continue;
+    }
     const Held out = combine(e, h, mesh);
     if (const Jaxpr* sub = e.sub("jaxpr") ? e.sub("jaxpr") : e.sub("call_jaxpr");
         sub != nullptr && depth < 64) {
@@ -233,6 +270,20 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
                   for (const Eqn& e : jx.eqns) {
                     std::vector<Held> ops;
                     for (const Atom& a : e.in) ops.push_back(a.is_literal() ? Held{} : h[a.var]);
+                    if (is_control(e) && depth < 64) {
+                      // A loop or branch around the shard_maps: its bodies as a jit's, to
+                      // their fixpoint.
+                      const auto body = [&](const Jaxpr& sub, const std::vector<Held>& sub_in) {
+                        return top(sub, sub_in, depth + 1);
+                      };
+                      const Outs outs =
+                          control_facts<Held>(e, ops, e.out.size(), body, either, guarded);
+                      for (std::size_t k = 0; k < e.out.size(); ++k) {
+                        h[e.out[k]] = outs[k];
+                        cap(h[e.out[k]], size(jx.types[e.out[k]]));
+                      }
+                      continue;
+                    }
                     const Jaxpr* sub = e.sub("jaxpr") ? e.sub("jaxpr") : e.sub("call_jaxpr");
                     if (sub == nullptr || depth >= 64) {
                       // Outside the body: a copy, reshape or slice of an input holds what it did;

@@ -9,6 +9,7 @@
 
 #include "interp/eval.hpp"
 #include "interp/held.hpp"
+#include "interp/ops/control_flow.hpp"
 #include "interp/program.hpp"
 #include "interp/semantic_rules.hpp"
 #include "programs/program.hpp"
@@ -63,6 +64,17 @@ std::vector<Mask> flow(const Jaxpr& jx, const std::vector<Mask>& in, Flow& f, in
     for (const Atom& a : e.in) {
       ops.push_back(a.is_literal() ? 0 : m[a.var]);
       all |= ops.back();
+    }
+    if (const Primitive* p = find_primitive(e.primitive);
+        p != nullptr && p->control != Primitive::Control::kNone && depth < 64) {
+      // scan, while, cond: through loop carries to their fixpoint, and every branch.
+      const auto body = [&](const Jaxpr& j, const std::vector<Mask>& in) {
+        return flow(j, in, f, depth + 1, in_body);
+      };
+      const auto either = [](Mask a, Mask b) { return a | b; };
+      const std::vector<Mask> outs = control_facts<Mask>(e, ops, e.out.size(), body, either, either);
+      for (std::size_t k = 0; k < e.out.size(); ++k) m[e.out[k]] = outs[k];
+      continue;
     }
     const Jaxpr* sub = e.sub("jaxpr") ? e.sub("jaxpr") : e.sub("call_jaxpr");
     if (e.primitive == "shard_map" && sub != nullptr) {
