@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <utility>
+#include <vector>
 #include <sstream>
 
 #include "trace/trace.hpp"
@@ -70,6 +72,33 @@ std::string axis_name(const std::string& label) {
   return s + "')";
 }
 
+// One collective as the trace shows it, without its sequence number.
+std::string line(const CollectiveRecord& c) {
+  return c.op + "[axis_name=" + axis_name(c.axis) + "] " + shape_str(c.in_shape) + "{V:" + c.axis +
+         "} -> " + shape_str(c.out_shape) + (c.out_varying ? "{V:" + c.axis + "}" : "") + "  " +
+         std::to_string(c.bytes()) + " bytes";
+}
+
+bool same_call(const CollectiveRecord& a, const CollectiveRecord& b) {
+  return a.op == b.op && a.axis == b.axis && a.in_shape == b.in_shape &&
+         a.out_shape == b.out_shape && a.out_varying == b.out_varying;
+}
+
+// The shortest run of collectives from `k` (at most kMaxPeriod of them) that the following ones
+// repeat at least kMinRepeats times in all, covering kMinFolded collectives or more: {period,
+// repeats}, or {0, 0}. A loop of collectives (scan, fori_loop, while) is shown so, its body once.
+std::pair<std::size_t, std::size_t> repetition(const std::vector<CollectiveRecord>& list,
+                                               std::size_t k) {
+  constexpr std::size_t kMaxPeriod = 16, kMinRepeats = 4, kMinFolded = 16;
+  for (std::size_t p = 1; p <= kMaxPeriod && k + p * kMinRepeats <= list.size(); ++p) {
+    std::size_t j = k + p;
+    while (j < list.size() && same_call(list[j], list[k + (j - k) % p])) ++j;
+    const std::size_t repeats = (j - k) / p;
+    if (repeats >= kMinRepeats && repeats * p >= kMinFolded) return {p, repeats};
+  }
+  return {0, 0};
+}
+
 }  // namespace
 
 std::string format_trace(const Trace& t) {
@@ -84,10 +113,21 @@ std::string format_trace(const Trace& t) {
     const auto i = static_cast<std::size_t>(d);
     const auto& list = i < t.collectives.size() ? t.collectives[i] : kNone;
     if (list.empty()) out << "  device " << d << ": none\n";
-    for (const CollectiveRecord& c : list) {
-      out << "  device " << d << ": #" << c.seq << " " << c.op << "[axis_name=" << axis_name(c.axis)
-          << "] " << shape_str(c.in_shape) << "{V:" << c.axis << "} -> " << shape_str(c.out_shape)
-          << (c.out_varying ? "{V:" + c.axis + "}" : "") << "  " << c.bytes() << " bytes\n";
+    for (std::size_t k = 0; k < list.size();) {
+      // A loop's collectives: the same few, iteration after iteration, shown once with the
+      // count (kMinRepeats iterations or more, kMinFolded collectives or more).
+      const auto [period, repeats] = repetition(list, k);
+      if (period > 0) {
+        const std::size_t n = period * repeats;
+        out << "  device " << d << ": #" << list[k].seq << "-#" << list[k + n - 1].seq << ", "
+            << repeats << " times " << (period == 1 ? "this collective" : "these collectives")
+            << " (a loop):\n";
+        for (std::size_t j = 0; j < period; ++j) out << "    " << line(list[k + j]) << "\n";
+        k += n;
+        continue;
+      }
+      out << "  device " << d << ": #" << list[k].seq << " " << line(list[k]) << "\n";
+      ++k;
     }
   }
   arrays(out, "outputs", t.outputs, t);
