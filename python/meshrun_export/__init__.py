@@ -18,7 +18,8 @@ import sys
 
 import numpy as np
 
-from .core import (EXPORTER, FORMAT_VERSION, Unsupported, dims_of, dtype_name, input_splits,
+from .core import (EXPORTER, FORMAT_VERSION, Unsupported, definition, dims_of, dtype_name,
+                   input_splits,
                    jax_version, jaxpr_json, mesh_of_jaxpr, shape)
 from .serialize import dumps
 
@@ -103,7 +104,12 @@ def export(fn, *example_args, names, outputs=None, shapes=None, name=None, exerc
     inputs = []
     for n, v in zip(names, closed.jaxpr.invars):
         sh = (shapes or {}).get(n)
-        inputs.append({"name": n, "dtype": dtype_name(v.aval.dtype, f"input {n}"),
+        try:
+            dt = dtype_name(v.aval.dtype, f"input {n}")
+        except Unsupported as err:
+            where = definition(closed.jaxpr)
+            raise Unsupported(f"{err} at {where}" if where else str(err)) from None
+        inputs.append({"name": n, "dtype": dt,
                        "shape": list(sh) if sh is not None else shape(v.aval.shape)})
     return _program(name or getattr(fn, "__name__", "program"), exercise, function, inputs,
                     outputs, [_one_export(closed, mesh)])
