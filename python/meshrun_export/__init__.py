@@ -26,13 +26,17 @@ from .serialize import dumps
 __all__ = ["export", "export_factory", "dumps", "Unsupported", "EXERCISES", "load_case"]
 
 # The exercises' inputs (with their dimension names, docs/cases.md), outputs and default mesh,
-# read from the exercise files of the repository this package is in (cases/exercises/<name>/
-# exercise.json, the same files meshrun embeds): an exercise added there needs no edit here.
-EXERCISES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "cases", "exercises")
+# read from the exercise files (cases/exercises/<name>/exercise.json, the same files meshrun
+# embeds): an exercise added there needs no edit here. In the repository, meshrun_export/exercises
+# is a symlink to cases/exercises; `pip install ./python` ships copies of the exercise.json files
+# there as package data (pyproject.toml). Their "cases" and "reference" paths are the
+# repository's (only the repository's tools use them).
+EXERCISES_DIR = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                              "exercises"))
 
 
 def _exercises(folder=EXERCISES_DIR):
+    folder = os.path.realpath(folder)
     out = {}
     for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
         path = os.path.join(folder, name, "exercise.json")

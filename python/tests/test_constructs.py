@@ -256,5 +256,21 @@ class DefaultMesh(unittest.TestCase):
         self.run_cli("dict(axis_types=(AxisType.Auto,))")
 
 
+class Packaging(unittest.TestCase):
+    """`pip install ./python` ships the exercise files the exporter reads (package data under
+    meshrun_export/exercises, a symlink to cases/exercises in the repository)."""
+
+    def test_exercises_are_package_data(self):
+        pkg = os.path.dirname(os.path.abspath(mx.__file__))
+        root = os.path.dirname(os.path.dirname(pkg))
+        shipped = sorted(os.listdir(os.path.join(root, "cases", "exercises")))
+        self.assertEqual(sorted(mx.EXERCISES), shipped)
+        for name in shipped:
+            self.assertTrue(os.path.exists(os.path.join(pkg, "exercises", name,
+                                                        "exercise.json")), name)
+        with open(os.path.join(root, "python", "pyproject.toml")) as f:
+            self.assertIn('meshrun_export = ["exercises/*/exercise.json"]', f.read())
+
+
 if __name__ == "__main__":
     unittest.main()
