@@ -256,6 +256,29 @@ class DefaultMesh(unittest.TestCase):
         self.run_cli("dict(axis_types=(AxisType.Auto,))")
 
 
+class Corpus(unittest.TestCase):
+    """tests/jax/corpus/*.json, evaluated over their JSON by refeval, give the cases' expected
+    (live JAX's outputs) within float32 rounding."""
+
+    def test_corpus_values(self):
+        import glob
+        root = os.path.dirname(os.path.dirname(HERE))
+        files = sorted(glob.glob(os.path.join(root, "tests", "jax", "corpus", "*.json")))
+        self.assertGreaterEqual(len(files), 13)
+        for pf in files:
+            name = os.path.basename(pf)[:-5]
+            with self.subTest(program=name):
+                with open(pf) as f:
+                    prog = json.load(f)
+                with open(os.path.join(root, "tests", "jax", "corpus", name, "case1.json")) as f:
+                    case = json.load(f)
+                got = refeval.run(prog, {k: np.asarray(v) for k, v in case["input"].items()})
+                for o, want in case["expected"].items():
+                    np.testing.assert_allclose(np.asarray(got[o], np.float64),
+                                               np.asarray(want, np.float64), rtol=1e-4,
+                                               atol=1e-5, err_msg=f"{name} {o}")
+
+
 class Packaging(unittest.TestCase):
     """`pip install ./python` ships the exercise files the exporter reads (package data under
     meshrun_export/exercises, a symlink to cases/exercises in the repository)."""

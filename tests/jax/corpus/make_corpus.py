@@ -41,7 +41,7 @@ PROGRAMS = {
     "remat-shmap": {"module": "remat_shmap", "sizes": dict(N=16)},
     "closed-call": {"module": "closed_call", "sizes": dict(H=3, N=16)},
     "collective-matmul": {"module": "collective_matmul", "sizes": dict(M=16, K=4, F=16)},
-    "ring-allreduce": {"module": "ring_allreduce", "sizes": dict(R=16, C=16)},
+    "ring-allreduce-fori": {"module": "ring_allreduce", "sizes": dict(R=16, C=16)},
     "attention3d": {"module": "attention3d", "sizes": dict(B=8, S=4, E=3)},
     "pmax-pmin": {"module": "pmax_pmin", "sizes": dict(N=16, D=3)},
 }
