@@ -18,20 +18,25 @@ import sys
 
 import numpy as np
 
-from .core import (EXPORTER, FORMAT_VERSION, Unsupported, dims_of, dtype_name, input_splits,
+from .core import (EXPORTER, FORMAT_VERSION, Unsupported, definition, dims_of, dtype_name,
+                   input_splits,
                    jax_version, jaxpr_json, mesh_of_jaxpr, shape)
 from .serialize import dumps
 
 __all__ = ["export", "export_factory", "dumps", "Unsupported", "EXERCISES", "load_case"]
 
 # The exercises' inputs (with their dimension names, docs/cases.md), outputs and default mesh,
-# read from the exercise files of the repository this package is in (cases/exercises/<name>/
-# exercise.json, the same files meshrun embeds): an exercise added there needs no edit here.
-EXERCISES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "cases", "exercises")
+# read from the exercise files (cases/exercises/<name>/exercise.json, the same files meshrun
+# embeds): an exercise added there needs no edit here. In the repository, meshrun_export/exercises
+# is a symlink to cases/exercises; `pip install ./python` ships copies of the exercise.json files
+# there as package data (pyproject.toml). Their "cases" and "reference" paths are the
+# repository's (only the repository's tools use them).
+EXERCISES_DIR = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                              "exercises"))
 
 
 def _exercises(folder=EXERCISES_DIR):
+    folder = os.path.realpath(folder)
     out = {}
     for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
         path = os.path.join(folder, name, "exercise.json")
@@ -52,6 +57,93 @@ def _exercises(folder=EXERCISES_DIR):
 EXERCISES = _exercises()
 
 
+# ------------------------------------------------------------------------------------------
+# Tracing with the inputs placed: on a mesh whose axes are Explicit (jax.make_mesh's default),
+# shard_map requires each argument to be sharded as its in_spec says; the cases' arrays are
+# plain. A trace that fails so is redone with each top-level input a ShapeDtypeStruct placed
+# NamedSharding(mesh, in_spec), the specs read from the failing shard_map call.
+
+_PLACEMENTS = {}  # id(fn) -> (fn, [NamedSharding or None per input]), learnt once per function
+
+
+def _placed(args, placements):
+    import jax
+    if not placements:
+        return list(args)
+    out = []
+    for a, sh in zip(args, placements):
+        if sh is None:
+            out.append(a)
+        else:
+            out.append(jax.ShapeDtypeStruct(np.shape(a), getattr(a, "dtype", np.float32),
+                                            sharding=sh))
+    return out
+
+
+def _shard_map_frame(tb):
+    """The locals of the innermost shard_map call frame (jax/_src/shard_map.py: wrapped) of a
+    traceback, or None."""
+    found = None
+    while tb is not None:
+        co = tb.tb_frame.f_code
+        if co.co_name == "wrapped" and co.co_filename.endswith(
+                os.path.join("jax", "_src", "shard_map.py")):
+            found = tb.tb_frame.f_locals
+        tb = tb.tb_next
+    return found
+
+
+def _placements_from(err, args):
+    """[NamedSharding | None] per top-level input when `err` is shard_map's refusal of an
+    unplaced argument on an Explicit mesh whose call takes the inputs as they are (same count
+    and shapes), else None."""
+    from jax.sharding import NamedSharding
+    loc = None
+    e = err
+    while e is not None and loc is None:
+        loc = _shard_map_frame(e.__traceback__)
+        e = e.__cause__ or e.__context__
+    if not loc or "in_specs passed to shard_map" not in str(err):
+        return None
+    try:
+        mesh, specs, argnums = loc["mesh"], loc["in_specs_flat"], loc["dyn_argnums"]
+        dyn_args, which = loc["dyn_args"], loc["which_dyn"]
+    except KeyError:
+        return None
+    if len(which) != len(args):
+        return None
+    out = [None] * len(args)
+    for k, i in enumerate(argnums):
+        if tuple(np.shape(dyn_args[k])) != tuple(np.shape(args[i])):
+            return None
+        if specs[k] is not None:
+            out[i] = NamedSharding(mesh, specs[k])
+    return out
+
+
+def make_jaxpr(fn, args, return_shape=False):
+    """jax.make_jaxpr(fn)(*args), with the inputs placed as an Explicit mesh's shard_map needs
+    (learnt from the first refusal; kept for later traces of the same function)."""
+    import jax
+    known = _PLACEMENTS.get(id(fn))
+    placements = known[1] if known and known[0] is fn else None
+    for _ in range(4):
+        try:
+            prev = jax.config.jax_traceback_filtering
+            jax.config.update("jax_traceback_filtering", "off")
+            try:
+                return jax.make_jaxpr(fn, return_shape=return_shape)(*_placed(args, placements))
+            finally:
+                jax.config.update("jax_traceback_filtering", prev)
+        except ValueError as err:
+            found = _placements_from(err, args)
+            if found is None or found == placements:
+                raise
+            placements = found
+            _PLACEMENTS[id(fn)] = (fn, placements)
+    raise Unsupported("the inputs could not be placed as the shard_map's in_specs need")
+
+
 def _program(name, exercise, function, inputs, outputs, exports):
     prog = {"format": "meshrun-program", "version": FORMAT_VERSION, "name": name}
     if exercise:
@@ -67,7 +159,7 @@ def _program(name, exercise, function, inputs, outputs, exports):
 
 def _output_names(fn, args, outputs):
     import jax
-    closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*args)
+    closed, out_shape = make_jaxpr(fn, args, return_shape=True)
     if outputs is None:
         if isinstance(out_shape, dict):
             paths = jax.tree_util.tree_flatten_with_path(out_shape)[0]
@@ -103,7 +195,12 @@ def export(fn, *example_args, names, outputs=None, shapes=None, name=None, exerc
     inputs = []
     for n, v in zip(names, closed.jaxpr.invars):
         sh = (shapes or {}).get(n)
-        inputs.append({"name": n, "dtype": dtype_name(v.aval.dtype, f"input {n}"),
+        try:
+            dt = dtype_name(v.aval.dtype, f"input {n}")
+        except Unsupported as err:
+            where = definition(closed.jaxpr)
+            raise Unsupported(f"{err} at {where}" if where else str(err)) from None
+        inputs.append({"name": n, "dtype": dt,
                        "shape": list(sh) if sh is not None else shape(v.aval.shape)})
     return _program(name or getattr(fn, "__name__", "program"), exercise, function, inputs,
                     outputs, [_one_export(closed, mesh)])
@@ -136,7 +233,7 @@ def mesh_of_function(fn, case, names, dtypes=None):
             if n in case["input"]]
     if len(args) != len(names):
         raise Unsupported(f"{case['path']}: the case lacks one of the inputs {', '.join(names)}")
-    mesh = mesh_of_jaxpr(jax.make_jaxpr(fn)(*args))
+    mesh = mesh_of_jaxpr(make_jaxpr(fn, args))
     if not mesh:
         raise Unsupported("the function has no shard_map")
     return mesh
@@ -214,7 +311,7 @@ def symbolic_export(fn, names, dim_names, mesh, dtypes=None):
     # 1. a concrete trace at sizes every mesh axis divides finds how each dimension is split
     total = int(np.prod([s for _, s in mesh])) if mesh else 1
     probe = {d: total * (k + 2) for k, d in enumerate(all_names)}
-    closed = jax.make_jaxpr(fn)(*_struct_args(names, dim_names, probe, dtypes))
+    closed = make_jaxpr(fn, _struct_args(names, dim_names, probe, dtypes))
     splits = input_splits(closed)
     div = {d: 1 for d in all_names}
     for n, sp in zip(names, splits):
@@ -227,7 +324,7 @@ def symbolic_export(fn, names, dim_names, mesh, dtypes=None):
              for d, sd in zip(all_names, scope_dims)}
     args = [jax.ShapeDtypeStruct(tuple(value[d] for d in dim_names[n]), _np_dtype(dtypes, n))
             for n in names]
-    return jax.make_jaxpr(fn)(*args), args
+    return make_jaxpr(fn, args), args
 
 
 def _divisible(case, names, closed_splits):

@@ -26,10 +26,24 @@ _DTYPES = {"float32": "f32", "int32": "i32", "bool": "bool"}
 
 
 def dtype_name(dt, where="value"):
-    name = np.dtype(dt).name
+    if _is_extended(dt):  # a PRNG key (key<fry>) or another of JAX's extended dtypes
+        kind = "key-typed array" if "key<" in str(dt) else "extended dtype"
+        raise Unsupported(f"{kind} (dtype {dt}) as {where} is not supported "
+                          "(only float32, int32, bool)")
+    try:
+        name = np.dtype(dt).name
+    except TypeError:
+        raise Unsupported(f"dtype {dt} of {where} is not supported (only float32, int32, bool)")
     if name not in _DTYPES:
         raise Unsupported(f"dtype {name} of {where} is not supported (only float32, int32, bool)")
     return _DTYPES[name]
+
+
+def _is_extended(dt):
+    try:
+        return bool(jax.dtypes.issubdtype(dt, jax.dtypes.extended))
+    except Exception:  # noqa: BLE001 - not a dtype JAX knows
+        return False
 
 
 def dim(d):
@@ -84,11 +98,18 @@ _IGNORED_ANY = {"weak_type", "axis_size", "precision", "out_sharding", "sharding
                 "newly_manual_axes", "symbolic_zeros"}
 # Old JAX names of the same primitives.
 _RENAMES = {"pjit": "jit", "psum2": "psum_invariant", "custom_vjp_call_jaxpr": "custom_vjp_call",
-            "psum_scatter": "reduce_scatter"}
+            "psum_scatter": "reduce_scatter",
+            # jax.checkpoint's primitive is remat_p, named "remat2" (JAX 0.4 to 0.10.2 at least)
+            "remat2": "checkpoint", "remat": "checkpoint"}
 _REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
                "reduce_or"}
 _COLLECTIVE_AXES = {"psum", "psum_invariant", "pmean", "pvary", "pcast", "all_gather",
-                    "reduce_scatter", "ppermute", "all_to_all", "axis_index"}
+                    "all_gather_invariant", "reduce_scatter", "ppermute", "all_to_all",
+                    "axis_index", "pmax", "pmin"}
+# Calls whose value is their body's (docs: "Wrappers whose value is their body's").
+_CALLS = {"closed_call", "call", "core_call"}
+# Placement: the value unchanged (n operands -> n results); only "to" kept, for traces.
+_PLACEMENT = {"reshard", "device_put", "sharding_constraint", "mesh_cast", "sharding_cast"}
 
 
 def axis_names(a):
@@ -101,8 +122,17 @@ def axis_names(a):
     return [str(a)]
 
 
-def spec(p):
-    """PartitionSpec -> [null | axis | [axes]] (P() is [])."""
+def check_reduced(p, where):
+    for kind in ("unreduced", "reduced"):
+        if getattr(p, kind, None):
+            raise Unsupported(f"{where} {p} has {kind} axes "
+                              f"{sorted(str(a) for a in getattr(p, kind))} (not supported)")
+
+
+def spec(p, where="a PartitionSpec"):
+    """PartitionSpec -> [null | axis | [axes]] (P() is []). Refuses unreduced / reduced axes
+    (a value that is a pending sum over them, which the format cannot hold)."""
+    check_reduced(p, where)
     out = []
     for entry in tuple(p):
         if entry is None:
@@ -135,7 +165,7 @@ class Walker:
     def locate(self, err, eqn):
         """Adds the equation's source line (or its nearest enclosing one's) to an error."""
         if not err.located:
-            src = (source(eqn)
+            src = ((source(eqn) if eqn is not None else None)
                    or next((s for s in reversed(self.sources) if s and "definition" not in s),
                            None)
                    or next((s for s in reversed(self.sources) if s), None))
@@ -152,6 +182,9 @@ class Walker:
         self.sources.append(definition(j))
         try:
             return self._jaxpr(j, consts)
+        except Unsupported as err:
+            # an invar's or a const's type: no equation to name, the function's definition
+            raise self.locate(err, None) from None
         finally:
             self.sources.pop()
 
@@ -312,8 +345,8 @@ class Walker:
                              f"({sorted(manual)} of {list(mesh.axis_names)})")
             p.pop("auto", None)
             if "in_specs" in p:
-                out["in_specs"] = [spec(s) for s in p.pop("in_specs")]
-                out["out_specs"] = [spec(s) for s in p.pop("out_specs")]
+                out["in_specs"] = [spec(s, "shard_map in_specs") for s in p.pop("in_specs")]
+                out["out_specs"] = [spec(s, "shard_map out_specs") for s in p.pop("out_specs")]
             else:  # JAX < 0.6: in_names / out_names, dicts {dim: axes}
                 out["in_specs"] = [names_to_spec(n, 0) for n in p.pop("in_names")]
                 out["out_specs"] = [names_to_spec(n, 0) for n in p.pop("out_names")]
@@ -322,6 +355,44 @@ class Walker:
                 vma = p.pop("check_rep", True)
             out["check_vma"] = bool(vma)
             out["jaxpr"] = self.sub(e, take("jaxpr"))
+        elif name == "scan":
+            out["length"] = take("length", int)
+            out["reverse"] = take("reverse", bool)
+            out["num_consts"] = take("num_consts", int)
+            out["num_carry"] = take("num_carry", int)
+            out["jaxpr"] = self.sub(e, take("jaxpr"))
+            for k in ("unroll", "linear", "_split_transpose"):  # change no value
+                p.pop(k, None)
+        elif name == "while":
+            out["cond_nconsts"] = take("cond_nconsts", int)
+            out["body_nconsts"] = take("body_nconsts", int)
+            out["cond_jaxpr"] = self.sub(e, take("cond_jaxpr"))
+            out["body_jaxpr"] = self.sub(e, take("body_jaxpr"))
+        elif name == "cond":
+            branches = take("branches")
+            out["branches"] = [self.sub(e, b) for b in branches]
+            p.pop("linear", None)  # older JAX: changes no value
+        elif name == "checkpoint":
+            out["jaxpr"] = self.sub(e, take("jaxpr"))
+            for k in ("prevent_cse", "differentiated", "policy"):
+                p.pop(k, None)
+        elif name in _CALLS:
+            out["call_jaxpr"] = self.sub(e, take("call_jaxpr"))
+            p.pop("name", None)
+        elif name in _PLACEMENT:
+            if len(e.invars) != len(e.outvars):
+                self.fail(e, f"{name} with {len(e.invars)} operands and {len(e.outvars)} "
+                             "results")
+            targets = []
+            for k in ("dst_sharding", "sharding", "devices", "dst", "to"):
+                v = p.pop(k, None)
+                if v is None:
+                    continue
+                for t in (v if isinstance(v, (tuple, list)) else (v,)):
+                    targets.append(placement_text(t, name))
+            if targets and all(t is not None for t in targets):
+                out["to"] = targets[0] if len(set(targets)) == 1 else "; ".join(targets)
+            p.clear()  # meshes, layouts, copy semantics, sources: no value changes
         elif name in _COLLECTIVE_AXES:
             axes = p.pop("axes", None)
             if axes is None:
@@ -333,7 +404,7 @@ class Walker:
                 to = p.pop("to", "varying")
                 if to != "varying":
                     self.fail(e, f"pcast to {to}")
-            elif name == "all_gather":
+            elif name in ("all_gather", "all_gather_invariant"):
                 out["all_gather_dimension"] = take("all_gather_dimension", int)
                 out["tiled"] = take("tiled", bool)
             elif name == "reduce_scatter":
@@ -357,6 +428,16 @@ class Walker:
         return name, out
 
 
+def placement_text(t, prim):
+    """A short human string of a placement's target: "P('data', None)", or None when it is
+    not a named sharding (a device, a memory kind). Refuses unreduced / reduced specs."""
+    sp = getattr(t, "spec", None)
+    if sp is None:
+        return None
+    check_reduced(sp, f"{prim} to")
+    return str(sp)
+
+
 def ints(xs):
     return [int(x) for x in xs]
 
@@ -364,6 +445,10 @@ def ints(xs):
 def vtype(aval):
     if not hasattr(aval, "shape") or not hasattr(aval, "dtype"):
         raise Unsupported(f"a value of type {aval} (not an array)")
+    sp = getattr(getattr(aval, "sharding", None), "spec", None)
+    if sp is not None:
+        check_reduced(sp, f"a value {aval.str_short() if hasattr(aval, 'str_short') else aval} "
+                          "placed with")
     return {"dtype": dtype_name(aval.dtype), "shape": shape(aval.shape)}
 
 

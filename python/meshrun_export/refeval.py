@@ -112,8 +112,19 @@ class Evaluator:
         p, prim = e["params"], e["primitive"]
         if prim == "jit":
             return self.jaxpr(p["jaxpr"], ins, mesh)
-        if prim in ("custom_jvp_call", "custom_vjp_call"):
+        if prim in ("custom_jvp_call", "custom_vjp_call", "closed_call", "call", "core_call"):
             return self.jaxpr(p["call_jaxpr"], ins, mesh)
+        if prim in ("checkpoint", "remat2"):
+            return self.jaxpr(p["jaxpr"], ins, mesh)
+        if prim in ("reshard", "device_put", "sharding_constraint", "mesh_cast",
+                    "sharding_cast"):
+            return list(ins)
+        if prim == "scan":
+            return self.scan(p, ins, mesh)
+        if prim == "while":
+            return self.while_(p, ins, mesh)
+        if prim == "cond":
+            return self.cond(p, ins, mesh)
         if prim == "shard_map":
             if mesh is not None:
                 raise EvalError("nested shard_map")
@@ -141,6 +152,63 @@ class Evaluator:
         if not ins:  # iota in a shard_map body: one value per device
             return [[f(self, p) for _ in range(int(np.prod(mesh[1])))]]
         return [[f(self, p, *dev) for dev in zip(*ins)]]
+
+    # control flow: under a shard_map every value is a list over devices, run in lockstep
+    @staticmethod
+    def _uniform(v, mesh, what):
+        if mesh is None:
+            return np.asarray(v)
+        vals = [np.asarray(x) for x in v]
+        if any(not np.array_equal(vals[0], x) for x in vals[1:]):
+            raise EvalError(f"{what} differs between devices")
+        return vals[0]
+
+    def scan(self, p, ins, mesh):
+        nc, nk, n = p["num_consts"], p["num_carry"], p["length"]
+        consts, carry, xs = ins[:nc], list(ins[nc:nc + nk]), ins[nc + nk:]
+        at = (lambda x, i: np.asarray(x)[i]) if mesh is None else (
+            lambda x, i: [np.asarray(d)[i] for d in x])
+        ys = []
+        for i in (range(n - 1, -1, -1) if p["reverse"] else range(n)):
+            outs = self.jaxpr(p["jaxpr"], [*consts, *carry, *[at(x, i) for x in xs]], mesh)
+            carry, y = outs[:nk], outs[nk:]
+            ys.append(y)
+        if p["reverse"]:
+            ys.reverse()
+        ny = len(p["jaxpr"]["outvars"]) - nk
+        stacked = []
+        for k in range(ny):
+            if mesh is None:
+                stacked.append(np.stack([np.asarray(y[k]) for y in ys]) if ys else None)
+            else:
+                nd = len(ins[0]) if ins else int(np.prod(mesh[1]))
+                stacked.append([np.stack([np.asarray(y[k][d]) for y in ys]) for d in range(nd)])
+        return [*carry, *stacked]
+
+    def while_(self, p, ins, mesh):
+        cn, bn = p["cond_nconsts"], p["body_nconsts"]
+        cc, bc, carry = ins[:cn], ins[cn:cn + bn], list(ins[cn + bn:])
+        for _ in range(1 << 20):
+            pred, = self.jaxpr(p["cond_jaxpr"], [*cc, *carry], mesh)
+            if not bool(self._uniform(pred, mesh, "a while_loop's predicate")):
+                return carry
+            carry = self.jaxpr(p["body_jaxpr"], [*bc, *carry], mesh)
+        raise EvalError("while: more than 2^20 iterations")
+
+    def cond(self, p, ins, mesh):
+        if mesh is not None and len({int(np.asarray(v)) for v in ins[0]}) > 1:
+            # devices take different branches: each branch for all (no collective inside
+            # them is meaningful then), each device keeps its own
+            n = len(p["branches"])
+            idx = [int(np.asarray(v)) for v in ins[0]]
+            if any(not 0 <= i < n for i in idx):
+                raise EvalError(f"cond index outside [0, {n})")
+            runs = [self.jaxpr(b, ins[1:], mesh) for b in p["branches"]]
+            return [[runs[i][k][d] for d, i in enumerate(idx)] for k in range(len(runs[0]))]
+        i = int(self._uniform(ins[0], mesh, "a cond's index"))
+        if not 0 <= i < len(p["branches"]):
+            raise EvalError(f"cond index {i} outside [0, {len(p['branches'])})")
+        return self.jaxpr(p["branches"][i], ins[1:], mesh)
 
     def shard_map(self, p, ins):
         axes = [a for a, _ in p["mesh"]]
@@ -270,7 +338,25 @@ def _ppermute(ev, p, ins, mesh):
     return [r]
 
 
+def _pfold(f):
+    def run(ev, p, ins, mesh):
+        outs = []
+        for x in ins:
+            r = list(x)
+            for g in _groups(mesh, p["axes"]):
+                acc = np.asarray(x[g[0]])
+                for d in g[1:]:
+                    acc = f(acc, np.asarray(x[d]))
+                for d in g:
+                    r[d] = acc
+            outs.append(r)
+        return outs
+    return run
+
+
 _COLLECTIVES = {"psum": _psum, "psum_invariant": _psum,
+                "pmax": _pfold(np.maximum), "pmin": _pfold(np.minimum),
+                "all_gather_invariant": lambda ev, p, ins, m: _all_gather(ev, p, ins, m),
                 "pvary": lambda ev, p, ins, m: ins, "pcast": lambda ev, p, ins, m: ins,
                 "all_gather": _all_gather, "reduce_scatter": _reduce_scatter,
                 "axis_index": _axis_index, "ppermute": _ppermute}
@@ -384,5 +470,8 @@ _LOCAL = {
         ev.dims.shape(p["shape"])).astype(_NP[p["dtype"]]),
     "concatenate": lambda ev, p, *xs: np.concatenate(xs, axis=p["dimension"]),
     "slice": _slice, "pad": _pad,
+    "clamp": lambda ev, p, lo, x, hi: np.asarray(np.clip(x, lo, hi)).astype(np.asarray(x).dtype),
+    "cos": _f32(np.cos), "not": _f32(np.logical_not),
+    "rem": _f32(np.fmod), "and": _f32(np.logical_and), "or": _f32(np.logical_or),
     "dot_general": _dot,
 }
