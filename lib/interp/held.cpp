@@ -59,9 +59,33 @@ Held guarded(Held h, const Held& by) {
   return h;
 }
 
+// The most a value may hold of what it holds anything of: every count at its largest (capped to
+// the value's size where it is stored) -- a loop's carry whose counts still grow after
+// control_facts' rounds.
+Held widened(Held h) {
+  for (auto& [input, n] : h.elements) n = INT64_MAX;
+  return h;
+}
+
 bool is_control(const Eqn& e) {
   const Primitive* p = find_primitive(e.primitive);
   return p != nullptr && p->control != Primitive::Control::kNone;
+}
+
+// A scan's stacked results (its ys, after the carries) hold what one iteration's y holds in each
+// of its `length` rows: a stack is a concatenation (a scan graded as its unrolled twin).
+void stack_ys(const Eqn& e, std::vector<Held>& outs) {
+  if (e.primitive != "scan") return;
+  ControlPlan p;
+  p.kind = Primitive::Control::kScan;
+  read_control_params(e, p);
+  if (!p.param_error.empty()) return;
+  for (std::size_t k = static_cast<std::size_t>(p.num_carry); k < outs.size(); ++k) {
+    for (auto& [input, n] : outs[k].elements) {
+      std::int64_t r = 0;
+      n = __builtin_mul_overflow(n, p.length, &r) ? INT64_MAX : r;
+    }
+  }
 }
 
 using Outs = std::vector<Held>;  // what each result of a jaxpr holds
@@ -154,7 +178,8 @@ Outs held_values(const Jaxpr& jx, std::vector<Held> in, const MeshShape& mesh,
       const auto body = [&](const Jaxpr& sub, const std::vector<Held>& sub_in) {
         return held_values(sub, sub_in, mesh, size, visit, e, depth + 1);
       };
-      const Outs outs = control_facts<Held>(e, ops, e.out.size(), body, either, guarded);
+      Outs outs = control_facts<Held>(e, ops, e.out.size(), body, either, guarded, widened);
+      stack_ys(e, outs);
       for (std::size_t k = 0; k < e.out.size(); ++k) {
         Held r = outs[k];
         cap(r, size(jx.types[e.out[k]]));
@@ -276,8 +301,9 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
                       const auto body = [&](const Jaxpr& sub, const std::vector<Held>& sub_in) {
                         return top(sub, sub_in, depth + 1);
                       };
-                      const Outs outs =
-                          control_facts<Held>(e, ops, e.out.size(), body, either, guarded);
+                      Outs outs = control_facts<Held>(e, ops, e.out.size(), body, either,
+                                                      guarded, widened);
+                      stack_ys(e, outs);
                       for (std::size_t k = 0; k < e.out.size(); ++k) {
                         h[e.out[k]] = outs[k];
                         cap(h[e.out[k]], size(jx.types[e.out[k]]));

@@ -72,7 +72,9 @@ std::vector<Mask> flow(const Jaxpr& jx, const std::vector<Mask>& in, Flow& f, in
         return flow(j, in, f, depth + 1, in_body);
       };
       const auto either = [](Mask a, Mask b) { return a | b; };
-      const std::vector<Mask> outs = control_facts<Mask>(e, ops, e.out.size(), body, either, either);
+      const auto same = [](Mask a) { return a; };  // 64 bits: a fixpoint within 64 rounds
+      const std::vector<Mask> outs =
+          control_facts<Mask>(e, ops, e.out.size(), body, either, either, same);
       for (std::size_t k = 0; k < e.out.size(); ++k) m[e.out[k]] = outs[k];
       continue;
     }

@@ -66,11 +66,14 @@ std::vector<Value> control_eval(const ControlPlan& plan, const Eqn& eqn, std::ve
 // of them until they stop changing (at most kMaxRounds rounds: a fixpoint for facts that only grow
 // and are bounded, as a union of input bits or an element count capped by the value's size),
 // so a value that reaches the carry only in a later iteration counts; a cond's results are the
-// union over its branches. Params it cannot read (check_export refuses them) give every result
-// the union of every operand.
-template <class Fact, class Body, class Join, class Guard>
+// union over its branches. A loop still changing after kMaxRounds (a buffer that gains a row an
+// iteration, over more iterations than that) has its carries widened -- `widen(fact)`: the most
+// the fact can say, e.g. every element count at its largest -- and its bodies run once more on
+// them, so that every value inside is seen with what it may hold at the end. Params it cannot
+// read (check_export refuses them) give every result the union of every operand.
+template <class Fact, class Body, class Join, class Guard, class Widen>
 std::vector<Fact> control_facts(const Eqn& e, const std::vector<Fact>& ops, std::size_t results,
-                                Body body, Join join, Guard guard) {
+                                Body body, Join join, Guard guard, Widen widen) {
   constexpr int kMaxRounds = 64;
   const Primitive* prim = find_primitive(e.primitive);
   const auto all = [&] {
@@ -102,13 +105,21 @@ std::vector<Fact> control_facts(const Eqn& e, const std::vector<Fact>& ops, std:
       const auto nk = static_cast<std::size_t>(p.num_carry);
       if (jx == nullptr || nc + nk > ops.size()) return all();
       std::vector<Fact> carry = part(nc, nc + nk), outs;
-      for (int round = 0; round < kMaxRounds; ++round) {
+      const auto once = [&] {
         std::vector<Fact> in = part(0, nc);
         in.insert(in.end(), carry.begin(), carry.end());
         const std::vector<Fact> xs = part(nc + nk, ops.size());
         in.insert(in.end(), xs.begin(), xs.end());
-        outs = body(*jx, in);
-        if (!join_all(carry, outs)) break;
+        return body(*jx, in);
+      };
+      bool stable = false;
+      for (int round = 0; round < kMaxRounds && !stable; ++round) {
+        outs = once();
+        stable = !join_all(carry, outs);
+      }
+      if (!stable) {
+        for (Fact& f : carry) f = widen(f);
+        outs = once();
       }
       for (std::size_t k = 0; k < nk && k < outs.size(); ++k) outs[k] = carry[k];
       outs.resize(results);
@@ -122,14 +133,20 @@ std::vector<Fact> control_facts(const Eqn& e, const std::vector<Fact>& ops, std:
       if (cj == nullptr || bj == nullptr || cn + bn > ops.size()) return all();
       std::vector<Fact> carry = part(cn + bn, ops.size());
       Fact pred{};
-      for (int round = 0; round < kMaxRounds; ++round) {
+      const auto once = [&] {
         std::vector<Fact> cin = part(0, cn);
         cin.insert(cin.end(), carry.begin(), carry.end());
         const std::vector<Fact> c = body(*cj, cin);
         if (!c.empty()) pred = join(pred, c[0]);
         std::vector<Fact> bin = part(cn, cn + bn);
         bin.insert(bin.end(), carry.begin(), carry.end());
-        if (!join_all(carry, body(*bj, bin))) break;
+        return body(*bj, bin);
+      };
+      bool stable = false;
+      for (int round = 0; round < kMaxRounds && !stable; ++round) stable = !join_all(carry, once());
+      if (!stable) {
+        for (Fact& f : carry) f = widen(f);
+        (void)once();
       }
       for (Fact& f : carry) f = guard(f, pred);
       carry.resize(results);
