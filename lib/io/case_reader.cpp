@@ -215,10 +215,11 @@ void read_document(JsonSummary& doc, const std::string& path, const ProgramDef* 
   const bool full_case = is_case(doc);
   if (full_case) {
     check_case_keys(doc.members);
-    // With the program given (`meshrun run PROG.json CASE`, `check --program`), a case needs no
-    // "problem" nor "name": {"input": {...}} is enough.
-    c.problem = string_field(doc.members, "problem", asked == nullptr);
-    c.name = string_field(doc.members, "name", asked == nullptr);
+    // A case of a program file given on the command line (`meshrun run PROG.json CASE`, `check
+    // --program`) needs no "problem" nor "name": {"input": {...}} is enough.
+    const bool named = asked == nullptr || !asked->user_program;
+    c.problem = string_field(doc.members, "problem", named);
+    c.name = string_field(doc.members, "name", named);
     c.description = string_field(doc.members, "description", false);
     if (find(doc.members, "input") == nullptr) throw InputError("", "missing key \"input\"");
   } else if (asked == nullptr) {

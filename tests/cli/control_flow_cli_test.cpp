@@ -74,7 +74,7 @@ BOOST_AUTO_TEST_CASE(a_plain_case_runs_with_the_program_given) {
 
 // --trace shows a loop's collectives once, with the count, not one line per iteration.
 BOOST_AUTO_TEST_CASE(the_trace_folds_a_loops_collectives) {
-  const Result r = run({"run", "--trace", "-", file("ring-scan.json"), file("ring-scan/case1.json")});
+  const Result r = run({"run", "--trace", file("ring-scan.json"), file("ring-scan/case1.json")});
   BOOST_TEST(r.code == 0, r.err);
   // 7 ppermutes per device: under the folding threshold (16), one line each.
   BOOST_TEST(has(r.err, "device 0: #7 ppermute[axis_name='data']"), r.err);
