@@ -105,6 +105,10 @@ inline std::size_t rank_of(const Jaxpr& jx, const Atom& a) {
 // outvar, which lives to the end).
 void mark_last_uses(Jaxpr& jx);
 
+// The axis of the one-device mesh an export of no mesh (`"mesh": []`, a program with no
+// shard_map) runs on.
+inline constexpr const char* kNoMeshAxis = "device";
+
 struct Export {
   MeshShape mesh;
   std::vector<std::string> dims;

@@ -295,7 +295,10 @@ class Reader : public FieldReader {
   Export export_of(const json& j, const std::string& at) {
     Export x;
     x.where = at;
-    x.mesh = mesh(member(j, at, "mesh"), at + ".mesh");
+    // A program of no shard_map (a plain jax.jit) is exported with no mesh: it runs on one
+    // device, the mesh Mesh('device': 1) (kNoMeshAxis).
+    const json& m = member(j, at, "mesh");
+    x.mesh = m.is_array() && m.empty() ? MeshShape{{kNoMeshAxis, 1}} : mesh(m, at + ".mesh");
     if (const json* dims = optional(j, "dims")) {
       for (std::size_t i = 0; i < array(*dims, at + ".dims").size(); ++i) {
         const std::string dat = at + ".dims[" + std::to_string(i) + "]";
