@@ -99,7 +99,7 @@ BOOST_AUTO_TEST_CASE(every_table_primitive_but_control_flow) {
                         "axis_index"}) {
     BOOST_CHECK_MESSAGE(find_primitive(n) != nullptr, "missing " << n);
   }
-  for (const char* n : {"cumsum", "while", "scan", ""})
+  for (const char* n : {"cumsum", "scatter", ""})
     BOOST_CHECK_MESSAGE(find_primitive(n) == nullptr, n << " should not be a primitive");
 }
 
@@ -110,7 +110,21 @@ BOOST_AUTO_TEST_CASE(the_holders_of_a_jaxpr_are_entries_naming_their_param) {
                                                       {"pjit", "jaxpr"},
                                                       {"custom_jvp_call", "call_jaxpr"},
                                                       {"custom_vjp_call", "call_jaxpr"},
+                                                      {"checkpoint", "jaxpr"},
+                                                      {"remat2", "jaxpr"},
+                                                      {"closed_call", "call_jaxpr"},
+                                                      {"call", "call_jaxpr"},
+                                                      {"core_call", "call_jaxpr"},
+                                                      {"scan", "jaxpr"},
+                                                      {"while", "cond_jaxpr"},
+                                                      {"cond", "branches"},
                                                       {"shard_map", "jaxpr"}};
+  // Control flow: run as loops and branches, not inlined as calls; while's second jaxpr, cond's
+  // list of them.
+  const std::map<std::string, Primitive::Control> control = {
+      {"scan", Primitive::Control::kScan},
+      {"while", Primitive::Control::kWhile},
+      {"cond", Primitive::Control::kCond}};
   for (const std::string& name : primitive_names()) {
     const Primitive& p = prim(name);
     const auto it = holders.find(name);
@@ -124,8 +138,14 @@ BOOST_AUTO_TEST_CASE(the_holders_of_a_jaxpr_are_entries_naming_their_param) {
     BOOST_CHECK_EQUAL(std::string(nested_jaxpr_param(name)), it->second);
     BOOST_CHECK(p.infer == nullptr && p.eval == nullptr);
     BOOST_CHECK_EQUAL(p.shard_map, name == "shard_map");
-    BOOST_CHECK_EQUAL(is_call(name), name != "shard_map");
+    const auto c = control.find(name);
+    BOOST_CHECK(p.control == (c == control.end() ? Primitive::Control::kNone : c->second));
+    BOOST_CHECK_EQUAL(is_call(name), name != "shard_map" && c == control.end());
+    BOOST_CHECK_EQUAL(p.holds_jaxpr2 != nullptr, name == "while");
+    BOOST_CHECK_EQUAL(p.jaxpr_list, name == "cond");
   }
+  BOOST_CHECK(holds_jaxpr_param("while", "body_jaxpr") && holds_jaxpr_param("while", "cond_jaxpr"));
+  BOOST_CHECK(!holds_jaxpr_param("while", "jaxpr") && !holds_jaxpr_param("add", "jaxpr"));
   BOOST_CHECK(nested_jaxpr_param("add") == nullptr && !is_call("add"));
   BOOST_CHECK(nested_jaxpr_param("nope") == nullptr && !is_call("nope"));
 }
