@@ -192,6 +192,7 @@ jax-check: jax build
 	PYTHONPATH=python $(JAX_PY) -m unittest discover -s python/tests
 	PYTHONPATH=python $(JAX_PY) python/export_builtin.py --check
 	$(JAX_PY) tests/jax/programs/make_cases.py --check
+	$(JAX_PY) tests/jax/corpus/make_corpus.py --check
 	PYTHONPATH=python $(JAX_PY) tests/jax/dtype_rules.py --check
 	$(BUILD)/release/tests/jax/jax_dtype_rules_cli_test
 	cd bench/jax && ../../$(JAX_PY) gallery.py $(abspath $(BUILD)/release/meshrun)
