@@ -40,7 +40,8 @@ BOOST_AUTO_TEST_SUITE(control_flow)
 
 // Every case of every program, bit for bit: --atol 0 --rtol 0 against numpy's float32 steps.
 BOOST_AUTO_TEST_CASE(every_program_gives_the_references_bits) {
-  for (const char* name : {"ring-scan", "while-double", "cond-psum", "scan-reverse"}) {
+  for (const char* name :
+       {"ring-scan", "while-double", "cond-psum", "scan-reverse", "plain-while"}) {
     const Result r = run({"check", "--atol", "0", "--rtol", "0", "--program",
                           file(std::string(name) + ".json"), file(name)});
     BOOST_TEST(r.code == 0, name << ": " << r.out << r.err);

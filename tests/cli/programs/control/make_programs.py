@@ -216,6 +216,34 @@ def scan_reverse():
     return prog, ref, {"w": (), "x0": (4,), "xs": (5, 4)}
 
 
+def plain_while():
+    """A plain jax.jit (no shard_map, exported with mesh []): a while that halves x until its
+    sum is below 1, and the count."""
+    t = J()
+    x = t.arg("f32", [3])
+    c = J()
+    cx, cn = c.arg("f32", [3]), c.arg("i32", [])
+    s = c.eqn("reduce_sum", [cx], [("f32", [])], axes=[0])
+    p = c.eqn("ge", [s, lit(1.0)], [("bool", [])])
+    cond = c.done(p)
+    w = J()
+    wx, wn = w.arg("f32", [3]), w.arg("i32", [])
+    wx2 = w.eqn("mul", [wx, lit(0.5)], [("f32", [3])])
+    wn2 = w.eqn("add", [wn, lit(1, "i32")], [("i32", [])])
+    body = w.done(wx2, wn2)
+    y, n = t.eqn("while", [x, lit(0, "i32")], [("f32", [3]), ("i32", [])], cond_nconsts=0,
+                 body_nconsts=0, cond_jaxpr=cond, body_jaxpr=body)
+    prog = program("plain-while", [("x", "f32", [3])], ["y", "count"], [], t.done(y, n))
+
+    def ref(xv):
+        y, n = xv.copy(), 0
+        while F32(y[0] + y[1]) + y[2] >= F32(1):
+            y = (y * F32(0.5)).astype(F32)
+            n += 1
+        return {"y": y, "count": np.int32(n)}
+    return prog, ref, {"x": (3,)}
+
+
 # -- hostile programs: each refused in one line (the test checks the line and the exit code)
 
 def while_forever():
@@ -311,18 +339,21 @@ def main():
     files = {}
     rng = np.random.default_rng(20261206)
     for name, make in [("ring-scan", ring_scan), ("while-double", while_double),
-                       ("cond-psum", cond_psum), ("scan-reverse", scan_reverse)]:
+                       ("cond-psum", cond_psum), ("scan-reverse", scan_reverse),
+                       ("plain-while", plain_while)]:
         prog, ref, shapes = make()
         files[f"{name}.json"] = dump(prog)
         for k in (1, 2):
             inputs = {n: rng.standard_normal(s).astype(F32) * F32(3) for n, s in shapes.items()}
             if name == "cond-psum" and k == 2:
                 inputs["x"] = np.abs(inputs["x"])  # the other branch
-            if name == "while-double":
+            if name in ("while-double", "plain-while"):
                 inputs["x"] = np.abs(inputs["x"]) + F32(0.5)
             inputs = {n: np.asarray(v, F32) for n, v in inputs.items()}
             expected = ref(*[inputs[n] for n in shapes])
-            case = {"problem": name, "name": f"case{k}", "mesh": {"data": prog["exports"][0]["mesh"][0][1]},
+            mesh = prog["exports"][0]["mesh"]
+            case = {"problem": name, "name": f"case{k}",
+                    **({"mesh": {mesh[0][0]: mesh[0][1]}} if mesh else {}),
                     "input": {n: tolist(v) for n, v in inputs.items()},
                     "expected": {n: tolist(v) for n, v in expected.items()}}
             files[f"{name}/case{k}.json"] = dump(case)
