@@ -40,7 +40,7 @@ Device& device(const Eqn& eqn, PrimContext& ctx) {
   return *ctx.device;
 }
 
-// An int32 sum (psum) is refused once beyond 2^24, where float32 no longer holds
+// An int32 sum (psum, reduce_scatter) is refused once beyond 2^24, where float32 no longer holds
 // every integer: below it, it is JAX's int32 sum exactly (which wraps only at 2^31).
 void check_exact_ints(const Eqn& eqn, const Value& v) {
   if (v.dtype != DType::kI32) return;
@@ -224,7 +224,7 @@ Values all_gather_eval(const Eqn& eqn, std::span<Value* const> in, std::span<con
 Types reduce_scatter_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext& ctx) {
   expect_operands(eqn, in.size(), 1);
   const std::size_t n = group_size(eqn, param_axes(eqn, "axes"), ctx);
-  if (in[0].dtype != DType::kF32)
+  if (in[0].dtype == DType::kBool)  // f32, and i32 as psum (checked exact after)
     fail(eqn.primitive + " does not accept dtype " + dtype_word(in[0].dtype));
   const bool tiled = param_bool(eqn, "tiled", false);
   Shape shape = in[0].shape;
@@ -260,7 +260,9 @@ Values reduce_scatter_eval(const Eqn& eqn, std::span<Value* const> in, std::span
     result = from_front(device(eqn, ctx).psum_scatter(front, AxisNames(axes)), d);
   }
   if (!tiled) result.shape.erase(result.shape.begin() + static_cast<std::ptrdiff_t>(d));
-  return one(Value(x.dtype, std::move(result)));
+  Value v(x.dtype, std::move(result));
+  check_exact_ints(eqn, v);
+  return one(std::move(v));
 }
 
 // ---- ppermute ----

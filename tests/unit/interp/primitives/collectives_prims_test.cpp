@@ -332,6 +332,42 @@ BOOST_AUTO_TEST_CASE(pmax_pmin_over_no_axes_are_the_identity) {
     check_bits(got[static_cast<std::size_t>(d)][0], {2}, {kNaN, static_cast<float>(d)});
 }
 
+// reduce_scatter (psum_scatter) of int32, as JAX: the int32 sum of the group, scattered -- exact in
+// meshrun's float32 up to 2^24, and refused beyond (JAX's would wrap only at 2^31).
+BOOST_AUTO_TEST_CASE(reduce_scatter_of_int32_sums_exactly_and_refuses_beyond_2_24) {
+  std::vector<Value> got(4);
+  std::vector<std::string> beyond(4);
+  on_mesh(k2x2, [&](PrimContext& ctx, int d) {
+    // x = [d - 1, 100 d, -7, 8388608 (2^23)] on every device, scattered over model (2 members).
+    const Value x =
+        I({4}, {static_cast<float>(d - 1), 100.0f * static_cast<float>(d), -7.0f, 8388608.0f});
+    got[static_cast<std::size_t>(d)] = run1(
+        make("reduce_scatter", {{"axes", {"model"}}, {"scatter_dimension", 0}, {"tiled", true}}),
+        {x}, ctx);
+    // 2^24 in every element on each of the 4 devices: 2^26, beyond what float32 holds of every
+    // integer, in every device's block.
+    try {
+      (void)run1(make("psum_scatter",
+                      {{"axes", {"data", "model"}}, {"scatter_dimension", 0}, {"tiled", false}}),
+                 {I({4}, std::vector<float>(4, 16777216.0f))}, ctx);
+    } catch (const PrimitiveError& e) {
+      beyond[static_cast<std::size_t>(d)] = e.what();
+    }
+  });
+  for (int d = 0; d < 4; ++d) {
+    const int lo = d / 2 * 2, j = d % 2;  // the model group {lo, lo + 1}, this device's rank
+    const std::vector<float> sum{static_cast<float>(2 * lo - 1), static_cast<float>(200 * lo + 100),
+                                 -14.0f, 16777216.0f};
+    const Value& g = got[static_cast<std::size_t>(d)];
+    BOOST_CHECK(g.dtype == DType::kI32);
+    check_bits(g, {2},
+               {sum[static_cast<std::size_t>(2 * j)], sum[static_cast<std::size_t>(2 * j + 1)]});
+    BOOST_TEST(contains(beyond[static_cast<std::size_t>(d)],
+                        "psum_scatter: an integer result is beyond 2^24"),
+               beyond[static_cast<std::size_t>(d)]);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(collective_errors) {
   const MeshShape mesh{{"data", 4}};
   PrimContext in_map;
@@ -362,6 +398,13 @@ BOOST_AUTO_TEST_CASE(collective_errors) {
     BOOST_TEST(prim(op).reduction);
     BOOST_TEST(prim(op).collective);
   }
+  BOOST_TEST(infer_error(make("reduce_scatter",
+                              {{"axes", {"data"}}, {"scatter_dimension", 0}, {"tiled", true}}),
+                         {T(DType::kI32, {4, 2})}, in_map) == "");
+  CHECK_ERROR(infer_error(make("reduce_scatter",
+                               {{"axes", {"data"}}, {"scatter_dimension", 0}, {"tiled", true}}),
+                          {T(DType::kBool, {4, 2})}, in_map),
+              "reduce_scatter does not accept dtype bool");
   CHECK_ERROR(infer_error(make("reduce_scatter",
                                {{"axes", {"data"}}, {"scatter_dimension", 1}, {"tiled", true}}),
                           x, in_map),
