@@ -37,6 +37,8 @@ Shape shape_of(CollectiveOp op, std::size_t size, int n) {
   switch (op) {
     case CollectiveOp::kAllReduce:
     case CollectiveOp::kAllReduceMean:
+    case CollectiveOp::kAllReduceMax:
+    case CollectiveOp::kAllReduceMin:
     case CollectiveOp::kPermute:  // not offered by parse_bench_op
       return {size, size, size};
     case CollectiveOp::kAllGather: {
@@ -154,6 +156,12 @@ class DeviceBench {
       case CollectiveOp::kAllReduceMean:
         c.all_reduce_mean(out_, out_);  // in place, the division included
         break;
+      case CollectiveOp::kAllReduceMax:
+        c.all_reduce_max(in_, out_);
+        break;
+      case CollectiveOp::kAllReduceMin:
+        c.all_reduce_min(in_, out_);
+        break;
       case CollectiveOp::kAllGather:
         c.all_gather(in_, out_);
         break;
@@ -176,6 +184,17 @@ class DeviceBench {
         for (std::size_t k = 0; k < m; ++k)
           bad += out_[k] != expected_sum(n_, k) / static_cast<float>(n_);
         break;
+      case CollectiveOp::kAllReduceMax:
+      case CollectiveOp::kAllReduceMin: {
+        const bool max = sh_.options->op == CollectiveOp::kAllReduceMax;
+        for (std::size_t k = 0; k < m; ++k) {
+          float want = test_value(0, k);
+          for (int r = 1; r < n_; ++r)
+            want = max ? std::max(want, test_value(r, k)) : std::min(want, test_value(r, k));
+          bad += out_[k] != want;
+        }
+        break;
+      }
       case CollectiveOp::kAllGather: {
         const std::size_t b = in_.size();
         for (std::size_t k = 0; k < m; ++k)
@@ -210,7 +229,8 @@ class DeviceBench {
       row.wrong += sh_.wrong[d];
     }
     const AllReduceBenchOptions& o = *sh_.options;
-    const bool reduce = o.op == CollectiveOp::kAllReduce || o.op == CollectiveOp::kAllReduceMean;
+    const bool reduce = o.op == CollectiveOp::kAllReduce || o.op == CollectiveOp::kAllReduceMean ||
+                        o.op == CollectiveOp::kAllReduceMax || o.op == CollectiveOp::kAllReduceMin;
     row.bytes = bytes;
     row.elems = s.elems;
     row.iters = iters;
@@ -219,8 +239,7 @@ class DeviceBench {
     row.mean_us = loop * 1e6 / iters;
     row.algbw = static_cast<double>(bytes) / (row.median_us * 1e-6) / 1e9;
     row.busbw = row.algbw * (reduce ? 2.0 : 1.0) * static_cast<double>(n_ - 1) / n_;
-    row.path = in_process_path(s.in * sizeof(float), o.op == CollectiveOp::kAllReduce ||
-                                                         o.op == CollectiveOp::kAllReduceMean);
+    row.path = in_process_path(s.in * sizeof(float), reduce);
     sh_.result->rows.push_back(row);
     if (!o.json) print(table_row(row) + "\n");
     if (o.on_row) o.on_row(sh_.result->rows.size(), planned_sizes(o), row);
@@ -252,12 +271,13 @@ std::uint64_t BenchResult::wrong() const {
 }
 
 CollectiveOp parse_bench_op(const std::string& name) {
-  for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllReduceMean,
-                          CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+  for (CollectiveOp op :
+       {CollectiveOp::kAllReduce, CollectiveOp::kAllReduceMean, CollectiveOp::kAllReduceMax,
+        CollectiveOp::kAllReduceMin, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
     if (name == op_name(op)) return op;
   }
-  throw InputError(
-      "--op", "unknown collective '" + name + "' (one of psum, pmean, all_gather, psum_scatter)");
+  throw InputError("--op", "unknown collective '" + name +
+                               "' (one of psum, pmean, pmax, pmin, all_gather, psum_scatter)");
 }
 
 std::size_t planned_sizes(const AllReduceBenchOptions& options) {

@@ -29,7 +29,8 @@
 
 namespace meshrun::bench {
 
-// The collectives the benchmark times: psum, pmean, all_gather, psum_scatter (op_name's words).
+// The collectives the benchmark times: psum, pmean, pmax, pmin, all_gather, psum_scatter
+// (op_name's words).
 // Throws InputError (naming --op) for anything else.
 CollectiveOp parse_bench_op(const std::string& name);
 

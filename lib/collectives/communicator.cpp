@@ -18,6 +18,10 @@ const char* op_name(CollectiveOp op) {
       return "psum_scatter";
     case CollectiveOp::kPermute:
       return "ppermute";
+    case CollectiveOp::kAllReduceMax:
+      return "pmax";
+    case CollectiveOp::kAllReduceMin:
+      return "pmin";
   }
   return "?";
 }
@@ -57,6 +61,14 @@ void Communicator::all_reduce_sum(std::span<const float>, std::span<float>) {
 
 void Communicator::all_reduce_mean(std::span<const float>, std::span<float>) {
   unimplemented(CollectiveOp::kAllReduceMean);
+}
+
+void Communicator::all_reduce_max(std::span<const float>, std::span<float>) {
+  unimplemented(CollectiveOp::kAllReduceMax);
+}
+
+void Communicator::all_reduce_min(std::span<const float>, std::span<float>) {
+  unimplemented(CollectiveOp::kAllReduceMin);
 }
 
 void Communicator::all_gather(std::span<const float>, std::span<float>) {

@@ -10,6 +10,17 @@
 // same op and element count. Every reduction folds the members' values in rank order
 // 0, 1, ..., n-1 (((v0 + v1) + v2) + ...), so every member gets identical bits and so does every
 // repeated run, whatever the timing or the message size.
+//
+// pmax and pmin fold as XLA's CPU collectives do (what jax.lax.pmax / pmin return on CPU, checked
+// with JAX 0.10.2): from -inf (pmin: +inf), acc = max(acc, v_r) for r = 0, 1, ..., n-1, where
+// max(a, b) is std::max's (a < b) ? b : a and min(a, b) is std::min's (b < a) ? b : a. So
+//  - a NaN never wins: it compares false, the accumulator stays; a group of NaNs gives -inf
+//    (pmin: +inf). Not lax.max's rule (elementwise, a NaN operand propagates): XLA's collective
+//    folds with std::max, not with its max instruction.
+//  - of equal values the lowest rank's bits win: pmax of (-0.0, +0.0) is -0.0, of (+0.0, -0.0)
+//    is +0.0 (lax.max would give +0.0 for both).
+// Values are float32 whatever the program's dtype (int32 and bool held exactly), so the same fold
+// is int32's max and bool's or (pmin: and).
 #pragma once
 
 #include <chrono>
@@ -25,7 +36,9 @@ enum class CollectiveOp : std::uint8_t {
   kAllReduceMean,
   kAllGather,
   kReduceScatter,
-  kPermute
+  kPermute,
+  kAllReduceMax,  // last: the numbers above are carried in MPI headers and CollectiveWhere
+  kAllReduceMin
 };
 const char* op_name(CollectiveOp op);  // JAX's words: "psum", "all_gather", ...
 // How every message, trace and profile names one collective: "psum #3" (the group's sequence
@@ -66,6 +79,10 @@ class Communicator {
   // The same sum, then each element divided by n (jax.lax.pmean: a division, not a multiplication
   // by 1/n). A collective of its own, so errors and mismatches name it "pmean".
   virtual void all_reduce_mean(std::span<const float> in, std::span<float> out);
+  // out[i] = max (min) of in_0[i], ..., in_{n-1}[i] by the fold above (jax.lax.pmax / pmin).
+  // in and out have the same size and may alias.
+  virtual void all_reduce_max(std::span<const float> in, std::span<float> out);
+  virtual void all_reduce_min(std::span<const float> in, std::span<float> out);
   // out = in_0 ++ in_1 ++ ... ++ in_{n-1}; out.size() == n * in.size().
   virtual void all_gather(std::span<const float> in, std::span<float> out);
   // out = the rank-th block of (in_0 + ... + in_{n-1}); in.size() == n * out.size().

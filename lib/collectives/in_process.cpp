@@ -316,15 +316,26 @@ void InProcessCommunicator::all_reduce_mean(std::span<const float> in, std::span
   for (float& v : out) v /= n;  // every member divides the same bits the same way
 }
 
+void InProcessCommunicator::all_reduce_max(std::span<const float> in, std::span<float> out) {
+  all_reduce(in, out, CollectiveOp::kAllReduceMax);
+}
+
+void InProcessCommunicator::all_reduce_min(std::span<const float> in, std::span<float> out) {
+  all_reduce(in, out, CollectiveOp::kAllReduceMin);
+}
+
 void InProcessCommunicator::all_reduce(std::span<const float> in, std::span<float> out,
                                        CollectiveOp op) {
   MESHRUN_CHECK(in.size() == out.size(),
                 std::string(op_name(op)) + ": input and output differ in size");
+  const kernels::Combine combine = op == CollectiveOp::kAllReduceMax   ? kernels::Combine::kMax
+                                   : op == CollectiveOp::kAllReduceMin ? kernels::Combine::kMin
+                                                                       : kernels::Combine::kSum;
   const Desc desc = begin(op, in.size(), out.size(), 0);
   const int n = group_.size_;
   if (staged(in.size())) {
     publish_staged(desc, in);
-    kernels::fold_sum(srcs_.data(), n, out.data(), 0, out.size());
+    kernels::fold(combine, srcs_.data(), n, out.data(), 0, out.size());
     return;
   }
   publish_direct(desc, in.data(), out.data());
@@ -345,6 +356,7 @@ void InProcessCommunicator::all_reduce(std::span<const float> in, std::span<floa
   const LaneLayout layout = lane_layout(lane_cpus_, frame_of(rank_).cpu, g.max_lanes_);
   psum_.size = in.size();
   psum_.piece = piece;
+  psum_.combine = combine;
   psum_.path = path;
   psum_.lanes = layout.lanes;
   psum_.home = layout.home;
@@ -387,8 +399,8 @@ void InProcessCommunicator::claim_lane(int l) {
   while (v < run.end) {
     if (!lane.next.compare_exchange_weak(v, v + 1, std::memory_order_relaxed)) continue;
     const std::size_t lo = (run.lo_piece + (v - run.first)) * psum_.piece;
-    kernels::fold_sum_to_all(srcs_.data(), group_.size_, dsts_.data(), group_.size_, lo,
-                             std::min(psum_.size, lo + psum_.piece), psum_.path);
+    kernels::fold_to_all(psum_.combine, srcs_.data(), group_.size_, dsts_.data(), group_.size_, lo,
+                         std::min(psum_.size, lo + psum_.piece), psum_.path);
     if (lane.done.fetch_add(1, std::memory_order_acq_rel) + 1 == run.end &&
         g.lanes_done_.fetch_add(1, std::memory_order_seq_cst) + 1 == psum_.end)
       g.wake_waiters();

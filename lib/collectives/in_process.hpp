@@ -25,9 +25,9 @@
 //       frame at call c+2, after every member arrived at call c+1 -- i.e. finished reading c.
 //     direct path (large messages): r reads the members' inputs where they lie (no copy-in) and
 //       writes results where they must end up.
-//       psum (one sync point): the sum is cut into pieces, each computed once and written
-//         straight into all n outputs. Pieces are claimed from counters, one lane per CPU that
-//         the members published their frames from (lane_layout), so the members that hold a
+//       psum, pmax, pmin (one sync point): the fold is cut into pieces, each computed once and
+//         written straight into all n outputs. Pieces are claimed from counters, one lane per CPU
+//         that the members published their frames from (lane_layout), so the members that hold a
 //         core do the work while the others wait for one (8 threads on 2 cores). A member claims
 //         from its own CPU's lane only, so a CPU writes the same output lines call after call and
 //         they stay in its cache; another lane it takes over only once that lane's claim counter
@@ -53,6 +53,9 @@
 //       that RMW then publishes them like any other store.
 //  Reductions fold the members in rank order 0..n-1 for every element on both paths, so all
 //  members get identical bits, whichever path the size selects and however the threads run.
+//  pmax and pmin take psum's paths and pieces with another fold (communicator.hpp's rule:
+//  from -inf / +inf with std::max / std::min), so a NaN or a signed zero comes out the same on
+//  every path and member.
 //
 // WAITING. Where threads do not outnumber cores, a waiter spins briefly (the peer is running and
 // will arrive soon). Where they do (8 devices on 2 cores), spinning holds the core the late member
@@ -272,6 +275,8 @@ class InProcessCommunicator final : public Communicator {
 
   void all_reduce_sum(std::span<const float> in, std::span<float> out) override;
   void all_reduce_mean(std::span<const float> in, std::span<float> out) override;
+  void all_reduce_max(std::span<const float> in, std::span<float> out) override;
+  void all_reduce_min(std::span<const float> in, std::span<float> out) override;
   void all_gather(std::span<const float> in, std::span<float> out) override;
   void reduce_scatter_sum(std::span<const float> in, std::span<float> out) override;
   void permute(std::span<const float> in, std::span<float> out,
@@ -305,7 +310,8 @@ class InProcessCommunicator final : public Communicator {
   bool help_stalled_lanes(std::chrono::steady_clock::time_point now);
   Desc begin(CollectiveOp op, std::size_t in_count, std::size_t out_count, std::uint64_t perm_hash);
   bool staged(std::size_t floats) const;
-  // psum (op kAllReduce) or pmean (kAllReduceMean: the sum, then this member's output / n).
+  // psum (op kAllReduce), pmean (kAllReduceMean: the sum, then this member's output / n), pmax
+  // (kAllReduceMax) or pmin (kAllReduceMin).
   void all_reduce(std::span<const float> in, std::span<float> out, CollectiveOp op);
   void check_descs(const Desc& mine);
   Frame& frame_of(int rank) { return group_.slots_[rank].frames[seq_ & 1]; }
@@ -324,6 +330,7 @@ class InProcessCommunicator final : public Communicator {
   // The direct psum in progress.
   struct PsumCall {
     std::size_t size = 0, piece = 0;  // elements per member, per piece
+    kernels::Combine combine{};       // the sum, or pmax's or pmin's fold
     kernels::FoldPath path{};
     std::uint64_t end = 0;  // on lanes_done_
     int lanes = 0, home = 0;

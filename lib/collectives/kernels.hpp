@@ -1,19 +1,29 @@
 // The reduction kernels of the collectives. Every element is folded in source order
 // (((s0 + s1) + s2) + ...), the same order as a serial left fold in rank order, so vector width
-// never changes a bit. The vector path is chosen at run time (AVX2 where the CPU and OS have it,
-// SSE2 elsewhere, as glibc found at start-up: support/cpu_features.hpp), so the default build
-// runs on any x86-64; no -march flag is needed.
+// never changes a bit. Max and min fold the same way from -inf (+inf) with std::max's
+// (a < b) ? b : a (std::min's (b < a) ? b : a): the rule of communicator.hpp. The vector path is
+// chosen at run time (AVX2 where the CPU and OS have it, SSE2 elsewhere, as glibc found at
+// start-up: support/cpu_features.hpp), so the default build runs on any x86-64; no -march flag is
+// needed.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace meshrun::kernels {
+
+// What a fold computes: psum's sum (from s0), pmax's max (from -inf), pmin's min (from +inf).
+enum class Combine : std::uint8_t { kSum, kMax, kMin };
 
 // The vector path the kernels below take on this CPU: "avx2" or "sse2" (for benchmark headers).
 const char* isa();
 
 // dst[i] = src[0][i] + ... + src[n-1][i] for i in [begin, end). dst may be one of the sources.
 void fold_sum(const float* const* src, int n, float* dst, std::size_t begin, std::size_t end);
+// The same with `op`: fold(kSum, ...) is fold_sum. A fold's result continues it: folding
+// [fold(s0..sk), s(k+1), ...] gives fold(s0..sn) for every op (a max or min is never NaN).
+void fold(Combine op, const float* const* src, int n, float* dst, std::size_t begin,
+          std::size_t end);
 
 // How fold_sum_to_all walks its sources and destinations. The bits are the same on every path.
 enum class FoldPath {
@@ -38,5 +48,8 @@ enum class FoldPath {
 // each element is read from every source before it is written anywhere.
 void fold_sum_to_all(const float* const* src, int n, float* const* dst, int m, std::size_t begin,
                      std::size_t end, FoldPath path);
+// The same with `op`, on every path.
+void fold_to_all(Combine op, const float* const* src, int n, float* const* dst, int m,
+                 std::size_t begin, std::size_t end, FoldPath path);
 
 }  // namespace meshrun::kernels

@@ -1,7 +1,8 @@
-// The collectives, on the device's groups (mesh/device.hpp): psum, psum_invariant, pmean, pvary,
-// pcast, all_gather, reduce_scatter (psum_scatter), ppermute, all_to_all, axis_index. Infer
-// checks they are inside a shard_map and name axes of its mesh; Device reduces along dimension
-// 0, so another dimension is moved to the front (a copy only when a dimension before it is not 1).
+// The collectives, on the device's groups (mesh/device.hpp): psum, psum_invariant, pmean, pmax,
+// pmin, pvary, pcast, all_gather, reduce_scatter (psum_scatter), ppermute, all_to_all,
+// axis_index. Infer checks they are inside a shard_map and name axes of its mesh; Device reduces
+// along dimension 0, so another dimension is moved to the front (a copy only when a dimension
+// before it is not 1).
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -39,15 +40,31 @@ Device& device(const Eqn& eqn, PrimContext& ctx) {
   return *ctx.device;
 }
 
-// ---- psum, psum_invariant, pmean, pvary, pcast: one result per operand ----
+// An int32 sum (psum, reduce_scatter) is refused once beyond 2^24, where float32 no longer holds
+// every integer: below it, it is JAX's int32 sum exactly (which wraps only at 2^31).
+void check_exact_ints(const Eqn& eqn, const Value& v) {
+  if (v.dtype != DType::kI32) return;
+  for (float x : v.t.data)
+    if (x > static_cast<float>(kMaxInt) || x < -static_cast<float>(kMaxInt))
+      fail(eqn.primitive + ": an integer result is beyond 2^24, which meshrun holds exactly");
+}
 
-template <bool kMean>
+// ---- psum, psum_invariant, pmean, pmax, pmin, pvary, pcast: one result per operand ----
+
+// Which all-reduce a reduce_* instantiation is.
+enum class Reduce { kSum, kMean, kMax, kMin };
+
+// psum: f32 and i32 (exact below 2^24, checked after); pmean: f32; pmax, pmin: f32, i32 and bool
+// (their results are operands' values, or -inf / +inf for an f32 element NaN on every device).
+template <Reduce kOp>
 Types reduce_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext& ctx) {
   expect_operands(eqn, in.size(), 1, true);
   group_size(eqn, param_axes(eqn, "axes"), ctx);
   for (const ValueType& t : in) {
-    if (t.dtype == DType::kBool || (kMean && t.dtype != DType::kF32))
-      fail(eqn.primitive + " does not accept dtype " + dtype_word(t.dtype));
+    const bool refused = kOp == Reduce::kMean  ? t.dtype != DType::kF32
+                         : kOp == Reduce::kSum ? t.dtype == DType::kBool
+                                               : false;
+    if (refused) fail(eqn.primitive + " does not accept dtype " + dtype_word(t.dtype));
   }
   return {in.begin(), in.end()};
 }
@@ -57,23 +74,27 @@ Types reduce_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimCont
 // (one sync for them all), each of kPackedMax floats or more in place on its own buffer -- a copy
 // in and out of the packed buffer costs more there than a sync (mlp-train's 4 MiB dW1 block: three
 // passes over it per step). Every device makes the same calls in the same order (the operands'
-// shapes are the same on all of them), and the sum of each element folds the group in rank order
-// either way, so the bits are the same.
+// shapes are the same on all of them), and the fold of each element runs over the group in rank
+// order either way, so the bits are the same.
 // 64 KiB of float32: where the in-process engine's blocked fold ends. Chosen, not measured: the
 // copies were measured at 4 MiB and 1 MiB (mlp-train's dW1, dW2), not where they start to cost
 // more than a sync.
 constexpr std::size_t kPackedMax = 16 * 1024;
 
-template <bool kMean>
+template <Reduce kOp>
 void reduce_inplace(Device& dev, std::span<float> buf, const AxisNames& names) {
-  if (kMean) {
+  if constexpr (kOp == Reduce::kMean) {
     dev.pmean_inplace(buf, names);
+  } else if constexpr (kOp == Reduce::kMax) {
+    dev.pmax_inplace(buf, names);
+  } else if constexpr (kOp == Reduce::kMin) {
+    dev.pmin_inplace(buf, names);
   } else {
     dev.psum_inplace(buf, names);
   }
 }
 
-template <bool kMean>
+template <Reduce kOp>
 Values reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool> owned,
                    PrimContext& ctx) {
   const std::vector<std::string> axes = param_axes(eqn, "axes");
@@ -96,12 +117,12 @@ Values reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const b
     std::memcpy(buf.data() + at, in[i]->t.data.data(), in[i]->t.size() * sizeof(float));
     at += in[i]->t.size();
   }
-  if (packed > 0) reduce_inplace<kMean>(dev, buf, names);
+  if (packed > 0) reduce_inplace<kOp>(dev, buf, names);
   at = 0;
   for (std::size_t i = 0; i < in.size(); ++i) {
     if (alone(i)) {
       Value v = pass_through(in[i], owned[i]);
-      reduce_inplace<kMean>(dev, v.t.span(), names);
+      reduce_inplace<kOp>(dev, v.t.span(), names);
       out.push_back(std::move(v));
       continue;
     }
@@ -111,11 +132,8 @@ Values reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const b
     at += v.t.size();
     out.push_back(std::move(v));
   }
-  for (const Value& v : out) {
-    if (v.dtype != DType::kI32) continue;
-    for (float x : v.t.data)
-      if (x > static_cast<float>(kMaxInt) || x < -static_cast<float>(kMaxInt))
-        fail(eqn.primitive + ": an integer result is beyond 2^24, which meshrun holds exactly");
+  if constexpr (kOp == Reduce::kSum) {
+    for (const Value& v : out) check_exact_ints(eqn, v);
   }
   return out;
 }
@@ -206,7 +224,7 @@ Values all_gather_eval(const Eqn& eqn, std::span<Value* const> in, std::span<con
 Types reduce_scatter_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext& ctx) {
   expect_operands(eqn, in.size(), 1);
   const std::size_t n = group_size(eqn, param_axes(eqn, "axes"), ctx);
-  if (in[0].dtype != DType::kF32)
+  if (in[0].dtype == DType::kBool)  // f32, and i32 as psum (checked exact after)
     fail(eqn.primitive + " does not accept dtype " + dtype_word(in[0].dtype));
   const bool tiled = param_bool(eqn, "tiled", false);
   Shape shape = in[0].shape;
@@ -242,7 +260,9 @@ Values reduce_scatter_eval(const Eqn& eqn, std::span<Value* const> in, std::span
     result = from_front(device(eqn, ctx).psum_scatter(front, AxisNames(axes)), d);
   }
   if (!tiled) result.shape.erase(result.shape.begin() + static_cast<std::ptrdiff_t>(d));
-  return one(Value(x.dtype, std::move(result)));
+  Value v(x.dtype, std::move(result));
+  check_exact_ints(eqn, v);
+  return one(std::move(v));
 }
 
 // ---- ppermute ----
@@ -350,7 +370,8 @@ Values axis_index_eval(const Eqn& eqn, std::span<Value* const>, std::span<const 
   return one(Value(DType::kI32, Tensor::scalar(static_cast<float>(i))));
 }
 
-// The entries' kinds: operands that cross between devices; an all-reduce besides; an identity.
+// The entries' kinds: operands that cross between devices; an all-reduce besides (each result
+// depends on its own operand only: psum, pmean, pmax, pmin); an identity.
 constexpr Primitive collective(decltype(Primitive::infer) infer, decltype(Primitive::eval) eval) {
   Primitive p{infer, eval};
   p.collective = true;
@@ -371,9 +392,11 @@ constexpr Primitive identity(decltype(Primitive::infer) infer, decltype(Primitiv
 
 std::span<const Entry> collective_entries() {
   static const Entry kEntries[] = {
-      {"psum", reduction(reduce_infer<false>, reduce_eval<false>)},
-      {"psum_invariant", reduction(reduce_infer<false>, reduce_eval<false>)},
-      {"pmean", reduction(reduce_infer<true>, reduce_eval<true>)},
+      {"psum", reduction(reduce_infer<Reduce::kSum>, reduce_eval<Reduce::kSum>)},
+      {"psum_invariant", reduction(reduce_infer<Reduce::kSum>, reduce_eval<Reduce::kSum>)},
+      {"pmean", reduction(reduce_infer<Reduce::kMean>, reduce_eval<Reduce::kMean>)},
+      {"pmax", reduction(reduce_infer<Reduce::kMax>, reduce_eval<Reduce::kMax>)},
+      {"pmin", reduction(reduce_infer<Reduce::kMin>, reduce_eval<Reduce::kMin>)},
       {"pvary", identity(vary_infer, vary_eval)},
       {"pcast", identity(vary_infer, vary_eval)},
       {"all_gather", collective(all_gather_infer, all_gather_eval)},

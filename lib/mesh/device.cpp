@@ -135,6 +135,32 @@ void Device::pmean_inplace(std::span<float> buf, AxisNames axes) {
   before_flat(CollectiveOp::kAllReduceMean, axes, buf.size()).all_reduce_mean(buf, buf);
 }
 
+void Device::pmax_inplace(std::span<float> buf, AxisNames axes) {
+  const SpanEnd end{*this};
+  before_flat(CollectiveOp::kAllReduceMax, axes, buf.size()).all_reduce_max(buf, buf);
+}
+
+void Device::pmin_inplace(std::span<float> buf, AxisNames axes) {
+  const SpanEnd end{*this};
+  before_flat(CollectiveOp::kAllReduceMin, axes, buf.size()).all_reduce_min(buf, buf);
+}
+
+Tensor Device::pmax(const Tensor& x, AxisNames axes) {
+  const SpanEnd end{*this};
+  Communicator& c = before(CollectiveOp::kAllReduceMax, axes, x.shape, x.shape);
+  Tensor y(x.shape);
+  c.all_reduce_max(x.span(), y.span());
+  return y;
+}
+
+Tensor Device::pmin(const Tensor& x, AxisNames axes) {
+  const SpanEnd end{*this};
+  Communicator& c = before(CollectiveOp::kAllReduceMin, axes, x.shape, x.shape);
+  Tensor y(x.shape);
+  c.all_reduce_min(x.span(), y.span());
+  return y;
+}
+
 Tensor Device::psum(const Tensor& x, AxisNames axes) {
   const SpanEnd end{*this};
   Communicator& c = before(CollectiveOp::kAllReduce, axes, x.shape, x.shape);

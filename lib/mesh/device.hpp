@@ -95,9 +95,15 @@ class Device {
   // the group's members in rank order (for a tuple: row-major over its axes).
   Tensor psum(const Tensor& x, AxisNames axes);
   Tensor pmean(const Tensor& x, AxisNames axes);
+  // jax.lax.pmax / pmin: the element-wise max (min) over the axes, folded in rank order as XLA's
+  // CPU collectives do (communicator.hpp: a NaN never wins, of equal values the lowest rank's).
+  Tensor pmax(const Tensor& x, AxisNames axes);
+  Tensor pmin(const Tensor& x, AxisNames axes);
   // In place on a packed buffer (several small reductions packed into one call).
   void psum_inplace(std::span<float> buf, AxisNames axes);
   void pmean_inplace(std::span<float> buf, AxisNames axes);
+  void pmax_inplace(std::span<float> buf, AxisNames axes);
+  void pmin_inplace(std::span<float> buf, AxisNames axes);
   // jax.lax.all_gather(x, axes, tiled=True): blocks concatenated along dimension 0.
   Tensor all_gather(const Tensor& x, AxisNames axes);
   // jax.lax.psum_scatter(x, axes, tiled=True): this device's block (along dimension 0) of the sum.

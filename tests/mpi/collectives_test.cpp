@@ -9,12 +9,14 @@
 // failed may leave requests behind on its communicators, and the job ends after it.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -221,6 +223,84 @@ BOOST_AUTO_TEST_CASE(ppermute_across_ranks) {
   BOOST_TEST(diffs.count == 0, diffs.first);
 }
 
+namespace {
+// An input where pmax and pmin have something to decide: about a third of the elements NaN
+// (both signs), -0.0, +0.0 or +-inf, by (device, element, salt) like value().
+float edge_value(int device, std::size_t i, std::uint64_t salt) {
+  const float v = value(device, i, salt);
+  const std::uint32_t pick = std::bit_cast<std::uint32_t>(value(device, i, salt ^ 0x5a5a)) >> 9;
+  const float specials[] = {NAN, -NAN, 0.0f, -0.0f, INFINITY, -INFINITY};
+  return pick % 3 == 0 ? specials[pick / 3 % 6] : v;
+}
+std::vector<float> edge_input(int device, std::size_t count, std::uint64_t salt) {
+  std::vector<float> v(count);
+  for (std::size_t i = 0; i < count; ++i) v[i] = edge_value(device, i, salt);
+  if (count > 0) v[0] = device % 2 ? -0.0f : 0.0f;  // device 0's +0.0 wins either fold
+  if (count > 1) v[1] = NAN;                        // NaN everywhere: -inf / +inf
+  return v;
+}
+}  // namespace
+
+// pmax and pmin: communicator.hpp's fold (from -inf / +inf, std::max / std::min, global device
+// order), and the same bytes as the in-process engine with the 8 devices in this one process --
+// whatever R, on the gather path, the chain path and a chain of many small chunks.
+BOOST_AUTO_TEST_CASE(pmax_pmin_are_the_in_process_engines_bytes) {
+  MpiOptions many = options_with(64, 2);
+  many.gather_max_bytes = 0;
+  for (const MpiOptions& o : {options_with(), many}) {
+    auto group = make_group(o);
+    for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{4099},
+                              std::size_t{65537}, std::size_t{1} << 18}) {
+      for (bool max : {true, false}) {
+        const std::uint64_t salt = 400 + count + (max ? 1 : 0);
+        std::vector<std::vector<float>> local(kDevices);
+        {
+          InProcessGroup engine(kDevices, "data");
+          meshrun::testing::run_ranks(engine, [&](InProcessCommunicator& c, int d) {
+            auto& out = local[static_cast<std::size_t>(d)];
+            out.assign(count, 1.0f);
+            if (max) {
+              c.all_reduce_max(edge_input(d, count, salt), out);
+            } else {
+              c.all_reduce_min(edge_input(d, count, salt), out);
+            }
+          });
+        }
+        std::vector<float> fold(count, max ? -INFINITY : INFINITY);
+        for (int d = 0; d < kDevices; ++d) {
+          const std::vector<float> in = edge_input(d, count, salt);
+          for (std::size_t i = 0; i < count; ++i)
+            fold[i] = max ? std::max(fold[i], in[i]) : std::min(fold[i], in[i]);
+        }
+        Diffs diffs;
+        diffs.compare(std::string(max ? "pmax" : "pmin") + " of the in-process engine vs the fold",
+                      local[0], fold.data(), count);
+        if (count > 1) {
+          const float zero = 0.0f, inf = max ? -INFINITY : INFINITY;
+          diffs.compare("element 0 (device 0's +0.0)", {local[0][0]}, &zero, 1);
+          diffs.compare("element 1 (NaN everywhere)", {local[0][1]}, &inf, 1);
+        }
+        for (bool in_place : {false, true}) {
+          run_ok(*group, [&](MpiCommunicator& c) {
+            std::vector<float> in = edge_input(c.rank(), count, salt), out(count, 1.0f);
+            std::span<float> to = in_place ? std::span<float>(in) : std::span<float>(out);
+            if (max) {
+              c.all_reduce_max(in, to);
+            } else {
+              c.all_reduce_min(in, to);
+            }
+            diffs.compare(std::string(max ? "pmax" : "pmin") + (in_place ? " in place" : "") +
+                              " count " + std::to_string(count) + " device " +
+                              std::to_string(c.rank()) + " vs the in-process engine",
+                          in_place ? in : out, local[0].data(), count);
+          });
+        }
+        BOOST_TEST(diffs.count == 0, diffs.first);
+      }
+    }
+  }
+}
+
 // 1,000 collectives back to back in one group: alternating paths and ops, each checked.
 BOOST_AUTO_TEST_CASE(a_thousand_back_to_back) {
   auto group = make_group();
@@ -346,6 +426,27 @@ BOOST_AUTO_TEST_CASE(mismatched_collectives_across_ranks_fail_every_device) {
     BOOST_TEST_MESSAGE(m);
     BOOST_TEST(m.find("mismatched collectives on 'data'") != std::string::npos,
                "every device reports the mismatch: " << m);
+  }
+}
+
+// The same with pmax against psum: every device's one line names the mismatch and both calls,
+// whichever rank or device saw it first.
+BOOST_AUTO_TEST_CASE(pmax_against_psum_across_ranks_names_both) {
+  const auto messages = run_failing([](MpiCommunicator& c) {
+    std::vector<float> in(5, 1.0f), out(5);
+    c.all_reduce_sum(in, out);
+    if (c.rank() == kVictim) {
+      c.all_reduce_max(in, out);
+    } else {
+      c.all_reduce_sum(in, out);
+    }
+  });
+  for (const std::string& m : messages) {
+    BOOST_TEST_MESSAGE(m);
+    BOOST_TEST(m.find("mismatched collectives on 'data'") != std::string::npos, m);
+    BOOST_TEST(m.find("pmax #2 with 5 elements") != std::string::npos, m);
+    BOOST_TEST(m.find("psum #2 with 5 elements") != std::string::npos, m);
+    BOOST_TEST(m.find('\n') == std::string::npos, m);
   }
 }
 

@@ -15,6 +15,15 @@ namespace meshrun {
 
 using namespace mpi_detail;
 
+namespace {
+// The fold of a reduction's op (psum_scatter's and pmean's is the sum).
+kernels::Combine combine_of(CollectiveOp op) {
+  if (op == CollectiveOp::kAllReduceMax) return kernels::Combine::kMax;
+  if (op == CollectiveOp::kAllReduceMin) return kernels::Combine::kMin;
+  return kernels::Combine::kSum;
+}
+}  // namespace
+
 // ---------------------------------------------------------------- step 2, on the leader
 
 void MpiGroup::cross(const Desc& d) {
@@ -48,11 +57,13 @@ void MpiGroup::cross(const Desc& d) {
     }
     case CollectiveOp::kAllReduce:
     case CollectiveOp::kAllReduceMean:
+    case CollectiveOp::kAllReduceMax:
+    case CollectiveOp::kAllReduceMin:
       if (small) {
         gather(d);
         for (int g = 0; g < n; ++g) srcs_[static_cast<std::size_t>(g)] = gathered(g);
-        kernels::fold_sum_to_all(srcs_.data(), n, dsts_.data(), local_, 0, d.in_count,
-                                 kernels::FoldPath::kInterleaved);
+        kernels::fold_to_all(combine_of(d.op), srcs_.data(), n, dsts_.data(), local_, 0, d.in_count,
+                             kernels::FoldPath::kInterleaved);
       } else {
         chain(d, d.in_count, /*broadcast=*/true);
       }
@@ -176,12 +187,15 @@ void MpiGroup::chain(const Desc& d, std::size_t count, bool broadcast) {
     }
     for (std::size_t j = 0; j < static_cast<std::size_t>(local_); ++j)
       srcs_[static_cast<std::size_t>(ns++)] = slots_[j].in + lo;
+    // The running fold P continues as the first source: a max or min is never NaN, so folding
+    // P again from -inf (+inf) gives P (kernels.hpp).
+    const kernels::Combine op = combine_of(d.op);
     if (last) {
-      kernels::fold_sum(srcs_.data(), ns, b.result.data() + lo, 0, len);
+      kernels::fold(op, srcs_.data(), ns, b.result.data() + lo, 0, len);
     } else {
       wait({&sends[s], 1}, "its earlier chunk to be taken by", rank_ + 1);
       float* const out = b.chain_out[s].data();
-      kernels::fold_sum(srcs_.data(), ns, out + kHdr, 0, len);
+      kernels::fold(op, srcs_.data(), ns, out + kHdr, 0, len);
       write_header(out, d.op, d.in_count, d.seq, d.perm_hash);
       check_mpi(
           MPI_Isend(out, as_int(kHdr + len), MPI_FLOAT, rank_ + 1, kChainTag, data_, &sends[s]),

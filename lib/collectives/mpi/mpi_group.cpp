@@ -279,6 +279,16 @@ void MpiCommunicator::all_reduce_mean(std::span<const float> in, std::span<float
   for (float& v : out) v /= n;
 }
 
+void MpiCommunicator::all_reduce_max(std::span<const float> in, std::span<float> out) {
+  MESHRUN_CHECK(in.size() == out.size(), "pmax: input and output differ in size");
+  run(CollectiveOp::kAllReduceMax, in, out);
+}
+
+void MpiCommunicator::all_reduce_min(std::span<const float> in, std::span<float> out) {
+  MESHRUN_CHECK(in.size() == out.size(), "pmin: input and output differ in size");
+  run(CollectiveOp::kAllReduceMin, in, out);
+}
+
 void MpiCommunicator::all_gather(std::span<const float> in, std::span<float> out) {
   MESHRUN_CHECK(out.size() == static_cast<std::size_t>(group_.size()) * in.size(),
                 "all_gather: output is not n times the input");

@@ -16,28 +16,31 @@
 //     black box: a bounded, abortable barrier whose release/acquire publishes the slots).
 //  2. The leader (local device 0, the only thread that moves data across ranks) checks that the k
 //     descriptors agree and does the whole call for its rank, under one deadline (now + timeout):
-//     gather path (all_gather; psum, pmean, psum_scatter of at most gather_max_bytes per device):
+//     gather path (all_gather; psum, pmean, pmax, pmin, psum_scatter of at most gather_max_bytes
+//     per device):
 //       every rank sends [header | its k local inputs] to every other rank in one round of
 //       MPI_Isend/MPI_Irecv (not a tree or ring allgather: with 8 ranks on 2 cores each dependent
 //       round waits for a process to get a core); every rank checks the R headers (op, count,
 //       sequence number, permutation hash), then folds the n inputs in global order 0..n-1 itself
 //       (or copies them, for all_gather). One exchange, no chain: the small messages pay one hop,
 //       and every rank computes the same left fold, so the same bits.
-//     It also carries every psum, pmean and psum_scatter of a group whose members are not
-//     consecutive runs in rank order (a tuple of axes not in mesh order, ('model','data')): the
-//     chain below needs each rank's members to be the next terms of the fold.
-//     chain path (larger psum, pmean, psum_scatter, members in consecutive runs by rank): the
-//     buffer is cut into chunks of chunk_bytes.
+//     It also carries every psum, pmean, pmax, pmin and psum_scatter of a group whose members
+//     are not consecutive runs in rank order (a tuple of axes not in mesh order,
+//     ('model','data')): the chain below needs each rank's members to be the next terms of the
+//     fold.
+//     chain path (larger psum, pmean, pmax, pmin, psum_scatter, members in consecutive runs by
+//     rank): the buffer is cut into chunks of chunk_bytes. (Below, "+" and "sum" are pmax's and
+//     pmin's fold for them: communicator.hpp's rule, which a running prefix continues alike.)
 //       For chunk c, rank 0 folds its devices (v0 + v1) + ... and sends [header | partial] to
 //       rank 1; rank r > 0 receives the running prefix P of devices 0..r*k-1 from rank r-1 and
 //       folds ((P + v_rk) + v_rk+1) + ... -- exactly the next terms of the global left fold -- and
 //       sends on. The last rank's fold is the final sum. Receives are pre-posted `window` chunks
 //       ahead and sends overlap the next fold, so after R steps every link is busy at once.
-//       psum then broadcasts each final chunk from the last rank (one MPI_Ibcast per chunk, posted
-//       by every rank right after it handled that chunk, so the result streams back while later
-//       chunks still travel forward; a broadcast copies bits, it does not reorder any sum), and
-//       each rank copies every completed chunk to its k outputs. psum_scatter ends with one
-//       MPI_Iscatterv of the last rank's sum, each rank's members' blocks to it.
+//       psum (pmax, pmin) then broadcasts each final chunk from the last rank (one MPI_Ibcast per
+//       chunk, posted by every rank right after it handled that chunk, so the result streams back
+//       while later chunks still travel forward; a broadcast copies bits, it does not reorder any
+//       sum), and each rank copies every completed chunk to its k outputs. psum_scatter ends with
+//       one MPI_Iscatterv of the last rank's sum, each rank's members' blocks to it.
 //     ppermute: point to point; member g receives from rank owner[source_of[g]] with tag kPermute +
 //     g
 //       (MPI keeps the order of messages with the same source, tag and communicator, so calls
@@ -93,7 +96,8 @@ namespace meshrun {
 
 struct MpiOptions {
   std::chrono::milliseconds timeout{10'000};
-  // psum, pmean and psum_scatter inputs of at most this many bytes per device take the gather path.
+  // psum, pmean, pmax, pmin and psum_scatter inputs of at most this many bytes per device take the
+  // gather path.
   std::size_t gather_max_bytes = std::size_t{16} * 1024;
   // The chain path's chunk, and how many chunks a rank has in flight per direction.
   std::size_t chunk_bytes = std::size_t{512} * 1024;
@@ -279,6 +283,8 @@ class MpiCommunicator final : public Communicator {
 
   void all_reduce_sum(std::span<const float> in, std::span<float> out) override;
   void all_reduce_mean(std::span<const float> in, std::span<float> out) override;
+  void all_reduce_max(std::span<const float> in, std::span<float> out) override;
+  void all_reduce_min(std::span<const float> in, std::span<float> out) override;
   void all_gather(std::span<const float> in, std::span<float> out) override;
   void reduce_scatter_sum(std::span<const float> in, std::span<float> out) override;
   void permute(std::span<const float> in, std::span<float> out,

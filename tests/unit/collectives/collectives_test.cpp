@@ -378,6 +378,163 @@ BOOST_AUTO_TEST_CASE(lanes_that_change_between_calls_keep_their_counters_in_step
 BOOST_AUTO_TEST_SUITE_END()
 
 // ------------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(max_min)
+
+namespace {
+
+// communicator.hpp's rule for pmax and pmin, as plain scalar code: from -inf (+inf),
+// acc = std::max(acc, v_r) (std::min) for r = 0..n-1.
+std::vector<float> serial_max_min(const std::vector<std::vector<float>>& in, std::size_t count,
+                                  bool max) {
+  std::vector<float> out(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    float acc = max ? -INFINITY : INFINITY;
+    for (const auto& v : in) acc = max ? std::max(acc, v[i]) : std::min(acc, v[i]);
+    out[i] = acc;
+  }
+  return out;
+}
+
+// make_inputs with about a third of the elements replaced by NaN (both signs), -0.0, +0.0,
+// +-inf or a value that another member holds too, so that the fold's order shows in the bits.
+std::vector<std::vector<float>> edge_inputs(int n, std::size_t count, std::size_t salt) {
+  auto in = make_inputs(n, count, salt);
+  const float specials[] = {NAN, -NAN, 0.0f, -0.0f, INFINITY, -INFINITY, 1.5f};
+  std::mt19937_64 g(salt * 31 + static_cast<std::size_t>(n));
+  for (auto& v : in)
+    for (float& x : v)
+      if (g() % 3 == 0) x = specials[g() % 7];
+  return in;
+}
+
+}  // namespace
+
+// pmax and pmin over 1..16 members, every size, each switch setting, in place and out of place:
+// bit for bit the fold from -inf / +inf in rank order on every member (NaNs never win, a group of
+// NaNs gives -inf / +inf, and of -0.0 and +0.0 the lowest rank's stays), as JAX gives on CPU.
+BOOST_AUTO_TEST_CASE(pmax_pmin_equal_the_serial_fold_from_infinity) {
+  std::size_t cases = 0;
+  for (int n : {1, 2, 3, 5, 8, 16}) {
+    for (std::size_t count : sweep_counts()) {
+      if (count > 65537 && n != 3 && n != 8) continue;
+      if (kSanitized && count > 12289 && n > 3) continue;
+      for (bool max : {true, false}) {
+        const auto in = edge_inputs(n, count, count + (max ? 0 : 1));
+        const auto want = serial_max_min(in, count, max);
+        for (const auto& [sw_name, sw] : switch_settings()) {
+          for (bool in_place : {false, true}) {
+            InProcessGroup g(n, "data", with_switch(sw));
+            std::vector<std::vector<float>> bufs = in;
+            std::vector<std::vector<float>> outs(
+                static_cast<std::size_t>(n), std::vector<float>(in_place ? 0 : count, kSentinel));
+            run_ranks(g, [&](Communicator& c, int r) {
+              auto& buf = bufs[static_cast<std::size_t>(r)];
+              std::span<float> out = in_place ? std::span<float>(buf)
+                                              : std::span<float>(outs[static_cast<std::size_t>(r)]);
+              if (max) {
+                c.all_reduce_max(buf, out);
+              } else {
+                c.all_reduce_min(buf, out);
+              }
+            });
+            for (int r = 0; r < n; ++r) {
+              const auto& got =
+                  in_place ? bufs[static_cast<std::size_t>(r)] : outs[static_cast<std::size_t>(r)];
+              const std::string d = describe_diff(got, want);
+              BOOST_TEST(d.empty(), (max ? "pmax" : "pmin")
+                                        << " n=" << n << " count=" << count << " switch=" << sw_name
+                                        << (in_place ? " in-place" : "") << " device " << r << ": "
+                                        << d);
+            }
+            ++cases;
+          }
+        }
+      }
+    }
+  }
+  BOOST_TEST_MESSAGE("pmax/pmin sweep: " << cases << " group runs");
+}
+
+// The bits JAX 0.10.2 gave on CPU for jax.lax.pmax / pmin over 8 devices (XLA's in-process
+// collectives fold with std::max from -inf): a NaN is passed over, all NaN is -inf (+inf), and
+// of -0.0 and +0.0 the lowest-ranked device's wins -- where lax.max(-0.0, 0.0) is +0.0 and
+// lax.max(NaN, x) NaN. On the staged and the direct path (8 and 5000 elements, all alike).
+BOOST_AUTO_TEST_CASE(pmax_pmin_nan_and_signed_zero_are_jaxs) {
+  const float nan = NAN;
+  struct Case {
+    std::vector<float> per_device;
+    float pmax, pmin;
+  };
+  const std::vector<Case> cases{
+      {{-0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, -0.0f, -0.0f},
+      {{0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f}, 0.0f, 0.0f},
+      {{0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, -0.0f}, 0.0f, 0.0f},
+      {{1, 2, 3, nan, 5, 6, 7, 8}, 8.0f, 1.0f},
+      {{nan, 2, 3, 4, 5, 6, 7, 8}, 8.0f, 2.0f},
+      {{1, 2, 3, 4, 5, 6, 7, nan}, 7.0f, 1.0f},
+      {{nan, nan, nan, nan, nan, nan, nan, nan}, -INFINITY, INFINITY},
+  };
+  for (const Case& c : cases) {
+    for (std::size_t count : {std::size_t{8}, std::size_t{5000}}) {
+      InProcessGroup g(8, "data", with_switch(kDefaultSwitchBytes));
+      std::vector<std::vector<float>> mx(8), mn(8);
+      run_ranks(g, [&](Communicator& comm, int r) {
+        const std::vector<float> in(count, c.per_device[static_cast<std::size_t>(r)]);
+        mx[static_cast<std::size_t>(r)].assign(count, kSentinel);
+        mn[static_cast<std::size_t>(r)].assign(count, kSentinel);
+        comm.all_reduce_max(in, mx[static_cast<std::size_t>(r)]);
+        comm.all_reduce_min(in, mn[static_cast<std::size_t>(r)]);
+      });
+      for (int r = 0; r < 8; ++r) {
+        BOOST_TEST(describe_diff(mx[static_cast<std::size_t>(r)],
+                                 std::vector<float>(count, c.pmax)) == "");
+        BOOST_TEST(describe_diff(mn[static_cast<std::size_t>(r)],
+                                 std::vector<float>(count, c.pmin)) == "");
+      }
+    }
+  }
+}
+
+// psum, pmax and pmin interleaved on one group, the sizes crossing the switch: each call's fold
+// is its own (a member never folds one call's inputs with another's rule) and the lanes'
+// counters of the direct path carry on from psum to pmax alike.
+BOOST_AUTO_TEST_CASE(pmax_pmin_between_psums_keep_their_own_fold) {
+  const int n = 5;
+  InProcessGroup g(n, "data", with_switch(kDefaultSwitchBytes));
+  std::vector<std::string> bad(n);
+  const std::vector<std::size_t> counts{3, 4097, 1000, 20000, 4096, 9};
+  run_ranks(g, [&](Communicator& c, int r) {
+    for (std::size_t k = 0; k < 3 * counts.size(); ++k) {
+      const std::size_t count = counts[k / 3];
+      // psum's inputs without NaNs: which NaN a sum of two returns is the compiler's choice.
+      const auto in = k % 3 == 0 ? make_inputs(n, count, 500 + k) : edge_inputs(n, count, 500 + k);
+      std::vector<float> out(count, kSentinel), want;
+      switch (k % 3) {
+        case 0:
+          c.all_reduce_sum(in[static_cast<std::size_t>(r)], out);
+          want = serial_fold(in, 0, count);
+          break;
+        case 1:
+          c.all_reduce_max(in[static_cast<std::size_t>(r)], out);
+          want = serial_max_min(in, count, true);
+          break;
+        default:
+          c.all_reduce_min(in[static_cast<std::size_t>(r)], out);
+          want = serial_max_min(in, count, false);
+      }
+      const std::string d = describe_diff(out, want);
+      if (!d.empty() && bad[static_cast<std::size_t>(r)].empty())
+        bad[static_cast<std::size_t>(r)] = "call " + std::to_string(k + 1) + ": " + d;
+    }
+  });
+  for (int r = 0; r < n; ++r)
+    BOOST_TEST(bad[static_cast<std::size_t>(r)] == "",
+               "member " << r << ": " << bad[static_cast<std::size_t>(r)]);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ------------------------------------------------------------------------------------------------
 BOOST_AUTO_TEST_SUITE(other_collectives)
 
 // all_gather: out = in_0 ++ in_1 ++ ... on every member, both paths.

@@ -68,6 +68,8 @@ BOOST_AUTO_TEST_CASE(an_op_the_engine_lacks_is_unimplemented_error_naming_engine
   refused([&] { device.all_gather(x, "data"); }, "sum-only does not implement all_gather");
   refused([&] { device.psum_scatter(x, "data"); }, "sum-only does not implement psum_scatter");
   refused([&] { device.ppermute(x, "data", {{0, 0}}); }, "sum-only does not implement ppermute");
+  refused([&] { device.pmax(x, "data"); }, "sum-only does not implement pmax");
+  refused([&] { device.pmin(x, "data"); }, "sum-only does not implement pmin");
   BOOST_TEST(comm.seq() == 1u);  // a refused call is not counted
 }
 

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -122,6 +123,66 @@ BOOST_AUTO_TEST_CASE(psum_pmean_all_gather_per_group_in_documented_order) {
         const Tensor p = dev.ppermute(x, axes, shift);
         const int from = members[static_cast<std::size_t>((rank + size - 1) % size)];
         if (p.data[0] != value(from, 0)) err += "ppermute " + axes.str() + "; ";
+      }
+    });
+    for (int d = 0; d < n; ++d)
+      BOOST_TEST(
+          errors[static_cast<std::size_t>(d)].empty(),
+          data << "x" << model << " device " << d << ": " << errors[static_cast<std::size_t>(d)]);
+  }
+}
+
+// pmax and pmin over one axis, a tuple and both orders of it: the fold from -inf (+inf) with
+// std::max (std::min) over the group's members in rank order (communicator.hpp). The inputs make
+// that order show: element 0 is +0.0 or -0.0 by the device's parity (the group's first member's
+// zero wins), element 1 NaN on device 1 and 6 (passed over; all NaN on a group of them gives
+// -inf / +inf), element 2 the same value on every device but device 3 (its bits decide
+// nothing), the rest distinct values. Staged (7 elements) and direct (5003).
+BOOST_AUTO_TEST_CASE(pmax_pmin_per_group_in_documented_order) {
+  auto input = [](int device, std::size_t i) {
+    if (i == 0) return device % 2 ? -0.0f : 0.0f;
+    if (i == 1) return device == 1 || device == 6 ? NAN : value(device, i);
+    if (i == 2) return device == 3 ? 2.5f : 1.0f;
+    return (device % 3 == 0 ? -1.0f : 1.0f) * value(device, i);
+  };
+  auto fold_max_min = [&](const std::vector<int>& members, std::size_t i, bool max) {
+    float acc = max ? -INFINITY : INFINITY;
+    for (int m : members) acc = max ? std::max(acc, input(m, i)) : std::min(acc, input(m, i));
+    return acc;
+  };
+  auto bits = [](float f) {
+    std::uint32_t b;
+    std::memcpy(&b, &f, sizeof b);
+    return b;
+  };
+  for (const auto& shape : {std::pair{2, 4}, std::pair{4, 2}, std::pair{3, 2}, std::pair{2, 1}}) {
+    const int data = shape.first, model = shape.second;
+    Mesh mesh(MeshShape{{"data", data}, {"model", model}});
+    const int n = data * model;
+    std::vector<std::string> errors(static_cast<std::size_t>(n));
+    mesh.run([&](Device& dev) {
+      const int d = dev.index();
+      std::string& err = errors[static_cast<std::size_t>(d)];
+      for (const std::size_t elems : {std::size_t{7}, std::size_t{5003}}) {
+        Tensor x({elems});
+        for (std::size_t i = 0; i < elems; ++i) x.data[i] = input(d, i);
+        for (const auto& [tuple, axes] : kTuples) {
+          const std::vector<int> members = group_of(d, data, model, tuple);
+          const Tensor mx = dev.pmax(x, axes), mn = dev.pmin(x, axes);
+          std::vector<float> buf = x.data;
+          dev.pmax_inplace(buf, axes);
+          for (std::size_t i = 0; i < elems; ++i) {
+            if (bits(mx.data[i]) != bits(fold_max_min(members, i, true)) ||
+                bits(buf[i]) != bits(mx.data[i])) {
+              err += "pmax " + axes.str() + " element " + std::to_string(i) + "; ";
+              break;
+            }
+            if (bits(mn.data[i]) != bits(fold_max_min(members, i, false))) {
+              err += "pmin " + axes.str() + " element " + std::to_string(i) + "; ";
+              break;
+            }
+          }
+        }
       }
     });
     for (int d = 0; d < n; ++d)

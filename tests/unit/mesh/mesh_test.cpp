@@ -346,6 +346,67 @@ BOOST_AUTO_TEST_CASE(every_member_detects_it_on_every_path) {
   }
 }
 
+// pmax on one member where the others call psum (and pmin against pmax), same count: every
+// member fails with the one-line CollectiveError naming both calls, on either path, and no output
+// is written (the descriptors differ only in the op).
+BOOST_AUTO_TEST_CASE(pmax_or_pmin_against_another_reduction_names_both) {
+  struct Pair {
+    CollectiveOp odd, others;
+  };
+  for (const Pair pair : {Pair{CollectiveOp::kAllReduceMax, CollectiveOp::kAllReduce},
+                          Pair{CollectiveOp::kAllReduceMin, CollectiveOp::kAllReduceMax},
+                          Pair{CollectiveOp::kAllReduce, CollectiveOp::kAllReduceMin}}) {
+    for (int n : {2, 3, 8}) {
+      for (std::size_t count : {std::size_t{7}, std::size_t{5000}}) {
+        InProcessGroup g(n, "data");
+        const int odd = n - 1;
+        std::vector<int> untouched(static_cast<std::size_t>(n), 1);
+        const auto errors = meshrun::testing::run_ranks_collect(
+            g,
+            [&](Communicator& c, int r) {
+              std::vector<float> warm(4, 1.0f);
+              c.all_reduce_sum(warm, warm);
+              const std::vector<float> in(count, static_cast<float>(r));
+              std::vector<float> out(count, -12345.0f);
+              const CollectiveOp op = r == odd ? pair.odd : pair.others;
+              try {
+                if (op == CollectiveOp::kAllReduceMax) {
+                  c.all_reduce_max(in, out);
+                } else if (op == CollectiveOp::kAllReduceMin) {
+                  c.all_reduce_min(in, out);
+                } else {
+                  c.all_reduce_sum(in, out);
+                }
+              } catch (...) {
+                untouched[static_cast<std::size_t>(r)] =
+                    std::all_of(out.begin(), out.end(), [](float v) { return v == -12345.0f; });
+                throw;
+              }
+            },
+            /*abort_on_error=*/false);
+        const std::string others =
+            std::string(op_name(pair.others)) + " #2 with " + std::to_string(count) + " elements";
+        const std::string mine =
+            std::string(op_name(pair.odd)) + " #2 with " + std::to_string(count) + " elements";
+        for (int r = 0; r < n; ++r) {
+          BOOST_TEST_CONTEXT(op_name(pair.odd) << " against " << op_name(pair.others) << " n=" << n
+                                               << " count=" << count << " member " << r) {
+            BOOST_REQUIRE(errors[static_cast<std::size_t>(r)]);
+            const std::string m = message_of(errors[static_cast<std::size_t>(r)]);
+            BOOST_TEST(contains(m, "mismatched collectives on 'data': device "), m);
+            BOOST_TEST(contains(m, "device " + std::to_string(odd) + " called " + mine), m);
+            BOOST_TEST(contains(m, others), m);
+            BOOST_TEST(m.find('\n') == std::string::npos);
+            BOOST_TEST(untouched[static_cast<std::size_t>(r)] == 1);
+            BOOST_CHECK_THROW(std::rethrow_exception(errors[static_cast<std::size_t>(r)]),
+                              CollectiveError);
+          }
+        }
+      }
+    }
+  }
+}
+
 // Through the mesh: Mesh::run throws CollectiveError (not DeviceError), and the mesh runs again.
 BOOST_AUTO_TEST_CASE(through_mesh_each_kind) {
   Mesh mesh(8, "data");
@@ -373,6 +434,22 @@ BOOST_AUTO_TEST_CASE(through_mesh_each_kind) {
       {"staged vs direct",
        [](Device& dev) { (void)dev.psum(Tensor({dev.index() == 7 ? 10u : 9000u}), "data"); },
        "with 10 elements"},
+      {"pmax against psum",
+       [](Device& dev) {
+         if (dev.index() == 6)
+           (void)dev.pmax(Tensor({3, 3}), "data");
+         else
+           (void)dev.psum(Tensor({3, 3}), "data");
+       },
+       "device 6 called pmax #1 with 9 elements"},
+      {"pmin against psum, direct",
+       [](Device& dev) {
+         if (dev.index() == 0)
+           (void)dev.pmin(Tensor({9000}), "data");
+         else
+           (void)dev.psum(Tensor({9000}), "data");
+       },
+       "device 0 called pmin #1 with 9000 elements, device 1 called psum #1 with 9000 elements"},
       {"ppermute table",
        [](Device& dev) {
          std::vector<std::pair<int, int>> perm;
@@ -449,6 +526,82 @@ BOOST_AUTO_TEST_CASE(skipped_call_times_out_naming_missing_devices) {
       });
     });
     expect_collective_error(e, {"psum #1 on 'data'", "device(s) 2, 6 never arrived"});
+    check_mesh_works(mesh);
+  }
+}
+
+// A device that never calls pmax (staged) or pmin (direct): the others wait only up to the
+// timeout, then fail naming the op and the missing device(s); the mesh works again after.
+BOOST_AUTO_TEST_CASE(a_skipped_pmax_or_pmin_times_out_within_the_bound) {
+  for (int rep = 0; rep < 2; ++rep) {
+    Mesh mesh(8, "data", short_timeout());
+    auto t0 = std::chrono::steady_clock::now();
+    auto e = capture([&] {
+      mesh.run([](Device& dev) {
+        std::vector<float> v(10, 1.0f);
+        dev.pmax_inplace(v, "data");
+        if (dev.index() == 5) return;  // skips pmax #2
+        dev.pmax_inplace(v, "data");
+      });
+    });
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    expect_collective_error(
+        e, {"pmax #2 on 'data'", "timed out after 200 ms", "device(s) 5 never arrived"});
+    BOOST_TEST(secs < 5.0, "the pmax timeout took " << secs << " s");
+    check_mesh_works(mesh);
+
+    t0 = std::chrono::steady_clock::now();
+    e = capture([&] {
+      mesh.run([](Device& dev) {
+        if (dev.index() == 2 || dev.index() == 6) return;
+        const Tensor x({5000});  // direct path
+        (void)dev.pmin(x, "data");
+      });
+    });
+    secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    expect_collective_error(e, {"pmin #1 on 'data'", "device(s) 2, 6 never arrived"});
+    BOOST_TEST(secs < 5.0, "the pmin timeout took " << secs << " s");
+    check_mesh_works(mesh);
+  }
+}
+
+// A device that throws while the others wait in pmax: they are released by the abort long before
+// the (60 s) timeout, each naming the pmax, and the run fails as the thrower's DeviceError.
+BOOST_AUTO_TEST_CASE(an_abort_releases_devices_waiting_in_pmax) {
+  for (std::size_t count : {std::size_t{10}, std::size_t{5000}}) {
+    MeshOptions opts;
+    opts.timeout = std::chrono::milliseconds(60'000);
+    Mesh mesh(8, "data", opts);
+    std::vector<std::string> seen(8);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto e = capture([&] {
+      mesh.run([&](Device& dev) {
+        std::vector<float> v(count, 1.0f);
+        dev.pmin_inplace(v, "data");
+        if (dev.index() == 4) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          throw std::runtime_error("boom");
+        }
+        try {
+          dev.pmax_inplace(v, "data");
+        } catch (const std::exception& x) {
+          seen[static_cast<std::size_t>(dev.index())] = x.what();
+          throw;
+        }
+      });
+    });
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    BOOST_REQUIRE(e);
+    BOOST_TEST(message_of(e) == "device 4 failed at pmin #1 on 'data': boom");
+    BOOST_TEST(secs < 10.0, "released after " << secs << " s");
+    for (int d = 0; d < 8; ++d) {
+      if (d == 4) continue;
+      BOOST_TEST(contains(seen[static_cast<std::size_t>(d)], "pmax #2 on 'data'"),
+                 "device " << d << ": " << seen[static_cast<std::size_t>(d)]);
+      BOOST_TEST(contains(seen[static_cast<std::size_t>(d)], "aborted"),
+                 "device " << d << ": " << seen[static_cast<std::size_t>(d)]);
+    }
     check_mesh_works(mesh);
   }
 }

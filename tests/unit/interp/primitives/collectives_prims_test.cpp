@@ -232,6 +232,142 @@ BOOST_AUTO_TEST_CASE(reduce_scatter_ppermute_all_to_all) {
   }
 }
 
+// pmax and pmin of f32, i32 and bool operands in one equation, over one axis, both axes and both
+// orders: each result has its operand's dtype and the fold from -inf (+inf) with std::max
+// (std::min) over the group in rank order -- JAX's bits on CPU (jax.lax.pmax / pmin, JAX 0.10.2):
+// a NaN is passed over (on a group where all are NaN: -inf, +inf), of -0.0 and +0.0 the first
+// member's stays, bool's max is or and its min and. A large operand (20000 floats) goes alone.
+BOOST_AUTO_TEST_CASE(pmax_pmin_of_each_dtype_fold_the_group_in_rank_order) {
+  // Device d = 2 i + j (data i, model j).
+  auto xf = [](int d) {
+    const auto f = static_cast<float>(d);
+    return std::vector<float>{d % 2 ? -0.0f : 0.0f, d == 1 || d == 3 ? kNaN : 1.5f * f - 2,
+                              d == 2 ? -kInf : 0.25f * f};
+  };
+  auto xi = [](int d) {
+    return std::vector<float>{static_cast<float>(d - 2), 10.0f * static_cast<float>(d % 2)};
+  };
+  auto xb = [](int d) { return std::vector<float>{d == 3 ? 1.0f : 0.0f, d != 0 ? 1.0f : 0.0f}; };
+  auto big = [](int d) {
+    std::vector<float> v(20000);
+    for (std::size_t k = 0; k < v.size(); ++k)
+      v[k] = static_cast<float>((k * 7 + static_cast<std::size_t>(d) * 3) % 11) - 5;
+    return v;
+  };
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::vector<int>>>> groups{
+      // axes, and each device's group in rank order
+      {{"data"}, {{0, 2}, {1, 3}, {0, 2}, {1, 3}}},
+      {{"model"}, {{0, 1}, {0, 1}, {2, 3}, {2, 3}}},
+      {{"data", "model"}, {{0, 1, 2, 3}, {0, 1, 2, 3}, {0, 1, 2, 3}, {0, 1, 2, 3}}},
+      {{"model", "data"}, {{0, 2, 1, 3}, {0, 2, 1, 3}, {0, 2, 1, 3}, {0, 2, 1, 3}}},
+  };
+  // got[d][group][op]: the results of pmax (op 0) and pmin (op 1).
+  std::vector<std::vector<std::vector<std::vector<Value>>>> got(4);
+  on_mesh(k2x2, [&](PrimContext& ctx, int d) {
+    for (const auto& group : groups) {
+      std::vector<std::vector<Value>> per_op;
+      for (const char* op : {"pmax", "pmin"}) {
+        per_op.push_back(run_raw(make(op, {{"axes", group.first}}),
+                                 {F({3}, xf(d)), I({2}, xi(d)), B({2}, xb(d)), F({20000}, big(d))},
+                                 ctx, {false, true, false, true}));
+      }
+      got[static_cast<std::size_t>(d)].push_back(std::move(per_op));
+    }
+  });
+  auto fold = [](const std::vector<int>& members, auto input, std::size_t i, bool max) {
+    float acc = max ? -kInf : kInf;
+    for (int m : members) {
+      const float v = input(m)[i];
+      acc = max ? std::max(acc, v) : std::min(acc, v);
+    }
+    return acc;
+  };
+  std::vector<std::vector<float>> bigs;
+  for (int d = 0; d < 4; ++d) bigs.push_back(big(d));
+  auto big_of = [&](int d) -> const std::vector<float>& {
+    return bigs[static_cast<std::size_t>(d)];
+  };
+  for (int d = 0; d < 4; ++d) {
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      const std::vector<int>& members = groups[g].second[static_cast<std::size_t>(d)];
+      for (int op = 0; op < 2; ++op) {
+        BOOST_TEST_CONTEXT("device " << d << " group " << g << (op ? " pmin" : " pmax")) {
+          const bool max = op == 0;
+          const auto& r = got[static_cast<std::size_t>(d)][g][static_cast<std::size_t>(op)];
+          BOOST_REQUIRE_EQUAL(r.size(), 4u);
+          std::vector<float> wf, wi, wb, wbig;
+          for (std::size_t i = 0; i < 3; ++i) wf.push_back(fold(members, xf, i, max));
+          for (std::size_t i = 0; i < 2; ++i) wi.push_back(fold(members, xi, i, max));
+          for (std::size_t i = 0; i < 2; ++i) wb.push_back(fold(members, xb, i, max));
+          for (std::size_t i = 0; i < 20000; ++i) wbig.push_back(fold(members, big_of, i, max));
+          check_bits(r[0], {3}, wf);
+          // The zero's sign is the first member's: check it by bits, which check_bits does.
+          BOOST_TEST(std::signbit(r[0].t.data[0]) == (members[0] % 2 == 1));
+          check_bits(r[1], {2}, wi);
+          check_bits(r[2], {2}, wb);
+          check_bits(r[3], {20000}, wbig);
+          BOOST_CHECK(r[0].dtype == DType::kF32);
+          BOOST_CHECK(r[1].dtype == DType::kI32);
+          BOOST_CHECK(r[2].dtype == DType::kBool);
+        }
+      }
+    }
+  }
+  // By hand, for the data group {1, 3} of device 1: element 1 is NaN on both -> -inf and +inf;
+  // bool [0, 1] | [1, 1] = [1, 1], & = [0, 1].
+  check_bits(got[1][0][0][0], {3}, {-0.0f, -kInf, 0.75f});
+  check_bits(got[1][0][1][0], {3}, {-0.0f, kInf, 0.25f});
+  check_bits(got[1][0][0][2], {2}, {1.0f, 1.0f});
+  check_bits(got[1][0][1][2], {2}, {0.0f, 1.0f});
+}
+
+// With no axes, pmax and pmin are the identity, NaN included (no collective runs).
+BOOST_AUTO_TEST_CASE(pmax_pmin_over_no_axes_are_the_identity) {
+  std::vector<std::vector<Value>> got(4);
+  on_mesh(k2x2, [&](PrimContext& ctx, int d) {
+    got[static_cast<std::size_t>(d)] = run_raw(make("pmax", {{"axes", json::array()}}),
+                                               {F({2}, {kNaN, static_cast<float>(d)})}, ctx);
+  });
+  for (int d = 0; d < 4; ++d)
+    check_bits(got[static_cast<std::size_t>(d)][0], {2}, {kNaN, static_cast<float>(d)});
+}
+
+// reduce_scatter (psum_scatter) of int32, as JAX: the int32 sum of the group, scattered -- exact in
+// meshrun's float32 up to 2^24, and refused beyond (JAX's would wrap only at 2^31).
+BOOST_AUTO_TEST_CASE(reduce_scatter_of_int32_sums_exactly_and_refuses_beyond_2_24) {
+  std::vector<Value> got(4);
+  std::vector<std::string> beyond(4);
+  on_mesh(k2x2, [&](PrimContext& ctx, int d) {
+    // x = [d - 1, 100 d, -7, 8388608 (2^23)] on every device, scattered over model (2 members).
+    const Value x =
+        I({4}, {static_cast<float>(d - 1), 100.0f * static_cast<float>(d), -7.0f, 8388608.0f});
+    got[static_cast<std::size_t>(d)] = run1(
+        make("reduce_scatter", {{"axes", {"model"}}, {"scatter_dimension", 0}, {"tiled", true}}),
+        {x}, ctx);
+    // 2^24 in every element on each of the 4 devices: 2^26, beyond what float32 holds of every
+    // integer, in every device's block.
+    try {
+      (void)run1(make("psum_scatter",
+                      {{"axes", {"data", "model"}}, {"scatter_dimension", 0}, {"tiled", false}}),
+                 {I({4}, std::vector<float>(4, 16777216.0f))}, ctx);
+    } catch (const PrimitiveError& e) {
+      beyond[static_cast<std::size_t>(d)] = e.what();
+    }
+  });
+  for (int d = 0; d < 4; ++d) {
+    const int lo = d / 2 * 2, j = d % 2;  // the model group {lo, lo + 1}, this device's rank
+    const std::vector<float> sum{static_cast<float>(2 * lo - 1), static_cast<float>(200 * lo + 100),
+                                 -14.0f, 16777216.0f};
+    const Value& g = got[static_cast<std::size_t>(d)];
+    BOOST_CHECK(g.dtype == DType::kI32);
+    check_bits(g, {2},
+               {sum[static_cast<std::size_t>(2 * j)], sum[static_cast<std::size_t>(2 * j + 1)]});
+    BOOST_TEST(contains(beyond[static_cast<std::size_t>(d)],
+                        "psum_scatter: an integer result is beyond 2^24"),
+               beyond[static_cast<std::size_t>(d)]);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(collective_errors) {
   const MeshShape mesh{{"data", 4}};
   PrimContext in_map;
@@ -245,6 +381,30 @@ BOOST_AUTO_TEST_CASE(collective_errors) {
   CHECK_ERROR(infer_error(make("psum", {{"axes", {"data"}}}), {}, in_map), "at least 1 operand");
   CHECK_ERROR(infer_error(make("pmean", {{"axes", {"data"}}}), {T(DType::kI32, {2})}, in_map),
               "int32");
+  CHECK_ERROR(infer_error(make("psum", {{"axes", {"data"}}}), {T(DType::kBool, {2})}, in_map),
+              "psum does not accept dtype bool");
+  CHECK_ERROR(infer_error(make("pmax", {{"axes", {"data"}}}), x), "pmax outside a shard_map");
+  CHECK_ERROR(infer_error(make("pmin", {{"axes", {"model"}}}), x, in_map),
+              "pmin: unknown axis name 'model'");
+  CHECK_ERROR(infer_error(make("pmax", {{"axes", {"data"}}}), {}, in_map), "at least 1 operand");
+  for (const char* op : {"pmax", "pmin"}) {
+    for (DType t : {DType::kF32, DType::kI32, DType::kBool}) {
+      const std::vector<ValueType> operands{T(t, {2, 3}), F32({})};
+      const std::vector<ValueType> types =
+          prim(op).infer(make(op, {{"axes", {"data"}}}), operands, in_map);
+      BOOST_CHECK(types.size() == 2 && types[0] == T(t, {2, 3}) && types[1] == F32({}));
+    }
+    // An all-reduce: each result depends on its own operand only (rules.cpp's data flow).
+    BOOST_TEST(prim(op).reduction);
+    BOOST_TEST(prim(op).collective);
+  }
+  BOOST_TEST(infer_error(make("reduce_scatter",
+                              {{"axes", {"data"}}, {"scatter_dimension", 0}, {"tiled", true}}),
+                         {T(DType::kI32, {4, 2})}, in_map) == "");
+  CHECK_ERROR(infer_error(make("reduce_scatter",
+                               {{"axes", {"data"}}, {"scatter_dimension", 0}, {"tiled", true}}),
+                          {T(DType::kBool, {4, 2})}, in_map),
+              "reduce_scatter does not accept dtype bool");
   CHECK_ERROR(infer_error(make("reduce_scatter",
                                {{"axes", {"data"}}, {"scatter_dimension", 1}, {"tiled", true}}),
                           x, in_map),
