@@ -64,6 +64,20 @@ class Communicator {
   // --profile: where the next collectives record their SyncMarks; nullptr (the default) records
   // nothing, and then costs the collective one pointer check.
   void mark_syncs(SyncMarks* marks) { marks_ = marks; }
+  // Where the next collectives are called from: a number equal on every member for one place of
+  // the program (the interpreter's equation, hashed), and its text for messages; 0 and null
+  // where nothing names it (the built-in programs). Every engine compares it between members as
+  // it compares the op and the count, so members that reach a collective from different places
+  // -- a cond's other branch, one more iteration of a loop -- get the mismatched-collective error
+  // instead of combining unrelated values.
+  void set_site(std::uint64_t site, const char* text) {
+    site_ = site;
+    site_text_ = text;
+  }
+  // This member's body returned: it makes no more calls in this run. An engine that can tell
+  // (the in-process one) then fails a member still waiting for it, at once, with the
+  // mismatched-collective error rather than at its deadline; by default nothing happens.
+  virtual void depart() {}
   virtual int rank() const = 0;
   virtual int size() const = 0;
   // Number of collectives this member has started (the next one gets sequence number seq()+1).
@@ -96,6 +110,8 @@ class Communicator {
   // Throws UnimplementedError: "<engine()> does not implement <op_name(op)>".
   [[noreturn]] void unimplemented(CollectiveOp op) const;
   SyncMarks* marks_ = nullptr;
+  std::uint64_t site_ = 0;
+  const char* site_text_ = nullptr;
 };
 
 }  // namespace meshrun

@@ -150,9 +150,12 @@ void InProcessCommunicator::wait_until(const std::atomic<std::uint64_t>& counter
     }
     return false;
   };
+  std::uint32_t departures = 0;  // counted at the last look (DEPARTURES)
   auto check_abort = [&] {
     if (cancellable && g.aborted() && withdraw())
       throw AbortedError(where(current_) + ": aborted because another device failed");
+    if (!cancellable) return;
+    if (const int r = departed_member(departures); r >= 0 && withdraw()) departed(r);
   };
 
   if (!g.oversubscribed_) {
@@ -190,7 +193,9 @@ void InProcessCommunicator::wait_until(const std::atomic<std::uint64_t>& counter
     const std::uint32_t w = g.wake_.load(std::memory_order_seq_cst);
     // seq_cst, after counting itself parked: a completer that saw parked_ == 0 made its add
     // before this load in the single total order, so this load sees it (see parked_).
-    if (counter.load(std::memory_order_seq_cst) < target && !(cancellable && g.aborted()))
+    if (counter.load(std::memory_order_seq_cst) < target &&
+        !(cancellable && (g.aborted() ||
+                          g.departures_.load(std::memory_order_seq_cst) != departures)))
       futex_wait_for(g.wake_, w,
                      cancellable ? deadline - now
                      : help      ? std::max<std::chrono::nanoseconds>(psum_.stall_after, kHelpSlice)
@@ -210,6 +215,35 @@ std::vector<int> InProcessCommunicator::missing_members() const {
   return missing;
 }
 
+int InProcessCommunicator::departed_member(std::uint32_t& seen) const {
+  const InProcessGroup& g = group_;
+  seen = g.departures_.load(std::memory_order_seq_cst);
+  if (seen == 0) return -1;
+  for (int r = 0; r < g.size_; ++r) {
+    if (g.slots_[r].departed.load(std::memory_order_acquire) < syncs_) return r;
+  }
+  return -1;
+}
+
+void InProcessCommunicator::depart() {
+  InProcessGroup& g = group_;
+  g.slots_[rank_].departed.store(syncs_, std::memory_order_release);
+  g.departures_.fetch_add(1, std::memory_order_seq_cst);
+  g.wake_waiters();
+}
+
+void InProcessCommunicator::departed(int rank) {
+  InProcessGroup& g = group_;
+  g.abort();
+  const char* at = frame_of(rank_).site_text;
+  throw CollectiveError("mismatched collectives on '" + g.axis_ + "': device " +
+                        std::to_string(g.device_of(rank)) + " left its body without calling " +
+                        where(current_) + ", which device " + std::to_string(g.device_of(rank_)) +
+                        " called" + (at != nullptr ? std::string(" at ") + at : std::string()) +
+                        ": the devices took different paths around a collective (a branch of a "
+                        "cond, or a loop's trip count, that differs between them)");
+}
+
 void InProcessCommunicator::timed_out(const std::vector<int>& missing) {
   InProcessGroup& g = group_;
   g.abort();
@@ -227,20 +261,21 @@ void InProcessCommunicator::check_descs(const Desc& mine) {
     if (d == mine) continue;
     // Both calls get this member's sequence number: every member passes the same sync points, so
     // the numbers are equal where two calls meet (step 4).
-    auto show = [this](const Desc& x) {
+    auto show = [this](const Desc& x, int member) {
       std::string s =
           collective_label(x.op, seq_) + " with " + std::to_string(x.in_count) + " elements";
       if (x.op == CollectiveOp::kPermute)
         s += " and permutation " + std::to_string(x.perm_hash % 100000);
+      if (const char* at = frame_of(member).site_text; at != nullptr) s += std::string(" at ") + at;
       return s;
     };
     const int lo = std::min(r, rank_), hi = std::max(r, rank_);
     const Desc& dlo = lo == rank_ ? mine : d;
     const Desc& dhi = hi == rank_ ? mine : d;
     throw CollectiveError("mismatched collectives on '" + group_.axis_ + "': device " +
-                          std::to_string(group_.device_of(lo)) + " called " + show(dlo) +
+                          std::to_string(group_.device_of(lo)) + " called " + show(dlo, lo) +
                           ", device " + std::to_string(group_.device_of(hi)) + " called " +
-                          show(dhi));
+                          show(dhi, hi));
   }
 }
 
@@ -263,6 +298,7 @@ void InProcessCommunicator::publish_staged(const Desc& desc, std::span<const flo
   current_ = desc;
   Frame& f = frame_of(rank_);
   write_if_changed(f.desc, desc);
+  write_if_changed(f.site_text, site_text_);
   if (f.staging.size() < in.size()) f.staging.resize(in.size());
   if (!in.empty()) std::memcpy(f.staging.data(), in.data(), in.size_bytes());
   first_sync(desc);
@@ -273,6 +309,7 @@ void InProcessCommunicator::publish_direct(const Desc& desc, const float* in, fl
   current_ = desc;
   Frame& f = frame_of(rank_);
   write_if_changed(f.desc, desc);
+  write_if_changed(f.site_text, site_text_);
   write_if_changed(f.in, in);
   write_if_changed(f.out, out);
   write_if_changed(f.cpu, sched_getcpu());
@@ -301,7 +338,7 @@ InProcessCommunicator::Desc InProcessCommunicator::begin(CollectiveOp op, std::s
                        ": the mesh was aborted by an earlier failure");
   }
   ++seq_;
-  return Desc{op, in_count, out_count, perm_hash};
+  return Desc{op, in_count, out_count, perm_hash, site_};
 }
 
 // ---------------------------------------------------------------- the collectives

@@ -6,16 +6,17 @@
 // PROTOCOL (call number c = this member's seq(), sync-point number s = its syncs so far)
 //
 //  1. Publish. Member r writes its frame for call c -- frames_[r][c & 1]: the call's descriptor
-//     (op, element counts, permutation hash) and either a copy of its input in the frame's
+//     (op, element counts, permutation hash, the site it is called from: set_site) and either a copy of its input in the frame's
 //     staging buffer (staged path) or pointers to its input and output (direct path). Frames
 //     alternate by call parity, so publishing call c+1 never touches what a slow peer may still
 //     be reading of call c (see 5). A field is written only where it differs from call c-2's.
 //  2. Arrive. r sets arrived_[r] = s and does arrivals_.fetch_add(1). The member whose add makes
 //     arrivals_ reach s*n completed sync point s: if anyone is parked, it bumps wake_ and wakes
 //     them (futex).
-//  3. Wait until arrivals_ >= s*n (see WAITING), or until the abort flag or the deadline.
+//  3. Wait until arrivals_ >= s*n (see WAITING), or until the abort flag, the deadline or a
+//     member's departure (see DEPARTURES).
 //  4. Check. r compares every member's descriptor with its own before reading any data; a
-//     difference (another op, count or permutation) is a CollectiveError on every member -- they
+//     difference (another op, count, permutation or site) is a CollectiveError on every member -- they
 //     all see the same descriptors, so they all fail, none mixes data. (Sequence numbers cannot
 //     differ: every member passes the same sync points.)
 //  5. Move data.
@@ -65,7 +66,16 @@
 // mesh aborts, or the deadline passes. Each park is bounded by the deadline; on timeout the
 // waiter names the members whose arrived_ is behind and aborts the group.
 //
-// LEAVING EARLY (abort, deadline) is agreed with the members that may complete the sync point:
+// DEPARTURES. A member whose body returned calls depart(): it stores the sync points it passed in
+// its slot's `departed`, then departures_.fetch_add(1) and wakes the parked (as a completer does,
+// through parked_). A waiter at sync point s that finds a member departed before s knows that
+// member never arrives -- the devices took different paths around a collective (a cond's other
+// branch, a loop's other trip count) -- and leaves at once with the mismatched-collective error,
+// as at its deadline (LEAVING EARLY), instead of waiting for the deadline. A waiter counts the
+// departures before it looks and parks only if the count is unchanged after counting itself in
+// parked_ (seq_cst both ways), so a departure between its look and its sleep still wakes it.
+//
+// LEAVING EARLY (abort, deadline, departure) is agreed with the members that may complete the sync point:
 // the leaver withdraws its arrival by a CAS that lowers arrivals_ only while it is below s*n, so
 // either the sync point completes and every member goes on (a late abort is then seen at the next
 // collective), or it never completes and every member leaves -- never some of each, which on the
@@ -176,6 +186,7 @@ class InProcessGroup {
     CollectiveOp op;
     std::size_t in_count, out_count;
     std::uint64_t perm_hash;
+    std::uint64_t site;  // Communicator::set_site's
     bool operator==(const Desc&) const = default;
   };
   // A frame is written only where it changes (write_if_changed, in publish_staged and
@@ -187,12 +198,17 @@ class InProcessGroup {
     const float* in = nullptr;
     float* out = nullptr;
     int cpu = -1;  // direct path: the CPU the member published from (sched_getcpu), for the lanes
+    const char* site_text = nullptr;  // Desc::site's text, for a mismatch's message
     std::vector<float> staging;  // grows to the largest staged message, then is reused
   };
+  static constexpr std::uint64_t kNotDeparted = UINT64_MAX;
   struct Slot {
     // Written by the member itself at every sync point, on its own line (relaxed: read only for
     // the timeout report).
     alignas(64) std::atomic<std::uint64_t> arrived{0};
+    // The sync points the member had passed when its body returned (depart), else kNotDeparted:
+    // it never arrives at a later one. Written once a run; read by the waiters (DEPARTURES).
+    std::atomic<std::uint64_t> departed{kNotDeparted};
     Frame frames[2];
   };
 
@@ -216,6 +232,9 @@ class InProcessGroup {
   alignas(64) std::atomic<std::uint64_t> lanes_done_{0};
   // aborted_: set once by abort(); every wait checks it.
   alignas(64) std::atomic<std::uint32_t> aborted_{0};
+  // departures_: members whose body returned (depart). seq_cst with parked_, as arrivals_: a
+  // waiter that saw no departure before it parked is woken by the next one.
+  alignas(64) std::atomic<std::uint32_t> departures_{0};
 
   // Bumps wake_ and wakes the parked waiters, if any (a sync point or the pieces completed).
   void wake_waiters();
@@ -281,6 +300,7 @@ class InProcessCommunicator final : public Communicator {
   void reduce_scatter_sum(std::span<const float> in, std::span<float> out) override;
   void permute(std::span<const float> in, std::span<float> out,
                std::span<const int> source_of) override;
+  void depart() override;
 
  private:
   using Frame = InProcessGroup::Frame;
@@ -318,6 +338,10 @@ class InProcessCommunicator final : public Communicator {
   // The members whose arrived_ is behind this member's current sync point, e.g. "5, 7".
   std::vector<int> missing_members() const;
   [[noreturn]] void timed_out(const std::vector<int>& missing);
+  // A member that departed before this member's current sync point (it never arrives there):
+  // its rank, or -1. Sets `seen` to the departures counted before the look.
+  int departed_member(std::uint32_t& seen) const;
+  [[noreturn]] void departed(int rank);
   std::string where(const Desc& d) const;
 
   InProcessGroup& group_;

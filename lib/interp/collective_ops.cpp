@@ -35,8 +35,14 @@ std::size_t group_size(const Eqn& eqn, const std::vector<std::string>& axes,
   return n;
 }
 
+// The device of a body, told where its next collective is called from: this equation (FNV-1a of
+// its place, the same on every device and rank), so that devices reaching collectives from
+// different places -- a cond's other branch, another trip of a loop -- are told apart.
 Device& device(const Eqn& eqn, PrimContext& ctx) {
   if (ctx.device == nullptr) fail(eqn.primitive + " outside a shard_map");
+  std::uint64_t h = 14695981039346656037ull;
+  for (const char c : eqn.where) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  ctx.device->set_site(h | 1, eqn.where.c_str());
   return *ctx.device;
 }
 

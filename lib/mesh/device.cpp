@@ -117,12 +117,17 @@ Communicator& Device::before(CollectiveOp op, AxisNames axes, const Shape& in, c
     const bool varying = op == CollectiveOp::kReduceScatter || op == CollectiveOp::kPermute;
     log_->push_back({op_name(op), g.label, in, out, varying, last_seq_});
   }
+  g.comm->set_site(site_, site_text_);
   if (hook_) hook_(index_, op, ++calls_, g.label, last_seq_);
   if (in_collective_) {
     const auto group = static_cast<std::size_t>(&g - groups_.data());
     in_collective_->store(CollectiveWhere::pack(group, op, last_seq_), std::memory_order_relaxed);
   }
   return *g.comm;
+}
+
+void Device::depart() {
+  for (const GroupMembership& g : groups_) g.comm->depart();
 }
 
 void Device::psum_inplace(std::span<float> buf, AxisNames axes) {

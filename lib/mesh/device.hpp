@@ -85,6 +85,15 @@ class Device {
   int index() const { return index_; }
   // Collectives entered so far, over all groups (what --inject counts).
   std::uint64_t collectives_entered() const { return calls_; }
+  // Where the next collectives are called from (Communicator::set_site): the interpreter names
+  // each collective's equation, so devices that reach collectives from different places of the
+  // program fail with the mismatched-collective error. `text` must outlive the call.
+  void set_site(std::uint64_t site, const char* text) {
+    site_ = site;
+    site_text_ = text;
+  }
+  // The body returned: every group hears that this device calls nothing more (depart).
+  void depart();
   const MeshShape& mesh() const { return mesh_; }
   // jax.lax.axis_index / axis_size: this device's rank in (the size of) its group over `axes`
   // (row-major over a tuple).
@@ -152,6 +161,8 @@ class Device {
   std::atomic<std::uint64_t>* in_collective_;
   SyncMarks marks_;         // where the communicators mark the collective in progress
   bool span_open_ = false;  // profile_->collectives.back() is still in progress
+  std::uint64_t site_ = 0;  // set_site's
+  const char* site_text_ = nullptr;
 };
 
 }  // namespace meshrun

@@ -111,6 +111,7 @@ void Mesh::Impl::run_job(int j, const std::stop_token& stop) {
         trace ? &trace->collectives[at] : nullptr, profile, &in_collective[at]);
     if (profile) profile->body_start = ProfileClock::now();
     (*body.load(std::memory_order_acquire))(*device);
+    device->depart();  // a peer still waiting for it in a collective fails now, not at its deadline
   } catch (const std::bad_alloc&) {  // kept as it is: the run reports "out of memory" (exit 4)
     record(j, std::current_exception());
   } catch (const AbortedError&) {

@@ -36,7 +36,8 @@ void MpiGroup::cross(const Desc& d) {
         "mismatched collectives on '" + axis_ + "': device " + std::to_string(member_device(0)) +
         " called " + collective_label(d.op, d.seq) + " with " + std::to_string(d.in_count) +
         " elements, device " + std::to_string(member_device(j)) + " called " +
-        collective_label(o.op, o.seq) + " with " + std::to_string(o.in_count) + " elements");
+        collective_label(o.op, o.seq) + " with " + std::to_string(o.in_count) + " elements" +
+        (o.op == d.op && o.in_count == d.in_count ? " (from another place of the program)" : ""));
   }
   const int n = size();
   const auto k = static_cast<std::size_t>(local_);

@@ -216,8 +216,12 @@ void MpiGroup::check_header(const float* header, const Desc& d, int from) const 
       h[3] == d.perm_hash)
     return;
   const Desc other{static_cast<CollectiveOp>(h[0]), h[1], 0, h[2], h[3]};
-  auto show = [](const Desc& x) {
-    return collective_label(x.op, x.seq) + " with " + std::to_string(x.in_count) + " elements";
+  auto show = [&](const Desc& x) {
+    return collective_label(x.op, x.seq) + " with " + std::to_string(x.in_count) + " elements" +
+           (x.op == other.op && x.in_count == other.in_count && x.perm_hash != other.perm_hash
+                ? " (from another place of the program" +
+                      std::string(x.op == CollectiveOp::kPermute ? ", or another permutation)" : ")")
+                : "");
   };
   throw CollectiveError("mismatched collectives on '" + axis_ + "': rank " +
                         std::to_string(world(rank_)) + " (" + devices_of(rank_) + ") called " +
@@ -249,8 +253,10 @@ void MpiCommunicator::barrier(InProcessGroup& g, const MpiGroup::Desc& d) {
 
 void MpiCommunicator::run(CollectiveOp op, std::span<const float> in, std::span<float> out,
                           std::span<const int> source_of) {
+  // The site (set_site) travels in the permutation's word: members that call from different
+  // places of the program differ there as two permutations would.
   const MpiGroup::Desc d{op, in.size(), out.size(), ++seq_,
-                         op == CollectiveOp::kPermute ? permutation_hash(source_of) : 0};
+                         (op == CollectiveOp::kPermute ? permutation_hash(source_of) : 0) ^ site_};
   op_ = op;
   if (group_.aborted())
     throw AbortedError(group_.where(d) + ": the group was aborted: " + group_.reason());
