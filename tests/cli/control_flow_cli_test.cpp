@@ -117,15 +117,34 @@ BOOST_AUTO_TEST_CASE(a_carry_that_changes_type_is_refused_before_the_run) {
   expect_one_line(r, "scan: carry 0 enters as f32[4] but its body returns f32[2]");
 }
 
-// Device 0 takes a branch with a psum, the others one without: the run ends within the timeout,
-// exit 3 (a mesh failure), never a hang.
-BOOST_AUTO_TEST_CASE(devices_that_diverge_around_a_collective_never_hang) {
-  const Result r = run({"run", "--timeout", "1", file("hostile/diverging-cond.json"),
+// Device 0 takes a branch with a psum, the others one without: the mismatched-collective error
+// as soon as the others' bodies return, exit 3, not a wait for the deadline (60 s here).
+BOOST_AUTO_TEST_CASE(devices_that_diverge_around_a_collective_get_the_mismatch_error) {
+  const Result r = run({"run", "--timeout", "60", file("hostile/diverging-cond.json"),
                         kSource + "/" + kDir + "/hostile/x8x2.json"});
   BOOST_TEST(!r.killed);
   BOOST_TEST(r.code == 3, r.err);
   BOOST_TEST(lines_of(r.err).size() == 1u, r.err);
-  BOOST_TEST(has(r.err, "psum"), r.err);
+  BOOST_TEST(has(r.err, "mismatched collectives on 'data'"), r.err);
+  BOOST_TEST(has(r.err, "left its body without calling psum #1 on 'data', which device 0 called at "
+                        "exports[0].jaxpr.eqns[0].params.jaxpr.eqns[3].params.branches[1].eqns[0]"),
+             r.err);
+  BOOST_TEST(r.seconds < 30.0);
+}
+
+// Device 0 psums from one branch, the others from the other: the same op and size from two
+// places of the program are not summed together (before, the run printed a sum of both).
+BOOST_AUTO_TEST_CASE(the_same_collective_from_two_places_is_a_mismatch) {
+  const Result r = run({"run", "--timeout", "60", file("hostile/diverging-sites.json"),
+                        kSource + "/" + kDir + "/hostile/x8x2.json"});
+  BOOST_TEST(r.code == 3, r.err);
+  BOOST_TEST(r.out.empty(), r.out);
+  BOOST_TEST(lines_of(r.err).size() == 1u, r.err);
+  BOOST_TEST(has(r.err, "mismatched collectives on 'data': device 0 called psum #1 with 2 "
+                        "elements at exports[0].jaxpr.eqns[0].params.jaxpr.eqns[3].params."
+                        "branches[1].eqns[1], device "),
+             r.err);
+  BOOST_TEST(has(r.err, ".params.branches[0].eqns[0]"), r.err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -319,6 +319,30 @@ def diverging_cond():
     return program("diverging-cond", [("x", "f32", [8, 2])], ["y"], MESH, t.done(y))
 
 
+def diverging_sites():
+    """Device 0 takes the branch whose psum negates, the others the plain psum: the same op, shape
+    and count from two places of the program -- never summed together."""
+    b = J()
+    x = b.arg("f32", [1, 2])
+    d = b.eqn("axis_index", [], [("i32", [])], axes=["data"])
+    z = b.eqn("eq", [d, lit(0, "i32")], [("bool", [])])
+    idx = b.eqn("convert_element_type", [z], [("i32", [])], new_dtype="i32")
+    b0 = J()
+    a0 = b0.arg("f32", [1, 2])
+    br0 = b0.done(b0.eqn("psum", [a0], [("f32", [1, 2])], axes=["data"]))
+    b1 = J()
+    a1 = b1.arg("f32", [1, 2])
+    n1 = b1.eqn("neg", [a1], [("f32", [1, 2])])
+    br1 = b1.done(b1.eqn("psum", [n1], [("f32", [1, 2])], axes=["data"]))
+    out = b.eqn("cond", [idx, x], [("f32", [1, 2])], branches=[br0, br1])
+    body_jx = b.done(out)
+    t = J()
+    gx = t.arg("f32", [8, 2])
+    y = shard_map(t, [gx], [["data"]], [["data"]], body_jx, [("f32", [8, 2])], MESH,
+                  check_vma=False)
+    return program("diverging-sites", [("x", "f32", [8, 2])], ["y"], MESH, t.done(y))
+
+
 def dump(obj):
     return json.dumps(obj, separators=(",", ":"), sort_keys=False) + "\n"
 
@@ -359,7 +383,7 @@ def main():
             files[f"{name}/case{k}.json"] = dump(case)
     for name, make in [("while-forever", while_forever), ("scan-huge", scan_huge),
                        ("cond-index", cond_index), ("carry-changes", carry_changes),
-                       ("diverging-cond", diverging_cond)]:
+                       ("diverging-cond", diverging_cond), ("diverging-sites", diverging_sites)]:
         files[f"hostile/{name}.json"] = dump(make())
     # Their inputs: plain cases ({"input": ...}: the program is given on the command line).
     files["hostile/x2.json"] = dump({"input": {"x": [1.0, 2.0]}})
