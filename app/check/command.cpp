@@ -233,14 +233,13 @@ void add_check_command(CLI::App& app) {
     if (flags->update) {
       // With --program: the cases are blessed with what that program computes (a program file's
       // results may be of any rank the built-ins' are not).
-      std::unique_ptr<interp::LoadedProgram> program;
+      std::unique_ptr<interp::LoadedProgram> loaded;
       if (!flags->program.empty()) {
-        program = interp::load_program(flags->program, flags->run.max_input_bytes,
-                                       mesh_options(flags->run).timeout, flags->exercise);
-        program->budget = flags->budget;
+        loaded = interp::load_program(flags->program, flags->run.max_input_bytes,
+                                      mesh_options(flags->run).timeout, flags->exercise);
+        loaded->budget = flags->budget;
       }
-      return run_update(flags->paths, flags->run, program ? &program->def : nullptr,
-                        flags->program);
+      return run_update(flags->paths, flags->run, loaded ? &loaded->def : nullptr, flags->program);
     }
     run_check(*flags);
   });
