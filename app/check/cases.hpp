@@ -54,7 +54,9 @@ RanCase run_case(const std::string& file, const RunFlags& flags, FileSet* files 
 std::string case_error(const std::exception& e, const std::string& file);
 
 // `meshrun check --update PATH...`: blesses the `expected` of every case under `paths`
-// (check/update.cpp).
-void run_update(const std::vector<std::string>& paths, const RunFlags& flags);
+// (check/update.cpp). `program`: the program to run them with (--program, read from
+// `program_file`); nullptr: the one each case names.
+void run_update(const std::vector<std::string>& paths, const RunFlags& flags,
+                const ProgramDef* program = nullptr, const std::string& program_file = "");
 
 }  // namespace meshrun

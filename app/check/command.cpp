@@ -212,7 +212,7 @@ void add_check_command(CLI::App& app) {
                     "EXERCISE"))
       ->needs(program);
   add_cost_flags(*command, flags->budget, program);
-  update->excludes("--junit")->excludes("--json")->excludes(program);
+  update->excludes("--junit")->excludes("--json");
   add_run_flags(*command, flags->run, true);  // --inject: into every case
   command->callback([flags] {
     // check is not a program command: under mpirun (of more than one rank) every rank would
@@ -230,7 +230,17 @@ void add_check_command(CLI::App& app) {
     if (flags->run.devices != 0 && !flags->run.mesh.empty()) {
       throw InputError("--devices", "give either --devices or --mesh, not both");
     }
-    if (flags->update) return run_update(flags->paths, flags->run);
+    if (flags->update) {
+      // With --program: the cases are blessed with what that program computes (a program file's
+      // results may be of any rank the built-ins' are not).
+      std::unique_ptr<interp::LoadedProgram> loaded;
+      if (!flags->program.empty()) {
+        loaded = interp::load_program(flags->program, flags->run.max_input_bytes,
+                                      mesh_options(flags->run).timeout, flags->exercise);
+        loaded->budget = flags->budget;
+      }
+      return run_update(flags->paths, flags->run, loaded ? &loaded->def : nullptr, flags->program);
+    }
     run_check(*flags);
   });
 }

@@ -68,11 +68,12 @@ std::string change_summary(const RanCase& ran, std::size_t beyond_tolerance) {
 
 // One case blessed. `not_written`: set when a result was due but the file could not take it
 // (exit 6); `unfired`: an --inject never fired (exit 2).
-Outcome bless(const Found& found, const RunFlags& flags, bool* not_written, bool* unfired) {
+Outcome bless(const Found& found, const RunFlags& flags, const ProgramDef* program,
+              bool* not_written, bool* unfired) {
   if (!found.problem.empty()) return {"REFUSED", found.problem};
   try {
     const std::string ran_bytes = case_bytes(found.path, flags.max_input_bytes);
-    const RanCase ran = run_case(found.path, flags);
+    const RanCase ran = run_case(found.path, flags, nullptr, program);
     if (!ran.unfired.empty()) {
       *unfired = true;
       return {"REFUSED", ran.unfired.front()};
@@ -112,16 +113,18 @@ Outcome bless(const Found& found, const RunFlags& flags, bool* not_written, bool
 
 }  // namespace
 
-void run_update(const std::vector<std::string>& paths, const RunFlags& flags) {
+void run_update(const std::vector<std::string>& paths, const RunFlags& flags,
+                const ProgramDef* program, const std::string& program_file) {
   const std::vector<Found> cases = collect_cases(paths);
   FileSet files;  // the lines on stdout must not go into a case (`>> case.json`)
   files.standard_output();
+  if (!program_file.empty()) files.read("the program file", program_file);
   for (const Found& c : cases) files.read("a case file being blessed", c.path);
   std::size_t updated = 0, unchanged = 0, refused = 0;
   bool not_written = false, unfired = false;
   Progress progress("check --update", cases.size(), "cases");
   for (const Found& c : cases) {
-    const Outcome o = bless(c, flags, &not_written, &unfired);
+    const Outcome o = bless(c, flags, program, &not_written, &unfired);
     progress.clear();  // stdout may be the same terminal
     write_stdout(o.word + " " + printable(c.path) + ": " + escape_controls(o.detail) + "\n");
     ++(o.word == "UPDATED" ? updated : o.word == "UNCHANGED" ? unchanged : refused);

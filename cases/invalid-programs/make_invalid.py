@@ -125,14 +125,16 @@ def forgot_psum(p):
 variant("replicated-output-differs", forgot_psum)
 
 
-def rank3_input(p):
-    # The jaxpr takes rank 3 too (a file whose inputs and invars disagree is refused before).
-    p["inputs"][0]["shape"] = ["N", "A", "B"]
-    p["exports"][0]["dims"] = ["M", "A", "B"]
-    p["exports"][0]["jaxpr"]["invars"][0]["type"]["shape"] = ["8*M", "A", "B"]
+def rank9_input(p):
+    # A case holds arrays of up to 8 dimensions, as many as any shape of the file may have: an
+    # input of 9 is refused where the file says so. (Rank 3 was refused before issue 48.4.)
+    more = ["A", "B", "C", "D", "E", "F", "G", "H"]
+    p["inputs"][0]["shape"] = ["N"] + more
+    p["exports"][0]["dims"] = ["M"] + more
+    p["exports"][0]["jaxpr"]["invars"][0]["type"]["shape"] = ["8*M"] + more
 
 
-variant("input-rank-3", rank3_input)
+variant("input-rank-9", rank9_input)
 
 with open("number-beyond-double.json", "w") as f:
     f.write(json.dumps(BASE).replace('"lit": 2.0', '"lit": 1e400'))
@@ -172,11 +174,12 @@ def after(primitive, params, shape):
     return change
 
 
-# Results are JSON of rank <= 2 (the writer's invariant: exit 4 before), with elements (an empty
-# one printed as '{"y":}' with exit 0 before).
-variant("output-rank-3", after("broadcast_in_dim",
-                               {"shape": [2, 2, "8*M"], "broadcast_dimensions": [2]},
-                               [2, 2, "8*M"]))
+# Results have at most 8 dimensions, as every shape of the file (rank 3 to 8 are written as
+# nested lists since issue 48.4), with elements (an empty one printed as '{"y":}' with exit 0
+# before).
+variant("output-rank-9", after("broadcast_in_dim",
+                               {"shape": [1] * 8 + ["8*M"], "broadcast_dimensions": [8]},
+                               [1] * 8 + ["8*M"]))
 variant("output-with-no-elements", after("slice", {"start_indices": [0], "limit_indices": [0],
                                                    "strides": None}, [0]))
 

@@ -70,7 +70,7 @@ ArgDef arg_of(const json& j, const std::string& at, const MeshShape& mesh, DType
   a.name = R::name(R::member(j, at, "name"), at + ".name");
   *dtype = R::dtype(R::member(j, at, "dtype"), at + ".dtype");
   const json& shape = R::array(R::member(j, at, "shape"), at + ".shape");
-  if (shape.size() > 2) throw InputError(at + ".shape", "a case holds arrays of rank 0, 1 or 2");
+  if (shape.size() > kMaxRank) throw InputError(at + ".shape", "more than 8 dimensions");
   for (std::size_t d = 0; d < shape.size(); ++d)
     a.dims.push_back(R::label(shape[d], at + ".shape[" + std::to_string(d) + "]"));
   const json& spec = R::array(R::member(j, at, "spec"), at + ".spec");

@@ -10,21 +10,21 @@
 
 namespace meshrun::interp::detail {
 
-// A case holds arrays of rank 0, 1 or 2 (docs/cases.md): an input of higher rank is the
-// file's to refuse, before a case reader would meet it.
+// A case holds arrays of at most kMaxRank (8) dimensions (docs/cases.md), as many as the reader
+// allows any shape of the file ("more than 8 dimensions"): an input of higher rank is the file's
+// to refuse, before a case reader would meet it.
 void check_input_ranks(const ProgramFile& file_) {
   for (std::size_t i = 0; i < file_.inputs.size(); ++i) {
     const std::size_t r = file_.inputs[i].shape.size();
-    if (r > 2) {
+    if (r > kMaxRank) {
       throw InputError(file_.path, "inputs[" + std::to_string(i) + "].shape: input " +
                                        file_.inputs[i].name + " has rank " + std::to_string(r) +
-                                       ": a case holds arrays of rank 0, 1 or 2 (reshape it "
-                                       "inside the program)");
+                                       ": more than 8 dimensions");
     }
   }
 }
 
-// Results are written as JSON of rank 0, 1 or 2 (the case format's), and every export gives
+// Results are written of at most kMaxRank dimensions (the case format's), and every export gives
 // each output the same rank (the def has one): else the writer's invariants broke, exit 4.
 void check_output_ranks(const ProgramFile& file_) {
   const auto rank = [](const Jaxpr& jx, std::size_t j) { return rank_of(jx, jx.outvars[j]); };
@@ -33,10 +33,9 @@ void check_output_ranks(const ProgramFile& file_) {
     for (std::size_t j = 0; j < jx.outvars.size(); ++j) {
       const std::string at = file_.exports[e].where + ".jaxpr.outvars[" + std::to_string(j) + "]";
       const std::size_t r = rank(jx, j);
-      if (r > 2) {
+      if (r > kMaxRank) {
         throw InputError(file_.path, at + ": output " + file_.outputs[j].name + " has rank " +
-                                         std::to_string(r) +
-                                         ": meshrun writes results of rank 0, 1 or 2");
+                                         std::to_string(r) + ": more than 8 dimensions");
       }
       if (e > 0 && r != rank(file_.exports.front().jaxpr, j)) {
         throw InputError(file_.path, at + ": output " + file_.outputs[j].name + " has rank " +

@@ -10,7 +10,8 @@
 
 namespace meshrun::interp::detail {
 
-// Load-time checks: a case holds arrays of rank 0, 1 or 2, and results are written so.
+// Load-time checks: a case holds arrays of at most kMaxRank dimensions, and results are written
+// so, each output of one rank in every export.
 void check_input_ranks(const ProgramFile& file);
 void check_output_ranks(const ProgramFile& file);
 // Per run: a result with no elements is refused.

@@ -11,9 +11,7 @@ namespace {
 
 // "w[1][0]" for flat index `i` of `t`.
 std::string element_path(const std::string& name, const Tensor& t, std::size_t i) {
-  if (t.rank() == 0) return name;
-  if (t.rank() == 1) return name + "[" + std::to_string(i) + "]";
-  return name + "[" + std::to_string(i / t.cols()) + "][" + std::to_string(i % t.cols()) + "]";
+  return name + index_suffix(t.shape, i);
 }
 
 void compare_tensor(const std::string& name, const Tensor& got, const Tensor& expected, double atol,

@@ -1,5 +1,6 @@
 #include "io/json_summary.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -72,10 +73,12 @@ class SummaryHandler {
   bool end_array() {
     if (tensor_ != nullptr) {
       leading_open_ = false;
-      const std::size_t rel = frames_.size() - tensor_level_;
-      if (rel == 1) end_row();
+      if (levels_.size() > 1 && tracked()) end_level();
     }
-    if (frames_.size() == tensor_level_) tensor_ = nullptr;
+    if (frames_.size() == tensor_level_) {
+      tensor_ = nullptr;
+      levels_.clear();
+    }
     return close();
   }
 
@@ -138,8 +141,14 @@ class SummaryHandler {
       tensor_ = summary;
       tensor_level_ = frames_.size();
       tensor_->leading_rank = 1;
+      tensor_->shape = {0};
       leading_open_ = true;
-    }
+      levels_.assign(1, Level{});
+    } else if (enter_) {  // an array of the tensor where one is due: its elements are checked
+      enter_ = false;
+      levels_.emplace_back();
+      if (tensor_->shape.size() < levels_.size()) tensor_->shape.push_back(0);  // x[0][0]..: known
+    }                                                                           // at its end
   }
 
   bool close() {
@@ -149,67 +158,81 @@ class SummaryHandler {
   }
 
   // ---- the array being summarised (tensor_, whose frame is frames_[tensor_level_ - 1]) ----
+  //
+  // levels_ holds its open arrays whose elements are checked: levels_[0] the tensor itself,
+  // levels_[d] the array at depth d (an element of levels_[d - 1]'s) -- the arrays along the
+  // first elements (which give the leading rank R), and after them every array where one is due
+  // (an element at a depth below R - 1). Anything inside another value (an array where a number
+  // is due, an object) is already a flaw and is not looked into.
+
+  // The innermost open frame is levels_.back()'s: a value starting now is one of its elements.
+  bool tracked() const { return frames_.size() + 1 == tensor_level_ + levels_.size(); }
 
   // Every value inside it, at any depth, before it is pushed.
   void tensor_element(JsonKind kind) {
     // The leading rank counts the '[' that open the array, one right after the other.
-    if (leading_open_ && kind == JsonKind::array) {
+    const bool leading = leading_open_ && kind == JsonKind::array;
+    if (leading) {
       ++tensor_->leading_rank;
     } else {
       leading_open_ = false;
     }
-    const std::size_t rel = frames_.size() - tensor_level_;  // 0: an element, 1: in a row
-    if (rel == 0) {
-      const std::size_t i = frames_.back().index;
-      tensor_->size = i + 1;
-      if (i == 0) two_d_ = kind == JsonKind::array;
-      if (two_d_) {
-        row_flaw_.reset();
-        row_length_ = 0;
-        if (kind != JsonKind::array) flaw({ArrayFlaw::not_a_row, i, std::nullopt, kind});
-      } else if (kind != JsonKind::number) {
-        flaw({ArrayFlaw::not_a_number, i, std::nullopt, kind});
-      }
-    } else if (rel == 1 && two_d_) {
-      const std::size_t j = row_length_++;
-      if (kind != JsonKind::number && !row_flaw_) {
-        row_flaw_ = ArrayFlaw{ArrayFlaw::not_a_number, row(), j, kind};
-      }
+    if (tensor_->flaw || !tracked()) return;
+    const std::size_t depth = levels_.size() - 1;  // 0: directly in the tensor
+    const std::size_t i = levels_.back().count++;
+    if (depth == 0) tensor_->shape[0] = i + 1;
+    if (leading || (depth + 1 < tensor_->leading_rank && kind == JsonKind::array)) {
+      enter_ = true;  // open() takes it as levels_[depth + 1]
+    } else if (depth + 1 < tensor_->leading_rank) {
+      report({ArrayFlaw::not_a_row, indices(), kind});
+    } else if (kind != JsonKind::number) {
+      report({ArrayFlaw::not_a_number, indices(), kind});
     }
   }
 
-  // A number directly in it (1-D) or in one of its rows (2-D).
+  // A number at depth R - 1 (an element of a row, or of a 1-D array).
   void tensor_number(double v) {
-    const std::size_t rel = frames_.size() - tensor_level_;
-    if (rel != (two_d_ ? 1u : 0u)) return;
+    if (!tracked() || levels_.size() != tensor_->leading_rank) return;
     const auto f = static_cast<float>(v);  // as JAX converts a Python float: nearest float32
-    if (std::isinf(f)) {
-      ArrayFlaw overflow{ArrayFlaw::overflow, row(), std::nullopt, JsonKind::number, v};
-      if (!two_d_) return flaw(overflow);
-      overflow.col = row_length_ - 1;
-      if (!row_flaw_) row_flaw_ = overflow;
-      return;
-    }
-    // A row longer than row 0 is ragged: keep none of it.
-    if (two_d_ && row() > 0 && row_length_ > tensor_->cols) return;
+    if (std::isinf(f)) return report({ArrayFlaw::overflow, indices(), JsonKind::number, v});
+    // A row longer than the first one is ragged: keep none of what is past its length.
+    const std::size_t d = levels_.size() - 1;
+    if (d > 0 && levels_[0].count > 1 && levels_[d].count > tensor_->shape[d]) return;
     tensor_->data.push_back(f);
   }
 
-  // A row of a 2-D array ended: it has row 0's length, then its elements are checked.
-  void end_row() {
-    if (!two_d_) return;
-    const std::size_t i = frames_[tensor_level_ - 1].index;
-    if (i == 0) tensor_->cols = row_length_;
-    if (i > 0 && row_length_ != tensor_->cols) {
-      flaw({ArrayFlaw::ragged, i, std::nullopt, JsonKind::array, 0, row_length_});
-    } else if (row_flaw_) {
-      flaw(*row_flaw_);
+  // The array of levels_.back() ended: it has the length of the first array at its depth (or is
+  // that one), then its elements' first flaw (if any) is its own.
+  void end_level() {
+    const Level done = std::move(levels_.back());
+    levels_.pop_back();
+    if (tensor_->flaw) return;
+    const std::size_t d = levels_.size();
+    const bool first =
+        std::all_of(levels_.begin(), levels_.end(), [](const Level& l) { return l.count == 1; });
+    if (first) {
+      tensor_->shape[d] = done.count;
+    } else if (done.count != tensor_->shape[d]) {
+      return report({ArrayFlaw::ragged, indices(), JsonKind::array, 0, done.count});
     }
+    if (done.pending) report(*done.pending);
   }
 
-  std::size_t row() const { return frames_[tensor_level_ - 1].index; }
+  // The indices of the element levels_.back() is at (each level's last counted element).
+  std::vector<std::size_t> indices() const {
+    std::vector<std::size_t> at;
+    at.reserve(levels_.size());
+    for (const Level& l : levels_) at.push_back(l.count - 1);
+    return at;
+  }
 
-  void flaw(const ArrayFlaw& f) {
+  // A flaw inside levels_.back(): the tensor's when that is the tensor itself, else the array's
+  // first, reported when it ends.
+  void report(const ArrayFlaw& f) {
+    if (levels_.size() > 1) {
+      if (!levels_.back().pending) levels_.back().pending = f;
+      return;
+    }
     if (tensor_->flaw) return;
     tensor_->flaw = f;
     tensor_->data = {};  // no use for the numbers any more
@@ -344,12 +367,15 @@ class SummaryHandler {
   std::vector<Frame> frames_;
   bool saw_case_key_ = false;
 
+  struct Level {
+    std::size_t count = 0;             // its elements so far
+    std::optional<ArrayFlaw> pending;  // the first flaw among them
+  };
   JsonSummary* tensor_ = nullptr;
   std::size_t tensor_level_ = 0;  // frames_.size() with the tensor's frame on top
   bool leading_open_ = false;
-  bool two_d_ = false;
-  std::size_t row_length_ = 0;
-  std::optional<ArrayFlaw> row_flaw_;
+  std::vector<Level> levels_;
+  bool enter_ = false;  // the value starting is an array levels_ takes
 };
 
 }  // namespace

@@ -24,16 +24,18 @@ enum class JsonKind { null, boolean, number, string, array, object };
 // "null", "a boolean", "a number", "a string", "an array", "an object".
 std::string kind_name(JsonKind kind);
 
-// The first element of an array (in document order) that keeps it from being a 1-D tensor (when
-// its first element is not an array) or a 2-D one (when it is): an element that is not a number
-// or overflows float32, a row that is not an array, or a row of another length than row 0.
+// The first thing (in document order) that keeps an array from being a tensor of its leading
+// rank R (the '[' that open it one right after the other: [[[1]]] has 3): an element that is not
+// a number or overflows float32 where a number is due (at depth R - 1), one that is not an array
+// where an array is due, or an array of another length than the first one at its depth (the one
+// along the first elements: x[0], x[0][0], ...). Within an array, its own length is checked
+// before its elements (its flaw reported when it ends); arrays in order.
 struct ArrayFlaw {
-  enum What { not_a_number, overflow, not_a_row, ragged } what;
-  std::size_t row = 0;
-  std::optional<std::size_t> col;  // the element within the row (2-D), none for a row or 1-D
+  enum What { not_a_number, overflow, not_a_row, ragged } what;  // not_a_row: not an array
+  std::vector<std::size_t> at;  // the element's (or the ragged array's) indices: {2, 1} is x[2][1]
   JsonKind kind = JsonKind::null;  // not_a_number, not_a_row
   double value = 0;                // overflow
-  std::size_t length = 0;          // ragged: the row's length
+  std::size_t length = 0;          // ragged: the array's length
 };
 
 struct JsonSummary {
@@ -44,10 +46,11 @@ struct JsonSummary {
   // kind object, at the top three levels: the members in file order.
   std::vector<JsonSummary> members;
   // kind array, below the top level:
-  std::size_t size = 0;          // elements (rows)
   std::size_t leading_rank = 0;  // nested arrays along the first elements: [[1],[2]] -> 2
-  std::size_t cols = 0;          // elements of the first row, when it is an array
-  std::vector<float> data;       // the numbers, row-major, as float32 (complete only when !flaw)
+  // shape[0]: its elements; shape[d]: the length of the first array at depth d (x[0], x[0][0]..),
+  // for d < leading_rank.
+  std::vector<std::size_t> shape;
+  std::vector<float> data;  // the numbers, row-major, as float32 (complete only when !flaw)
   std::optional<ArrayFlaw> flaw;
 };
 

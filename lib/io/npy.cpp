@@ -174,8 +174,7 @@ std::string shape_tuple(const Shape& shape) {
 
 // "input.x[3][1]" for flat index `i` of an array of `shape`.
 std::string element_path(const std::string& field, const Shape& shape, std::size_t i) {
-  if (shape.size() == 1) return field + "[" + std::to_string(i) + "]";
-  return field + "[" + std::to_string(i / shape[1]) + "][" + std::to_string(i % shape[1]) + "]";
+  return field + index_suffix(shape, i);
 }
 
 }  // namespace

@@ -66,8 +66,30 @@ void append_row(TextBuffer& out, const float* values, std::size_t n, const Numbe
   out.put(']');
 }
 
+// What comes before row `r` (of the rows, the last dimension's runs, of an array of `shape`,
+// rank >= 2) in its nested lists: "[[" before the first of a rank-3 array, "," between two rows of
+// one matrix, "],[" where one matrix ends and the next begins. With `after_last`, the "]]" after
+// the last row instead.
+std::string row_prefix(const Shape& shape, std::size_t r, bool after_last = false) {
+  const std::size_t outer = shape.size() - 1;  // the dimensions rows are nested in
+  if (after_last) return std::string(outer, ']');
+  if (r == 0) return std::string(outer, '[');
+  std::size_t fresh = 0;  // the dimensions whose index went back to 0 at this row
+  for (std::size_t d = outer; d-- > 1 && r % shape[d] == 0;) {
+    r /= shape[d];
+    ++fresh;
+  }
+  return std::string(fresh, ']') + ',' + std::string(fresh, '[');
+}
+
+std::size_t row_count(const Shape& shape) {
+  std::size_t n = 1;
+  for (std::size_t d = 0; d + 1 < shape.size(); ++d) n *= shape[d];
+  return n;
+}
+
 void append_tensor(TextBuffer& out, const Tensor& t, const NumberFormat& format) {
-  MESHRUN_CHECK(t.rank() <= 2 && t.size() == shape_size(t.shape), "malformed output tensor");
+  MESHRUN_CHECK(t.rank() <= kMaxRank && t.size() == shape_size(t.shape), "malformed output tensor");
   if (t.rank() == 0) {
     out.number(t.data.at(0), format);
     return;
@@ -76,12 +98,13 @@ void append_tensor(TextBuffer& out, const Tensor& t, const NumberFormat& format)
     append_row(out, t.data.data(), t.size(), format);
     return;
   }
-  out.put('[');
-  for (std::size_t i = 0; i < t.rows(); ++i) {
-    if (i > 0) out.put(',');
-    append_row(out, t.data.data() + i * t.cols(), t.cols(), format);
+  const std::size_t cols = t.shape.back();
+  const std::size_t rows = row_count(t.shape);
+  for (std::size_t i = 0; i < rows; ++i) {
+    out.put(row_prefix(t.shape, i));
+    append_row(out, t.data.data() + i * cols, cols, format);
   }
-  out.put(']');
+  out.put(row_prefix(t.shape, rows, true));
 }
 
 // The result in document order as pieces: literal text, then optionally numbers -- one bare
@@ -99,7 +122,8 @@ std::vector<Piece> result_pieces(const ProgramDef& program, const std::vector<Te
     const ArgDef& arg = program.outputs[i];
     const Tensor& t = outputs[i];
     MESHRUN_CHECK(t.rank() == arg.dims.size(), "output " + arg.name + " has the wrong rank");
-    MESHRUN_CHECK(t.rank() <= 2 && t.size() == shape_size(t.shape), "malformed output tensor");
+    MESHRUN_CHECK(t.rank() <= kMaxRank && t.size() == shape_size(t.shape),
+                  "malformed output tensor");
     std::string key(i == 0 ? "{" : ",");
     key += nlohmann::json(arg.name).dump();
     key += ':';
@@ -110,11 +134,13 @@ std::vector<Piece> result_pieces(const ProgramDef& program, const std::vector<Te
     } else if (t.rank() == 1) {
       pieces.push_back({std::move(key), t.data.data(), t.size(), true});
     } else {
-      for (std::size_t r = 0; r < t.rows(); ++r) {
-        pieces.push_back(
-            {r == 0 ? key + '[' : std::string(","), t.data.data() + r * t.cols(), t.cols(), true});
+      const std::size_t cols = t.shape.back();
+      const std::size_t rows = row_count(t.shape);
+      for (std::size_t r = 0; r < rows; ++r) {
+        pieces.push_back({r == 0 ? key + row_prefix(t.shape, r) : row_prefix(t.shape, r),
+                          t.data.data() + r * cols, cols, true});
       }
-      pieces.push_back({"]"});
+      pieces.push_back({row_prefix(t.shape, rows, true)});
     }
   }
   pieces.push_back({outputs.empty() ? "{}" : "}"});

@@ -1,5 +1,5 @@
-// The result dict a program prints: compact JSON, keys in ProgramDef::outputs order, rank-1 and
-// rank-2 outputs as nested lists, a scalar as a number:
+// The result dict a program prints: compact JSON, keys in ProgramDef::outputs order, outputs of
+// rank 1 or more as nested lists (a matrix a list of rows), a scalar as a number:
 //   {"w":[[1.11]],"b":[0.2],"loss":121.0}
 #pragma once
 
@@ -16,7 +16,7 @@ namespace meshrun {
 std::string write_result(const ProgramDef& program, const std::vector<Tensor>& outputs,
                          const NumberFormat& format);
 
-// One tensor as JSON (a number, [..] or [[..],..]) -- also used to show expected values.
+// One tensor as JSON (a number, [..], [[..],..], ...) -- also used to show expected values.
 std::string tensor_json(const Tensor& t, const NumberFormat& format);
 
 }  // namespace meshrun

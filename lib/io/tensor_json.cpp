@@ -7,8 +7,11 @@
 namespace meshrun {
 namespace {
 
-std::string index_path(const std::string& field, std::size_t i) {
-  return field + "[" + std::to_string(i) + "]";
+// "input.x[2][1]" for the indices `at`.
+std::string index_path(const std::string& field, const std::vector<std::size_t>& at) {
+  std::string s = field;
+  for (const std::size_t i : at) s += "[" + std::to_string(i) + "]";
+  return s;
 }
 
 // "(N, D)" -- the symbolic shape, so a rank error says what was meant.
@@ -53,27 +56,32 @@ void check_rank(const JsonSummary& value, const std::vector<std::string>& dims,
   if (value.kind != JsonKind::array) {
     throw_rank(field, dims, kind_name(value.kind));
   }
-  if (value.size == 0) throw_empty(field, dims, 0);
+  if (value.shape.at(0) == 0) throw_empty(field, dims, 0);
   if (value.leading_rank != dims.size()) {
     throw_rank(field, dims, rank_str(value.leading_rank));
   }
 }
 
-// The first element in document order that keeps the array from being a tensor.
-[[noreturn]] void throw_flaw(const ArrayFlaw& flaw, const std::string& field, std::size_t cols) {
-  const std::string row_path = index_path(field, flaw.row);
-  const std::string path = flaw.col ? index_path(row_path, *flaw.col) : row_path;
+// The first thing in document order that keeps the array (of rank `rank`, its shape `shape` as
+// its first elements give it) from being a tensor.
+[[noreturn]] void throw_flaw(const ArrayFlaw& flaw, const std::string& field, std::size_t rank,
+                             const Shape& shape) {
+  const std::string path = index_path(field, flaw.at);
+  const std::size_t depth = flaw.at.size();  // the dimension an array there would span
   switch (flaw.what) {
     case ArrayFlaw::not_a_number:
       throw InputError(path, "must be a number, got " + kind_name(flaw.kind));
     case ArrayFlaw::overflow:
       throw_overflow(path, flaw.value);
     case ArrayFlaw::not_a_row:
-      throw InputError(path, "must be an array (a row), got " + kind_name(flaw.kind));
+      throw InputError(path, (rank - depth == 1 ? std::string("must be an array (a row)")
+                                                : "must be " + rank_str(rank - depth)) +
+                                 ", got " + kind_name(flaw.kind));
     case ArrayFlaw::ragged:
       throw InputError(path, "has " + std::to_string(flaw.length) + " " +
-                                 dim_word(2, 1, flaw.length) + " but " + index_path(field, 0) +
-                                 " has " + std::to_string(cols));
+                                 dim_word(rank, depth, flaw.length) + " but " +
+                                 index_path(field, std::vector<std::size_t>(depth, 0)) + " has " +
+                                 std::to_string(shape.at(depth)));
   }
   MESHRUN_CHECK(false, "every flaw is reported");
 }
@@ -82,12 +90,14 @@ void check_rank(const JsonSummary& value, const std::vector<std::string>& dims,
 
 Tensor tensor_from_json(JsonSummary& value, const std::vector<std::string>& dims,
                         const std::string& field) {
-  MESHRUN_CHECK(dims.size() <= 2, "tensors have rank 0..2");
+  MESHRUN_CHECK(dims.size() <= kMaxRank, "inputs have at most kMaxRank dimensions");
   if (dims.empty()) return Tensor::scalar(to_float32(value, field));
   check_rank(value, dims, field);
-  if (dims.size() == 2 && value.cols == 0) throw_empty(field, dims, 1);
-  if (value.flaw) throw_flaw(*value.flaw, field, value.cols);
-  Shape shape = dims.size() == 1 ? Shape{value.size} : Shape{value.size, value.cols};
+  MESHRUN_CHECK(value.shape.size() == dims.size(), "an array's shape has its leading rank");
+  for (std::size_t d = 1; d < dims.size(); ++d)
+    if (value.shape[d] == 0) throw_empty(field, dims, d);
+  if (value.flaw) throw_flaw(*value.flaw, field, dims.size(), value.shape);
+  Shape shape = value.shape;
   MESHRUN_CHECK(value.data.size() == shape_size(shape), "a flawless array holds all its numbers");
   return Tensor(std::move(shape), std::move(value.data));
 }

@@ -13,7 +13,8 @@
 
 namespace meshrun {
 
-// `value` as a float32 tensor of rank dims.size(): a number (rank 0), [..] (1), [[..], ..] (2).
+// `value` as a float32 tensor of rank dims.size() (at most kMaxRank): a number (rank 0), [..]
+// (1), [[..], ..] (2), and so on.
 // Numbers convert like JAX: JSON -> double -> float32 rounded to nearest; integers and exponent
 // notation are numbers like any other. Rejects other types, wrong rank or nesting, ragged rows,
 // empty dimensions and values beyond float32's range.

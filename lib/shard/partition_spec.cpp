@@ -112,33 +112,49 @@ Shape block_shape(const Shape& global, const PartitionSpec& spec, const MeshShap
 }
 
 namespace {
-// A rank <= 2 array viewed as (rows, cols): a vector is one row, a scalar one element.
-struct Box {
-  std::size_t rows, cols, row0, col0;
-};
-Box box_of(const Shape& block, const PartitionSpec& spec, const MeshShape& mesh, int device) {
-  const std::size_t rows = block.size() == 2 ? block[0] : 1;
-  const std::size_t cols = block.empty() ? 1 : block.back();
-  const std::size_t row_index =
-      block.size() == 2 ? static_cast<std::size_t>(shard_index(spec, 0, mesh, device)) : 0;
-  const std::size_t col_index =
-      block.empty() ? 0
-                    : static_cast<std::size_t>(shard_index(spec, block.size() - 1, mesh, device));
-  return {rows, cols, row_index * rows, col_index * cols};
+// Device `device`'s block of an array of `global` shape, whose block shape is `block`: for each
+// contiguous run of it, in row-major order, f(offset in the global array, offset in the block,
+// length). A run is the block's extent along the innermost dimension it does not take whole,
+// times the dimensions after it (which it does): rows of a matrix split by columns, whole rows
+// of one split by rows, the block itself when only dimension 0 is split.
+template <class F>
+void for_each_run(const Shape& global, const Shape& block, const PartitionSpec& spec,
+                  const MeshShape& mesh, int device, F f) {
+  const std::size_t rank = global.size();
+  if (rank == 0) return f(std::size_t{0}, std::size_t{0}, std::size_t{1});
+  if (shape_size(block) == 0) return;
+  std::size_t k = rank - 1;  // the outermost dimension of a run
+  while (k > 0 && block[k] == global[k]) --k;
+  std::vector<std::size_t> stride(rank, 1);  // the global array's, in elements
+  for (std::size_t d = rank - 1; d-- > 0;) stride[d] = stride[d + 1] * global[d + 1];
+  std::vector<std::size_t> origin(rank);
+  for (std::size_t d = 0; d < rank; ++d)
+    origin[d] = block[d] * static_cast<std::size_t>(shard_index(spec, d, mesh, device));
+  const std::size_t run = block[k] * stride[k];
+  std::size_t runs = 1;
+  for (std::size_t d = 0; d < k; ++d) runs *= block[d];
+  std::vector<std::size_t> at(k, 0);  // the run's index in dimensions 0..k-1 of the block
+  for (std::size_t r = 0; r < runs; ++r) {
+    std::size_t from = origin[k] * stride[k];
+    for (std::size_t d = 0; d < k; ++d) from += (origin[d] + at[d]) * stride[d];
+    f(from, r * run, run);
+    for (std::size_t d = k; d-- > 0;) {  // the next run: an odometer over dimensions 0..k-1
+      if (++at[d] < block[d]) break;
+      at[d] = 0;
+    }
+  }
 }
 }  // namespace
 
 Tensor block_of(const TensorRef& global, const PartitionSpec& spec, const MeshShape& mesh,
                 int device) {
   Shape shape = block_shape(global.shape, spec, mesh);
-  const Box b = box_of(shape, spec, mesh, device);
-  const std::size_t stride = global.shape.empty() ? 1 : global.shape.back();
-  std::vector<float> data;  // filled row by row: each element written once, none zeroed first
-  data.reserve(b.rows * b.cols);
-  for (std::size_t i = 0; i < b.rows; ++i) {
-    const float* src = global.data + (b.row0 + i) * stride + b.col0;
-    data.insert(data.end(), src, src + b.cols);
-  }
+  std::vector<float> data;  // filled run by run: each element written once, none zeroed first
+  data.reserve(shape_size(shape));
+  for_each_run(global.shape, shape, spec, mesh, device,
+               [&](std::size_t from, std::size_t, std::size_t n) {
+                 data.insert(data.end(), global.data + from, global.data + from + n);
+               });
   return Tensor(std::move(shape), std::move(data));
 }
 
@@ -157,15 +173,14 @@ Tensor assemble(const std::vector<Tensor>& blocks, const PartitionSpec& spec,
     shape[dim] *= static_cast<std::size_t>(shard_count(spec, dim, mesh));
   if (shape == blocks[0].shape) return blocks[0];
   Tensor global(shape);
-  const std::size_t stride = shape.empty() ? 1 : shape.back();
   // Backwards, so where devices hold the same block the lowest-numbered one is written last.
   for (std::size_t d = blocks.size(); d-- > 0;) {
     MESHRUN_CHECK(blocks[d].shape == blocks[0].shape, "blocks differ in shape");
-    const Box b = box_of(blocks[d].shape, spec, mesh, static_cast<int>(d));
-    for (std::size_t i = 0; i < b.rows; ++i) {
-      const float* src = &blocks[d].data[i * b.cols];
-      std::copy(src, src + b.cols, &global.data[(b.row0 + i) * stride + b.col0]);
-    }
+    const float* src = blocks[d].data.data();
+    for_each_run(shape, blocks[d].shape, spec, mesh, static_cast<int>(d),
+                 [&](std::size_t to, std::size_t from, std::size_t n) {
+                   std::copy(src + from, src + from + n, global.data.data() + to);
+                 });
   }
   return global;
 }

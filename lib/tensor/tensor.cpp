@@ -19,8 +19,27 @@ std::string shape_str(const Shape& shape) {
 }
 
 std::string dim_word(std::size_t rank, std::size_t dim, std::size_t count) {
+  if (rank > 2) {
+    return (count == 1 ? "entry" : "entries") + std::string(" along dimension ") +
+           std::to_string(dim);
+  }
   const std::string word = rank == 2 ? (dim == 0 ? "row" : "column") : "element";
   return count == 1 ? word : word + "s";
+}
+
+std::string index_suffix(const Shape& shape, std::size_t i) {
+  std::vector<std::size_t> index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = shape[d] == 0 ? 0 : i % shape[d];
+    if (shape[d] != 0) i /= shape[d];
+  }
+  std::string s;
+  for (const std::size_t k : index) {
+    s += '[';
+    s += std::to_string(k);
+    s += ']';
+  }
+  return s;
 }
 
 std::size_t shape_size(const Shape& shape) {

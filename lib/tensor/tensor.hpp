@@ -1,8 +1,9 @@
-// Tensor: a dense row-major float32 array of rank 0..2 (all the programs need), plus the few
-// kernels the programs use. Kernels accumulate in float32 in a fixed order, so a program gives
-// the same bits every run. Matrix products accumulate with fused multiply-add, as JAX's CPU
-// backend does (XLA:CPU always allows FMA fusion); they run on gemm (tensor/gemm.hpp), blocked
-// and vectorised without changing an element's chain, so the bits are those of the plain loop.
+// Tensor: a dense row-major float32 array of any rank (the built-in programs use 0..2; a program
+// file's values go up to kMaxRank), plus the few kernels the programs use. Kernels accumulate in
+// float32 in a fixed order, so a program gives the same bits every run. Matrix products accumulate
+// with fused multiply-add, as JAX's CPU backend does (XLA:CPU always allows FMA fusion); they run
+// on gemm (tensor/gemm.hpp), blocked and vectorised without changing an element's chain, so the
+// bits are those of the plain loop.
 #pragma once
 
 #include <cstddef>
@@ -15,12 +16,20 @@ namespace meshrun {
 
 using Shape = std::vector<std::size_t>;
 
+// The most dimensions an array of a case, a .npy input or a result may have: a program file's
+// shapes are capped at 8 dimensions (interp's reader, "more than 8 dimensions"), so no input or
+// output of a program has more.
+inline constexpr std::size_t kMaxRank = 8;
+
 // "f32[16,2]" -- JAX's notation, used in traces and messages.
 std::string shape_str(const Shape& shape);
 std::size_t shape_size(const Shape& shape);
 // How dimension `dim` of a rank-`rank` array is called in messages, for `count` of them:
-// "row"/"rows", "column"/"columns" (rank 2), "element"/"elements" (rank 1).
+// "row"/"rows", "column"/"columns" (rank 2), "element"/"elements" (rank 1), "entry along
+// dimension 2"/"entries along dimension 2" (rank 3 or more).
 std::string dim_word(std::size_t rank, std::size_t dim, std::size_t count);
+// "[3][1]": the indices of flat (row-major) element `i` of an array of `shape` ("" for a scalar).
+std::string index_suffix(const Shape& shape, std::size_t i);
 
 struct Tensor {
   Shape shape;

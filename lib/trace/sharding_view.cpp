@@ -3,7 +3,9 @@
 // along its last (a matrix's columns, a vector's entries); each box names the devices that hold
 // that block ("dev 0,4" when the block is replicated over an axis the spec does not name), with
 // the row ranges to the right and the column ranges underneath. A replicated array is one box.
+// An array of rank 3 or more is drawn as the grid of the dimensions its spec splits (grid_of).
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "trace/trace.hpp"
@@ -33,13 +35,40 @@ std::string range(std::size_t len, int count, int index) {
   return s + ")";
 }
 
+// Which dimensions the boxes are cut along. A matrix: rows of boxes along dimension 0, columns
+// along 1; a vector: columns along its entries. An array of rank 3 or more (which
+// visualize_array_sharding does not draw): columns along the last dimension its spec splits, rows
+// along the others it splits (row-major over them), each range named by its dimension.
+struct Grid {
+  std::vector<std::size_t> row_dims;
+  std::optional<std::size_t> col_dim;
+  bool named = false;  // rank >= 3: "dimension 1 [0:2)"
+};
+
+Grid grid_of(const ArrayRecord& a, const Trace& t) {
+  const std::size_t rank = a.global.size();
+  Grid g;
+  if (rank <= 2) {
+    if (rank == 2) g.row_dims.push_back(0);
+    if (rank >= 1) g.col_dim = rank - 1;
+    return g;
+  }
+  g.named = true;
+  for (std::size_t d = 0; d < rank; ++d)
+    if (shard_count(a.spec, d, t.mesh) > 1) g.row_dims.push_back(d);
+  if (!g.row_dims.empty()) {
+    g.col_dim = g.row_dims.back();
+    g.row_dims.pop_back();
+  }
+  return g;
+}
+
 void draw(std::ostringstream& out, const ArrayRecord& a, const Trace& t) {
   out << a.name << ": " << shape_str(a.global) << " " << a.spec.str() << "\n";
-  const std::size_t rank = a.global.size();
-  const bool matrix = rank == 2;
-  // The grid: rows along dimension 0 of a matrix, columns along the last dimension.
-  const int rows = matrix ? shard_count(a.spec, 0, t.mesh) : 1;
-  const int cols = rank >= 1 ? shard_count(a.spec, rank - 1, t.mesh) : 1;
+  const Grid g = grid_of(a, t);
+  int rows = 1;
+  for (const std::size_t d : g.row_dims) rows *= shard_count(a.spec, d, t.mesh);
+  const int cols = g.col_dim ? shard_count(a.spec, *g.col_dim, t.mesh) : 1;
   std::vector<std::string> label(static_cast<std::size_t>(rows * cols), "dev ");
   // Row-major, multiplied in size_t.
   auto cell_of = [cols](int r, int c) {
@@ -48,17 +77,32 @@ void draw(std::ostringstream& out, const ArrayRecord& a, const Trace& t) {
   };
   std::vector<bool> first(label.size(), true);
   for (int d = 0; d < t.devices; ++d) {
-    const int r = matrix ? shard_index(a.spec, 0, t.mesh, d) : 0;
-    const int c = rank >= 1 ? shard_index(a.spec, rank - 1, t.mesh, d) : 0;
+    int r = 0;
+    for (const std::size_t dim : g.row_dims)
+      r = r * shard_count(a.spec, dim, t.mesh) + shard_index(a.spec, dim, t.mesh, d);
+    const int c = g.col_dim ? shard_index(a.spec, *g.col_dim, t.mesh, d) : 0;
     const std::size_t cell = cell_of(r, c);
     if (!first[cell]) label[cell] += ',';
     label[cell] += std::to_string(d);
     first[cell] = false;
   }
+  // " rows [0:4)", or " dimension 0 [0:4), dimension 1 [2:4)": row r's ranges, to its right.
+  auto row_text = [&](int r) {
+    if (!g.named) return " rows " + range(a.global[0], rows, r);
+    std::string s;
+    for (std::size_t k = g.row_dims.size(); k-- > 0;) {
+      const std::size_t dim = g.row_dims[k];
+      const int count = shard_count(a.spec, dim, t.mesh);
+      s = (k > 0 ? ", dimension " : " dimension ") + std::to_string(dim) + " " +
+          range(a.global[dim], count, r % count) + s;
+      r /= count;
+    }
+    return s;
+  };
   std::size_t longest = 0;
   for (const auto& l : label) longest = std::max(longest, l.size());
   std::vector<std::string> under;
-  for (int c = 0; cols > 1 && c < cols; ++c) under.push_back(range(a.global.back(), cols, c));
+  for (int c = 0; cols > 1 && c < cols; ++c) under.push_back(range(a.global[*g.col_dim], cols, c));
   std::size_t w = longest + 4;  // one box: its label with room
   if (cols > 1) {
     w = std::max<std::size_t>(7, longest + 2);
@@ -75,14 +119,17 @@ void draw(std::ostringstream& out, const ArrayRecord& a, const Trace& t) {
   for (int r = 0; r < rows; ++r) {
     out << "│";
     for (int c = 0; c < cols; ++c) out << pad(label[cell_of(r, c)], w) << "│";
-    out << (rows > 1 ? " rows " + range(a.global[0], rows, r) : "") << "\n";
+    out << (rows > 1 ? row_text(r) : "") << "\n";
     out << (r + 1 < rows ? line("├", "┼", "┤") : line("└", "┴", "┘"));
   }
   if (cols > 1) {
     std::string text = " ";
     for (const auto& u : under) text += pad(u, w) + " ";
     while (!text.empty() && text.back() == ' ') text.pop_back();
-    out << text << (matrix ? "  columns\n" : "\n");
+    const std::string what = g.named                ? "  dimension " + std::to_string(*g.col_dim)
+                             : a.global.size() == 2 ? "  columns"
+                                                    : "";
+    out << text << what << "\n";
   }
 }
 

@@ -27,15 +27,18 @@ std::string varying_str(const std::vector<std::string>& axes) {
 }
 
 // "rows [2:4)" / "columns [2:4)" / "entries [2:4)" (and "rows [0:2), columns [4:8)" for a block
-// split both ways) for device d's block.
+// split both ways) for device d's block; "dimension 1 [2:4)" for an array of rank 3 or more.
 std::string block_range(const ArrayRecord& a, const Trace& t, int device) {
   std::string s;
   for (std::size_t dim = 0; dim < a.global.size(); ++dim) {
     if (dim >= a.spec.dims().size() || a.spec.dims()[dim].empty()) continue;
     const std::size_t len = a.blocks.at(static_cast<std::size_t>(device)).at(dim);
     const std::size_t lo = len * static_cast<std::size_t>(shard_index(a.spec, dim, t.mesh, device));
-    const char* what = a.global.size() == 1 ? "entries" : dim == 0 ? "rows" : "columns";
-    s += (s.empty() ? "" : ", ") + std::string(what) + " [" + std::to_string(lo) + ":" +
+    const std::string what = a.global.size() > 2    ? "dimension " + std::to_string(dim)
+                             : a.global.size() == 1 ? "entries"
+                             : dim == 0             ? "rows"
+                                                    : "columns";
+    s += (s.empty() ? "" : ", ") + what + " [" + std::to_string(lo) + ":" +
          std::to_string(lo + len) + ")";
   }
   return s;

@@ -152,6 +152,30 @@ void expect_npy_rejected(const std::string& npy, std::string message) {
   }
 }
 
+// A program of arrays of rank 3 and 4 (issue 48.4), as a program file declares them: x split
+// along dimension 1 over 'data', z whole; outputs of rank 3, 4 and 0.
+const ProgramDef& rank_n() {
+  static const ProgramDef p = [] {
+    ProgramDef d;
+    d.name = "rank-n";
+    d.axis = "data";
+    d.mesh = {{"data", 2}};
+    d.inputs = {{"x", {"A", "N", "C"}, P{None, "data"}}, {"z", {"A", "B", "C", "D"}, P{}}};
+    d.outputs = {
+        {"y", {"A", "N", "C"}, P{None, "data"}}, {"t", {"A", "B", "C", "D"}, P{}}, {"s", {}, P{}}};
+    return d;
+  }();
+  return p;
+}
+
+const std::string kX3 = "[[[1,2],[3,4]],[[5,6],[7,8]]]";  // f32[2,2,2]
+const std::string kZ4 = "[[[[1],[2]]],[[[3],[4]]]]";      // f32[2,1,2,1]
+
+std::string rank_n_case(const std::string& x, const std::string& z = kZ4,
+                        const std::string& extra = "") {
+  return R"({"problem":"rank-n","name":"t","input":{"x":)" + x + R"(,"z":)" + z + "}" + extra + "}";
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(number_format)
@@ -354,6 +378,41 @@ BOOST_AUTO_TEST_CASE(ranks_and_key_order) {
                                        Tensor::scalar(7)};
   BOOST_TEST(write_result(dp(), outputs, {}) ==
              R"({"w":[[1.0,2.0],[3.0,4.0]],"b":[0.5,-0.25],"loss":7.0})");
+}
+
+// Outputs of rank 3 and 4 are nested lists too (a rank-3 array is a list of matrices), and a
+// large one is cut into runs of rows as a matrix is: the bytes of one pass.
+BOOST_AUTO_TEST_CASE(outputs_of_any_rank_are_nested_lists) {
+  const std::vector<Tensor> outputs = {Tensor({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}),
+                                       Tensor({2, 1, 2, 1}, {1, 2, 3, 4}), Tensor::scalar(7)};
+  BOOST_TEST(write_result(rank_n(), outputs, {}) ==
+             R"({"y":[[[1.0,2.0],[3.0,4.0]],[[5.0,6.0],[7.0,8.0]]],)"
+             R"("t":[[[[1.0],[2.0]]],[[[3.0],[4.0]]]],"s":7.0})");
+  BOOST_TEST(tensor_json(outputs[0], {}) == "[[[1.0,2.0],[3.0,4.0]],[[5.0,6.0],[7.0,8.0]]]");
+  BOOST_TEST(tensor_json(Tensor({1, 1, 1, 1, 1, 1, 1, 2}, {1, 2}), {}) ==
+             "[[[[[[[[1.0,2.0]]]]]]]]");
+  // 3 x 7 x 5003 and 5 x 3 x 7 x 11 elements: many threads, cuts inside and between matrices.
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> value(-1000, 1000);
+  std::vector<Tensor> big = {Tensor({3, 7, 5003}), Tensor({5, 3, 7, 11}), Tensor::scalar(1)};
+  for (Tensor& t : big)
+    for (float& v : t.data) v = value(rng);
+  std::string one_pass = "{\"y\":" + tensor_json(big[0], {}) + ",\"t\":" + tensor_json(big[1], {}) +
+                         ",\"s\":" + tensor_json(big[2], {}) + "}";
+  BOOST_TEST(write_result(rank_n(), big, {}) == one_pass);
+  // The same nesting as numbers written row by row into their lists.
+  std::string nested = "[";
+  for (std::size_t a = 0; a < 3; ++a) {
+    nested += a ? ",[" : "[";
+    for (std::size_t b = 0; b < 7; ++b) {
+      nested += b ? ",[" : "[";
+      for (std::size_t c = 0; c < 5003; ++c)
+        nested += (c ? "," : "") + format_number(big[0].data[(a * 7 + b) * 5003 + c], {});
+      nested += "]";
+    }
+    nested += "]";
+  }
+  BOOST_TEST((tensor_json(big[0], {}) == nested + "]"));
 }
 
 // A large result is formatted by several threads, in runs of rows: the bytes must be those of
@@ -637,6 +696,95 @@ BOOST_AUTO_TEST_CASE(errors_do_not_depend_on_the_order_of_keys) {
   expect_rejected(x(R"([[1],[[2]]])"), "input.x[1][0]: must be a number, got an array");
   expect_rejected(x(R"([[],[2]])"), "input.x: has 0 columns (D); dimensions must be at least 1");
   expect_rejected(x(R"([[[]]])"), "input.x: must be a 2-D array (N, D), got a 3-D array");
+}
+
+// Arrays of rank 3 and 4 (issue 48.4): read inline, their dims bound across inputs, and refused
+// as a 2-D one is -- wrong rank (any rank, 40 too), ragged at any depth, an array where a number
+// is due or the reverse, empty dimensions -- naming the first flaw in document order.
+BOOST_AUTO_TEST_CASE(reads_and_rejects_arrays_of_any_rank) {
+  {
+    TempFile f(
+        rank_n_case(kX3, kZ4, R"(,"expected":{"y":)" + kX3 + R"(,"t":)" + kZ4 + R"(,"s":1})"));
+    const Case c = read_case(f.path, &rank_n(), 0);
+    BOOST_TEST((c.inputs[0].shape == Shape{2, 2, 2}));
+    BOOST_TEST((c.inputs[0].data == std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+    BOOST_TEST((c.inputs[1].shape == Shape{2, 1, 2, 1}));
+    BOOST_TEST((c.inputs[1].data == std::vector<float>{1, 2, 3, 4}));
+    BOOST_TEST(((*c.expected)[1].shape == Shape{2, 1, 2, 1}));
+  }
+  const auto rejected = [](const std::string& x, const std::string& message,
+                           const std::string& z = kZ4) {
+    expect_rejected(rank_n_case(x, z), message, &rank_n(), 0);
+  };
+  std::string deep = "1";
+  for (int i = 0; i < 40; ++i) deep = "[" + deep + "]";
+  rejected(deep, "input.x: must be a 3-D array (A, N, C), got a 40-D array");
+  rejected("[[1,2],[3,4]]", "input.x: must be a 3-D array (A, N, C), got a 2-D array");
+  rejected("[[[[1]]]]", "input.x: must be a 3-D array (A, N, C), got a 4-D array");
+  rejected("7", "input.x: must be a 3-D array (A, N, C), got a number");
+  rejected("[[[1,2],[3,4]],[[5,6],[7]]]",
+           "input.x[1][1]: has 1 entry along dimension 2 but input.x[0][0] has 2");
+  rejected("[[[1,2],[3,4]],[[5,6]]]",
+           "input.x[1]: has 1 entry along dimension 1 but input.x[0] has 2");
+  rejected("[[[1,2],[3,4]],[[5,6],[7,8]],[[9,10],[11,12,13]]]",
+           "input.x[2][1]: has 3 entries along dimension 2 but input.x[0][0] has 2");
+  rejected("[[[1,2],[3,4]],5]", "input.x[1]: must be a 2-D array, got a number");
+  rejected("[[[1,2],[3,4]],[[5,6],7]]", "input.x[1][1]: must be an array (a row), got a number");
+  rejected("[[[1,2],[3,4]],[[5,6],[7,[8]]]]", "input.x[1][1][1]: must be a number, got an array");
+  rejected("[[[1,2],[3,\"a\"]],[[5,6]]]", "input.x[0][1][1]: must be a number, got a string");
+  rejected("[[[1,2],[3,1e39]],[[5,6],[7,8]]]", "input.x[0][1][1]: 1e+39 overflows float32");
+  // Within an array, its own length before its elements' flaws; arrays in document order.
+  rejected("[[[1,2],[3,4]],[[5,\"a\"],[7,8,9]]]",
+           "input.x[1][0][1]: must be a number, got a string");
+  rejected("[[[1,2],[3,4]],[[5,\"a\",6],[7,8]]]",
+           "input.x[1][0]: has 3 entries along dimension 2 but input.x[0][0] has 2");
+  rejected("[[[1,2],[3,4]],[[5,6,7],[8,9]],[[1,2]]]",
+           "input.x[1][0]: has 3 entries along dimension 2 but input.x[0][0] has 2");
+  rejected("[[[]]]", "input.x: has 0 entries along dimension 2 (C); dimensions must be at least 1");
+  rejected("[[[]],[[]]]",
+           "input.x: has 0 entries along dimension 2 (C); dimensions must be at least 1");
+  rejected("[]", "input.x: has 0 entries along dimension 0 (A); dimensions must be at least 1");
+  // Dims bound across inputs: A is x's 2 and z's 3.
+  rejected(kX3, "input.z: has 3 entries along dimension 0 (A) but input.x has 2",
+           "[[[[1],[2]]],[[[3],[4]]],[[[5],[6]]]]");
+  rejected(kX3, "input.z: has 1 entry along dimension 2 (C) but input.x has 2",
+           "[[[[1]]],[[[3]]]]");
+  // x's dimension 1 is split over 'data' (2 devices).
+  rejected("[[[1,2],[3,4],[5,6]],[[1,2],[3,4],[5,6]]]",
+           "input.x: 3 entries along dimension 1 are not divisible by 2 devices");
+}
+
+// A rank-3 array from a .npy file: its shape and values as inline, a non-finite value named by
+// its three indices, another rank refused as inline.
+BOOST_AUTO_TEST_CASE(reads_npy_arrays_of_any_rank) {
+  const std::string dict3 = R"({'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 2), })";
+  std::string c = rank_n_case(R"({"npy":"x.npy"})");
+  {
+    NpyCase n(
+        {{"case.json", c}, {"x.npy", npy_file(dict3, le_bytes<float>({1, 2, 3, 4, 5, 6, 7, 8}))}});
+    const Case r = read_case(n.path("case.json"), &rank_n(), 0);
+    BOOST_TEST((r.input_refs()[0].shape == Shape{2, 2, 2}));
+    BOOST_TEST((std::vector<float>(r.input_refs()[0].data, r.input_refs()[0].data + 8) ==
+                std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  }
+  const auto npy_rejected = [&](const std::string& bytes, std::string message) {
+    NpyCase n({{"case.json", c}, {"x.npy", bytes}});
+    if (const auto at = message.find("{}"); at != std::string::npos)
+      message.replace(at, 2, n.path("x.npy"));
+    try {
+      read_case(n.path("case.json"), &rank_n(), 0);
+      BOOST_ERROR("accepted, expected: " << message);
+    } catch (const InputError& e) {
+      BOOST_TEST(std::string(e.what()) == n.path("case.json") + ": " + message);
+    }
+  };
+  npy_rejected(npy_file(dict3, le_bytes<float>({1, 2, 3, 4, 5, NAN, 7, 8})),
+               "input.x[1][0][1]: nan is not a finite number ({})");
+  std::string shape40 = "(";
+  for (int i = 0; i < 40; ++i) shape40 += "1, ";
+  npy_rejected(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': " + shape40 + "), }",
+                        le_bytes<float>({1})),
+               "input.x: must be a 3-D array (A, N, C), got a 40-D array");
 }
 
 BOOST_AUTO_TEST_CASE(reads_npy_arrays) {
@@ -928,8 +1076,9 @@ std::string outcome(const std::string& text, JsonNumbers numbers) {
   std::string out;
   std::function<void(const JsonSummary&)> show = [&](const JsonSummary& s) {
     out += "<" + s.key + " " + kind_name(s.kind) + " " + std::to_string(s.number) + " " + s.text +
-           " size=" + std::to_string(s.size) + " rank=" + std::to_string(s.leading_rank) +
-           " cols=" + std::to_string(s.cols) + " data=";
+           " rank=" + std::to_string(s.leading_rank) + " shape=";
+    for (std::size_t n : s.shape) out += std::to_string(n) + ",";
+    out += " data=";
     for (float v : s.data) {
       std::uint32_t bits = 0;
       std::memcpy(&bits, &v, sizeof bits);
@@ -937,9 +1086,10 @@ std::string outcome(const std::string& text, JsonNumbers numbers) {
     }
     if (s.flaw) {
       const ArrayFlaw& w = *s.flaw;
-      out += " flaw=" + std::to_string(w.what) + "/" + std::to_string(w.row) + "/" +
-             (w.col ? std::to_string(*w.col) : "-") + "/" + kind_name(w.kind) + "/" +
-             std::to_string(w.value) + "/" + std::to_string(w.length);
+      out += " flaw=" + std::to_string(w.what) + "/";
+      for (std::size_t i : w.at) out += std::to_string(i) + ",";
+      out +=
+          "/" + kind_name(w.kind) + "/" + std::to_string(w.value) + "/" + std::to_string(w.length);
     }
     for (const JsonSummary& m : s.members) show(m);
     out += ">";
@@ -1100,6 +1250,21 @@ BOOST_AUTO_TEST_CASE(paths_and_tolerance_rule) {
   BOOST_TEST(m[1].path == "loss");
   BOOST_TEST(describe(m[1]) == "loss: got 6.99, expected 10.0, allowed 3");
   BOOST_TEST(compare_outputs(dp(), expected, expected, 0, 0).empty());
+}
+
+BOOST_AUTO_TEST_CASE(paths_of_any_rank) {
+  const std::vector<Tensor> expected = {Tensor({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}),
+                                        Tensor({2, 1, 2, 1}, {1, 2, 3, 4}), Tensor::scalar(3)};
+  std::vector<Tensor> got = expected;
+  got[0].data[6] = 0;  // y[1][1][0]
+  got[1].data[3] = 0;  // t[1][0][1][0]
+  const auto m = compare_outputs(rank_n(), got, expected, 0, 0);
+  BOOST_REQUIRE(m.size() == 2u);
+  BOOST_TEST(m[0].path == "y[1][1][0]");
+  BOOST_TEST(m[1].path == "t[1][0][1][0]");
+  got[1].data[3] = NAN;
+  BOOST_TEST(find_non_finite(rank_n(), got) ==
+             "output t[1][0][1][0] is nan (1 of 13 element is not finite)");
 }
 
 BOOST_AUTO_TEST_CASE(nan_and_shape_differences_fail) {
