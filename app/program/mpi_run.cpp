@@ -1,5 +1,6 @@
 // `meshrun <program> CASE` under mpirun: the command's setup, rank 0's run on a RootEngine and the
-// others' share of its shard_map (lib/io/mpi/mpi_engine.hpp), and the job's end (mpi_command.hpp).
+// others' share of each of its shard_map calls (lib/io/mpi/mpi_engine.hpp), and the job's end
+// (mpi_command.hpp).
 #ifdef MESHRUN_HAVE_MPI
 #include <optional>
 #include <vector>
@@ -27,13 +28,12 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
   std::optional<Prepared> p;
   const SetupMessage setup = share_setup(job, command_words(), [&] {
     p.emplace(prepare(program, flags, &trace, &profile));
-    check_mpi_mesh(p->mesh, job.ranks());
-    if (computation.shard_maps() > 1) {
-      throw UnimplementedError(program.summary + " runs " +
-                               std::to_string(computation.shard_maps()) +
-                               " shard_maps, which run in one process only (--backend "
-                               "inprocess); under mpirun a program runs at most one");
-    }
+    // --inject against the mesh, as one process's Mesh checks it before the run: here the first
+    // call's would, and a run of no call has none.
+    { const Mesh probe(p->mesh, p->options); }
+    // A program of no shard_map (a plain jit, on a mesh of one device) runs on rank 0 alone, the
+    // others waiting for its end: any number of ranks runs it.
+    if (computation.shard_maps() > 0) check_mpi_mesh(p->mesh, job.ranks());
     computation.check(p->mesh, p->c.input_refs());
     return p->mesh;
   });
