@@ -45,6 +45,7 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
     return;
   }
   RootEngine engine(job, mesh, options, trace, profiling);
+  trace.program = program.name;  // before the run, as in one process: a failed run's trace too
   std::vector<Tensor> outputs;
   try {
     outputs = run_program(engine, program, p->c.input_refs());
@@ -58,7 +59,6 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
     throw;
   }
   const MpiShardMapResult& r = engine.ended();
-  trace.program = program.name;
   finish_run(program, flags, *p, outputs, trace, r.unfired, r.entered, *profile);
 }
 

@@ -58,9 +58,6 @@ std::vector<Tensor> RootEngine::shard_map(const ShardMapCall& call,
   from_root(job_, StartMessage{.key = call.key});
   in_call_ = true;
   called_ = true;
-  // A call that fails leaves no collectives of an earlier call in the trace (one process's
-  // Mesh::run clears them as the call starts).
-  trace_.collectives.assign(static_cast<std::size_t>(mesh_devices(mesh_)), {});
   result_ = mpi_shard_map(job_, mesh_, call.body, call.in, call.out, global, options_, &trace_,
                           profiling_);
   in_call_ = false;
