@@ -370,7 +370,8 @@ BOOST_AUTO_TEST_CASE(every_shard_map_call_of_a_program_runs_across_ranks) {
   same_as_one_process(with(grad, {"--inject", "fail:3@3"}));
   // A failed call's trace: its own inputs and each device's collectives up to the failure, not
   // the forward's; only the failure's line differs (it names the rank).
-  const Result traced = mpirun(with(grad, {"--inject", "fail:3@2", "--trace=" + (dir / "f.trace")}));
+  const Result traced =
+      mpirun(with(grad, {"--inject", "fail:3@2", "--trace=" + (dir / "f.trace")}));
   BOOST_TEST(traced.code == 3);
   const std::string failed_trace = slurp(dir / "f.trace");
   BOOST_TEST(has(failed_trace, "\n  device 0: #2 psum[axis_name='batch'] f32[6]"), failed_trace);
@@ -388,6 +389,7 @@ BOOST_AUTO_TEST_CASE(every_shard_map_call_of_a_program_runs_across_ranks) {
   const Result timed = mpirun(with(grad, {"--profile", dir / "many.json"}));
   BOOST_TEST(timed.code == 0, timed.err);
   BOOST_TEST(timed.out == timed_one.out);
+  BOOST_REQUIRE(std::filesystem::exists(dir / "many.json"));
   const Timeline want = timeline(slurp(dir / "one.json")), got = timeline(slurp(dir / "many.json"));
   BOOST_TEST(std::count(got.phases.begin(), got.phases.end(), "run") == 2);
   BOOST_TEST((got.names == want.names));
