@@ -1,5 +1,6 @@
 // `meshrun <program> CASE` under mpirun: the command's setup, rank 0's run on a RootEngine and the
-// others' share of its shard_map (lib/io/mpi/mpi_engine.hpp), and the job's end (mpi_command.hpp).
+// others' share of each of its shard_map calls (lib/io/mpi/mpi_engine.hpp), and the job's end
+// (mpi_command.hpp).
 #ifdef MESHRUN_HAVE_MPI
 #include <optional>
 #include <vector>
@@ -27,13 +28,12 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
   std::optional<Prepared> p;
   const SetupMessage setup = share_setup(job, command_words(), [&] {
     p.emplace(prepare(program, flags, &trace, &profile));
-    check_mpi_mesh(p->mesh, job.ranks());
-    if (computation.shard_maps() > 1) {
-      throw UnimplementedError(program.summary + " runs " +
-                               std::to_string(computation.shard_maps()) +
-                               " shard_maps, which run in one process only (--backend "
-                               "inprocess); under mpirun a program runs at most one");
-    }
+    // --inject against the mesh, as one process's Mesh checks it before the run: here the first
+    // call's would, and a run of no call has none.
+    { const Mesh probe(p->mesh, p->options); }
+    // A program of no shard_map (a plain jit, on a mesh of one device) runs on rank 0 alone, the
+    // others waiting for its end: any number of ranks runs it.
+    if (computation.shard_maps() > 0) check_mpi_mesh(p->mesh, job.ranks());
     computation.check(p->mesh, p->c.input_refs());
     return p->mesh;
   });
@@ -45,6 +45,7 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
     return;
   }
   RootEngine engine(job, mesh, options, trace, profiling);
+  trace.program = program.name;  // before the run, as in one process: a failed run's trace too
   std::vector<Tensor> outputs;
   try {
     outputs = run_program(engine, program, p->c.input_refs());
@@ -58,7 +59,6 @@ void run_on_ranks(MpiJob& job, const ProgramDef& program, const ProgramFlags& fl
     throw;
   }
   const MpiShardMapResult& r = engine.ended();
-  trace.program = program.name;
   finish_run(program, flags, *p, outputs, trace, r.unfired, r.entered, *profile);
 }
 

@@ -37,7 +37,8 @@ class Computation {
   // The call a run handed its engine under `key` (ShardMapCall::key), built where the program is
   // not evaluated: an MPI rank other than 0 runs only its devices' share of the shard_map.
   virtual ShardMapCall call(const ProgramDef& program, const std::string& key) const = 0;
-  // The most shard_maps one run reaches (under mpirun a program runs at most one).
+  // How many shard_maps a run may reach (each may be called many times, in a loop): under
+  // mpirun, a program of none runs on rank 0 alone, on any number of ranks.
   virtual int shard_maps() const { return 1; }
 };
 

@@ -66,8 +66,8 @@ fault() {
   if [ "$what" = "bench allreduce" ]; then
     for i in $(seq 100); do grep -q '^# peer' "$TMP/out" 2>/dev/null && break; sleep 0.1; done
   elif [ "$what" = evaluating ]; then
-    # rank 0 keeps the others alive from a thread named meshrun-eval while it evaluates before
-    # its shard_map (meshrun-after after it)
+    # rank 0 keeps the others alive from a thread named meshrun-eval while it evaluates outside
+    # its shard_map calls (meshrun-after once its run ended, while it grades)
     local p0=""
     for i in $(seq 100); do p0=$(pid_on 1 meshrun-mpi) && [ -n "$p0" ] && break; sleep 0.1; done
     if ! cue "$p0" '^meshrun-eval' 0.05; then

@@ -282,6 +282,128 @@ BOOST_AUTO_TEST_CASE(timings_and_profile_across_ranks) {
   BOOST_TEST(f.collectives.count(8) == 1u);  // track 8: device 7
 }
 
+namespace {
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+// same_as_one_process, and the whole --trace file byte for byte.
+void same_run_and_trace(const std::vector<std::string>& args, const TempDir& dir) {
+  const Result one = run(with(args, {"--trace=" + (dir / "one.trace")}));
+  const Result many = mpirun(with(args, {"--trace=" + (dir / "many.trace")}));
+  BOOST_TEST_CONTEXT(args.at(1) << " at R=" << ranks() << ", stderr: " << many.err) {
+    BOOST_TEST(!many.killed);
+    BOOST_TEST(many.code == one.code);
+    BOOST_TEST(many.out == one.out);  // byte for byte
+    BOOST_TEST(meshrun_lines(many.err) == meshrun_lines(one.err));
+    BOOST_TEST(slurp(dir / "many.trace") == slurp(dir / "one.trace"));
+  }
+  std::filesystem::remove(dir / "one.trace");
+  std::filesystem::remove(dir / "many.trace");
+}
+
+}  // namespace
+
+// Programs of several shard_map calls (issue 48): a jax.grad's forward and backward shard_maps
+// (dp-grad, fsdp-remat), a shard_map in a scan (the same call three times), a scan beside a
+// shard_map and one inside a body. Rank 0 hands every call to the ranks in turn (RootEngine,
+// lib/io/mpi/mpi_engine.hpp): stdout and the whole --trace (the last call's, as in one process)
+// are one process's byte for byte, and so are --profile's tracks, phases and collectives. A
+// failure or a stall in the second call ends every rank, without a hang, with the exit code of
+// one process and one line; an injection no call reaches is one process's exit 2 and line; an
+// equation failing between two calls ends every rank as in one process. A program of no
+// shard_map runs on rank 0 whatever R (its mesh has one device).
+BOOST_AUTO_TEST_CASE(every_shard_map_call_of_a_program_runs_across_ranks) {
+  if (ranks() == 8) return;  // scan-reverse's mesh has 4 devices: R = 1, 2 and 4
+  TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> programs = {
+      {"tests/jax/corpus/dp-grad.json", "tests/jax/corpus/dp-grad/case1.json"},
+      {"tests/jax/corpus/fsdp-remat.json", "tests/jax/corpus/fsdp-remat/case1.json"},
+      {"tests/cli/programs/control/scan-reverse.json",
+       "tests/cli/programs/control/scan-reverse/case1.json"},
+      {"tests/cli/programs/control/ring-scan.json",
+       "tests/cli/programs/control/ring-scan/case1.json"},
+      {"tests/mpi/programs/scan-of-shard-map.json",
+       "tests/mpi/programs/scan-of-shard-map-case1.json"},
+  };
+  for (const auto& [program, c] : programs) {
+    same_run_and_trace({"run", program, c, "--exact"}, dir);
+    same_as_one_process({"run", program, c});  // graded against `expected`, 6 decimals
+  }
+
+  const std::vector<std::string> grad = {"run", "tests/jax/corpus/dp-grad.json",
+                                         "tests/jax/corpus/dp-grad/case1.json"};
+  // Device 3's psum #2 is the backward's (the forward has one psum): a failure in the second
+  // call, and a stall there at --timeout 1.
+  const std::string rank = std::to_string(3 / (8 / ranks()));
+  const std::string device = "device 3 (rank " + rank + ") ";
+  const Result one = run(with(grad, {"--inject", "fail:3@2"}));
+  const Result many = mpirun(with(grad, {"--inject", "fail:3@2"}));
+  BOOST_TEST_CONTEXT("fail:3@2 at R=" << ranks() << ", stderr: " << many.err) {
+    BOOST_TEST(one.code == 3);
+    BOOST_TEST(!many.killed);
+    BOOST_TEST(many.code == one.code);
+    BOOST_TEST(many.out == "");
+    BOOST_TEST(meshrun_lines(many.err) ==
+               std::vector<std::string>{"meshrun: " + device +
+                                        "failed at psum #2 on 'batch': injected failure "
+                                        "(--inject fail:3@2)"});
+  }
+  const Result stall_one = run(with(grad, {"--inject", "stall:3@2", "--timeout", "1"}));
+  const Result stall = mpirun(with(grad, {"--inject", "stall:3@2", "--timeout", "1"}));
+  BOOST_TEST_CONTEXT("stall:3@2 at R=" << ranks() << ", stderr: " << stall.err) {
+    BOOST_TEST(stall_one.code == 3);
+    BOOST_TEST(!stall.killed);
+    BOOST_TEST(stall.code == stall_one.code);
+    BOOST_TEST(stall.seconds < 30);
+    BOOST_TEST(stall.out == "");
+    const auto lines = meshrun_lines(stall.err);
+    BOOST_REQUIRE(lines.size() == 1u);
+    BOOST_TEST(has(lines[0], "psum #2 on 'batch'"), lines[0]);
+    BOOST_TEST(has(lines[0], "timed out after 1000 ms"), lines[0]);
+    BOOST_TEST(has(lines[0], ranks() == 1 ? "3 stalled by --inject" : device + "at psum #2"),
+               lines[0]);
+  }
+  // psum #3 is in no call: each call counts afresh, as each run of one process's mesh does.
+  same_as_one_process(with(grad, {"--inject", "fail:3@3"}));
+  // A failed call's trace: its own inputs and each device's collectives up to the failure, not
+  // the forward's; only the failure's line differs (it names the rank).
+  const Result traced =
+      mpirun(with(grad, {"--inject", "fail:3@2", "--trace=" + (dir / "f.trace")}));
+  BOOST_TEST(traced.code == 3);
+  const std::string failed_trace = slurp(dir / "f.trace");
+  BOOST_TEST(has(failed_trace, "\n  device 0: #2 psum[axis_name='batch'] f32[6]"), failed_trace);
+  BOOST_TEST(has(failed_trace, "\nfailed: " + device + "failed at psum #2"), failed_trace);
+
+  // An equation failing between two calls (an int32 square beyond 2^24, after the first): exit
+  // 2 and the line of one process, the others told between the calls; below 2^24 both calls run.
+  const std::string square = "tests/mpi/programs/square-between-calls.json";
+  same_run_and_trace({"run", square, "tests/mpi/programs/square-between-calls-small.json"}, dir);
+  same_run_and_trace({"run", square, "tests/mpi/programs/square-between-calls-big.json"}, dir);
+
+  // --profile: every call's phases on the main track, the last call's collectives on each
+  // device's, as in one process.
+  const Result timed_one = run(with(grad, {"--profile", dir / "one.json"}));
+  const Result timed = mpirun(with(grad, {"--profile", dir / "many.json"}));
+  BOOST_TEST(timed.code == 0, timed.err);
+  BOOST_TEST(timed.out == timed_one.out);
+  BOOST_REQUIRE(std::filesystem::exists(dir / "many.json"));
+  const Timeline want = timeline(slurp(dir / "one.json")), got = timeline(slurp(dir / "many.json"));
+  BOOST_TEST(std::count(got.phases.begin(), got.phases.end(), "run") == 2);
+  BOOST_TEST((got.names == want.names));
+  BOOST_TEST(got.phases == want.phases);
+  BOOST_TEST((got.collectives == want.collectives));
+
+  // No shard_map at all, on a mesh of one device ('data': 1): rank 0 computes, the others end.
+  same_as_one_process({"run", "--exact", "tests/cli/programs/control/hostile/cond-index.json",
+                       "tests/cli/programs/control/hostile/i1.json"});
+  // ... and its --inject is checked against the mesh, as in one process (exit 2, not 4).
+  same_as_one_process({"run", "tests/cli/programs/jit-twice.json", "tests/cli/programs/x8.json",
+                       "--inject", "fail:9@1"});
+}
+
 // Under mpirun, stdout reaches the user through mpirun, which does not report a failed write of
 // its own stdout (`mpirun ... > /dev/full` exits 0). `--output FILE` is rank 0's own checked
 // write: the same bytes as one process's stdout, and a failed write is exit 6 on every rank.
@@ -361,7 +483,7 @@ BOOST_AUTO_TEST_CASE(bench_allreduce_across_ranks_prints_one_table) {
 // the ranks run the shard_map (RootEngine and run_share, lib/io/mpi/mpi_engine.hpp). The gallery's
 // closes-over-x (its x a constant operand) prints and grades as in one process, and so do a program
 // computing before and after its shard_map and one of no shard_map; an equation failing before
-// the shard_map ends every rank with its exit 2; two shard_maps are refused (one process only).
+// the shard_map ends every rank with its exit 2; two shard_maps run as in one process.
 BOOST_AUTO_TEST_CASE(a_program_computing_around_its_shard_map_runs_across_ranks) {
   const std::string closes = "cases/submissions/dp-step/closes-over-x.json";
   for (const char* c : {"example1", "n8-d1-k1-lr-max", "example2"})
@@ -415,8 +537,8 @@ BOOST_AUTO_TEST_CASE(a_program_computing_around_its_shard_map_runs_across_ranks)
              one.err);
   same_as_one_process({"run", around, "cases/invalid-programs/valid/double-case.json"});
 
-  // Two shard_maps, the second on the first's result: y = 4x in one process, refused across
-  // ranks before anything runs.
+  // Two shard_maps, the second on the first's result: y = 4x, across ranks as in one process
+  // (rank 0 hands both calls to the ranks, one after the other).
   shard["in"][0]["var"] = 0;
   nlohmann::json again = shard;
   again["in"][0]["var"] = 1;
@@ -427,12 +549,7 @@ BOOST_AUTO_TEST_CASE(a_program_computing_around_its_shard_map_runs_across_ranks)
   const std::vector<std::string> args = {"run", twice,
                                          "cases/invalid-programs/valid/double-case.json"};
   BOOST_TEST(run(args).out.starts_with("{\"y\":[4.0,8.0,"));
-  const Result many = mpirun(args);
-  BOOST_TEST(!many.killed);
-  BOOST_TEST(many.code == 2);
-  BOOST_TEST(many.out == "");
-  BOOST_TEST(meshrun_lines(many.err).size() == 1u, many.err);
-  BOOST_TEST(has(many.err, "runs 2 shard_maps, which run in one process only"), many.err);
+  same_as_one_process(args);
 }
 
 // The exported programs (cases/programs/, `meshrun run`): every case prints the bytes it prints

@@ -48,45 +48,50 @@ void Keepalive::stop() {
 
 RootEngine::RootEngine(MpiJob& job, const MeshShape& mesh, const MeshOptions& options, Trace& trace,
                        bool profiling)
-    : job_(job), mesh_(mesh), options_(options), trace_(trace), profiling_(profiling) {}
+    : job_(job), mesh_(mesh), options_(options), trace_(trace), profiling_(profiling) {
+  keepalive_.emplace(job_, Step::kStart);
+}
 
 std::vector<Tensor> RootEngine::shard_map(const ShardMapCall& call,
                                           const std::vector<TensorRef>& global) {
-  MESHRUN_CHECK(!started_, "mpirun: a second shard_map in one run");
-  keepalive_.stop();
+  keepalive_.reset();  // joined: {key} follows its last {alive}
   from_root(job_, StartMessage{.key = call.key});
-  started_ = true;
+  in_call_ = true;
+  called_ = true;
   result_ = mpi_shard_map(job_, mesh_, call.body, call.in, call.out, global, options_, &trace_,
                           profiling_);
-  after_.emplace(job_, Step::kEnd);
+  in_call_ = false;
+  keepalive_.emplace(job_, Step::kStart);  // what follows the call, up to the next or the end
   return std::move(result_.outputs);
 }
 
 void RootEngine::failed(int code) {
-  keepalive_.stop();
-  if (started_) return;
+  keepalive_.reset();
+  if (in_call_) return;
   from_root(job_, StartMessage{.code = code});
 }
 
 const MpiShardMapResult& RootEngine::ended() {
-  keepalive_.stop();
-  if (!started_) {
-    from_root(job_, StartMessage{});  // no key: no shard_map
+  keepalive_.reset();
+  from_root(job_, StartMessage{});  // no key: no more calls
+  if (!called_) {
     result_.entered.assign(static_cast<std::size_t>(mesh_devices(mesh_)), 0);
     result_.unfired = options_.injections;
-    after_.emplace(job_, Step::kEnd);
   }
+  keepalive_.emplace(job_, Step::kEnd);  // the grading
   return result_;
 }
 
 void run_share(MpiJob& job, const ProgramDef& program, const MeshShape& mesh,
                const MeshOptions& options, bool profiling) {
-  StartMessage start{.alive = true};
-  while (start.alive) start = from_root(job, StartMessage{});
-  if (start.code != 0) throw ExitWith(start.code);
-  if (start.key.empty()) return;
-  const ShardMapCall call = program.computation->call(program, start.key);
-  mpi_shard_map(job, mesh, call.body, call.in, call.out, {}, options, nullptr, profiling);
+  while (true) {
+    StartMessage start{.alive = true};
+    while (start.alive) start = from_root(job, StartMessage{});
+    if (start.code != 0) throw ExitWith(start.code);
+    if (start.key.empty()) return;
+    const ShardMapCall call = program.computation->call(program, start.key);
+    mpi_shard_map(job, mesh, call.body, call.in, call.out, {}, options, nullptr, profiling);
+  }
 }
 
 }  // namespace meshrun

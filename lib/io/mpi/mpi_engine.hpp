@@ -1,16 +1,25 @@
 // A program's run over an MPI job's ranks: rank 0 runs the program (programs/program.hpp's
-// Computation) on the global arrays with a RootEngine, which hands the one shard_map it reaches to
-// every rank; the others run_share it. Between share_setup and run_on_job's end
-// (mpi_command.hpp).
+// Computation) on the global arrays with a RootEngine, which hands every shard_map call it reaches
+// to every rank, one after the other; the others run_share them. Between share_setup and
+// run_on_job's end (mpi_command.hpp).
 //
-// PROTOCOL (StartMessage, job_messages.hpp): rank 0 -> all {alive} every 5 s while it evaluates
-// what a program file computes before its shard_map, then {key} as the shard_map starts (the key
-// names the call: Computation::call), and the mesh runs the call over the ranks (mpi_shard_map);
-// {key ""} when the run ended without a shard_map, or {code} when it failed before one (the others
-// then end with that code). After the shard_map the others go on to the job's end and wait there
-// (run_on_job), rank 0 sending EndMessage{alive} every 5 s while it computes after the shard_map
-// and grades: each of their waits, bounded by the job's bound, sees it alive, and a stopped rank 0
-// is still found within the bound.
+// PROTOCOL (StartMessage, job_messages.hpp), a loop of calls: rank 0 -> all {alive} every 5 s
+// while it evaluates what a program file computes outside its shard_maps (before the first call,
+// between two calls, after the last), and {key} as a call starts (the key names the call:
+// Computation::call; the same key again for a shard_map in a loop); the mesh then runs the call
+// over the ranks (mpi_shard_map: kBlocks, the collectives, kOutcome), and the others wait for the
+// next {key}. {key ""} when the run ended (after any number of calls, none included), or {code}
+// when it failed between calls (the others then end with that code). A failure inside a call
+// reaches every rank through the call itself (its outcomes), or, for one only rank 0 sees (an
+// output's replicas that differ), through the job's end message, which a wait for a start reads
+// as JobEnded. After the end the others go on to the job's end and wait there (run_on_job), rank
+// 0 sending EndMessage{alive} every 5 s while it grades: each of their waits, bounded by the
+// job's bound, sees it alive, and a stopped rank 0 is still found within the bound.
+//
+// Each call is a shard_map of its own on every rank, as in one process (a Mesh::run each): its
+// --inject counts, its collectives entered and the trace's blocks and collectives start afresh,
+// so the trace, the --inject check and the profile's device spans are the last call's on both
+// backends (docs/mpi.md).
 #pragma once
 
 #include <optional>
@@ -37,8 +46,7 @@ class Keepalive {
   std::jthread thread_;
 };
 
-// Rank 0's engine (a program runs at most one shard_map under mpirun: a second is an
-// InternalError, refused at setup by Computation::shard_maps).
+// Rank 0's engine: hands each shard_map call to every rank (PROTOCOL above).
 class RootEngine final : public Engine {
  public:
   RootEngine(MpiJob& job, const MeshShape& mesh, const MeshOptions& options, Trace& trace,
@@ -48,12 +56,13 @@ class RootEngine final : public Engine {
   std::vector<Tensor> shard_map(const ShardMapCall& call,
                                 const std::vector<TensorRef>& global) override;
 
-  // The run failed with `code`: before its shard_map, the others still wait for it and end with
-  // this code instead.
+  // The run failed with `code`: outside a call, the others wait for the next one and end with
+  // this code instead (inside one, the call's failure reached them, or the job's end will).
   void failed(int code);
-  // The run ended. Without a shard_map, the others are done (they wait at the job's end while
-  // this rank grades). Returns what the shard_map left: the injections that never fired, and each
-  // device's count of collectives.
+  // The run ended: the others are done with calls (they wait at the job's end while this rank
+  // grades). Returns what the last call left (as one process's mesh after its last run): the
+  // injections that never fired, and each device's count of collectives; with no call, every
+  // injection and none entered.
   const MpiShardMapResult& ended();
 
  private:
@@ -62,15 +71,17 @@ class RootEngine final : public Engine {
   const MeshOptions& options_;
   Trace& trace_;
   const bool profiling_;
-  Keepalive keepalive_{job_, Step::kStart};
-  std::optional<Keepalive> after_;  // from the shard_map's end: what follows it, and the grading
-  bool started_ = false;
+  // {alive} of kStart while this rank evaluates outside the calls, then of kEnd from the end of
+  // the run (the grading).
+  std::optional<Keepalive> keepalive_;
+  bool in_call_ = false;  // a call started and has not returned (its failure is the call's)
+  bool called_ = false;   // a call ran
   MpiShardMapResult result_;
 };
 
-// A rank other than 0: waits for rank 0's run to reach its shard_map and runs its own devices'
-// share of the call rank 0 names; returns when the run reached none, ExitWith(code) when it
-// failed before one.
+// A rank other than 0: waits for rank 0's run to reach a shard_map and runs its own devices'
+// share of the call rank 0 names, again for every call until rank 0's run ends (returns), or
+// fails between calls (ExitWith(code)).
 void run_share(MpiJob& job, const ProgramDef& program, const MeshShape& mesh,
                const MeshOptions& options, bool profiling);
 

@@ -133,7 +133,8 @@ class LocalRun {
   }
 
   // [kind, message, stall notes, fired flags, entered per device, (profile per device when
-  // profiling), (outputs and collectives per device when kind is kOk)].
+  // profiling), collectives per device (those entered: all of them, or up to the failure),
+  // (outputs per device when kind is kOk)].
   std::string outcome() const {
     Wire w;
     Failure kind = Failure::kOk;
@@ -173,12 +174,14 @@ class LocalRun {
       w.put(mesh_.collectives_entered(mesh_.first_device() + static_cast<int>(j)));
     if (trace_.profile)
       for (const DeviceProfile& d : profile_.devices) put(w, d, ref_);
+    for (std::size_t j = 0; j < k_; ++j) {
+      w.put(static_cast<std::uint64_t>(trace_.collectives[j].size()));
+      for (const CollectiveRecord& r : trace_.collectives[j]) put(w, r);
+    }
     if (kind != Failure::kOk) return w.bytes();
     for (std::size_t j = 0; j < k_; ++j) {
       w.put(static_cast<std::uint64_t>(outs_[j].size()));
       for (const Tensor& t : outs_[j]) w.put(t);
-      w.put(static_cast<std::uint64_t>(trace_.collectives[j].size()));
-      for (const CollectiveRecord& r : trace_.collectives[j]) put(w, r);
     }
     return w.bytes();
   }
@@ -230,6 +233,9 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
   check_mpi_mesh(mesh, job.ranks());
   const int n = mesh_devices(mesh);
   const int k = n / job.ranks();
+  // As one process's Mesh::run: this call's collectives only, none of an earlier call's, even
+  // when it fails before its devices run.
+  if (trace) trace->collectives.assign(static_cast<std::size_t>(n), {});
   MpiOptions mpi = protocol;
   mpi.timeout = options.timeout;
   std::shared_ptr<MpiMesh> groups;
@@ -329,6 +335,14 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
       DeviceProfile d = device_profile(w, ref);
       if (profile) profile->devices[first + j] = std::move(d);
     }
+    // Every device's collectives, a failed run's too (up to where each stopped), as one process's
+    // trace has them.
+    for (std::size_t j = 0; j < static_cast<std::size_t>(k); ++j) {
+      for (std::uint64_t c = w.u64(); c > 0; --c) {
+        CollectiveRecord r = record(w);
+        if (trace) trace->collectives[first + j].push_back(std::move(r));
+      }
+    }
   }
   running.reset();
   if (failure == Failure::kInternal) throw InternalError(message);
@@ -341,15 +355,10 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
   for (std::size_t i = 0; i < fired.size(); ++i)
     if (!fired[i]) result.unfired.push_back(options.injections[i]);
   std::vector<std::vector<Tensor>> outs(static_cast<std::size_t>(n));
-  if (trace) trace->collectives.assign(static_cast<std::size_t>(n), {});
   for (int d = 0; d < n; ++d) {
     Wire& w = wires[static_cast<std::size_t>(d / k)];
     for (std::uint64_t o = w.u64(); o > 0; --o)
       outs[static_cast<std::size_t>(d)].push_back(w.tensor());
-    for (std::uint64_t c = w.u64(); c > 0; --c) {
-      CollectiveRecord r = record(w);
-      if (trace) trace->collectives[static_cast<std::size_t>(d)].push_back(std::move(r));
-    }
   }
   const ProfilePhase phase(profile, "assemble");
   result.outputs = assemble_outputs(mesh, out_specs, std::move(outs), trace);

@@ -35,7 +35,9 @@ struct MpiShardMapResult {
 
 // Throws InputError when the job's ranks do not divide the mesh's devices (before anything
 // runs; rank 0 checks this with check_mpi_mesh first, so every rank agrees). `inputs` matters on
-// rank 0 only; `trace` is filled on rank 0. With `profiling` (the same on every rank), every
+// rank 0 only; `trace` is filled on rank 0, afresh at each call as one process's Mesh::run fills
+// it: the call's inputs, outputs and every device's collectives (a failed call's too, each
+// device's up to where it stopped). With `profiling` (the same on every rank), every
 // device records its spans and rank 0 gathers them into trace->profile (one DeviceProfile per
 // device, on rank 0's clock) with its phases split, run and assemble -- also when the run fails,
 // before the error is thrown. `protocol`: the MPI groups' paths and chunks (its timeout is
