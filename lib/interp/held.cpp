@@ -67,6 +67,23 @@ Held widened(Held h) {
   return h;
 }
 
+// What a carry holds after `times` more iterations that each add what the last one added (from
+// `before` to `after`): a scan's accumulator beyond the rounds control_facts walks.
+Held extended(const Held& before, const Held& after, std::uint64_t times) {
+  Held r = after;
+  for (auto& [input, n] : r.elements) {
+    const std::int64_t step = n - before.of(input);
+    std::int64_t grow = 0, sum = 0;
+    if (step <= 0) continue;
+    n = __builtin_mul_overflow(
+            step, static_cast<std::int64_t>(std::min<std::uint64_t>(times, INT64_MAX)), &grow) ||
+                __builtin_add_overflow(n, grow, &sum)
+            ? INT64_MAX
+            : sum;
+  }
+  return r;
+}
+
 bool is_control(const Eqn& e) {
   const Primitive* p = find_primitive(e.primitive);
   return p != nullptr && p->control != Primitive::Control::kNone;
@@ -118,8 +135,32 @@ bool computes(const std::string& primitive) {
   return std::find(std::begin(kComputing), std::end(kComputing), primitive) != std::end(kComputing);
 }
 
-// What the results of `e` hold, from its operands'.
-Held combine(const Eqn& e, const std::vector<Held>& h, const MeshShape& mesh) {
+using SizeOf = std::function<std::int64_t(const Type&)>;
+
+// A reduction over axes of size 1 only (jnp.sum(a[None], axis=0)): its result is its operand,
+// element for element -- a copy, not a computation.
+bool reduces_nothing(const Eqn& e, const Jaxpr& jx, const SizeOf& size) {
+  static const char* const kReductions[] = {"reduce_sum",  "reduce_max", "reduce_min",
+                                            "reduce_prod", "reduce_and", "reduce_or"};
+  if (std::find(std::begin(kReductions), std::end(kReductions), e.primitive) ==
+          std::end(kReductions) ||
+      e.in.size() != 1 || e.in[0].is_literal())
+    return false;
+  const Type& t = jx.types[static_cast<std::size_t>(e.in[0].var)];
+  const auto axes = e.params.find("axes");
+  if (axes == e.params.end() || !axes->is_array()) return false;
+  for (const auto& a : *axes) {
+    if (!a.is_number_integer()) return false;
+    const auto d = a.get<std::int64_t>();
+    if (d < 0 || static_cast<std::size_t>(d) >= t.shape.size()) return false;
+    if (size(Type{t.dtype, {t.shape[static_cast<std::size_t>(d)]}}) != 1) return false;
+  }
+  return true;
+}
+
+// What the results of `e` hold, from its operands'. `copy`: e is a reduction that reduces
+// nothing (reduces_nothing), which holds what its operand holds.
+Held combine(const Eqn& e, const std::vector<Held>& h, const MeshShape& mesh, bool copy = false) {
   Held out;
   std::vector<const Held*> ops;
   for (const Atom& a : e.in) {
@@ -127,7 +168,7 @@ Held combine(const Eqn& e, const std::vector<Held>& h, const MeshShape& mesh) {
     ops.push_back(&h[a.var]);
     out.depends |= h[a.var].depends;
   }
-  if (computes(e.primitive)) {
+  if (computes(e.primitive) && !copy) {
     const bool moves = e.primitive == "dot_general" && ops.size() == 2 &&
                        (ops[0]->depends == 0) != (ops[1]->depends == 0);
     if (moves) out.elements = (ops[0]->depends != 0 ? ops[0] : ops[1])->elements;
@@ -136,8 +177,11 @@ Held combine(const Eqn& e, const std::vector<Held>& h, const MeshShape& mesh) {
   for (const Held* op : ops)
     for (const auto& [input, n] : op->elements) out.elements[input] += n;
   // A gather over n devices holds n blocks; so may a psum (of blocks padded with zeros).
-  static const char* const kCombining[] = {"all_gather", "psum",  "psum_invariant",
-                                           "pmean",      "psum2", "all_to_all"};
+  // (psum_scatter of zero-padded copies hands every device the whole of each; pmax and pmin
+  // of blocks padded with the other's identity too.)
+  static const char* const kCombining[] = {
+      "all_gather", "all_gather_invariant", "psum",         "psum_invariant", "pmean", "psum2",
+      "all_to_all", "reduce_scatter",       "psum_scatter", "pmax",           "pmin"};
   if (!out.elements.empty() && std::find(std::begin(kCombining), std::end(kCombining),
                                          e.primitive) != std::end(kCombining)) {
     std::int64_t n = 1;
@@ -178,7 +222,8 @@ Outs held_values(const Jaxpr& jx, std::vector<Held> in, const MeshShape& mesh,
       const auto body = [&](const Jaxpr& sub, const std::vector<Held>& sub_in) {
         return held_values(sub, sub_in, mesh, size, visit, e, depth + 1);
       };
-      Outs outs = control_facts<Held>(e, ops, e.out.size(), body, either, guarded, widened);
+      Outs outs =
+          control_facts<Held>(e, ops, e.out.size(), body, either, guarded, widened, extended);
       stack_ys(e, outs);
       for (std::size_t k = 0; k < e.out.size(); ++k) {
         Held r = outs[k];
@@ -188,13 +233,22 @@ Outs held_values(const Jaxpr& jx, std::vector<Held> in, const MeshShape& mesh,
       }
       continue;
     }
-    const Held out = combine(e, h, mesh);
     if (const Jaxpr* sub = e.sub("jaxpr") ? e.sub("jaxpr") : e.sub("call_jaxpr");
         sub != nullptr && depth < 64) {
+      // A jit, checkpoint or call inside the body: its results are what its own body made of
+      // its operands (an all_gather inside it counts), not the sum of its operands.
       std::vector<Held> ops;
       for (const Atom& a : e.in) ops.push_back(a.is_literal() ? Held{} : h[a.var]);
-      held_values(*sub, ops, mesh, size, visit, e, depth + 1);
+      const Outs outs = held_values(*sub, ops, mesh, size, visit, e, depth + 1);
+      for (std::size_t k = 0; k < e.out.size() && k < outs.size(); ++k) {
+        Held r = outs[k];
+        cap(r, size(jx.types[e.out[k]]));
+        h[e.out[k]] = r;
+        visit(jx.types[e.out[k]], r, e);
+      }
+      continue;
     }
+    const Held out = combine(e, h, mesh, reduces_nothing(e, jx, size));
     for (int v : e.out) {
       Held r = out;
       cap(r, size(jx.types[v]));
@@ -301,8 +355,8 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
                       const auto body = [&](const Jaxpr& sub, const std::vector<Held>& sub_in) {
                         return top(sub, sub_in, depth + 1);
                       };
-                      Outs outs = control_facts<Held>(e, ops, e.out.size(), body, either,
-                                                      guarded, widened);
+                      Outs outs = control_facts<Held>(e, ops, e.out.size(), body, either, guarded,
+                                                      widened, extended);
                       stack_ys(e, outs);
                       for (std::size_t k = 0; k < e.out.size(); ++k) {
                         h[e.out[k]] = outs[k];
@@ -329,7 +383,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
                           }
                         }
                       }
-                      Held r = combine(e, h, t.mesh);
+                      Held r = combine(e, h, t.mesh, reduces_nothing(e, jx, size));
                       for (int v : e.out) {
                         h[v] = r;
                         cap(h[v], size(jx.types[v]));

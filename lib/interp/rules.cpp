@@ -72,9 +72,11 @@ std::vector<Mask> flow(const Jaxpr& jx, const std::vector<Mask>& in, Flow& f, in
         return flow(j, in, f, depth + 1, in_body);
       };
       const auto either = [](Mask a, Mask b) { return a | b; };
-      const auto same = [](Mask a) { return a; };  // 64 bits: a fixpoint within 64 rounds
+      // 64 bits: a fixpoint within 64 rounds, nothing to widen or extend.
+      const auto same = [](Mask a) { return a; };
+      const auto last = [](Mask, Mask after, std::uint64_t) { return after; };
       const std::vector<Mask> outs =
-          control_facts<Mask>(e, ops, e.out.size(), body, either, either, same);
+          control_facts<Mask>(e, ops, e.out.size(), body, either, either, same, last);
       for (std::size_t k = 0; k < e.out.size(); ++k) m[e.out[k]] = outs[k];
       continue;
     }

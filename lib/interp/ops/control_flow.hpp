@@ -66,15 +66,19 @@ std::vector<Value> control_eval(const ControlPlan& plan, const Eqn& eqn, std::ve
 // of them until they stop changing (at most kMaxRounds rounds: a fixpoint for facts that only grow
 // and are bounded, as a union of input bits or an element count capped by the value's size),
 // so a value that reaches the carry only in a later iteration counts; a cond's results are the
-// union over its branches. A loop still changing after kMaxRounds (a buffer that gains a row an
-// iteration, over more iterations than that) has its carries widened -- `widen(fact)`: the most
-// the fact can say, e.g. every element count at its largest -- and its bodies run once more on
-// them, so that every value inside is seen with what it may hold at the end. Params it cannot
-// read (check_export refuses them) give every result the union of every operand.
-template <class Fact, class Body, class Join, class Guard, class Widen>
+// union over its branches. A scan runs `length` rounds at most -- its trip count: an accumulator
+// gains what `length` iterations add, not more (a scan of length 1 is its body once). A loop
+// still changing after kMaxRounds (a buffer that gains a row an iteration, over more iterations
+// than that) has its carries extended: a scan's by `extend(before, after, n)`, the change of its
+// last round n more times (the growth of its remaining iterations, when each adds the same), a
+// while's (whose trip count is unknown) by `widen(fact)`, the most the fact can say (every element
+// count at its largest); then its bodies run once more on them, so that every value inside is
+// seen with what it may hold at the end. Params it cannot read (check_export refuses them) give
+// every result the union of every operand.
+template <class Fact, class Body, class Join, class Guard, class Widen, class Extend>
 std::vector<Fact> control_facts(const Eqn& e, const std::vector<Fact>& ops, std::size_t results,
-                                Body body, Join join, Guard guard, Widen widen) {
-  constexpr int kMaxRounds = 64;
+                                Body body, Join join, Guard guard, Widen widen, Extend extend) {
+  constexpr std::int64_t kMaxRounds = 64;
   const Primitive* prim = find_primitive(e.primitive);
   const auto all = [&] {
     Fact u{};
@@ -113,12 +117,16 @@ std::vector<Fact> control_facts(const Eqn& e, const std::vector<Fact>& ops, std:
         return body(*jx, in);
       };
       bool stable = false;
-      for (int round = 0; round < kMaxRounds && !stable; ++round) {
+      std::vector<Fact> before = carry;
+      std::int64_t rounds = 0;
+      for (; rounds < std::min(p.length, kMaxRounds) && !stable; ++rounds) {
+        before = carry;
         outs = once();
         stable = !join_all(carry, outs);
       }
-      if (!stable) {
-        for (Fact& f : carry) f = widen(f);
+      if (!stable && rounds < p.length) {
+        for (std::size_t k = 0; k < carry.size(); ++k)
+          carry[k] = extend(before[k], carry[k], static_cast<std::uint64_t>(p.length - rounds));
         outs = once();
       }
       for (std::size_t k = 0; k < nk && k < outs.size(); ++k) outs[k] = carry[k];
@@ -143,7 +151,8 @@ std::vector<Fact> control_facts(const Eqn& e, const std::vector<Fact>& ops, std:
         return body(*bj, bin);
       };
       bool stable = false;
-      for (int round = 0; round < kMaxRounds && !stable; ++round) stable = !join_all(carry, once());
+      for (std::int64_t round = 0; round < kMaxRounds && !stable; ++round)
+        stable = !join_all(carry, once());
       if (!stable) {
         for (Fact& f : carry) f = widen(f);
         (void)once();
@@ -155,7 +164,8 @@ std::vector<Fact> control_facts(const Eqn& e, const std::vector<Fact>& ops, std:
     case Primitive::Control::kCond: {
       if (ops.empty()) return all();
       std::vector<Fact> outs(results);
-      for (const Jaxpr* branch : e.subs_of("branches")) join_all(outs, body(*branch, part(1, ops.size())));
+      for (const Jaxpr* branch : e.subs_of("branches"))
+        join_all(outs, body(*branch, part(1, ops.size())));
       for (Fact& f : outs) f = guard(f, ops[0]);
       return outs;
     }
