@@ -52,7 +52,30 @@ inline float exp2(float a) { return std::exp2(a); }
 inline float log(float a) { return std::log(a); }
 inline float log1p(float a) { return std::log1p(a); }
 inline float expm1(float a) { return std::expm1(a); }
-inline float tanh(float a) { return std::tanh(a); }
+// XLA:CPU's tanh, as its elemental emitter writes it for float32 (EmitFastTanh, with FMA): x
+// itself below 0.0004 in magnitude, else a rational function of x clamped to +-7.99881172, its
+// two polynomials in x^2 evaluated by Horner's rule with one fused multiply-add a step. Equal to
+// JAX 0.10.2's tanh on all of 27000 inputs tried, NaN, infinities, zeros and denormals included
+// (tests/unit/interp/primitives/elementwise_prims_test.cpp); the C library's tanhf differed on 60%.
+inline float tanh(float a) {
+  if (std::isnan(a) || std::fabs(a) < 0.0004f) return a;
+  constexpr float kClamp = 7.99881172180175781f;
+  const float x = std::fmin(std::fmax(a, -kClamp), kClamp);
+  const float x2 = x * x;
+  float p = -2.76076847742355e-16f;
+  p = std::fma(x2, p, 2.00018790482477e-13f);
+  p = std::fma(x2, p, -8.60467152213735e-11f);
+  p = std::fma(x2, p, 5.12229709037114e-08f);
+  p = std::fma(x2, p, 1.48572235717979e-05f);
+  p = std::fma(x2, p, 6.37261928875436e-04f);
+  p = std::fma(x2, p, 4.89352455891786e-03f);
+  p = x * p;
+  float q = 1.19825839466702e-06f;
+  q = std::fma(x2, q, 1.18534705686654e-04f);
+  q = std::fma(x2, q, 2.26843463243900e-03f);
+  q = std::fma(x2, q, 4.89352518554385e-03f);
+  return p / q;
+}
 // XLA expands logistic to 1 / (1 + exp(-x)).
 inline float logistic(float a) { return 1.0f / (1.0f + std::exp(-a)); }
 inline float erf(float a) { return std::erf(a); }

@@ -86,6 +86,22 @@ BOOST_AUTO_TEST_CASE(unary_exact_ops) {
     check_bits(run1(make(id), {x}), {5}, x.t.data);
 }
 
+// tanh is XLA:CPU's own rational approximation (scalar_ops.hpp): JAX's bits, special values
+// included (JAX 0.10.2, jit on CPU, pasted with 9 significant digits).
+BOOST_AUTO_TEST_CASE(tanh_is_xlas) {
+  const std::vector<float> x{1.03029621f,  -2.3915875f,  -0.414010435f, 2.49827337f, -0.229767129f,
+                             -2.43906498f, 0.858287334f, 2.21789384f,   0.20980023f, 0.7231901f,
+                             1.8941619f,   kNaN,         kInf,          -kInf,       -0.0f,
+                             1e-40f,       0.0004f,      3.9e-4f,       7.99f,       8.0f,
+                             -8.0f,        20.0f,        1e-37f};
+  const std::vector<float> jax{
+      0.774027169f, -0.983400166f, -0.391872585f, 0.986568332f, -0.225807354f,   -0.984892547f,
+      0.69537425f,  0.976585925f,  0.20677523f,   0.6188815f,   0.9557348f,      kNaN,
+      1.0f,         -1.0f,         -0.0f,         1e-40f,       0.000399999903f, 0.00039f,
+      0.999999762f, 1.0f,          -1.0f,         1.0f,         1e-37f};
+  check_bits(run1(make("tanh"), {F({x.size()}, x)}), {x.size()}, jax);
+}
+
 BOOST_AUTO_TEST_CASE(math_functions_near_jax) {
   // JAX 0.10.2 (CPU, jit) on the same inputs. XLA:CPU has its own polynomial approximations of
   // exp, tanh, logistic, erf, erfc, log, log1p; meshrun uses the C library's float functions, so
