@@ -111,8 +111,9 @@ void add_bench_command(CLI::App& app) {
   ar->add_option("--max-bytes", flags->options.max_bytes, "Largest size to time (bytes per device)")
       ->transform(decimal_integer(1, std::numeric_limits<long>::max()))
       ->capture_default_str();
-  ar->add_option("--op", flags->op, "Collective: psum, pmean, all_gather or psum_scatter")
-      ->check(CLI::IsMember({"psum", "pmean", "all_gather", "psum_scatter"}))
+  ar->add_option("--op", flags->op,
+                 "Collective: psum, pmean, pmax, pmin, all_gather or psum_scatter")
+      ->check(CLI::IsMember({"psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter"}))
       ->capture_default_str();
   // Finite: CLI11's PositiveNumber let "nan" through (no comparison with NaN fails).
   ar->add_option("--size-budget", flags->options.size_budget_s, "Seconds of timed calls per size")

@@ -406,6 +406,9 @@ std::span<const Entry> collective_entries() {
       {"pvary", identity(vary_infer, vary_eval)},
       {"pcast", identity(vary_infer, vary_eval)},
       {"all_gather", collective(all_gather_infer, all_gather_eval)},
+      // all_gather(..., to='invarying'): the same gather, typed invariant (the same on every
+      // device of the axes), which every device's gathered copy is.
+      {"all_gather_invariant", collective(all_gather_infer, all_gather_eval)},
       {"reduce_scatter", collective(reduce_scatter_infer, reduce_scatter_eval)},
       {"psum_scatter", collective(reduce_scatter_infer, reduce_scatter_eval)},
       {"ppermute", collective(ppermute_infer, ppermute_eval)},

@@ -285,8 +285,8 @@ std::string RuleKinds::names() const {
 }
 
 const std::vector<std::string>& collective_names() {
-  static const std::vector<std::string> names = {"all_gather", "all_to_all", "pmean",
-                                                 "ppermute",   "psum",       "psum_scatter"};
+  static const std::vector<std::string> names = {
+      "all_gather", "all_to_all", "pmax", "pmean", "pmin", "ppermute", "psum", "psum_scatter"};
   return names;
 }
 

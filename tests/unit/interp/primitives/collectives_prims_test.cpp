@@ -160,6 +160,9 @@ BOOST_AUTO_TEST_CASE(all_gather_along_any_dimension) {
         {x}, ctx));
     g.push_back(run1(make("pvary", {{"axes", {"data"}}}), {x}, ctx));
     g.push_back(run1(make("axis_index", {{"axes", {"model", "data"}}}), {}, ctx));
+    g.push_back(run1(make("all_gather_invariant",
+                          {{"axes", {"model"}}, {"all_gather_dimension", 0}, {"tiled", true}}),
+                     {x}, ctx));
   });
   // Device d = 2 i + j; its model group is {2i, 2i + 1}, its data group {j, j + 2}.
   for (int d = 0; d < 4; ++d) {
@@ -176,6 +179,9 @@ BOOST_AUTO_TEST_CASE(all_gather_along_any_dimension) {
     check_bits(g[3], {2, 2}, {f, f + 0.25f, f + 0.5f, f + 0.75f});
     // (model, data) row-major: model coordinate * 2 + data coordinate.
     check_bits(g[4], {}, {static_cast<float>(d % 2 * 2 + d / 2)});
+    // all_gather(..., to='invarying'): the same gather.
+    check_bits(g[5], {4, 2},
+               {a, a + 0.25f, a + 0.5f, a + 0.75f, b, b + 0.25f, b + 0.5f, b + 0.75f});
   }
 }
 
