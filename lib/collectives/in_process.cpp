@@ -194,8 +194,8 @@ void InProcessCommunicator::wait_until(const std::atomic<std::uint64_t>& counter
     // seq_cst, after counting itself parked: a completer that saw parked_ == 0 made its add
     // before this load in the single total order, so this load sees it (see parked_).
     if (counter.load(std::memory_order_seq_cst) < target &&
-        !(cancellable && (g.aborted() ||
-                          g.departures_.load(std::memory_order_seq_cst) != departures)))
+        !(cancellable &&
+          (g.aborted() || g.departures_.load(std::memory_order_seq_cst) != departures)))
       futex_wait_for(g.wake_, w,
                      cancellable ? deadline - now
                      : help      ? std::max<std::chrono::nanoseconds>(psum_.stall_after, kHelpSlice)

@@ -6,19 +6,20 @@
 // PROTOCOL (call number c = this member's seq(), sync-point number s = its syncs so far)
 //
 //  1. Publish. Member r writes its frame for call c -- frames_[r][c & 1]: the call's descriptor
-//     (op, element counts, permutation hash, the site it is called from: set_site) and either a copy of its input in the frame's
-//     staging buffer (staged path) or pointers to its input and output (direct path). Frames
-//     alternate by call parity, so publishing call c+1 never touches what a slow peer may still
-//     be reading of call c (see 5). A field is written only where it differs from call c-2's.
+//     (op, element counts, permutation hash, the site it is called from: set_site) and either a
+//     copy of its input in the frame's staging buffer (staged path) or pointers to its input and
+//     output (direct path). Frames alternate by call parity, so publishing call c+1 never touches
+//     what a slow peer may still be reading of call c (see 5). A field is written only where it
+//     differs from call c-2's.
 //  2. Arrive. r sets arrived_[r] = s and does arrivals_.fetch_add(1). The member whose add makes
 //     arrivals_ reach s*n completed sync point s: if anyone is parked, it bumps wake_ and wakes
 //     them (futex).
 //  3. Wait until arrivals_ >= s*n (see WAITING), or until the abort flag, the deadline or a
 //     member's departure (see DEPARTURES).
 //  4. Check. r compares every member's descriptor with its own before reading any data; a
-//     difference (another op, count, permutation or site) is a CollectiveError on every member -- they
-//     all see the same descriptors, so they all fail, none mixes data. (Sequence numbers cannot
-//     differ: every member passes the same sync points.)
+//     difference (another op, count, permutation or site) is a CollectiveError on every member --
+//     they all see the same descriptors, so they all fail, none mixes data. (Sequence numbers
+//     cannot differ: every member passes the same sync points.)
 //  5. Move data.
 //     staged path (small messages, one sync point): r reads what it needs from the members'
 //       staging buffers of call c and writes its own output. No trailing barrier: a member that
@@ -75,13 +76,13 @@
 // departures before it looks and parks only if the count is unchanged after counting itself in
 // parked_ (seq_cst both ways), so a departure between its look and its sleep still wakes it.
 //
-// LEAVING EARLY (abort, deadline, departure) is agreed with the members that may complete the sync point:
-// the leaver withdraws its arrival by a CAS that lowers arrivals_ only while it is below s*n, so
-// either the sync point completes and every member goes on (a late abort is then seen at the next
-// collective), or it never completes and every member leaves -- never some of each, which on the
-// direct path would free buffers that peers still read and write. The direct path's trailing sync
-// point and psum's wait for its pieces are never left early: once the first sync point completed,
-// every member reaches the trailing one, and every claimed piece is finished.
+// LEAVING EARLY (abort, deadline, departure) is agreed with the members that may complete the sync
+// point: the leaver withdraws its arrival by a CAS that lowers arrivals_ only while it is below
+// s*n, so either the sync point completes and every member goes on (a late abort is then seen at
+// the next collective), or it never completes and every member leaves -- never some of each, which
+// on the direct path would free buffers that peers still read and write. The direct path's trailing
+// sync point and psum's wait for its pieces are never left early: once the first sync point
+// completed, every member reaches the trailing one, and every claimed piece is finished.
 //
 // Epochs (arrivals_, arrived_, the lanes' counters, lanes_done_, sequence numbers) are 64-bit and
 // only increase: never a few rotating states that a slow member could confuse (DeepSpeed #4048).
@@ -199,7 +200,7 @@ class InProcessGroup {
     float* out = nullptr;
     int cpu = -1;  // direct path: the CPU the member published from (sched_getcpu), for the lanes
     const char* site_text = nullptr;  // Desc::site's text, for a mismatch's message
-    std::vector<float> staging;  // grows to the largest staged message, then is reused
+    std::vector<float> staging;       // grows to the largest staged message, then is reused
   };
   static constexpr std::uint64_t kNotDeparted = UINT64_MAX;
   struct Slot {

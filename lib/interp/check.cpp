@@ -127,7 +127,8 @@ class Checker {
       const auto per_iteration = static_cast<std::uint64_t>(cj.jaxpr->eqns.size() + 1);
       const std::uint64_t devices = mesh != nullptr ? mesh_devices(*mesh) : 1;
       if (plan.kind == Primitive::Control::kScan) {
-        cost_.add_overhead(eqn, sat_times(sat_times(times_, per_iteration), kIterationFlops * devices),
+        cost_.add_overhead(eqn,
+                           sat_times(sat_times(times_, per_iteration), kIterationFlops * devices),
                            "scan of " + std::to_string(times) + " iterations of " +
                                std::to_string(per_iteration - 1) +
                                (per_iteration == 2 ? " equation" : " equations"));
@@ -234,7 +235,8 @@ class Checker {
 
   const Binding& b_;
   CostMeter cost_;
-  std::uint64_t times_ = 1;  // how often the equations being checked run: the enclosing scans' lengths
+  std::uint64_t times_ =
+      1;  // how often the equations being checked run: the enclosing scans' lengths
   double flops_ = 0;
   double elements_ = 0;
 

@@ -128,11 +128,11 @@ void CostMeter::add(const Eqn& eqn, const Primitive& prim, const std::vector<Val
 void CostMeter::add_overhead(const Eqn& eqn, std::uint64_t flops, const std::string& what) {
   flops_ = sat_add(flops_, flops);
   if (flops_ > budget_.flops) {
-    throw InputError(eqn.place(), what + " brings the program to " +
-                                      (flops_ == UINT64_MAX ? "more than 2^64"
-                                                            : std::to_string(flops_)) +
-                                      " flops, beyond the budget of " +
-                                      std::to_string(budget_.flops) + " (--max-flops N raises it)");
+    throw InputError(eqn.place(),
+                     what + " brings the program to " +
+                         (flops_ == UINT64_MAX ? "more than 2^64" : std::to_string(flops_)) +
+                         " flops, beyond the budget of " + std::to_string(budget_.flops) +
+                         " (--max-flops N raises it)");
   }
 }
 

@@ -13,11 +13,11 @@ namespace meshrun::interp {
 namespace {
 
 const std::map<std::string_view, Primitive, std::less<>>& registry() {
-  static const auto* table = new std::map<std::string_view, Primitive, std::less<>>(make_registry(
-      {prim::elementwise_entries(), prim::elementwise_more_entries(), prim::unary_entries(),
-       prim::shape_entries(), prim::slicing_entries(), prim::reduction_entries(),
-       prim::dot_entries(), prim::collective_entries(), prim::placement_entries(),
-       prim::holder_entries()}));
+  static const auto* table = new std::map<std::string_view, Primitive, std::less<>>(
+      make_registry({prim::elementwise_entries(), prim::elementwise_more_entries(),
+                     prim::unary_entries(), prim::shape_entries(), prim::slicing_entries(),
+                     prim::reduction_entries(), prim::dot_entries(), prim::collective_entries(),
+                     prim::placement_entries(), prim::holder_entries()}));
   return *table;
 }
 

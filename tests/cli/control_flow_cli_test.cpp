@@ -60,8 +60,9 @@ BOOST_AUTO_TEST_CASE(a_plain_case_runs_with_the_program_given) {
   const Result r = run({"run", "--exact", file("ring-scan.json"), c});
   BOOST_TEST(r.code == 0, r.err);
   // Every row is the sum of the eight (exact in float32).
-  BOOST_TEST(r.out == "{\"y\":[[64.0,72.0],[64.0,72.0],[64.0,72.0],[64.0,72.0],[64.0,72.0],"
-                      "[64.0,72.0],[64.0,72.0],[64.0,72.0]]}\n",
+  BOOST_TEST(r.out ==
+                 "{\"y\":[[64.0,72.0],[64.0,72.0],[64.0,72.0],[64.0,72.0],[64.0,72.0],"
+                 "[64.0,72.0],[64.0,72.0],[64.0,72.0]]}\n",
              r.out);
   // The input object alone, too.
   {
@@ -104,8 +105,8 @@ BOOST_AUTO_TEST_CASE(a_branch_index_out_of_range_is_refused) {
       run({"run", file("hostile/cond-index.json"), kSource + "/" + kDir + "/hostile/i5.json"});
   BOOST_TEST(r.code == 2, r.err);
   expect_one_line(r, "cond: index 5 is outside its 2 branches");
-  const Result ok =
-      run({"run", "--exact", file("hostile/cond-index.json"), kSource + "/" + kDir + "/hostile/i1.json"});
+  const Result ok = run({"run", "--exact", file("hostile/cond-index.json"),
+                         kSource + "/" + kDir + "/hostile/i1.json"});
   BOOST_TEST(ok.code == 0, ok.err);
   BOOST_TEST(ok.out == "{\"y\":[2.0,4.0]}\n", ok.out);
 }
@@ -126,8 +127,9 @@ BOOST_AUTO_TEST_CASE(devices_that_diverge_around_a_collective_get_the_mismatch_e
   BOOST_TEST(r.code == 3, r.err);
   BOOST_TEST(lines_of(r.err).size() == 1u, r.err);
   BOOST_TEST(has(r.err, "mismatched collectives on 'data'"), r.err);
-  BOOST_TEST(has(r.err, "left its body without calling psum #1 on 'data', which device 0 called at "
-                        "exports[0].jaxpr.eqns[0].params.jaxpr.eqns[3].params.branches[1].eqns[0]"),
+  BOOST_TEST(has(r.err,
+                 "left its body without calling psum #1 on 'data', which device 0 called at "
+                 "exports[0].jaxpr.eqns[0].params.jaxpr.eqns[3].params.branches[1].eqns[0]"),
              r.err);
   BOOST_TEST(r.seconds < 30.0);
 }
@@ -140,9 +142,10 @@ BOOST_AUTO_TEST_CASE(the_same_collective_from_two_places_is_a_mismatch) {
   BOOST_TEST(r.code == 3, r.err);
   BOOST_TEST(r.out.empty(), r.out);
   BOOST_TEST(lines_of(r.err).size() == 1u, r.err);
-  BOOST_TEST(has(r.err, "mismatched collectives on 'data': device 0 called psum #1 with 2 "
-                        "elements at exports[0].jaxpr.eqns[0].params.jaxpr.eqns[3].params."
-                        "branches[1].eqns[1], device "),
+  BOOST_TEST(has(r.err,
+                 "mismatched collectives on 'data': device 0 called psum #1 with 2 "
+                 "elements at exports[0].jaxpr.eqns[0].params.jaxpr.eqns[3].params."
+                 "branches[1].eqns[1], device "),
              r.err);
   BOOST_TEST(has(r.err, ".params.branches[0].eqns[0]"), r.err);
 }

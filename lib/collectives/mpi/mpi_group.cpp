@@ -220,7 +220,8 @@ void MpiGroup::check_header(const float* header, const Desc& d, int from) const 
     return collective_label(x.op, x.seq) + " with " + std::to_string(x.in_count) + " elements" +
            (x.op == other.op && x.in_count == other.in_count && x.perm_hash != other.perm_hash
                 ? " (from another place of the program" +
-                      std::string(x.op == CollectiveOp::kPermute ? ", or another permutation)" : ")")
+                      std::string(x.op == CollectiveOp::kPermute ? ", or another permutation)"
+                                                                 : ")")
                 : "");
   };
   throw CollectiveError("mismatched collectives on '" + axis_ + "': rank " +

@@ -17,7 +17,8 @@ using prim::fail;
 std::string count_str(std::int64_t n, const std::string& what) {
   if (n == 1) return "1 " + what;
   if (what.ends_with("ch")) return std::to_string(n) + " " + what + "es";
-  if (what.ends_with("ry")) return std::to_string(n) + " " + what.substr(0, what.size() - 1) + "ies";
+  if (what.ends_with("ry"))
+    return std::to_string(n) + " " + what.substr(0, what.size() - 1) + "ies";
   return std::to_string(n) + " " + what + "s";
 }
 
@@ -28,7 +29,8 @@ std::int64_t non_negative(const Eqn& eqn, const char* key) {
 }
 
 std::vector<ValueType> slice(std::span<const ValueType> v, std::size_t from, std::size_t to) {
-  return {v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(to)};
+  return {v.begin() + static_cast<std::ptrdiff_t>(from),
+          v.begin() + static_cast<std::ptrdiff_t>(to)};
 }
 
 // The operands' split: consts, then carries, then the rest; PrimitiveError when they do not add
@@ -128,7 +130,8 @@ std::vector<ValueType> cond_infer(const ControlPlan& p, const Eqn&, std::span<co
 
 // Value copies of in[from, to).
 std::vector<Value> copies(const std::vector<Value>& in, std::size_t from, std::size_t to) {
-  return {in.begin() + static_cast<std::ptrdiff_t>(from), in.begin() + static_cast<std::ptrdiff_t>(to)};
+  return {in.begin() + static_cast<std::ptrdiff_t>(from),
+          in.begin() + static_cast<std::ptrdiff_t>(to)};
 }
 
 Shape declared_shape(const Jaxpr& jx, const Atom& a, const PrimContext& ctx) {

@@ -31,9 +31,12 @@ constexpr Primitive placement() {
 
 std::span<const Entry> placement_entries() {
   static const Entry kEntries[] = {
-      {"reshard", placement()},        {"device_put", placement()},
-      {"sharding_constraint", placement()}, {"mesh_cast", placement()},
-      {"sharding_cast", placement()},  {"optimization_barrier", placement()},
+      {"reshard", placement()},
+      {"device_put", placement()},
+      {"sharding_constraint", placement()},
+      {"mesh_cast", placement()},
+      {"sharding_cast", placement()},
+      {"optimization_barrier", placement()},
   };
   return kEntries;
 }

@@ -121,10 +121,9 @@ BOOST_AUTO_TEST_CASE(the_holders_of_a_jaxpr_are_entries_naming_their_param) {
                                                       {"shard_map", "jaxpr"}};
   // Control flow: run as loops and branches, not inlined as calls; while's second jaxpr, cond's
   // list of them.
-  const std::map<std::string, Primitive::Control> control = {
-      {"scan", Primitive::Control::kScan},
-      {"while", Primitive::Control::kWhile},
-      {"cond", Primitive::Control::kCond}};
+  const std::map<std::string, Primitive::Control> control = {{"scan", Primitive::Control::kScan},
+                                                             {"while", Primitive::Control::kWhile},
+                                                             {"cond", Primitive::Control::kCond}};
   for (const std::string& name : primitive_names()) {
     const Primitive& p = prim(name);
     const auto it = holders.find(name);
