@@ -135,32 +135,8 @@ bool computes(const std::string& primitive) {
   return std::find(std::begin(kComputing), std::end(kComputing), primitive) != std::end(kComputing);
 }
 
-using SizeOf = std::function<std::int64_t(const Type&)>;
-
-// A reduction over axes of size 1 only (jnp.sum(a[None], axis=0)): its result is its operand,
-// element for element -- a copy, not a computation.
-bool reduces_nothing(const Eqn& e, const Jaxpr& jx, const SizeOf& size) {
-  static const char* const kReductions[] = {"reduce_sum",  "reduce_max", "reduce_min",
-                                            "reduce_prod", "reduce_and", "reduce_or"};
-  if (std::find(std::begin(kReductions), std::end(kReductions), e.primitive) ==
-          std::end(kReductions) ||
-      e.in.size() != 1 || e.in[0].is_literal())
-    return false;
-  const Type& t = jx.types[static_cast<std::size_t>(e.in[0].var)];
-  const auto axes = e.params.find("axes");
-  if (axes == e.params.end() || !axes->is_array()) return false;
-  for (const auto& a : *axes) {
-    if (!a.is_number_integer()) return false;
-    const auto d = a.get<std::int64_t>();
-    if (d < 0 || static_cast<std::size_t>(d) >= t.shape.size()) return false;
-    if (size(Type{t.dtype, {t.shape[static_cast<std::size_t>(d)]}}) != 1) return false;
-  }
-  return true;
-}
-
-// What the results of `e` hold, from its operands'. `copy`: e is a reduction that reduces
-// nothing (reduces_nothing), which holds what its operand holds.
-Held combine(const Eqn& e, const std::vector<Held>& h, const MeshShape& mesh, bool copy = false) {
+// What the results of `e` hold, from its operands'.
+Held combine(const Eqn& e, const std::vector<Held>& h, const MeshShape& mesh) {
   Held out;
   std::vector<const Held*> ops;
   for (const Atom& a : e.in) {
@@ -168,7 +144,7 @@ Held combine(const Eqn& e, const std::vector<Held>& h, const MeshShape& mesh, bo
     ops.push_back(&h[a.var]);
     out.depends |= h[a.var].depends;
   }
-  if (computes(e.primitive) && !copy) {
+  if (computes(e.primitive)) {
     const bool moves = e.primitive == "dot_general" && ops.size() == 2 &&
                        (ops[0]->depends == 0) != (ops[1]->depends == 0);
     if (moves) out.elements = (ops[0]->depends != 0 ? ops[0] : ops[1])->elements;
@@ -177,11 +153,14 @@ Held combine(const Eqn& e, const std::vector<Held>& h, const MeshShape& mesh, bo
   for (const Held* op : ops)
     for (const auto& [input, n] : op->elements) out.elements[input] += n;
   // A gather over n devices holds n blocks; so may a psum (of blocks padded with zeros).
-  // (psum_scatter of zero-padded copies hands every device the whole of each; pmax and pmin
-  // of blocks padded with the other's identity too.)
-  static const char* const kCombining[] = {
-      "all_gather", "all_gather_invariant", "psum",         "psum_invariant", "pmean", "psum2",
-      "all_to_all", "reduce_scatter",       "psum_scatter", "pmax",           "pmin"};
+  // (pmax and pmin of blocks padded with their identity too. psum_scatter is left out: a
+  // scattered sum's block counted n times wrongly fails right reduce-scatter + all-gather
+  // programs -- which elements a value holds, not how many, is issue #47's.)
+  static const char* const kCombining[] = {"all_gather", "all_gather_invariant",
+                                           "psum",       "psum_invariant",
+                                           "pmean",      "psum2",
+                                           "all_to_all", "pmax",
+                                           "pmin"};
   if (!out.elements.empty() && std::find(std::begin(kCombining), std::end(kCombining),
                                          e.primitive) != std::end(kCombining)) {
     std::int64_t n = 1;
@@ -248,7 +227,7 @@ Outs held_values(const Jaxpr& jx, std::vector<Held> in, const MeshShape& mesh,
       }
       continue;
     }
-    const Held out = combine(e, h, mesh, reduces_nothing(e, jx, size));
+    const Held out = combine(e, h, mesh);
     for (int v : e.out) {
       Held r = out;
       cap(r, size(jx.types[v]));
@@ -383,7 +362,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
                           }
                         }
                       }
-                      Held r = combine(e, h, t.mesh, reduces_nothing(e, jx, size));
+                      Held r = combine(e, h, t.mesh);
                       for (int v : e.out) {
                         h[v] = r;
                         cap(h[v], size(jx.types[v]));
