@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "jax", "programs"))
 import numpy as np  # noqa: E402
 
 import _common  # noqa: E402,F401 - 8 CPU devices before JAX starts
+import make_cases  # noqa: E402 - the export arguments of tests/jax/programs
 from make_cases import case_text  # noqa: E402 - the case format of tests/jax/programs
 from meshrun_export.compare import MAX_NORMWISE, normwise_apart  # noqa: E402
 
@@ -82,17 +83,7 @@ def live(fn, inputs):
 
 
 def export_argv(name):
-    p = PROGRAMS[name]
-    mod = importlib.import_module(p["module"])
-    argv = [os.path.join("tests/jax/corpus", p["module"] + ".py") + ":" + p["factory"],
-            "--case", f"tests/jax/corpus/{name}", "--name", name,
-            "--inputs", ",".join(mod.INPUTS), "--outputs", ",".join(mod.OUTPUTS)]
-    for n in mod.INPUTS:
-        argv += ["--shape", f"{n}={mod.SHAPES[n]}"]
-    for n, dt in getattr(mod, "DTYPES", {}).items():
-        argv += ["--dtype", f"{n}={dt}"]
-    argv += ["--mesh", ",".join(f"{a}={s}" for a, s in mod.MESH)]
-    return argv
+    return make_cases.export_argv(name, PROGRAMS, "tests/jax/corpus")
 
 
 def generate(name):

@@ -83,11 +83,13 @@ def draw(mod, sizes, seed):
     return out
 
 
-def export_argv(name):
-    p = PROGRAMS[name]
+def export_argv(name, programs=None, folder="tests/jax/programs"):
+    """The `python -m meshrun_export` arguments of program `name` of `programs` (default: this
+    folder's PROGRAMS) in `folder` (tests/jax/corpus/make_corpus.py's too)."""
+    p = (programs or PROGRAMS)[name]
     mod = importlib.import_module(p["module"])
-    argv = [os.path.join("tests/jax/programs", p["module"] + ".py") + ":" + p["factory"],
-            "--case", f"tests/jax/programs/{name}", "--name", name,
+    argv = [os.path.join(folder, p["module"] + ".py") + ":" + p["factory"],
+            "--case", f"{folder}/{name}", "--name", name,
             "--inputs", ",".join(mod.INPUTS), "--outputs", ",".join(mod.OUTPUTS)]
     for n in mod.INPUTS:
         argv += ["--shape", f"{n}={mod.SHAPES[n]}"]
