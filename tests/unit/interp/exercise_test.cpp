@@ -137,7 +137,7 @@ BOOST_AUTO_TEST_CASE(a_hostile_exercise_file_is_refused_in_one_line_naming_the_f
       // silently): refused, as an unknown rule kind is.
       {exercise_with(R"({"rule": "collectives_only", "ops": ["bogus"], "axis": "ring"})"),
        "ex.json: rules[0].ops[0]: unknown collective \"bogus\" (known: all_gather, all_to_all, "
-       "pmean, ppermute, psum, psum_scatter)"},
+       "pmax, pmean, pmin, ppermute, psum, psum_scatter)"},
       {exercise_with(R"({"rule": "collectives_only", "ops": ["psum", "bogus"], "axis": "ring"})"),
        "ex.json: rules[0].ops[1]: unknown collective \"bogus\""},
       {exercise_with(R"({"rule": "collectives_only", "ops": ["ppermute"], "axis": "ring",
