@@ -40,8 +40,8 @@ BOOST_AUTO_TEST_SUITE(control_flow)
 
 // Every case of every program, bit for bit: --atol 0 --rtol 0 against numpy's float32 steps.
 BOOST_AUTO_TEST_CASE(every_program_gives_the_references_bits) {
-  for (const char* name :
-       {"ring-scan", "while-double", "cond-psum", "scan-reverse", "plain-while"}) {
+  for (const char* name : {"ring-scan", "while-double", "cond-psum", "scan-reverse", "plain-while",
+                           "ring-scan-long"}) {
     const Result r = run({"check", "--atol", "0", "--rtol", "0", "--program",
                           file(std::string(name) + ".json"), file(name)});
     BOOST_TEST(r.code == 0, name << ": " << r.out << r.err);
@@ -80,6 +80,16 @@ BOOST_AUTO_TEST_CASE(the_trace_folds_a_loops_collectives) {
   BOOST_TEST(r.code == 0, r.err);
   // 7 ppermutes per device: under the folding threshold (16), one line each.
   BOOST_TEST(has(r.err, "device 0: #7 ppermute[axis_name='data']"), r.err);
+  // 23 of them: one entry with the count and the collective once, per device.
+  const Result l =
+      run({"run", "--trace", file("ring-scan-long.json"), file("ring-scan-long/case1.json")});
+  BOOST_TEST(l.code == 0, l.err);
+  BOOST_TEST(has(l.err,
+                 "  device 3: #1-#23, 23 times this collective (a loop):\n"
+                 "    ppermute[axis_name='data'] f32[1,2]{V:data} -> f32[1,2]{V:data}  8 "
+                 "bytes\n  device 4: #1-#23"),
+             l.err);
+  BOOST_TEST(!has(l.err, "device 0: #2 ppermute"), l.err);
 }
 
 BOOST_AUTO_TEST_CASE(a_while_that_never_ends_stops_at_its_limit) {

@@ -73,8 +73,9 @@ ONE = [["data", 1]]  # a program of no shard_map: one device
 RING = [[i, (i + 1) % 8] for i in range(8)]
 
 
-def ring_scan():
-    """A ring all-reduce as a scan of 7 steps in the body: acc += ppermute(buf)."""
+def ring_scan(steps=7, name="ring-scan"):
+    """A ring all-reduce as a scan of 7 steps in the body: acc += ppermute(buf) (with more steps,
+    each block goes round more than once: the trace's folding of a loop's collectives)."""
     b = J()
     x = b.arg("f32", [1, 2])
     s = J()
@@ -82,19 +83,19 @@ def ring_scan():
     nxt = s.eqn("ppermute", [buf], [("f32", [1, 2])], axes=["data"], perm=RING)
     acc2 = s.eqn("add", [acc, nxt], [("f32", [1, 2])])
     body = s.done(acc2, nxt)
-    acc_out, _ = b.eqn("scan", [x, x], [("f32", [1, 2]), ("f32", [1, 2])], length=7,
+    acc_out, _ = b.eqn("scan", [x, x], [("f32", [1, 2]), ("f32", [1, 2])], length=steps,
                        reverse=False, num_consts=0, num_carry=2, jaxpr=body)
     body_jx = b.done(acc_out)
     t = J()
     gx = t.arg("f32", [8, 2])
     y = shard_map(t, [gx], [["data"]], [["data"]], body_jx, [("f32", [8, 2])], MESH)
-    prog = program("ring-scan", [("x", "f32", [8, 2])], ["y"], MESH, t.done(y))
+    prog = program(name, [("x", "f32", [8, 2])], ["y"], MESH, t.done(y))
 
     def ref(xv):
         out = np.zeros_like(xv)
         for d in range(8):
             acc = xv[d].copy()
-            for k in range(1, 8):
+            for k in range(1, steps + 1):
                 acc = (acc + xv[(d - k) % 8]).astype(F32)
             out[d] = acc
         return {"y": out}
@@ -364,7 +365,8 @@ def main():
     rng = np.random.default_rng(20261206)
     for name, make in [("ring-scan", ring_scan), ("while-double", while_double),
                        ("cond-psum", cond_psum), ("scan-reverse", scan_reverse),
-                       ("plain-while", plain_while)]:
+                       ("plain-while", plain_while),
+                       ("ring-scan-long", lambda: ring_scan(23, "ring-scan-long"))]:
         prog, ref, shapes = make()
         files[f"{name}.json"] = dump(prog)
         for k in (1, 2):
