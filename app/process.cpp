@@ -21,6 +21,7 @@
 #include "io/signal_cleanup.hpp"
 #include "support/cpus.hpp"
 #include "support/exit_code.hpp"
+#include "support/startup_point.hpp"
 
 namespace meshrun {
 
@@ -154,6 +155,8 @@ void exec_mpi_build_if_asked(int argc, char** argv) {
   const auto sibling =
       std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "meshrun-mpi";
   if (ec || ::access(sibling.c_str(), X_OK) != 0) return;
+  // Issue 51: how far a rank got, for meshrun-mpirun's watch (and where the host tests hold it).
+  startup_point("exec");
   ::execv(sibling.c_str(), argv);  // returns only on failure: then the run reports MPI as absent
 }
 

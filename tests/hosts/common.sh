@@ -33,15 +33,17 @@ hosts_test_up() {
 }
 
 # run_on_hosts SLOTS NP TIMEOUT meshrun-args... : the user's command on node1, bounded by TIMEOUT
-# seconds (then killed: the check fails). Sets OUT ERR CODE SECS.
+# seconds (then killed: the check fails), with $MPIRUN_EXTRA's words for mpirun if set. Sets OUT
+# ERR CODE SECS.
 run_on_hosts() {
   local slots=$1 np=$2 bound=$3
   shift 3
   local hf t0
   hf=$(hosts_hostfile "$slots")
   t0=$(date +%s.%N)
-  timeout -k 2 "$bound" $(hosts_enter 1) "$LAUNCH" $(hosts_mpirun_args) --hostfile "$hf" \
-    -np "$np" "$MESHRUN" "$@" >"$TMP/out" 2>"$TMP/err"
+  # shellcheck disable=SC2086 # MPIRUN_EXTRA: more words for mpirun (-x VAR ...), if any
+  timeout -k 2 "$bound" $(hosts_enter 1) "$LAUNCH" $(hosts_mpirun_args) ${MPIRUN_EXTRA:-} \
+    --hostfile "$hf" -np "$np" "$MESHRUN" "$@" >"$TMP/out" 2>"$TMP/err"
   CODE=$?
   SECS=$(echo "$(date +%s.%N) - $t0" | bc)
   OUT=$(cat "$TMP/out")

@@ -4,12 +4,15 @@
 #include <cstdio>
 
 #include "support/errors.hpp"
+#include "support/startup_point.hpp"
 
 namespace meshrun {
 
 void init_mpi_threads(int* argc, char*** argv) {
   int provided = 0;
+  startup_point("init");  // issue 51: how far a rank got, for the launcher's watch
   MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+  startup_point("up");
   if (provided < MPI_THREAD_MULTIPLE)
     throw InternalError("MPI provides thread level " + std::to_string(provided) +
                         ", the MPI backend needs MPI_THREAD_MULTIPLE");

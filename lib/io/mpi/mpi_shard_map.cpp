@@ -7,6 +7,7 @@
 #include "mesh/mpi/mpi_mesh.hpp"
 #include "io/mpi/mpi_runner.hpp"
 #include "support/errors.hpp"
+#include "support/startup_point.hpp"
 
 namespace meshrun {
 
@@ -240,7 +241,10 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
   mpi.timeout = options.timeout;
   std::shared_ptr<MpiMesh> groups;
   try {
+    // Issue 51: how far a rank got, for the launcher's watch (and where the host tests hold it).
+    startup_point("groups");
     groups = std::make_shared<MpiMesh>(mesh, mpi);
+    startup_point("after");
   } catch (const TimeoutError& e) {
     // A rank never came to create the groups (a collective, which cannot say who): the ranks
     // still answering tell rank 0, which names the ones that did not -- stopped, dead or cut off.
