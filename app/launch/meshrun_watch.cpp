@@ -190,8 +190,15 @@ int signal_session(pid_t sid, int sig) {
     char* end = nullptr;
     const long pid = std::strtol(e->d_name, &end, 10);
     if (*end != '\0' || pid <= 0) continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // read(2), not a stream: a process that ends meanwhile fails the read with ESRCH, which
+    // libstdc++'s filebuf throws.
+    const int sf = ::open((std::string("/proc/") + e->d_name + "/stat").c_str(), O_RDONLY);
+    if (sf < 0) continue;
+    char raw[1024];
+    const ssize_t got = ::read(sf, raw, sizeof raw - 1);
+    ::close(sf);
+    if (got <= 0) continue;
+    const std::string stat(raw, static_cast<std::size_t>(got));
     const auto paren = stat.rfind(')');
     if (paren == std::string::npos) continue;
     char state = 0;
