@@ -74,10 +74,11 @@ same_bytes() {
 # Nothing of the run is left on any host (bounded wait: what was killed may take a moment).
 nothing_left() {
   local what=$1 bound=${2:-10} i left
+  left=$(hosts_all_pids)
   for i in $(seq $((bound * 10))); do
-    left=$(hosts_all_pids)
     [ -z "$left" ] && break
     sleep 0.1
+    left=$(hosts_all_pids)
   done
   if [ -z "$left" ]; then
     ok "$what: nothing left on the hosts"

@@ -78,7 +78,10 @@ moment() {
     fail "$name: exit $CODE in ${SECS}s (bound ${limit}s), $lines meshrun lines$noise$out; left at exit: $left; stderr: $ERR"
   fi
   # node4's link still down: what ran there ends by itself, within the bound.
-  nothing_left "$name" "$(echo "$limit - $SECS + 1" | bc | cut -d. -f1)"
+  local rest
+  rest=$(echo "$limit - $SECS + 1" | bc | cut -d. -f1)
+  [ "${rest:-0}" -ge 0 ] 2>/dev/null || rest=0
+  nothing_left "$name" "$rest"
   hosts_link 4 up
 }
 
