@@ -356,7 +356,7 @@ BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, const Benc
   }
   check_size_range(options);
   BenchResult result;
-  result.participants = options.devices;
+  result.participants = participants(options);  // --groups K: K, as busbw counts them
   // The variant names the op and how the engine picks its path: staged up to staged_max_bytes per
   // device (one sync point), direct above (psum: one sync point and a wait for its pieces; the
   // others: two sync points), non-temporal stores for the largest psums.
@@ -374,8 +374,12 @@ BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, const Benc
   sh.wrong.assign(static_cast<std::size_t>(options.devices), 0);
   if (print && !options.json) {
     print("# peer=meshrun variant=" + result.variant +
-          " participants=" + std::to_string(options.devices) + "\n" + machine_line() +
-          " pinned=" + (options.pin_devices ? "auto" : "no") + "\n" + table_header() + "\n");
+          " participants=" + std::to_string(result.participants) +
+          (options.groups > 0 ? " groups=" + std::to_string(options.devices / options.groups) +
+                                    "x" + std::to_string(options.groups)
+                              : std::string()) +
+          "\n" + machine_line() + " pinned=" + (options.pin_devices ? "auto" : "no") + "\n" +
+          table_header() + "\n");
   }
 
   MeshOptions mo;
