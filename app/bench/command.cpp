@@ -115,6 +115,11 @@ void add_bench_command(CLI::App& app) {
                  "Collective: psum, pmean, pmax, pmin, all_gather or psum_scatter")
       ->check(CLI::IsMember({"psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter"}))
       ->capture_default_str();
+  ar->add_option("--groups", flags->options.groups,
+                 "Run the op over axis_index_groups of this many devices each, interleaved "
+                 "([[0, n/K, ...], [1, ...], ...]); 0: the whole axis")
+      ->transform(decimal_integer(0, 1024))
+      ->capture_default_str();
   // Finite: CLI11's PositiveNumber let "nan" through (no comparison with NaN fails).
   ar->add_option("--size-budget", flags->options.size_budget_s, "Seconds of timed calls per size")
       ->check(finite_real(0.001, 86400.0, " seconds"))
@@ -145,6 +150,7 @@ void add_bench_command(CLI::App& app) {
       };
       if (flags->op != "psum") refuse("--op", "across ranks only psum is timed, not " + flags->op);
       if (o.json) refuse("--json", "not available across ranks yet; the table is printed");
+      if (o.groups != 0) refuse("--groups", "not available across ranks yet");
       try {
         bench::check_size_range(o);
       } catch (const InputError&) {

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
 #include <exception>
 #include <thread>
 
@@ -55,10 +57,23 @@ Shape shape_of(CollectiveOp op, std::size_t size, int n) {
 
 // The sizes the table times: the peers' sizes within [min_bytes, max_bytes], each once
 // (all_gather and psum_scatter round the smallest sizes up to n elements).
+// The members one call runs over: --groups K, else the whole axis.
+int participants(const AllReduceBenchOptions& o) { return o.groups > 0 ? o.groups : o.devices; }
+
+// --groups K as IndexGroups: subgroup s holds s, s + n/K, s + 2n/K, ... (n/K of them of K each).
+std::optional<IndexGroups> bench_groups(const AllReduceBenchOptions& o) {
+  if (o.groups <= 0) return std::nullopt;
+  const int count = o.devices / o.groups;
+  std::vector<std::vector<int>> table(static_cast<std::size_t>(count));
+  for (int s = 0; s < count; ++s)
+    for (int p = 0; p < o.groups; ++p) table[static_cast<std::size_t>(s)].push_back(s + p * count);
+  return IndexGroups(std::move(table), o.devices);
+}
+
 std::vector<Shape> planned_shapes(const AllReduceBenchOptions& o) {
   std::vector<Shape> shapes;
   for (std::size_t size : kSizes) {
-    const Shape s = shape_of(o.op, size, o.devices);
+    const Shape s = shape_of(o.op, size, participants(o));
     const std::size_t bytes = s.elems * sizeof(float);
     if (bytes < o.min_bytes || bytes > o.max_bytes) continue;
     if (!shapes.empty() && shapes.back().elems == s.elems) continue;
@@ -83,7 +98,18 @@ struct Shared {
 
 class DeviceBench {
  public:
-  DeviceBench(Device& dev, Shared& sh) : dev_(dev), sh_(sh), r_(dev.index()), n_(sh.n) {}
+  DeviceBench(Device& dev, Shared& sh)
+      : dev_(dev), sh_(sh), r_(dev.index()), n_(sh.n), groups_(bench_groups(*sh.options)) {
+    // The members of this device's call, in the order it folds them, and its place there.
+    if (groups_) {
+      const std::span<const int> sub = groups_->of(r_);
+      members_.assign(sub.begin(), sub.end());
+      place_ = groups_->position(r_);
+    } else {
+      for (int r = 0; r < n_; ++r) members_.push_back(r);
+      place_ = r_;
+    }
+  }
 
   void run() {
     const AllReduceBenchOptions& o = *sh_.options;
@@ -149,6 +175,15 @@ class DeviceBench {
  private:
   void call() {
     Communicator& c = dev_.comm();
+    if (groups_) {
+      const CollectiveOp op = sh_.options->op;
+      if (op == CollectiveOp::kAllReduceMean) {
+        c.grouped(op, *groups_, out_, out_);  // in place, as below
+      } else {
+        c.grouped(op, *groups_, in_, out_);
+      }
+      return;
+    }
     switch (sh_.options->op) {
       case CollectiveOp::kAllReduce:
         c.all_reduce_sum(in_, out_);
@@ -173,23 +208,31 @@ class DeviceBench {
     }
   }
 
+  // The sum of element k over this device's members (integer-valued: exact in any order).
+  float member_sum(std::size_t k) const {
+    if (!groups_) return expected_sum(n_, k);
+    float sum = 0.0f;
+    for (int r : members_) sum += test_value(r, k);
+    return sum;
+  }
+
   std::uint64_t check() const {
     std::uint64_t bad = 0;
     const std::size_t m = out_.size();
+    const auto size = static_cast<float>(members_.size());
     switch (sh_.options->op) {
       case CollectiveOp::kAllReduce:
-        for (std::size_t k = 0; k < m; ++k) bad += out_[k] != expected_sum(n_, k);
+        for (std::size_t k = 0; k < m; ++k) bad += out_[k] != member_sum(k);
         break;
       case CollectiveOp::kAllReduceMean:
-        for (std::size_t k = 0; k < m; ++k)
-          bad += out_[k] != expected_sum(n_, k) / static_cast<float>(n_);
+        for (std::size_t k = 0; k < m; ++k) bad += out_[k] != member_sum(k) / size;
         break;
       case CollectiveOp::kAllReduceMax:
       case CollectiveOp::kAllReduceMin: {
         const bool max = sh_.options->op == CollectiveOp::kAllReduceMax;
         for (std::size_t k = 0; k < m; ++k) {
-          float want = test_value(0, k);
-          for (int r = 1; r < n_; ++r)
+          float want = test_value(members_[0], k);
+          for (int r : members_)
             want = max ? std::max(want, test_value(r, k)) : std::min(want, test_value(r, k));
           bad += out_[k] != want;
         }
@@ -197,13 +240,12 @@ class DeviceBench {
       }
       case CollectiveOp::kAllGather: {
         const std::size_t b = in_.size();
-        for (std::size_t k = 0; k < m; ++k)
-          bad += out_[k] != test_value(static_cast<int>(k / b), k % b);
+        for (std::size_t k = 0; k < m; ++k) bad += out_[k] != test_value(members_[k / b], k % b);
         break;
       }
       case CollectiveOp::kReduceScatter: {
-        const std::size_t off = static_cast<std::size_t>(r_) * m;
-        for (std::size_t k = 0; k < m; ++k) bad += out_[k] != expected_sum(n_, off + k);
+        const std::size_t off = static_cast<std::size_t>(place_) * m;
+        for (std::size_t k = 0; k < m; ++k) bad += out_[k] != member_sum(off + k);
         break;
       }
       case CollectiveOp::kPermute:
@@ -238,8 +280,10 @@ class DeviceBench {
     row.p90_us = percentile(per_call, 0.9);
     row.mean_us = loop * 1e6 / iters;
     row.algbw = static_cast<double>(bytes) / (row.median_us * 1e-6) / 1e9;
-    row.busbw = row.algbw * (reduce ? 2.0 : 1.0) * static_cast<double>(n_ - 1) / n_;
-    row.path = in_process_path(s.in * sizeof(float), reduce);
+    const int k = participants(o);
+    row.busbw = row.algbw * (reduce ? 2.0 : 1.0) * static_cast<double>(k - 1) / k;
+    // A grouped call takes the staged or the plain direct path (in_process.hpp).
+    row.path = in_process_path(s.in * sizeof(float), reduce && !groups_);
     sh_.result->rows.push_back(row);
     if (!o.json) print(table_row(row) + "\n");
     if (o.on_row) o.on_row(sh_.result->rows.size(), planned_sizes(o), row);
@@ -259,6 +303,9 @@ class DeviceBench {
   Device& dev_;
   Shared& sh_;
   int r_, n_;
+  std::optional<IndexGroups> groups_;  // --groups
+  std::vector<int> members_;           // this device's call's members, in fold order
+  int place_ = 0;                      // this device's position among them
   std::vector<float> in_, out_;
 };
 
@@ -303,14 +350,19 @@ void check_size_range(const AllReduceBenchOptions& options) {
 
 BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, const BenchPrint& print) {
   if (options.devices < 1) throw InputError("--devices", "must be at least 1");
+  if (options.groups < 0 || (options.groups > 0 && options.devices % options.groups != 0)) {
+    throw InputError("--groups", std::to_string(options.groups) + " does not divide --devices " +
+                                     std::to_string(options.devices));
+  }
   check_size_range(options);
   BenchResult result;
-  result.participants = options.devices;
+  result.participants = participants(options);  // --groups K: K, as busbw counts them
   // The variant names the op and how the engine picks its path: staged up to staged_max_bytes per
   // device (one sync point), direct above (psum: one sync point and a wait for its pieces; the
   // others: two sync points), non-temporal stores for the largest psums.
   result.variant = std::string(op_name(options.op)) +
                    (options.op == CollectiveOp::kAllReduceMean ? "-inplace" : "") +
+                   (options.groups > 0 ? "/groups=" + std::to_string(options.groups) : "") +
                    "/staged<=" + std::to_string(GroupOptions{}.staged_max_bytes) + "B+direct";
   Shared sh;
   sh.options = &options;
@@ -322,8 +374,12 @@ BenchResult run_allreduce_bench(const AllReduceBenchOptions& options, const Benc
   sh.wrong.assign(static_cast<std::size_t>(options.devices), 0);
   if (print && !options.json) {
     print("# peer=meshrun variant=" + result.variant +
-          " participants=" + std::to_string(options.devices) + "\n" + machine_line() +
-          " pinned=" + (options.pin_devices ? "auto" : "no") + "\n" + table_header() + "\n");
+          " participants=" + std::to_string(result.participants) +
+          (options.groups > 0 ? " groups=" + std::to_string(options.devices / options.groups) +
+                                    "x" + std::to_string(options.groups)
+                              : std::string()) +
+          "\n" + machine_line() + " pinned=" + (options.pin_devices ? "auto" : "no") + "\n" +
+          table_header() + "\n");
   }
 
   MeshOptions mo;

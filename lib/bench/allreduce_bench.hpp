@@ -47,6 +47,10 @@ struct AllReduceBenchOptions {
   std::size_t min_bytes = 4;
   std::size_t max_bytes = std::size_t{64} << 20;
   CollectiveOp op = CollectiveOp::kAllReduce;
+  // --groups K: the op over axis_index_groups of K devices each, interleaved as JAX's
+  // shard_map_test lists them ([[0, n/K, 2n/K, ...], [1, n/K + 1, ...], ...]); 0: the whole axis.
+  // The sizes of all_gather and psum_scatter are then rounded to K, and busbw uses K.
+  int groups = 0;
   bool json = false;             // one JSON document instead of the table
   double size_budget_s = 1.5;    // timed loop per size, about (run_all.sh gives the peers 1.5)
   double total_budget_s = 90.0;  // the whole table; a size that would pass it is skipped

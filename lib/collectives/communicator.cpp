@@ -1,6 +1,8 @@
 #include "collectives/communicator.hpp"
 
+#include <algorithm>
 #include <string>
+#include <utility>
 
 #include "support/errors.hpp"
 
@@ -51,6 +53,56 @@ std::uint64_t permutation_hash(std::span<const int> source_of) {
   return h;
 }
 
+std::string IndexGroups::invalid(const std::vector<std::vector<int>>& groups, int n) {
+  if (groups.empty()) return "no groups";
+  std::vector<int> seen(static_cast<std::size_t>(std::max(n, 0)), 0);
+  for (const std::vector<int>& g : groups) {
+    if (g.size() != groups.front().size()) {
+      return "groups of " + std::to_string(groups.front().size()) + " and " +
+             std::to_string(g.size()) + " members (they must be of one size)";
+    }
+    for (int r : g) {
+      if (r < 0 || r >= n)
+        return "member " + std::to_string(r) + " is not in [0, " + std::to_string(n) + ")";
+      if (seen[static_cast<std::size_t>(r)]++ != 0)
+        return "member " + std::to_string(r) + " is in two groups";
+    }
+  }
+  for (int r = 0; r < n; ++r)
+    if (seen[static_cast<std::size_t>(r)] == 0)
+      return "member " + std::to_string(r) + " is in no group";
+  return "";
+}
+
+IndexGroups::IndexGroups(std::vector<std::vector<int>> groups, int n)
+    : groups_(std::move(groups)),
+      subgroup_of_(static_cast<std::size_t>(n), -1),
+      position_(static_cast<std::size_t>(n), -1) {
+  MESHRUN_CHECK(invalid(groups_, n).empty(), "IndexGroups: not a partition into equal groups");
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a, a group's end marked by -1
+  for (std::size_t s = 0; s < groups_.size(); ++s) {
+    for (std::size_t p = 0; p < groups_[s].size(); ++p) {
+      const auto r = static_cast<std::size_t>(groups_[s][p]);
+      subgroup_of_[r] = static_cast<int>(s);
+      position_[r] = static_cast<int>(p);
+      h = (h ^ static_cast<std::uint32_t>(groups_[s][p])) * 1099511628211ull;
+    }
+    h = (h ^ 0xffffffffu) * 1099511628211ull;
+  }
+  hash_ = h | 1;
+}
+
+std::string IndexGroups::str() const {
+  std::string s = "[";
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    s += g ? ",[" : "[";
+    for (std::size_t p = 0; p < groups_[g].size(); ++p)
+      (s += p ? "," : "") += std::to_string(groups_[g][p]);
+    s += "]";
+  }
+  return s + "]";
+}
+
 void Communicator::unimplemented(CollectiveOp op) const {
   throw UnimplementedError(std::string(engine()) + " does not implement " + op_name(op));
 }
@@ -81,6 +133,11 @@ void Communicator::reduce_scatter_sum(std::span<const float>, std::span<float>) 
 
 void Communicator::permute(std::span<const float>, std::span<float>, std::span<const int>) {
   unimplemented(CollectiveOp::kPermute);
+}
+
+void Communicator::grouped(CollectiveOp op, const IndexGroups&, std::span<const float>,
+                           std::span<float>) {
+  unimplemented(op);
 }
 
 }  // namespace meshrun

@@ -266,6 +266,10 @@ void InProcessCommunicator::check_descs(const Desc& mine) {
           collective_label(x.op, seq_) + " with " + std::to_string(x.in_count) + " elements";
       if (x.op == CollectiveOp::kPermute)
         s += " and permutation " + std::to_string(x.perm_hash % 100000);
+      if (x.subgroup != 0) {
+        s += " over axis_index_groups of " + std::to_string(x.subgroup) + " (table " +
+             std::to_string(x.perm_hash % 100000) + ")";
+      }
       if (const char* at = frame_of(member).site_text; at != nullptr) s += std::string(" at ") + at;
       return s;
     };
@@ -524,6 +528,69 @@ void InProcessCommunicator::permute(std::span<const float> in, std::span<float> 
     std::memcpy(out.data(), srcs_[static_cast<std::size_t>(src)], out.size_bytes());
   }
   if (!small) finish_direct();
+}
+
+void InProcessCommunicator::grouped(CollectiveOp op, const IndexGroups& groups,
+                                    std::span<const float> in, std::span<float> out) {
+  MESHRUN_CHECK(groups.members() == group_.size_,
+                std::string(op_name(op)) + ": axis_index_groups of another group's size");
+  const std::span<const int> sub = groups.of(rank_);
+  const int k = groups.subgroup_size();
+  const auto uk = static_cast<std::size_t>(k);
+  const auto pos = static_cast<std::size_t>(groups.position(rank_));
+  const bool gather = op == CollectiveOp::kAllGather, scatter = op == CollectiveOp::kReduceScatter;
+  MESHRUN_CHECK(gather    ? out.size() == uk * in.size()
+                : scatter ? in.size() == uk * out.size()
+                          : in.size() == out.size(),
+                std::string(op_name(op)) + ": input and output sizes do not fit the subgroups");
+  MESHRUN_CHECK(op != CollectiveOp::kPermute, "ppermute takes no axis_index_groups");
+  Desc desc = begin(op, in.size(), out.size(), groups.hash());
+  desc.subgroup = static_cast<std::uint32_t>(k);
+  const bool small = staged(in.size());
+  if (small) {
+    publish_staged(desc, in);
+  } else {
+    publish_direct(desc, in.data(), out.data());
+  }
+  for (std::size_t i = 0; i < uk; ++i) {
+    sub_srcs_[i] = srcs_[static_cast<std::size_t>(sub[i])];
+    sub_dsts_[i] = small ? nullptr : dsts_[static_cast<std::size_t>(sub[i])];
+  }
+  const kernels::Combine combine = op == CollectiveOp::kAllReduceMax   ? kernels::Combine::kMax
+                                   : op == CollectiveOp::kAllReduceMin ? kernels::Combine::kMin
+                                                                       : kernels::Combine::kSum;
+  if (gather) {
+    const std::size_t m = in.size();
+    if (small) {
+      for (std::size_t i = 0; i < uk; ++i)
+        if (m) std::memcpy(out.data() + i * m, sub_srcs_[i], m * sizeof(float));
+      return;
+    }
+    for (std::size_t i = 0; i < uk; ++i)  // this member's block into each subgroup output
+      if (m) std::memcpy(sub_dsts_[i] + pos * m, in.data(), m * sizeof(float));
+    finish_direct();
+    return;
+  }
+  if (scatter) {
+    const std::size_t m = out.size();
+    for (std::size_t i = 0; i < uk; ++i) sub_srcs_[i] += pos * m;
+    kernels::fold_sum(sub_srcs_.data(), k, out.data(), 0, m);
+    if (!small) finish_direct();
+    return;
+  }
+  if (small) {
+    kernels::fold(combine, sub_srcs_.data(), k, out.data(), 0, out.size());
+  } else {
+    // This member's slice of the subgroup's fold, written to all k outputs (see PROTOCOL).
+    const std::size_t lo = out.size() * pos / uk, hi = out.size() * (pos + 1) / uk;
+    kernels::fold_to_all(combine, sub_srcs_.data(), k, sub_dsts_.data(), k, lo, hi,
+                         kernels::FoldPath::kInterleaved);
+    finish_direct();
+  }
+  if (op == CollectiveOp::kAllReduceMean) {
+    const auto n = static_cast<float>(k);
+    for (float& v : out) v /= n;  // every member divides the same bits the same way
+  }
 }
 
 }  // namespace meshrun

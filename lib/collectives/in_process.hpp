@@ -22,9 +22,11 @@
 //     cannot differ: every member passes the same sync points.)
 //  5. Move data.
 //     staged path (small messages, one sync point): r reads what it needs from the members'
-//       staging buffers of call c and writes its own output. No trailing barrier: a member that
-//       returns and publishes call c+1 writes the other frame, and can only come back to this
-//       frame at call c+2, after every member arrived at call c+1 -- i.e. finished reading c.
+//       staging buffers of call c and writes its own output. (grouped, axis_index_groups: the
+//       staging buffers of its subgroup's members, in the subgroup's listed order.) No trailing
+//       barrier: a member that returns and publishes call c+1 writes the other frame, and can only
+//       come back to this frame at call c+2, after every member arrived at call c+1 -- i.e.
+//       finished reading c.
 //     direct path (large messages): r reads the members' inputs where they lie (no copy-in) and
 //       writes results where they must end up.
 //       psum, pmax, pmin (one sync point): the fold is cut into pieces, each computed once and
@@ -53,7 +55,18 @@
 //       the read-for-ownership of a line it only overwrites). Those stores are weakly ordered
 //       even on x86, so the kernel ends them with an sfence before the piece is counted done;
 //       that RMW then publishes them like any other store.
-//  Reductions fold the members in rank order 0..n-1 for every element on both paths, so all
+//       grouped (axis_index_groups: Communicator::grouped; two sync points): r reads its
+//         subgroup's members' inputs where they lie. psum, pmean, pmax, pmin: the member at
+//         position p of a subgroup of k folds the p-th of k contiguous slices of the elements over
+//         the subgroup, in its listed order, and writes the slice into all k outputs
+//         (kernels::fold_to_all: an output may be its member's input, each element is read from
+//         every input before it is written, and no other member touches that slice); pmean's
+//         division by k then waits for the trailing sync point (every slice written). all_gather
+//         pushes r's block into its subgroup's k outputs at r's position; psum_scatter folds r's
+//         block of the subgroup's inputs into r's own output. No pieces or lanes: the subgroups
+//         are small and each member has its own share.
+//  Reductions fold the members in rank order 0..n-1 for every element on both paths (grouped:
+//  the subgroup's members in its listed order), so all
 //  members get identical bits, whichever path the size selects and however the threads run.
 //  pmax and pmin take psum's paths and pieces with another fold (communicator.hpp's rule:
 //  from -inf / +inf with std::max / std::min), so a NaN or a signed zero comes out the same on
@@ -188,6 +201,8 @@ class InProcessGroup {
     std::size_t in_count, out_count;
     std::uint64_t perm_hash;
     std::uint64_t site;  // Communicator::set_site's
+    // grouped: the subgroups' size k (0: the whole group); perm_hash then holds the table's hash.
+    std::uint32_t subgroup = 0;
     bool operator==(const Desc&) const = default;
   };
   // A frame is written only where it changes (write_if_changed, in publish_staged and
@@ -286,6 +301,8 @@ class InProcessCommunicator final : public Communicator {
         runs_(static_cast<std::size_t>(lanes)),
         srcs_(static_cast<std::size_t>(group.size())),
         dsts_(static_cast<std::size_t>(group.size())),
+        sub_srcs_(static_cast<std::size_t>(group.size())),
+        sub_dsts_(static_cast<std::size_t>(group.size())),
         lane_cpus_(static_cast<std::size_t>(group.size())) {}
 
   int rank() const override { return rank_; }
@@ -301,6 +318,8 @@ class InProcessCommunicator final : public Communicator {
   void reduce_scatter_sum(std::span<const float> in, std::span<float> out) override;
   void permute(std::span<const float> in, std::span<float> out,
                std::span<const int> source_of) override;
+  void grouped(CollectiveOp op, const IndexGroups& groups, std::span<const float> in,
+               std::span<float> out) override;
   void depart() override;
 
  private:
@@ -373,6 +392,8 @@ class InProcessCommunicator final : public Communicator {
   // scratch).
   std::vector<const float*> srcs_;
   std::vector<float*> dsts_;
+  std::vector<const float*> sub_srcs_;  // grouped: this member's subgroup's, in its order
+  std::vector<float*> sub_dsts_;
   std::vector<int> lane_cpus_;
 };
 

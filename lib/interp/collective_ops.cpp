@@ -5,6 +5,7 @@
 // before it is not 1).
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -33,6 +34,54 @@ std::size_t group_size(const Eqn& eqn, const std::vector<std::string>& axes,
     n *= static_cast<std::size_t>((*ctx.mesh)[static_cast<std::size_t>(pos)].second);
   }
   return n;
+}
+
+// axis_index_groups: absent or null for the whole group over the axes (n members); else a list of
+// lists of members, a partition of 0..n-1 into groups of one size (as JAX requires of
+// all_gather, psum_scatter and all_to_all, and of every collective on TPU; XLA's CPU would take a
+// psum's groups of unequal sizes, meshrun refuses them), checked before anything runs. JAX 0.10.2
+// raises NotImplementedError for groups on psum_invariant (a psum under check_vma=True) and on
+// all_gather(..., to='invarying'), and so does meshrun, one line, exit 2.
+std::optional<IndexGroups> groups_param(const Eqn& eqn, std::size_t n) {
+  if (!eqn.params.is_object() || !eqn.params.contains("axis_index_groups")) return std::nullopt;
+  const nlohmann::json& j = eqn.params["axis_index_groups"];
+  if (j.is_null()) return std::nullopt;
+  if (eqn.primitive == "psum_invariant" || eqn.primitive == "all_gather_invariant") {
+    fail(eqn.primitive +
+         " with axis_index_groups: JAX 0.10.2 raises NotImplementedError for it "
+         "(psum under check_vma=True, all_gather to='invarying')");
+  }
+  const auto bad = [&](const std::string& why) {
+    fail(eqn.primitive + " param 'axis_index_groups' " + why);
+  };
+  if (!j.is_array() || j.empty()) bad("must be a non-empty list of lists of axis indices");
+  std::vector<std::vector<int>> groups;
+  for (const nlohmann::json& g : j) {
+    if (!g.is_array() || g.empty()) bad("must be a non-empty list of lists of axis indices");
+    groups.emplace_back();
+    for (const nlohmann::json& r : g) {
+      if (!r.is_number_integer()) bad("must be a non-empty list of lists of axis indices");
+      const bool in_range = r.is_number_unsigned() ? r.get<std::uint64_t>() < n
+                                                   : r.get<I64>() >= 0 && r.get<I64>() < I64(n);
+      if (!in_range) {
+        bad("names index " + r.dump().substr(0, 24) + ", not in [0, " + std::to_string(n) +
+            ") (the group over the axes has " + std::to_string(n) + " members)");
+      }
+      groups.back().push_back(r.get<int>());
+    }
+  }
+  if (const std::string why = IndexGroups::invalid(groups, static_cast<int>(n)); !why.empty())
+    bad("is not a partition of the axes' " + std::to_string(n) +
+        " indices into groups of one "
+        "size: " +
+        why);
+  return IndexGroups(std::move(groups), static_cast<int>(n));
+}
+
+// The size of the group a collective runs over: its subgroups' when it has axis_index_groups.
+std::size_t effective_size(const Eqn& eqn, std::size_t n) {
+  const std::optional<IndexGroups> g = groups_param(eqn, n);
+  return g ? static_cast<std::size_t>(g->subgroup_size()) : n;
 }
 
 // The device of a body, told where its next collective is called from: this equation (FNV-1a of
@@ -65,7 +114,7 @@ enum class Reduce { kSum, kMean, kMax, kMin };
 template <Reduce kOp>
 Types reduce_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext& ctx) {
   expect_operands(eqn, in.size(), 1, true);
-  group_size(eqn, param_axes(eqn, "axes"), ctx);
+  groups_param(eqn, group_size(eqn, param_axes(eqn, "axes"), ctx));
   for (const ValueType& t : in) {
     const bool refused = kOp == Reduce::kMean  ? t.dtype != DType::kF32
                          : kOp == Reduce::kSum ? t.dtype == DType::kBool
@@ -112,6 +161,19 @@ Values reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const b
   }
   Device& dev = device(eqn, ctx);
   const AxisNames names(axes);
+  if (const std::optional<IndexGroups> groups =
+          groups_param(eqn, static_cast<std::size_t>(dev.axis_size(names)))) {
+    // One grouped collective per operand (not packed: few programs reduce many over groups).
+    constexpr CollectiveOp kCollective = kOp == Reduce::kMean  ? CollectiveOp::kAllReduceMean
+                                         : kOp == Reduce::kMax ? CollectiveOp::kAllReduceMax
+                                         : kOp == Reduce::kMin ? CollectiveOp::kAllReduceMin
+                                                               : CollectiveOp::kAllReduce;
+    for (Value* v : in) out.emplace_back(v->dtype, dev.grouped(kCollective, v->t, names, *groups));
+    if constexpr (kOp == Reduce::kSum) {
+      for (const Value& v : out) check_exact_ints(eqn, v);
+    }
+    return out;
+  }
   const auto alone = [&](std::size_t i) { return in.size() == 1 || in[i]->t.size() >= kPackedMax; };
   std::size_t packed = 0;
   for (std::size_t i = 0; i < in.size(); ++i)
@@ -200,7 +262,7 @@ Tensor from_front(Tensor x, std::size_t d) {
 
 Types all_gather_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext& ctx) {
   expect_operands(eqn, in.size(), 1);
-  const std::size_t n = group_size(eqn, param_axes(eqn, "axes"), ctx);
+  const std::size_t n = effective_size(eqn, group_size(eqn, param_axes(eqn, "axes"), ctx));
   const bool tiled = param_bool(eqn, "tiled", false);
   Shape shape = in[0].shape;
   const std::size_t d =
@@ -223,13 +285,18 @@ Values all_gather_eval(const Eqn& eqn, std::span<Value* const> in, std::span<con
   if (!tiled) x.t.shape.insert(x.t.shape.begin() + static_cast<std::ptrdiff_t>(d), 1);
   if (axes.empty()) return one(std::move(x));
   Tensor front = to_front(std::move(x.t), d);
-  Tensor gathered = device(eqn, ctx).all_gather(front, AxisNames(axes));
+  Device& dev = device(eqn, ctx);
+  const AxisNames names(axes);
+  const std::optional<IndexGroups> groups =
+      groups_param(eqn, static_cast<std::size_t>(dev.axis_size(names)));
+  Tensor gathered = groups ? dev.grouped(CollectiveOp::kAllGather, front, names, *groups)
+                           : dev.all_gather(front, names);
   return one(Value(x.dtype, from_front(std::move(gathered), d)));
 }
 
 Types reduce_scatter_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext& ctx) {
   expect_operands(eqn, in.size(), 1);
-  const std::size_t n = group_size(eqn, param_axes(eqn, "axes"), ctx);
+  const std::size_t n = effective_size(eqn, group_size(eqn, param_axes(eqn, "axes"), ctx));
   if (in[0].dtype == DType::kBool)  // f32, and i32 as psum (checked exact after)
     fail(eqn.primitive + " does not accept dtype " + dtype_word(in[0].dtype));
   const bool tiled = param_bool(eqn, "tiled", false);
@@ -263,7 +330,13 @@ Values reduce_scatter_eval(const Eqn& eqn, std::span<Value* const> in, std::span
     result = std::move(x.t);
   } else {
     Tensor front = to_front(std::move(x.t), d);
-    result = from_front(device(eqn, ctx).psum_scatter(front, AxisNames(axes)), d);
+    Device& dev = device(eqn, ctx);
+    const AxisNames names(axes);
+    const std::optional<IndexGroups> groups =
+        groups_param(eqn, static_cast<std::size_t>(dev.axis_size(names)));
+    result = from_front(groups ? dev.grouped(CollectiveOp::kReduceScatter, front, names, *groups)
+                               : dev.psum_scatter(front, names),
+                        d);
   }
   if (!tiled) result.shape.erase(result.shape.begin() + static_cast<std::ptrdiff_t>(d));
   Value v(x.dtype, std::move(result));
@@ -311,13 +384,14 @@ Values ppermute_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const
 }
 
 // ---- all_to_all: chunk j of split_axis goes to rank j; the chunks received are concatenated
-// along concat_axis in source order. The primitive's shapes are always those of tiled=True (JAX
+// along concat_axis in source order (with axis_index_groups: within each subgroup, ranked by
+// its listed order). The primitive's shapes are always those of tiled=True (JAX
 // adds the expand_dims and squeeze of tiled=False as equations of their own). Built from one
 // all_gather: each device keeps its chunk of every member's block. ----
 
 Types all_to_all_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext& ctx) {
   expect_operands(eqn, in.size(), 1);
-  const std::size_t n = group_size(eqn, param_axes(eqn, "axes"), ctx);
+  const std::size_t n = effective_size(eqn, group_size(eqn, param_axes(eqn, "axes"), ctx));
   Shape shape = in[0].shape;
   const std::size_t s = checked_axis(eqn, "split_axis", param_int(eqn, "split_axis"), shape.size());
   const std::size_t c =
@@ -339,10 +413,20 @@ Values all_to_all_eval(const Eqn& eqn, std::span<Value* const> in, std::span<con
   const auto c = static_cast<std::size_t>(param_int(eqn, "concat_axis"));
   Device& dev = device(eqn, ctx);
   const AxisNames names(axes);
-  const auto n = static_cast<std::size_t>(dev.axis_size(names));
-  const auto rank = static_cast<std::size_t>(dev.axis_index(names));
+  auto n = static_cast<std::size_t>(dev.axis_size(names));
+  auto rank = static_cast<std::size_t>(dev.axis_index(names));
+  const std::optional<IndexGroups> groups = groups_param(eqn, n);
   const Tensor& x = in[0]->t;
-  const Tensor all = dev.all_gather(x, names);  // n blocks of x's shape, in rank order
+  // n blocks of x's shape, in rank order; with groups, the subgroup's k blocks in its listed order,
+  // this device's chunk j going to the subgroup's j-th member.
+  Tensor all;
+  if (groups) {
+    rank = static_cast<std::size_t>(groups->position(static_cast<int>(rank)));
+    n = static_cast<std::size_t>(groups->subgroup_size());
+    all = dev.grouped(CollectiveOp::kAllGather, x, names, *groups);
+  } else {
+    all = dev.all_gather(x, names);
+  }
   Shape chunk = x.shape;
   chunk[s] /= n;
   Shape shape = chunk;

@@ -217,6 +217,39 @@ Tensor Device::psum_scatter(const Tensor& x, AxisNames axes) {
   return y;
 }
 
+Tensor Device::grouped(CollectiveOp op, const Tensor& x, AxisNames axes,
+                       const IndexGroups& groups) {
+  const char* name = op_name(op);
+  if (groups.members() != axis_size(axes)) {
+    throw InputError("", std::string(name) + ": axis_index_groups cover " +
+                             std::to_string(groups.members()) + " members, the axis " + axes.str() +
+                             " has " + std::to_string(axis_size(axes)));
+  }
+  const auto k = static_cast<std::size_t>(groups.subgroup_size());
+  Shape shape = x.shape;
+  if (op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter) {
+    if (x.rank() < 1) throw InputError("", std::string(name) + " needs an array of rank >= 1");
+    if (op == CollectiveOp::kAllGather) {
+      shape[0] *= k;
+    } else if (shape[0] % k != 0) {
+      throw InputError("", std::string(name) + ": dimension 0 of " + shape_str(x.shape) +
+                               " is not divisible by the axis_index_groups' size " +
+                               std::to_string(k));
+    } else {
+      shape[0] /= k;
+    }
+  } else if (op == CollectiveOp::kPermute) {
+    throw InputError("", "ppermute takes no axis_index_groups");
+  }
+  const SpanEnd end{*this};
+  // before() records it as the ungrouped op would be, its result varying: the subgroups differ.
+  Communicator& c = before(op, axes, x.shape, shape);
+  if (log_ != nullptr) log_->back().out_varying = true;
+  Tensor y(shape);
+  c.grouped(op, groups, x.span(), y.span());
+  return y;
+}
+
 Tensor Device::ppermute(const Tensor& x, AxisNames axes,
                         const std::vector<std::pair<int, int>>& perm) {
   // Validated before anything is recorded or injected, as psum_scatter is: a refused call never

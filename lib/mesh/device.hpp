@@ -117,6 +117,11 @@ class Device {
   Tensor all_gather(const Tensor& x, AxisNames axes);
   // jax.lax.psum_scatter(x, axes, tiled=True): this device's block (along dimension 0) of the sum.
   Tensor psum_scatter(const Tensor& x, AxisNames axes);
+  // The same collectives over this device's subgroup of `groups` only (axis_index_groups,
+  // communicator.hpp; groups.members() == axis_size(axes)): psum, pmean, pmax, pmin (`op`
+  // kAllReduce, kAllReduceMean, kAllReduceMax, kAllReduceMin: same shape), all_gather (tiled,
+  // dimension 0: k blocks) and psum_scatter (tiled, dimension 0 divisible by k).
+  Tensor grouped(CollectiveOp op, const Tensor& x, AxisNames axes, const IndexGroups& groups);
   // jax.lax.ppermute(x, axes, perm): perm holds (source, destination) pairs of group ranks; a
   // device that no pair sends to receives zeros.
   Tensor ppermute(const Tensor& x, AxisNames axes, const std::vector<std::pair<int, int>>& perm);

@@ -106,6 +106,9 @@ _REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_
 _COLLECTIVE_AXES = {"psum", "psum_invariant", "pmean", "pvary", "pcast", "all_gather",
                     "all_gather_invariant", "reduce_scatter", "ppermute", "all_to_all",
                     "axis_index", "pmax", "pmin"}
+# Collectives that carry axis_index_groups into the file (issue #50): the rest refuse them
+# (JAX itself raises NotImplementedError for psum_invariant's and all_gather_invariant's).
+_GROUPED = {"psum", "pmean", "pmax", "pmin", "all_gather", "reduce_scatter", "all_to_all"}
 # Calls whose value is their body's (docs: "Wrappers whose value is their body's").
 _CALLS = {"closed_call", "call", "core_call"}
 # Placement: the value unchanged (n operands -> n results); only "to" kept, for traces.
@@ -398,8 +401,11 @@ class Walker:
             if axes is None:
                 axes = p.pop("axis_name", None)
             out["axes"] = axis_names(axes)
-            if p.pop("axis_index_groups", None) is not None:
-                self.fail(e, f"{name} with axis_index_groups")
+            groups = p.pop("axis_index_groups", None)
+            if groups is not None:
+                if name not in _GROUPED:
+                    self.fail(e, f"{name} with axis_index_groups")
+                out["axis_index_groups"] = [[int(i) for i in g] for g in groups]
             if name == "pcast":
                 to = p.pop("to", "varying")
                 if to != "varying":

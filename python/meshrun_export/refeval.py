@@ -284,11 +284,32 @@ def _groups(mesh, names):
     return [[d for _, d in sorted(g)] for g in groups.values()]
 
 
+def _cgroups(mesh, p):
+    """The devices a collective runs over, as _groups; with axis_index_groups each group split
+    into its subgroups, each in the subgroup's listed order (the order a reduction folds in)."""
+    groups = _groups(mesh, p["axes"])
+    sub = p.get("axis_index_groups")
+    if sub is None:
+        return groups
+    return [[g[i] for i in s] for g in groups for s in sub]
+
+
+def _all_to_all(ev, p, ins, mesh):
+    x, = ins
+    r = list(x)
+    for g in _cgroups(mesh, p):
+        n = len(g)
+        for k, d in enumerate(g):
+            chunks = [np.split(np.asarray(x[s]), n, axis=p["split_axis"])[k] for s in g]
+            r[d] = np.concatenate(chunks, axis=p["concat_axis"])
+    return [r]
+
+
 def _psum(ev, p, ins, mesh):
     outs = []
     for x in ins:
         r = list(x)
-        for g in _groups(mesh, p["axes"]):
+        for g in _cgroups(mesh, p):
             acc = x[g[0]]
             for d in g[1:]:
                 acc = (acc + x[d]).astype(np.asarray(x[d]).dtype)
@@ -302,7 +323,7 @@ def _all_gather(ev, p, ins, mesh):
     x, = ins
     r = list(x)
     dim = p["all_gather_dimension"]
-    for g in _groups(mesh, p["axes"]):
+    for g in _cgroups(mesh, p):
         parts = [x[d] for d in g]
         v = np.concatenate(parts, axis=dim) if p["tiled"] else np.stack(parts, axis=dim)
         for d in g:
@@ -314,7 +335,7 @@ def _reduce_scatter(ev, p, ins, mesh):
     summed, = _psum(ev, p, ins, mesh)
     r = list(summed)
     dim = p["scatter_dimension"]
-    for g in _groups(mesh, p["axes"]):
+    for g in _cgroups(mesh, p):
         for k, d in enumerate(g):
             parts = np.split(summed[d], len(g), axis=dim)
             r[d] = parts[k] if p["tiled"] else np.squeeze(parts[k], axis=dim)
@@ -343,7 +364,7 @@ def _pfold(f):
         outs = []
         for x in ins:
             r = list(x)
-            for g in _groups(mesh, p["axes"]):
+            for g in _cgroups(mesh, p):
                 acc = np.asarray(x[g[0]])
                 for d in g[1:]:
                     acc = f(acc, np.asarray(x[d]))
@@ -359,7 +380,8 @@ _COLLECTIVES = {"psum": _psum, "psum_invariant": _psum,
                 "all_gather_invariant": lambda ev, p, ins, m: _all_gather(ev, p, ins, m),
                 "pvary": lambda ev, p, ins, m: ins, "pcast": lambda ev, p, ins, m: ins,
                 "all_gather": _all_gather, "reduce_scatter": _reduce_scatter,
-                "axis_index": _axis_index, "ppermute": _ppermute}
+                "axis_index": _axis_index, "ppermute": _ppermute,
+                "all_to_all": _all_to_all}
 
 
 def _f32(f):

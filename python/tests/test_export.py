@@ -45,6 +45,18 @@ def case_mesh(prog, case):
     return [[a, int(m[a])] for a in sorted(m, key=order.index)]
 
 
+def _eqns(prog):
+    """Every equation of every export, nested bodies included."""
+    def walk(j):
+        for e in j["eqns"]:
+            yield e
+            for v in e["params"].values():
+                if isinstance(v, dict) and "eqns" in v:
+                    yield from walk(v)
+    for ex in prog["exports"]:
+        yield from walk(ex["jaxpr"])
+
+
 class Determinism(unittest.TestCase):
     def test_same_bytes(self):
         sys.path.insert(0, os.path.join(ROOT, "bench", "jax"))
@@ -157,11 +169,25 @@ class Refused(unittest.TestCase):
         g = jax.shard_map(lambda a: jax.lax.psum(a, "data", axis_index_groups=[[0, 1, 2, 3],
                                                                               [4, 5, 6, 7]]),
                           mesh=m, in_specs=P("data"), out_specs=P())
-        # JAX itself may refuse groups under shard_map; either way it never reaches the file
-        try:
-            self.refuse(jax.jit(g), [S((8, 2), F32)], "axis_index_groups")
-        except (NotImplementedError, ValueError, TypeError, AssertionError):
-            pass
+        # JAX 0.10.2 itself refuses groups on a psum under check_vma=True (psum_invariant)
+        with self.assertRaises(NotImplementedError):
+            mx.export(jax.jit(g), S((8, 2), F32), names=["a"], outputs=["out"])
+
+    def test_axis_index_groups_are_written(self):
+        """Issue #50: the groups reach the file as lists, in JAX's order."""
+        m = mesh1("data", 8)
+        groups = [[6, 0, 3, 5], [1, 7, 2, 4]]
+        g = jax.shard_map(lambda a: (jax.lax.psum(a, "data", axis_index_groups=groups),
+                                     jax.lax.pmax(a, "data", axis_index_groups=groups),
+                                     jax.lax.all_gather(a, "data", axis_index_groups=groups,
+                                                        tiled=True)),
+                          mesh=m, in_specs=P("data"), out_specs=P("data"), check_vma=False)
+        prog = mx.export(jax.jit(g), S((8, 2), F32), names=["a"], outputs=["s", "m", "g"])
+        found = [e["params"] for e in _eqns(prog)
+                 if e["primitive"] in ("psum", "pmax", "all_gather")]
+        self.assertEqual(len(found), 3)
+        for p in found:
+            self.assertEqual(p["axis_index_groups"], groups)
 
     def test_partial_manual(self):
         m = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)

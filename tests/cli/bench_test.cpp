@@ -46,6 +46,32 @@ BOOST_AUTO_TEST_CASE(table_in_the_peers_format) {
   }
 }
 
+// --groups K (issue #50): every op over axis_index_groups of K devices, checked element by element
+// against the sums, extrema and blocks of each device's own group before and after the timing;
+// a K that does not divide --devices is exit 2.
+BOOST_AUTO_TEST_CASE(grouped_ops_are_verified_and_timed) {
+  for (const std::string op : {"psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter"}) {
+    const Result r = run({"bench", "allreduce", "--op", op, "--groups", "4", "--devices", "8",
+                          "--max-bytes", "65536", "--size-budget", "0.01"});
+    BOOST_TEST(r.code == 0, op << ": " << r.err);
+    const auto lines = lines_of(r.out);
+    BOOST_REQUIRE(lines.size() >= 4u);
+    BOOST_TEST(lines[0].find("/groups=4/") != std::string::npos, lines[0]);
+    for (std::size_t i = 3; i < lines.size(); ++i) {
+      std::istringstream row(lines[i]);
+      double bytes, elems, iters, median, mean, p90, algbw, busbw;
+      long wrong = -1;
+      row >> bytes >> elems >> iters >> median >> mean >> p90 >> algbw >> busbw >> wrong;
+      BOOST_TEST(!row.fail(), lines[i]);
+      BOOST_TEST(wrong == 0, op << ": " << lines[i]);
+    }
+  }
+  const Result bad = run({"bench", "allreduce", "--groups", "3", "--devices", "8"});
+  BOOST_TEST(bad.code == 2);
+  BOOST_TEST(lines_of(bad.err).size() == 1u, bad.err);
+  BOOST_TEST(bad.err.find("--groups") != std::string::npos, bad.err);
+}
+
 BOOST_AUTO_TEST_CASE(json_document) {
   const Result r =
       run({"bench", "allreduce", "--json", "--max-bytes", "256", "--size-budget", "0.01"});

@@ -407,6 +407,22 @@ BOOST_AUTO_TEST_CASE(every_shard_map_call_of_a_program_runs_across_ranks) {
 // Under mpirun, stdout reaches the user through mpirun, which does not report a failed write of
 // its own stdout (`mpirun ... > /dev/full` exits 0). `--output FILE` is rank 0's own checked
 // write: the same bytes as one process's stdout, and a failed write is exit 6 on every rank.
+// axis_index_groups (issue #50): the corpus's grouped programs (after JAX's shard_map tests) print
+// one process's bytes at every R, their whole --trace too; subgroups listed out of rank order
+// cross the ranks. groups-all-to-all's mesh has 4 devices: not at R = 8.
+BOOST_AUTO_TEST_CASE(the_grouped_corpus_programs_print_the_same_bytes) {
+  TempDir dir;
+  for (const auto& [program, devices] :
+       std::vector<std::pair<std::string, int>>{{"groups-reduce", 8},
+                                                {"groups-gather", 8},
+                                                {"groups-scatter", 8},
+                                                {"groups-all-to-all", 4}}) {
+    if (devices % ranks() != 0) continue;
+    const std::string at = "tests/jax/corpus/" + program;
+    same_run_and_trace({"run", at + ".json", at + "/case1.json", "--exact"}, dir);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(output_file_is_written_and_checked_by_rank_0) {
   TempDir dir;
   const std::string file = "cases/dp-step/example2.json";

@@ -301,6 +301,54 @@ BOOST_AUTO_TEST_CASE(pmax_pmin_are_the_in_process_engines_bytes) {
   }
 }
 
+// axis_index_groups (issue #50): every grouped op, on subgroups listed out of rank order that
+// cross the ranks, gives each device the bytes the in-process engine gives it (whose own test
+// checks them against the serial fold in listed order), whatever R; reductions in place too.
+BOOST_AUTO_TEST_CASE(grouped_collectives_are_the_in_process_engines_bytes) {
+  auto group = make_group();
+  const CollectiveOp ops[] = {CollectiveOp::kAllReduce,    CollectiveOp::kAllReduceMean,
+                              CollectiveOp::kAllReduceMax, CollectiveOp::kAllReduceMin,
+                              CollectiveOp::kAllGather,    CollectiveOp::kReduceScatter};
+  for (const std::vector<std::vector<int>>& table :
+       {std::vector<std::vector<int>>{{6, 0, 3, 5}, {1, 7, 2, 4}},
+        std::vector<std::vector<int>>{{1, 0}, {7, 2}, {5, 4}, {3, 6}}}) {
+    const IndexGroups groups(table, kDevices);
+    const auto k = static_cast<std::size_t>(groups.subgroup_size());
+    for (std::size_t count : {std::size_t{0}, std::size_t{8}, std::size_t{4100 * 4}}) {
+      for (CollectiveOp op : ops) {
+        const std::size_t out_count = op == CollectiveOp::kAllGather       ? count * k
+                                      : op == CollectiveOp::kReduceScatter ? count / k
+                                                                           : count;
+        const bool reduction = op != CollectiveOp::kAllGather && op != CollectiveOp::kReduceScatter;
+        const std::uint64_t salt = 500 + count + static_cast<std::uint64_t>(op);
+        std::vector<std::vector<float>> local(kDevices);
+        {
+          InProcessGroup engine(kDevices, "data");
+          meshrun::testing::run_ranks(engine, [&](InProcessCommunicator& c, int d) {
+            auto& out = local[static_cast<std::size_t>(d)];
+            out.assign(out_count, NAN);
+            c.grouped(op, groups, edge_input(d, count, salt), out);
+          });
+        }
+        for (bool in_place : {false, true}) {
+          if (in_place && !reduction) continue;
+          Diffs diffs;
+          run_ok(*group, [&](MpiCommunicator& c) {
+            std::vector<float> in = edge_input(c.rank(), count, salt), out(out_count, NAN);
+            c.grouped(op, groups, in, in_place ? std::span<float>(in) : std::span<float>(out));
+            diffs.compare(std::string(op_name(op)) + " over " + groups.str() +
+                              (in_place ? " in place" : "") + " count " + std::to_string(count) +
+                              " device " + std::to_string(c.rank()) + " vs the in-process engine",
+                          in_place ? in : out, local[static_cast<std::size_t>(c.rank())].data(),
+                          out_count);
+          });
+          BOOST_TEST(diffs.count == 0, diffs.first);
+        }
+      }
+    }
+  }
+}
+
 // 1,000 collectives back to back in one group: alternating paths and ops, each checked.
 BOOST_AUTO_TEST_CASE(a_thousand_back_to_back) {
   auto group = make_group();
@@ -446,6 +494,25 @@ BOOST_AUTO_TEST_CASE(pmax_against_psum_across_ranks_names_both) {
     BOOST_TEST(m.find("mismatched collectives on 'data'") != std::string::npos, m);
     BOOST_TEST(m.find("pmax #2 with 5 elements") != std::string::npos, m);
     BOOST_TEST(m.find("psum #2 with 5 elements") != std::string::npos, m);
+    BOOST_TEST(m.find('\n') == std::string::npos, m);
+  }
+}
+
+// One device passing other axis_index_groups than its peers (issue #50): every device's one
+// line names the mismatch and the groups, whichever rank or device saw it first.
+BOOST_AUTO_TEST_CASE(other_axis_index_groups_across_ranks_name_both) {
+  const IndexGroups pairs({{0, 1}, {2, 3}, {4, 5}, {6, 7}}, kDevices);
+  const IndexGroups crossed({{0, 7}, {2, 3}, {4, 5}, {6, 1}}, kDevices);
+  const auto messages = run_failing([&](MpiCommunicator& c) {
+    std::vector<float> in(5, 1.0f), out(5);
+    c.all_reduce_sum(in, out);
+    c.grouped(CollectiveOp::kAllReduce, c.rank() == kVictim ? crossed : pairs, in, out);
+  });
+  for (const std::string& m : messages) {
+    BOOST_TEST_MESSAGE(m);
+    BOOST_TEST(m.find("mismatched collectives on 'data'") != std::string::npos, m);
+    BOOST_TEST(m.find("psum #2 with 5 elements over axis_index_groups of 2") != std::string::npos,
+               m);
     BOOST_TEST(m.find('\n') == std::string::npos, m);
   }
 }

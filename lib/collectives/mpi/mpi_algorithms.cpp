@@ -34,10 +34,12 @@ void MpiGroup::cross(const Desc& d) {
     if (o == d) continue;
     throw CollectiveError(
         "mismatched collectives on '" + axis_ + "': device " + std::to_string(member_device(0)) +
-        " called " + collective_label(d.op, d.seq) + " with " + std::to_string(d.in_count) +
-        " elements, device " + std::to_string(member_device(j)) + " called " +
-        collective_label(o.op, o.seq) + " with " + std::to_string(o.in_count) + " elements" +
-        (o.op == d.op && o.in_count == d.in_count ? " (from another place of the program)" : ""));
+        " called " + describe(d) + ", device " + std::to_string(member_device(j)) + " called " +
+        describe(o) +
+        (o.op == d.op && o.in_count == d.in_count && o.subgroup == d.subgroup
+             ? (d.subgroup != 0 ? " (from another place of the program, or other groups)"
+                                : " (from another place of the program)")
+             : ""));
   }
   const int n = size();
   const auto k = static_cast<std::size_t>(local_);
@@ -46,6 +48,10 @@ void MpiGroup::cross(const Desc& d) {
   srcs_.resize(static_cast<std::size_t>(n) + 1);
   dsts_.resize(k);
   for (std::size_t j = 0; j < k; ++j) dsts_[j] = slots_[j].out;
+  if (d.subgroup != 0) {
+    grouped(d, *slots_[0].groups);
+    return;
+  }
   switch (d.op) {
     case CollectiveOp::kAllGather: {
       gather(d);
@@ -105,6 +111,38 @@ void MpiGroup::cross(const Desc& d) {
   }
 }
 
+// axis_index_groups: always the gather path (every rank gets every input), then each local member
+// folds (or concatenates, or folds its block of) its own subgroup's inputs in the subgroup's
+// listed order -- the in-process engine's fold, so the same bits whatever R.
+void MpiGroup::grouped(const Desc& d, const IndexGroups& groups) {
+  gather(d);
+  const auto k = static_cast<std::size_t>(groups.subgroup_size());
+  const kernels::Combine combine = combine_of(d.op);
+  for (std::size_t j = 0; j < static_cast<std::size_t>(local_); ++j) {
+    const int g = mine_[j];
+    const std::span<const int> sub = groups.of(g);
+    for (std::size_t i = 0; i < k; ++i) srcs_[i] = gathered(sub[i]);
+    switch (d.op) {
+      case CollectiveOp::kAllGather: {
+        const std::size_t m = d.in_count;
+        for (std::size_t i = 0; i < k; ++i)
+          if (m) std::memcpy(dsts_[j] + i * m, srcs_[i], m * sizeof(float));
+        break;
+      }
+      case CollectiveOp::kReduceScatter: {
+        const std::size_t m = d.out_count;
+        const auto offset = static_cast<std::size_t>(groups.position(g)) * m;
+        for (std::size_t i = 0; i < k; ++i) srcs_[i] += offset;
+        kernels::fold_sum(srcs_.data(), static_cast<int>(k), dsts_[j], 0, m);
+        break;
+      }
+      default:
+        kernels::fold(combine, srcs_.data(), static_cast<int>(k), dsts_[j], 0, d.in_count);
+        break;
+    }
+  }
+}
+
 void MpiGroup::gather(const Desc& d) {
   const std::size_t m = d.in_count, k = static_cast<std::size_t>(local_);
   std::vector<float>&send = buf_->send, &recv = buf_->recv;
@@ -115,7 +153,7 @@ void MpiGroup::gather(const Desc& d) {
     block_at_[q + 1] = block_at_[q] + kHdr + hosted_[q].size() * m;
   const std::size_t block = kHdr + k * m;
   send.resize(block);
-  write_header(send.data(), d.op, d.in_count, d.seq, d.perm_hash);
+  write_header(send.data(), op_word(d.op, d.subgroup), d.in_count, d.seq, d.perm_hash);
   for (std::size_t j = 0; j < k; ++j)
     if (m) std::memcpy(send.data() + kHdr + j * m, slots_[j].in, m * sizeof(float));
   recv.resize(block_at_.back());
@@ -197,7 +235,7 @@ void MpiGroup::chain(const Desc& d, std::size_t count, bool broadcast) {
       wait({&sends[s], 1}, "its earlier chunk to be taken by", rank_ + 1);
       float* const out = b.chain_out[s].data();
       kernels::fold(op, srcs_.data(), ns, out + kHdr, 0, len);
-      write_header(out, d.op, d.in_count, d.seq, d.perm_hash);
+      write_header(out, op_word(d.op, d.subgroup), d.in_count, d.seq, d.perm_hash);
       check_mpi(
           MPI_Isend(out, as_int(kHdr + len), MPI_FLOAT, rank_ + 1, kChainTag, data_, &sends[s]),
           "MPI_Isend");

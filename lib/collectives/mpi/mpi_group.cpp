@@ -209,18 +209,31 @@ std::string MpiGroup::devices_of(int rank) const {
   return s;
 }
 
+std::string MpiGroup::describe(const Desc& d) {
+  std::string s =
+      collective_label(d.op, d.seq) + " with " + std::to_string(d.in_count) + " elements";
+  if (d.subgroup != 0) {
+    s += " over axis_index_groups of " + std::to_string(d.subgroup) + " (table " +
+         std::to_string(d.perm_hash % 100000) + ")";
+  }
+  return s;
+}
+
 void MpiGroup::check_header(const float* header, const Desc& d, int from) const {
   std::uint64_t h[4];
   std::memcpy(h, header, sizeof h);
-  if (h[0] == static_cast<std::uint64_t>(d.op) && h[1] == d.in_count && h[2] == d.seq &&
+  if (h[0] == op_word(d.op, d.subgroup) && h[1] == d.in_count && h[2] == d.seq &&
       h[3] == d.perm_hash)
     return;
-  const Desc other{static_cast<CollectiveOp>(h[0]), h[1], 0, h[2], h[3]};
+  const Desc other{static_cast<CollectiveOp>(h[0] & 0xff), h[1], 0, h[2], h[3],
+                   static_cast<std::uint32_t>(h[0] >> 8)};
   auto show = [&](const Desc& x) {
-    return collective_label(x.op, x.seq) + " with " + std::to_string(x.in_count) + " elements" +
-           (x.op == other.op && x.in_count == other.in_count && x.perm_hash != other.perm_hash
+    return describe(x) +
+           (x.op == other.op && x.in_count == other.in_count && x.subgroup == other.subgroup &&
+                    x.perm_hash != other.perm_hash
                 ? " (from another place of the program" +
                       std::string(x.op == CollectiveOp::kPermute ? ", or another permutation)"
+                                  : x.subgroup != 0              ? ", or other groups)"
                                                                  : ")")
                 : "");
   };
@@ -253,15 +266,20 @@ void MpiCommunicator::barrier(InProcessGroup& g, const MpiGroup::Desc& d) {
 }
 
 void MpiCommunicator::run(CollectiveOp op, std::span<const float> in, std::span<float> out,
-                          std::span<const int> source_of) {
+                          std::span<const int> source_of, const IndexGroups* groups) {
   // The site (set_site) travels in the permutation's word: members that call from different
-  // places of the program differ there as two permutations would.
-  const MpiGroup::Desc d{op, in.size(), out.size(), ++seq_,
-                         (op == CollectiveOp::kPermute ? permutation_hash(source_of) : 0) ^ site_};
+  // places of the program differ there as two permutations would (and a grouped call's groups).
+  const std::uint64_t hash = op == CollectiveOp::kPermute ? permutation_hash(source_of)
+                             : groups != nullptr          ? groups->hash()
+                                                          : 0;
+  const MpiGroup::Desc d{
+      op,           in.size(),
+      out.size(),   ++seq_,
+      hash ^ site_, groups != nullptr ? static_cast<std::uint32_t>(groups->subgroup_size()) : 0u};
   op_ = op;
   if (group_.aborted())
     throw AbortedError(group_.where(d) + ": the group was aborted: " + group_.reason());
-  group_.slots_[static_cast<std::size_t>(local_)] = {d, in.data(), out.data(), source_of};
+  group_.slots_[static_cast<std::size_t>(local_)] = {d, in.data(), out.data(), source_of, groups};
   barrier(*group_.arrive_, d);
   if (local_ == 0) {
     try {
@@ -314,6 +332,23 @@ void MpiCommunicator::permute(std::span<const float> in, std::span<float> out,
   MESHRUN_CHECK(source_of.size() == static_cast<std::size_t>(group_.size()),
                 "ppermute: the source table needs one entry per device");
   run(CollectiveOp::kPermute, in, out, source_of);
+}
+
+void MpiCommunicator::grouped(CollectiveOp op, const IndexGroups& groups, std::span<const float> in,
+                              std::span<float> out) {
+  MESHRUN_CHECK(groups.members() == group_.size(),
+                std::string(op_name(op)) + ": axis_index_groups of another group's size");
+  MESHRUN_CHECK(op != CollectiveOp::kPermute, "ppermute takes no axis_index_groups");
+  const auto k = static_cast<std::size_t>(groups.subgroup_size());
+  MESHRUN_CHECK(op == CollectiveOp::kAllGather       ? out.size() == k * in.size()
+                : op == CollectiveOp::kReduceScatter ? in.size() == k * out.size()
+                                                     : in.size() == out.size(),
+                std::string(op_name(op)) + ": input and output sizes do not fit the subgroups");
+  run(op, in, out, {}, &groups);
+  if (op == CollectiveOp::kAllReduceMean) {
+    const auto n = static_cast<float>(k);
+    for (float& v : out) v /= n;
+  }
 }
 
 }  // namespace meshrun

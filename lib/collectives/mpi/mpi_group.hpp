@@ -41,6 +41,12 @@
 //       while later chunks still travel forward; a broadcast copies bits, it does not reorder any
 //       sum), and each rank copies every completed chunk to its k outputs. psum_scatter ends with
 //       one MPI_Iscatterv of the last rank's sum, each rank's members' blocks to it.
+//     grouped (axis_index_groups: Communicator::grouped; psum, pmean, pmax, pmin, all_gather,
+//       psum_scatter over subgroups): always the gather path, whatever the size, the header
+//       carrying the subgroup size and the groups' table hash (so a rank whose devices pass other
+//       groups, or none, is a mismatch); then each rank computes each of its members' results from
+//       the gathered inputs of that member's subgroup, folded (concatenated) in the subgroup's
+//       listed order -- the in-process engine's fold, so the same bits.
 //     ppermute: point to point; member g receives from rank owner[source_of[g]] with tag kPermute +
 //     g
 //       (MPI keeps the order of messages with the same source, tag and communicator, so calls
@@ -203,6 +209,7 @@ class MpiGroup {
   struct Desc {
     CollectiveOp op;
     std::uint64_t in_count, out_count, seq, perm_hash;
+    std::uint32_t subgroup = 0;  // grouped: the subgroups' size (perm_hash: the table's hash)
     bool operator==(const Desc&) const = default;
   };
   struct Slot {
@@ -210,7 +217,10 @@ class MpiGroup {
     const float* in = nullptr;
     float* out = nullptr;
     std::span<const int> source_of;
+    const IndexGroups* groups = nullptr;  // grouped
   };
+  // "psum #3 with 8 elements", and " over axis_index_groups of 2 (table 12345)" when grouped.
+  static std::string describe(const Desc& d);
 
   // Step 2, on the leader.
   void cross(const Desc& d);
@@ -220,6 +230,7 @@ class MpiGroup {
   // buf_->result on the last rank, and on every rank too with `broadcast`.
   void chain(const Desc& d, std::size_t count, bool broadcast);
   void permute(const Desc& d);
+  void grouped(const Desc& d, const IndexGroups& groups);  // gather, then each subgroup's fold
   void check_header(const float* header, const Desc& d, int from) const;
   // Waits for every request, bounded by deadline_; a timeout says "waiting for <what> rank
   // <peer> (devices ...)" -- with peer < 0, the ranks of the requests still pending, from
@@ -289,10 +300,12 @@ class MpiCommunicator final : public Communicator {
   void reduce_scatter_sum(std::span<const float> in, std::span<float> out) override;
   void permute(std::span<const float> in, std::span<float> out,
                std::span<const int> source_of) override;
+  void grouped(CollectiveOp op, const IndexGroups& groups, std::span<const float> in,
+               std::span<float> out) override;
 
  private:
   void run(CollectiveOp op, std::span<const float> in, std::span<float> out,
-           std::span<const int> source_of = {});
+           std::span<const int> source_of = {}, const IndexGroups* groups = nullptr);
   void barrier(InProcessGroup& g, const MpiGroup::Desc& d);
 
   MpiGroup& group_;

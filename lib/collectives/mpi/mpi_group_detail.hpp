@@ -19,8 +19,10 @@ namespace meshrun::mpi_detail {
 inline constexpr int kChainTag = 1;
 inline constexpr int kGatherTag = 2;
 inline constexpr int kPermuteTag = 16;  // + the receiving device's global id
-// The header in front of every gathered block and chain chunk: op, element count, sequence
-// number and permutation hash, 4 x 64 bits carried as 8 floats (MPI copies them bit for bit).
+// The header in front of every gathered block and chain chunk: op (with a grouped call's subgroup
+// size above its low 8 bits: op_word), element count, sequence number and permutation hash (a
+// grouped call's: its groups' table hash; both with the site folded in), 4 x 64 bits carried as 8
+// floats (MPI copies them bit for bit).
 inline constexpr std::size_t kHdr = 8;
 // Abort notices: at most this many characters of the reason.
 inline constexpr int kNoticeMax = 1024;
@@ -38,9 +40,12 @@ inline int as_int(std::size_t v) {
 inline std::string ms(std::chrono::milliseconds t) { return std::to_string(t.count()) + " ms"; }
 
 // Writes the header of a gathered block or chain chunk (kHdr floats) at `dst`.
-inline void write_header(float* dst, CollectiveOp op, std::uint64_t count, std::uint64_t seq,
+inline std::uint64_t op_word(CollectiveOp op, std::uint32_t subgroup) {
+  return static_cast<std::uint64_t>(op) | std::uint64_t{subgroup} << 8;
+}
+inline void write_header(float* dst, std::uint64_t op_word, std::uint64_t count, std::uint64_t seq,
                          std::uint64_t hash) {
-  const std::uint64_t h[4] = {static_cast<std::uint64_t>(op), count, seq, hash};
+  const std::uint64_t h[4] = {op_word, count, seq, hash};
   std::memcpy(dst, h, sizeof h);
 }
 

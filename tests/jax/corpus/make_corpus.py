@@ -45,6 +45,11 @@ PROGRAMS = {
     "ring-allreduce-fori": {"module": "ring_allreduce", "sizes": dict(R=16, C=16)},
     "attention3d": {"module": "attention3d", "sizes": dict(B=8, S=4, E=3)},
     "pmax-pmin": {"module": "pmax_pmin", "sizes": dict(N=16, D=3)},
+    # axis_index_groups (issue #50)
+    "groups-gather": {"module": "groups_gather", "sizes": dict(N=8, C=8)},
+    "groups-scatter": {"module": "groups_scatter", "sizes": dict(N=8, C=8)},
+    "groups-all-to-all": {"module": "groups_all_to_all", "sizes": dict(N=8, C=8)},
+    "groups-reduce": {"module": "groups_reduce", "sizes": dict(N=16, D=3)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")
