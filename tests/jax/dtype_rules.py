@@ -152,6 +152,61 @@ def entry(name, fn, args):
     return dumps(prog), json.dumps(case) + "\n"
 
 
+# ---- cumulative ops, sort, top_k (lib/interp/ops/cumulative.cpp, ops/sorting.cpp); after
+# entry() so that the source lines of the entries above stay as they are ----
+# The cumulative ops' and sort's inputs: 2 x 40 float32 of magnitudes 1e-4 to 1e4, of either sign
+# (the order of a sum shows in its last bits); 2 x 40 near 1 (products); zeros of both signs and
+# ties (the order of equal keys); 40 keys of 3 values (std::sort's order of ties).
+_R = np.random.default_rng(49)
+LONG = (_R.standard_normal((2, 40)) * 10.0 ** _R.integers(-4, 5, (2, 40))).astype(np.float32)
+NEAR1 = (1 + _R.standard_normal((2, 40)) * 0.1).astype(np.float32)
+ZEROS = np.array([0.0, -0.0, 1.5, -0.0, 0.0, -2.0, 1.5, -0.0], np.float32)
+TIES = np.array([3, 1, 3, 2, 1, 3, 2, 1], np.int32)
+TIES40 = _R.integers(0, 3, 40).astype(np.float32)
+TABLE.update({
+    # 2 rows of 40: longer than XLA:CPU's scan base of 16, so the tree's summation order shows.
+    "cumsum": [("f32", lambda x: lax.cumsum(x, axis=1), (LONG,)),
+               ("f32-reverse", lambda x: lax.cumsum(x, axis=1, reverse=True), (LONG,)),
+               ("f32-axis0", lambda x: lax.cumsum(x.T, axis=0, reverse=True), (LONG,)),
+               ("f32-short-reverse", lambda x: lax.cumsum(x, reverse=True), (F,)),
+               ("i32", lambda x: jnp.cumsum(x), (I,)),
+               ("i32-reverse", lambda x: lax.cumsum(x, reverse=True), (I,))],
+    "cumprod": [("f32", lambda x: lax.cumprod(x, axis=1), (NEAR1,)),
+                ("f32-reverse", lambda x: lax.cumprod(x, axis=1, reverse=True), (NEAR1,)),
+                ("i32", lambda x: lax.cumprod(x, reverse=True), (J,))],
+    "cummax": [("f32", lambda x: lax.cummax(x, axis=1), (LONG,)),
+               ("f32-zeros", lambda x: lax.cummax(x, reverse=True), (ZEROS,)),
+               ("i32", lambda x: lax.cummax(x), (I,))],
+    "cummin": [("f32", lambda x: lax.cummin(x, axis=1, reverse=True), (LONG,)),
+               ("f32-zeros", lambda x: lax.cummin(x), (ZEROS,)),
+               ("i32", lambda x: lax.cummin(x, reverse=True), (J,))],
+    # logaddexp's exp and log1p are the C library's on meshrun, XLA's own approximations on JAX:
+    # the last bit may differ (the forward scan of F does, at out[6]); this one agrees.
+    "cumlogsumexp": [("f32-reverse", lambda x: lax.cumlogsumexp(x, reverse=True), (F,))],
+    "sort": [("f32", lambda x: jnp.sort(x, axis=1), (LONG,)),
+             ("f32-zeros", lambda x: lax.sort((x, lax.iota(jnp.float32, 8)))[1], (ZEROS,)),
+             ("i32", lambda x: jnp.sort(x), (J,)),
+             ("bool", lambda x: jnp.sort(x), (B,)),
+             ("two-keys", lambda x, y: lax.sort((x, y, lax.iota(jnp.int32, 8)), num_keys=2)[2],
+              (TIES, J)),
+             ("unstable", lambda x: lax.sort((x, lax.iota(jnp.int32, 40)), is_stable=False)[1],
+              (TIES40,))],
+    "argsort": [("f32", lambda x: jnp.argsort(x, axis=0), (LONG,)),
+                ("f32-descending", lambda x: jnp.argsort(x, descending=True), (ZEROS,)),
+                ("i32", lambda x: jnp.argsort(x), (I,))],
+    "top_k": [("f32", lambda x: lax.top_k(x, 5)[0], (LONG,)),
+              ("f32-indices", lambda x: lax.top_k(x, 5)[1], (LONG,)),
+              ("f32-zeros", lambda x: lax.top_k(x, 8)[1], (ZEROS,)),
+              ("i32", lambda x: lax.top_k(x, 3)[0], (TIES,)),
+              ("i32-indices", lambda x: lax.top_k(x, 3)[1], (TIES,))],
+    "approx_top_k": [("f32", lambda x: lax.approx_max_k(x, 5)[0], (LONG,)),
+                     ("f32-indices", lambda x: lax.approx_max_k(x, 5)[1], (LONG,)),
+                     ("f32-zeros", lambda x: lax.approx_max_k(x, 8)[1], (ZEROS,)),
+                     ("f32-min-indices", lambda x: lax.approx_min_k(x, 6)[1], (ZEROS,))],
+})
+# ---- end of cumulative ops, sort, top_k ----
+
+
 def write_all(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     names = []
