@@ -45,6 +45,9 @@ PROGRAMS = {
     "ring-allreduce-fori": {"module": "ring_allreduce", "sizes": dict(R=16, C=16)},
     "attention3d": {"module": "attention3d", "sizes": dict(B=8, S=4, E=3)},
     "pmax-pmin": {"module": "pmax_pmin", "sizes": dict(N=16, D=3)},
+    # pooling and top-k routing (lib/interp/ops/windows.cpp, ops/sorting.cpp, ops/cumulative.cpp)
+    "maxpool-cnn": {"module": "maxpool_cnn", "sizes": dict(C=4, L=6, N=16)},
+    "topk-routing": {"module": "topk_routing", "sizes": dict(E=8, N=160)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")
