@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -58,10 +59,8 @@ std::vector<Value> eval(const char* name, const nlohmann::json& params, std::vec
   }
   PrimContext ctx;
   p->infer(e, types, ctx);
-  std::vector<char> owned(in.size(), 0);
-  return p->eval(e, ptrs, std::span<const bool>(reinterpret_cast<const bool*>(owned.data()),
-                                                owned.size()),
-                 ctx);
+  const std::unique_ptr<bool[]> owned(new bool[in.size() + 1]());
+  return p->eval(e, ptrs, std::span<const bool>(owned.get(), in.size()), ctx);
 }
 
 }  // namespace
