@@ -8,13 +8,17 @@
 //         argsort         meshrun's `sort` of the row and an int32 iota (jnp.argsort)
 //         unstable        meshrun's `sort` with is_stable false
 //         top_k(k=8)      meshrun's `top_k`
-//       the best of R rounds (default 5) of each, one thread.
+//         cumsum          meshrun's `cumsum` along the rows, reverse (its costliest windows)
+//         rw_sum 3x3      meshrun's `reduce_window_sum`, a 3x3 window of stride 1, 'SAME' padding
+//       (the last two: what their budget weights per element, docs/program-format.md, rest on)
+//       the best of R rounds (default 5) of each, one thread, in thread CPU time (the machine
+//       may be shared: wall time would count the other processes).
 //
 // Prints one line per kernel: seconds of the best round, ns an element, and the ratio to
 // std::sort. Results are not checked here (tests/unit/interp/primitives/sorting_prims_test.cpp
 // and tests/jax/dtype_rules/sort-* do that).
 #include <algorithm>
-#include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -34,10 +38,12 @@ double best_of(int reps, const std::function<void()>& prepare, const std::functi
   double best = 1e30;
   for (int r = 0; r < reps; ++r) {
     prepare();
-    const auto t0 = std::chrono::steady_clock::now();
+    timespec t0{}, t1{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
     run();
-    const auto t1 = std::chrono::steady_clock::now();
-    best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    best = std::min(best, static_cast<double>(t1.tv_sec - t0.tv_sec) +
+                              1e-9 * static_cast<double>(t1.tv_nsec - t0.tv_nsec));
   }
   return best;
 }
@@ -107,6 +113,12 @@ int main(int argc, char** argv) {
   const nlohmann::json stable = {{"dimension", 1}, {"num_keys", 1}, {"is_stable", true}};
   const nlohmann::json unstable = {{"dimension", 1}, {"num_keys", 1}, {"is_stable", false}};
   const nlohmann::json topk = {{"k", std::min<std::size_t>(8, len)}, {"axis", 1}};
+  const nlohmann::json cum = {{"axis", 1}, {"reverse", true}};
+  const nlohmann::json rw = {{"window_dimensions", {3, 3}},
+                             {"window_strides", {1, 1}},
+                             {"padding", {{1, 1}, {1, 1}}},
+                             {"base_dilation", {1, 1}},
+                             {"window_dilation", {1, 1}}};
   struct Row {
     const char* name;
     double t;
@@ -117,8 +129,11 @@ int main(int argc, char** argv) {
       {"argsort", best_of(reps, two, [&] { eval("sort", stable, in); })},
       {"unstable", best_of(reps, one, [&] { eval("sort", unstable, in); })},
       {"top_k(k=8)", best_of(reps, one, [&] { eval("top_k", topk, in); })},
+      {"cumsum", best_of(reps, one, [&] { eval("cumsum", cum, in); })},
+      {"rw_sum 3x3", best_of(reps, one, [&] { eval("reduce_window_sum", rw, in); })},
   };
-  std::printf("sort_bench %zu x %zu float32, best of %d, one thread\n", rows, len, reps);
+  std::printf("sort_bench %zu x %zu float32, best of %d, one thread, thread CPU time\n", rows, len,
+              reps);
   for (const Row& r : results) {
     std::printf("  %-11s %9.4f s  %6.2f ns/element  %5.2fx std::sort\n", r.name, r.t,
                 r.t * 1e9 / static_cast<double>(n), r.t / t_std);

@@ -1,5 +1,6 @@
 """JAX 0.10.2's jnp.sort, jnp.argsort and lax.top_k on CPU at sort_bench's shapes and inputs
-(bench/README.md "Sorting"): the best of 5 jitted runs, ns an element.
+(bench/README.md "Sorting"): the best of 5 jitted runs in process CPU time (all its threads;
+the machine may be shared), ns an element.
 
     build/jax-venv/bin/python bench/jax/sort.py
 """
@@ -19,7 +20,7 @@ for rows, n in [(1, 1000000), (1000, 1000), (16384, 64)]:
         jax.block_until_ready(f(x))
         best = 1e9
         for _ in range(5):
-            t = time.perf_counter()
+            t = time.process_time()
             jax.block_until_ready(f(x))
-            best = min(best, time.perf_counter() - t)
+            best = min(best, time.process_time() - t)
         print(f"{rows} x {n} {name}: {best:.4f} s {best * 1e9 / x.size:.2f} ns/element")
