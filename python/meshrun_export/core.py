@@ -111,6 +111,10 @@ _COLLECTIVE_AXES = {"psum", "psum_invariant", "pmean", "pvary", "pcast", "all_ga
 _GROUPED = {"psum", "pmean", "pmax", "pmin", "all_gather", "reduce_scatter", "all_to_all"}
 # Calls whose value is their body's (docs: "Wrappers whose value is their body's").
 _CALLS = {"closed_call", "call", "core_call"}
+# ops/cumulative.cpp, ops/windows.cpp
+_CUMULATIVE = {"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"}
+_WINDOWS = {"reduce_window", "reduce_window_sum", "reduce_window_max", "reduce_window_min",
+            "select_and_scatter_add", "select_and_gather_add"}
 # Placement: the value unchanged (n operands -> n results); only "to" kept, for traces.
 _PLACEMENT = {"reshard", "device_put", "sharding_constraint", "mesh_cast", "sharding_cast"}
 
@@ -315,6 +319,40 @@ class Walker:
             out["preferred_element_type"] = take(
                 "preferred_element_type",
                 lambda d: None if d is None else dtype_name(d, "dot_general"), None)
+        # -- cumulative, sorting, windows (ops/cumulative.cpp, ops/sorting.cpp, ops/windows.cpp)
+        elif name in _CUMULATIVE:
+            out["axis"] = take("axis", int)
+            out["reverse"] = take("reverse", bool)
+        elif name == "rev":
+            out["dimensions"] = take("dimensions", ints)
+        elif name == "sort":
+            out["dimension"] = take("dimension", int)
+            out["is_stable"] = take("is_stable", bool)
+            out["num_keys"] = take("num_keys", int)
+        elif name == "top_k":
+            out["k"] = take("k", int)
+            out["axis"] = take("axis", int, len(e.invars[0].aval.shape) - 1)
+        elif name == "approx_top_k":
+            out["k"] = take("k", int)
+            out["reduction_dimension"] = take("reduction_dimension", int)
+            out["is_max_k"] = take("is_max_k", bool)
+            out["aggregate_to_topk"] = take("aggregate_to_topk", bool)
+            # the TPU's search parameters: exact on CPU, they change no value there
+            p.pop("recall_target", None)
+            p.pop("reduction_input_size_override", None)
+        elif name in _WINDOWS:
+            out["window_dimensions"] = take("window_dimensions", ints)
+            out["window_strides"] = take("window_strides", ints)
+            out["padding"] = take("padding", lambda c: [[int(lo), int(hi)] for lo, hi in c])
+            if name not in ("select_and_scatter_add",):
+                out["base_dilation"] = take("base_dilation", ints)
+                out["window_dilation"] = take("window_dilation", ints)
+            if name in ("select_and_scatter_add", "select_and_gather_add"):
+                out["select_prim"] = take("select_prim", lambda q: str(q.name))
+            if name == "reduce_window":
+                if p.pop("consts", ()):
+                    self.fail(e, "reduce_window whose body closes over values")
+                out["jaxpr"] = self.sub(e, take("jaxpr"))
         elif name == "dim_as_value":
             out["dim"] = take("dim", dim)
             p.pop("dtype", None)

@@ -152,6 +152,114 @@ def entry(name, fn, args):
     return dumps(prog), json.dumps(case) + "\n"
 
 
+# ---- cumulative ops, sort, top_k, windows (lib/interp/ops/{cumulative,sorting,windows}.cpp); after
+# entry() so that the source lines of the entries above stay as they are ----
+# The cumulative ops' and sort's inputs: 2 x 40 float32 of magnitudes 1e-4 to 1e4, of either sign
+# (the order of a sum shows in its last bits); 2 x 40 near 1 (products); zeros of both signs and
+# ties (the order of equal keys); 40 keys of 3 values (std::sort's order of ties).
+_R = np.random.default_rng(49)
+LONG = (_R.standard_normal((2, 40)) * 10.0 ** _R.integers(-4, 5, (2, 40))).astype(np.float32)
+NEAR1 = (1 + _R.standard_normal((2, 40)) * 0.1).astype(np.float32)
+ZEROS = np.array([0.0, -0.0, 1.5, -0.0, 0.0, -2.0, 1.5, -0.0], np.float32)
+TIES = np.array([3, 1, 3, 2, 1, 3, 2, 1], np.int32)
+TIES40 = _R.integers(0, 3, 40).astype(np.float32)
+POOLW = _R.integers(1, 5, (4, 5)).astype(np.float32)  # a max pool's cotangent
+TABLE.update({
+    # 2 rows of 40: longer than XLA:CPU's scan base of 16, so the tree's summation order shows.
+    "cumsum": [("f32", lambda x: lax.cumsum(x, axis=1), (LONG,)),
+               ("f32-reverse", lambda x: lax.cumsum(x, axis=1, reverse=True), (LONG,)),
+               ("f32-axis0", lambda x: lax.cumsum(x.T, axis=0, reverse=True), (LONG,)),
+               ("f32-short-reverse", lambda x: lax.cumsum(x, reverse=True), (F,)),
+               ("i32", lambda x: jnp.cumsum(x), (I,)),
+               ("i32-reverse", lambda x: lax.cumsum(x, reverse=True), (I,))],
+    "cumprod": [("f32", lambda x: lax.cumprod(x, axis=1), (NEAR1,)),
+                ("f32-reverse", lambda x: lax.cumprod(x, axis=1, reverse=True), (NEAR1,)),
+                ("i32", lambda x: lax.cumprod(x, reverse=True), (J,))],
+    "cummax": [("f32", lambda x: lax.cummax(x, axis=1), (LONG,)),
+               ("f32-zeros", lambda x: lax.cummax(x, reverse=True), (ZEROS,)),
+               ("i32", lambda x: lax.cummax(x), (I,))],
+    "cummin": [("f32", lambda x: lax.cummin(x, axis=1, reverse=True), (LONG,)),
+               ("f32-zeros", lambda x: lax.cummin(x), (ZEROS,)),
+               ("i32", lambda x: lax.cummin(x, reverse=True), (J,))],
+    # logaddexp's exp and log1p are the C library's on meshrun, XLA's own approximations on JAX:
+    # the last bit may differ (the forward scan of F does, at out[6]); this one agrees.
+    "cumlogsumexp": [("f32-reverse", lambda x: lax.cumlogsumexp(x, reverse=True), (F,))],
+    "sort": [("f32", lambda x: jnp.sort(x, axis=1), (LONG,)),
+             ("f32-zeros", lambda x: lax.sort((x, lax.iota(jnp.float32, 8)))[1], (ZEROS,)),
+             ("i32", lambda x: jnp.sort(x), (J,)),
+             ("bool", lambda x: jnp.sort(x), (B,)),
+             ("two-keys", lambda x, y: lax.sort((x, y, lax.iota(jnp.int32, 8)), num_keys=2)[2],
+              (TIES, J)),
+             ("unstable", lambda x: lax.sort((x, lax.iota(jnp.int32, 40)), is_stable=False)[1],
+              (TIES40,))],
+    "argsort": [("f32", lambda x: jnp.argsort(x, axis=0), (LONG,)),
+                ("f32-descending", lambda x: jnp.argsort(x, descending=True), (ZEROS,)),
+                ("i32", lambda x: jnp.argsort(x), (I,))],
+    "top_k": [("f32", lambda x: lax.top_k(x, 5)[0], (LONG,)),
+              ("f32-indices", lambda x: lax.top_k(x, 5)[1], (LONG,)),
+              ("f32-zeros", lambda x: lax.top_k(x, 8)[1], (ZEROS,)),
+              ("i32", lambda x: lax.top_k(x, 3)[0], (TIES,)),
+              ("i32-indices", lambda x: lax.top_k(x, 3)[1], (TIES,))],
+    "approx_top_k": [("f32", lambda x: lax.approx_max_k(x, 5)[0], (LONG,)),
+                     ("f32-indices", lambda x: lax.approx_max_k(x, 5)[1], (LONG,)),
+                     ("f32-zeros", lambda x: lax.approx_max_k(x, 8)[1], (ZEROS,)),
+                     ("f32-min-indices", lambda x: lax.approx_min_k(x, 6)[1], (ZEROS,))],
+    # reduce_window and its forms (lib/interp/ops/windows.cpp): 2-D windows with strides, padding
+    # and dilations; a window that is a whole axis (a scan to XLA:CPU); pooling's derivatives.
+    "reduce_window_sum": [
+        ("f32", lambda x: lax.reduce_window(x.reshape(8, 10), 0., lax.add, (2, 3), (1, 2),
+                                            [(1, 0), (1, 1)]), (LONG,)),
+        ("f32-dilated", lambda x: lax.reduce_window(x.reshape(8, 10), 0., lax.add, (2, 2), (1, 1),
+                                                    [(0, 1), (1, 0)], base_dilation=(2, 1),
+                                                    window_dilation=(1, 2)), (LONG,)),
+        ("f32-scan", lambda x: lax.reduce_window(x, 0., lax.add, (1, 40), (1, 1),
+                                                 [(0, 0), (39, 0)]), (LONG,)),
+        ("f32-scan-exclusive", lambda x: lax.reduce_window(x, 0., lax.add, (1, 40), (1, 1),
+                                                           [(0, 0), (0, 40)]), (LONG,)),
+        ("i32", lambda x: lax.reduce_window(x, 0, lax.add, (3,), (2,), [(1, 2)]), (I,))],
+    "reduce_window_max": [
+        ("f32", lambda x: lax.reduce_window(x.reshape(8, 10), -jnp.inf, lax.max, (3, 3), (2, 2),
+                                            "SAME"), (LONG,)),
+        ("f32-zeros", lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (2,), (1,), "VALID"),
+         (ZEROS,)),
+        ("i32", lambda x: lax.reduce_window(x, jnp.iinfo(jnp.int32).min, lax.max, (3,), (1,),
+                                            "SAME"), (I,))],
+    "reduce_window_min": [
+        ("f32", lambda x: lax.reduce_window(x.reshape(8, 10), jnp.inf, lax.min, (2, 4), (3, 1),
+                                            [(0, 2), (1, 1)], window_dilation=(2, 1)), (LONG,)),
+        ("i32", lambda x: lax.reduce_window(x, jnp.iinfo(jnp.int32).max, lax.min, (2,), (2,),
+                                            "VALID"), (J,))],
+    "reduce_window": [
+        ("f32-mul", lambda x: lax.reduce_window(x.reshape(8, 10), 1., lax.mul, (2, 2), (2, 2),
+                                                "VALID"), (NEAR1,)),
+        ("f32-add-init", lambda x: lax.reduce_window(x, 1.5, lax.add, (3,), (1,), [(1, 1)]),
+         (F,)),
+        ("i32-mul", lambda x: lax.reduce_window(x, 1, lax.mul, (2,), (1,), "VALID"), (J,)),
+        ("bool-or", lambda x: lax.reduce_window(x, False, lax.bitwise_or, (3,), (2,), "SAME"),
+         (B,)),
+        ("bool-and", lambda x: lax.reduce_window(x, True, lax.bitwise_and, (2,), (1,), "VALID"),
+         (B,))],
+    # jax.grad of a max pool (select_and_scatter_add; ties go to the first of a window, padding
+    # as JAX pads it on CPU) and its jvp (select_and_gather_add).
+    "select_and_scatter_add": [
+        ("f32", lambda x: jax.grad(lambda x: (lax.reduce_window(
+            x, -jnp.inf, lax.max, (2, 2), (2, 2), "VALID") * POOLW).sum())(x.reshape(8, 10)),
+         (LONG,)),
+        ("f32-ties-same", lambda x: jax.grad(lambda x: (lax.reduce_window(
+            x, -jnp.inf, lax.max, (3,), (1,), "SAME") * jnp.arange(8.0)).sum())(x), (ZEROS,)),
+        ("f32-min", lambda x: jax.grad(lambda x: (lax.reduce_window(
+            x, jnp.inf, lax.min, (3,), (2,), [(1, 1)]) * jnp.arange(1.0, 5.0)).sum())(x),
+         (ZEROS,))],
+    "select_and_gather_add": [
+        ("f32", lambda x, t: jax.jvp(lambda x: lax.reduce_window(
+            x, -jnp.inf, lax.max, (3,), (1,), [(1, 1)]), (x,), (t,))[1], (ZEROS, G)),
+        ("f32-2d", lambda x: jax.jvp(lambda x: lax.reduce_window(
+            x, -jnp.inf, lax.max, (2, 3), (2, 2), "SAME"), (x,), (x * 2.0 + 1.0,))[1],
+         (LONG.reshape(8, 10),))],
+})
+# ---- end of cumulative ops, sort, top_k, windows ----
+
+
 def write_all(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     names = []

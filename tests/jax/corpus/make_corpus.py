@@ -50,6 +50,9 @@ PROGRAMS = {
     "groups-scatter": {"module": "groups_scatter", "sizes": dict(N=8, C=8)},
     "groups-all-to-all": {"module": "groups_all_to_all", "sizes": dict(N=8, C=8)},
     "groups-reduce": {"module": "groups_reduce", "sizes": dict(N=16, D=3)},
+    # pooling and top-k routing (lib/interp/ops/windows.cpp, ops/sorting.cpp, ops/cumulative.cpp)
+    "maxpool-cnn": {"module": "maxpool_cnn", "sizes": dict(C=4, L=6, N=16)},
+    "topk-routing": {"module": "topk_routing", "sizes": dict(E=8, N=160)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")
