@@ -28,6 +28,11 @@ std::span<const Entry> dot_entries();
 std::span<const Entry> collective_entries();
 std::span<const Entry> placement_entries();  // reshard, device_put, ... (ops/placement.cpp)
 std::span<const Entry> holder_entries();     // jit, pjit, custom_*_call, shard_map (primitives.cpp)
+// Issue #49: tan, asin, ..., lgamma, digamma (ops/float_math.cpp); population_count, clz and the
+// shifts (ops/bit_ops.cpp); conv_general_dilated and rev (ops/conv.cpp).
+std::span<const Entry> float_math_entries();
+std::span<const Entry> bit_entries();
+std::span<const Entry> conv_entries();
 
 using Types = std::vector<ValueType>;
 using Values = std::vector<Value>;
