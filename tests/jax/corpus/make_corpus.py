@@ -45,6 +45,8 @@ PROGRAMS = {
     "ring-allreduce-fori": {"module": "ring_allreduce", "sizes": dict(R=16, C=16)},
     "attention3d": {"module": "attention3d", "sizes": dict(B=8, S=4, E=3)},
     "pmax-pmin": {"module": "pmax_pmin", "sizes": dict(N=16, D=3)},
+    # issue #49: a grouped conv layer and its gradient (conv_general_dilated, rev)
+    "conv-grad": {"module": "conv_grad", "sizes": dict(N=16, S=5, C=4, K=3, F=4)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")
