@@ -31,6 +31,11 @@ std::span<const Entry> holder_entries();     // jit, pjit, custom_*_call, shard_
 std::span<const Entry> cumulative_entries();  // cumsum, cumprod, ... (ops/cumulative.cpp)
 std::span<const Entry> sorting_entries();     // sort, top_k, approx_top_k (ops/sorting.cpp)
 std::span<const Entry> window_entries();      // reduce_window*, select_and_* (ops/windows.cpp)
+// Issue #49: tan, asin, ..., lgamma, digamma (ops/float_math.cpp); population_count, clz and the
+// shifts (ops/bit_ops.cpp); conv_general_dilated and rev (ops/conv.cpp).
+std::span<const Entry> float_math_entries();
+std::span<const Entry> bit_entries();
+std::span<const Entry> conv_entries();
 
 using Types = std::vector<ValueType>;
 using Values = std::vector<Value>;

@@ -18,7 +18,8 @@ const std::map<std::string_view, Primitive, std::less<>>& registry() {
                      prim::unary_entries(), prim::shape_entries(), prim::slicing_entries(),
                      prim::reduction_entries(), prim::dot_entries(), prim::collective_entries(),
                      prim::placement_entries(), prim::holder_entries(), prim::cumulative_entries(),
-                     prim::sorting_entries(), prim::window_entries()}));
+                     prim::sorting_entries(), prim::window_entries(), prim::float_math_entries(),
+                     prim::bit_entries(), prim::conv_entries()}));
   return *table;
 }
 

@@ -3,10 +3,10 @@
 // loop; the output takes the operand's buffer when it is owned.
 //
 // float32 as XLA:CPU computes it: sqrt is IEEE (correctly rounded, as here); exp, exp2, log,
-// log1p, expm1, tanh, logistic, erf, erfc, sin, cos, cbrt run on the C library in float. XLA:CPU
-// uses its own polynomial approximations for several of them, so those results may differ from
-// JAX's in the last bits (elementwise_prims_test reports how many match). i32 ops run on the
-// integer values and refuse a result beyond 2^24.
+// log1p, expm1, tanh, logistic, erf and erfc are XLA:CPU's own approximations or JAX's expansions
+// (scalar_ops.hpp: JAX's bits); sin, cos and cbrt the C library's, which XLA:CPU calls too; rsqrt
+// (1 / sqrt, where XLA uses the CPU's estimate) may differ from JAX's in the last bits. i32 ops
+// run on the integer values and refuse a result beyond 2^24.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -76,7 +76,7 @@ MESHRUN_UNARY(Erf, kF, UOut::kSame, false, f32::erf(a), 0)
 MESHRUN_UNARY(Erfc, kF, UOut::kSame, false, f32::erfc(a), 0)
 MESHRUN_UNARY(Sqrt, kF, UOut::kSame, false, f32::sqrt(a), 0)
 MESHRUN_UNARY(Rsqrt, kF, UOut::kSame, false, f32::rsqrt(a), 0)
-MESHRUN_UNARY(Cbrt, kF, UOut::kSame, false, std::cbrt(a), 0)
+MESHRUN_UNARY(Cbrt, kF, UOut::kSame, false, f32::cbrt(a), 0)
 MESHRUN_UNARY(Square, kNum, UOut::kSame, true, f32::square(a), a* a)
 MESHRUN_UNARY(Sin, kF, UOut::kSame, false, std::sin(a), 0)
 MESHRUN_UNARY(Cos, kF, UOut::kSame, false, std::cos(a), 0)

@@ -89,6 +89,11 @@ _BINARY = {"add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nex
 _UNARY = {"neg", "abs", "sign", "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic",
           "erf", "erfc", "erf_inv", "sqrt", "rsqrt", "cbrt", "square", "sin", "cos", "floor", "ceil",
           "is_finite", "not", "stop_gradient", "copy", "copy_p"}
+# Issue #49, elementwise: the float math family (lib/interp/ops/float_math.cpp) and the int32 bit
+# ops (lib/interp/ops/bit_ops.cpp), none with a param.
+_MATH_ELEMENTWISE = {"tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+                     "lgamma", "digamma", "population_count", "clz", "shift_left",
+                     "shift_right_logical", "shift_right_arithmetic"}
 # Params JAX carries that do not change the value on meshrun (shardings, layouts, accuracy
 # hints, weak types): dropped when they hold their default.
 _IGNORED_DEFAULTS = {"out_sharding": None, "sharding": None, "accuracy": None,
@@ -265,7 +270,7 @@ class Walker:
                 out_v = default
             return out_v
 
-        if name in _BINARY or name in _UNARY:
+        if name in _BINARY or name in _UNARY or name in _MATH_ELEMENTWISE:
             pass
         elif name == "round":
             out["rounding_method"] = take("rounding_method", int)
@@ -460,6 +465,24 @@ class Walker:
                 out["split_axis"] = take("split_axis", int)
                 out["concat_axis"] = take("concat_axis", int)
                 out["tiled"] = take("tiled", bool)
+        # ---- issue #49: conv_general_dilated and the rev of its gradient (lib/interp/ops/conv.cpp)
+        elif name == "conv_general_dilated":
+            out["window_strides"] = take("window_strides", ints)
+            out["padding"] = take("padding", lambda ps: [[int(a), int(b)] for a, b in ps])
+            out["lhs_dilation"] = take("lhs_dilation", ints)
+            out["rhs_dilation"] = take("rhs_dilation", ints)
+            dn = take("dimension_numbers")
+            out["dimension_numbers"] = {"lhs_spec": ints(dn.lhs_spec),
+                                        "rhs_spec": ints(dn.rhs_spec),
+                                        "out_spec": ints(dn.out_spec)}
+            out["feature_group_count"] = take("feature_group_count", int)
+            out["batch_group_count"] = take("batch_group_count", int)
+            pet = take("preferred_element_type", default=None)
+            if pet is not None:
+                out["preferred_element_type"] = dtype_name(pet, name)
+        elif name == "rev":
+            out["dimensions"] = take("dimensions", ints)
+        # ---- end of issue #49's conv block
         else:
             self.fail(e, f"unsupported primitive '{e.primitive.name}'")
 

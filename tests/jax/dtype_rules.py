@@ -275,6 +275,61 @@ def write_all(out_dir):
     return names
 
 
+# ---- issue #49's elementwise inputs (the block at the end of TABLE)
+def _math_x():
+    edges = [-0.0, 0.0, 1e-40, -1e-40, 1.2e-38, -1e-30, 1e-7, -3e-5, 0.25, -0.5, 0.5, 0.999999,
+             -0.9999, 1.0, -1.0, 1.5, -2.5, -3.0, 2.0, 7.25, -10.5, 30.0, -42.75, 88.5, -87.0,
+             100.0, -1e4, 3.5e6, -1e20, 2e30, 3e38, -3.4e38]
+    rng = np.random.default_rng(49)
+    wide = rng.integers(0, 2**32, 16, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    wide = np.where(np.isfinite(wide), wide, np.float32(1.25))
+    return np.concatenate([np.array(edges, np.float32), wide,
+                           rng.uniform(-12, 12, 24).astype(np.float32),
+                           rng.uniform(-1, 1, 24).astype(np.float32)])
+
+
+MATH_X = _math_x()
+
+
+def finite(fn):
+    def f(x):
+        y = fn(x)
+        return lax.select(lax.is_finite(y), y, jnp.full_like(y, -7.0))
+    return f
+
+
+MATH_UNARY = {"exp": lax.exp, "exp2": lax.exp2, "log": lax.log, "log1p": lax.log1p,
+              "expm1": lax.expm1, "logistic": lax.logistic, "erf": lax.erf, "erfc": lax.erfc,
+              "tanh": lax.tanh,
+              "sin": lax.sin, "cos": lax.cos, "sqrt": lax.sqrt, "cbrt": lax.cbrt,
+              "tan": lax.tan, "asin": lax.asin, "acos": lax.acos, "atan": lax.atan,
+              "sinh": lax.sinh, "cosh": lax.cosh, "asinh": lax.asinh, "acosh": lax.acosh,
+              "atanh": lax.atanh, "lgamma": lax.lgamma, "digamma": lax.digamma}
+# int32 inputs whose results stay within 2^24 (meshrun holds int32 in a float32, exactly to 2^24).
+BITS_X = np.array([-7, -3, -1, 0, 1, 2, 5, 9, 100, -100, 12345, -16777216, 16777215, 255,
+                   65536, -65536], np.int32)
+SHIFT_BY = np.array([0, 1, 31, 32, 33, -1, 8, 3, 2, 40, 9, 24, 0, 4, 7, 100], np.int32)
+SHL_X = np.array([-7, -3, 0, 0, 1, 2, 5, 9, 100, -100, 12345, 0, 16777215, 255, 3, -5], np.int32)
+SHR_X = np.array([7, 3, 1, 0, 1, 2, 5, 9, 100000, -100, -12345, -16777216, 16777215, 255, 65536,
+                  -65536], np.int32)
+
+TABLE.update({
+    # ---- issue #49, elementwise math (lib/interp/ops/float_math.cpp, bit_ops.cpp, and XLA's own
+    # exp/log/log1p/expm1/erf/logistic in scalar_ops.hpp): MATH_X's edges -- zeros of both signs,
+    # subnormals (XLA:CPU flushes them), the domain limits +-1, poles, |x| up to 3e38 -- and 64
+    # seeded values. A NaN or infinite result is written -7 (finite(), JSON has neither).
+    **{op: [("f32", finite(fn), (MATH_X,))] for op, fn in MATH_UNARY.items()},
+    "reduce_precision": [(f"f32-e{e}m{m}", finite(lambda x, e=e, m=m: lax.reduce_precision(x, e, m)),
+                          (MATH_X,)) for e, m in ((5, 10), (8, 7), (4, 3))],
+    "population_count": [("i32", lax.population_count, (BITS_X,))],
+    "clz": [("i32", lax.clz, (BITS_X,))],
+    "shift_left": [("i32", lax.shift_left, (SHL_X, SHIFT_BY))],
+    "shift_right_logical": [("i32", lax.shift_right_logical, (SHR_X, SHIFT_BY))],
+    "shift_right_arithmetic": [("i32", lax.shift_right_arithmetic, (BITS_X, SHIFT_BY))],
+})
+# ---- end of issue #49's elementwise block
+
+
 def main():
     target = os.path.join(HERE, "dtype_rules")
     if "--check" in sys.argv:

@@ -53,6 +53,8 @@ PROGRAMS = {
     # pooling and top-k routing (lib/interp/ops/windows.cpp, ops/sorting.cpp, ops/cumulative.cpp)
     "maxpool-cnn": {"module": "maxpool_cnn", "sizes": dict(C=4, L=6, N=16)},
     "topk-routing": {"module": "topk_routing", "sizes": dict(E=8, N=160)},
+    # issue #49: a grouped conv layer and its gradient (conv_general_dilated, rev)
+    "conv-grad": {"module": "conv_grad", "sizes": dict(N=16, S=5, C=4, K=3, F=4)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")

@@ -1,0 +1,352 @@
+// conv_general_dilated, in every form jax.lax.conv_general_dilated and its gradient emit: any
+// number of spatial dimensions, dimension_numbers (each operand's and the output's layout),
+// window_strides, padding (negative too: the gradient crops), lhs_dilation (the gradient's
+// transposed conv), rhs_dilation (atrous), feature_group_count (grouped and depthwise) and
+// batch_group_count (the weight gradient of a grouped conv); and `rev` (lax.rev), which the
+// gradient applies to the kernel. float32 only, as XLA's semantics:
+//
+//   out[b, o, y] = sum over i < I, k < K of lhs[b', g I + i, x] * rhs[o, i, k]
+//
+// where x = (y * stride - pad_lo + k * rhs_dilation) / lhs_dilation when that is an integer
+// inside the input (the holes of lhs_dilation and the padding read 0), g = o / (O / G) the
+// feature group and b' = (o / (O / BG)) * (B / BG) + b the batch group.
+//
+// Each output element is one float32 chain of fused multiply-adds over the kernel's positions k
+// (row-major) and, within each, its input features i -- the order of the contraction XLA:CPU
+// hands Eigen (the im2col rows in HWIO order, one FMA a step for a contraction within one block):
+// JAX 0.10.2's bits on every output and gradient of tests/jax/corpus/conv-grad (five convs: a
+// strided and dilated one, its two gradients, a grouped and a batch-grouped one). A contraction
+// longer than Eigen's block (some hundreds of terms) is summed in blocks there, and may then
+// differ from JAX's in the last bits.
+//
+// The output type is refused above 2^31 elements (make_type) and the cost (2 flops a
+// multiply-add, prim.flops) is counted before anything runs, so a conv of 10^12 outputs or of
+// too much work is one line, exit 2.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "interp/prim_util.hpp"
+
+namespace meshrun::interp::prim {
+namespace {
+
+struct ConvDims {
+  std::vector<std::size_t> lhs, rhs, out;  // batch/feature (out: batch, feature), then spatial
+};
+
+struct ConvParams {
+  ConvDims dn;
+  std::vector<std::int64_t> strides, lhs_dil, rhs_dil, pad_lo, pad_hi;
+  std::int64_t groups = 1, batch_groups = 1;
+};
+
+std::vector<std::int64_t> ints_or(const Eqn& eqn, const char* key, std::size_t n,
+                                  std::int64_t fallback) {
+  if (!eqn.params.is_object() || !eqn.params.contains(key) || eqn.params[key].is_null())
+    return std::vector<std::int64_t>(n, fallback);
+  std::vector<std::int64_t> v = param_ints(eqn, key);
+  if (v.size() != n)
+    fail("conv_general_dilated param '" + std::string(key) + "' has " + std::to_string(v.size()) +
+         " entries for " + std::to_string(n) + " spatial dimensions");
+  return v;
+}
+
+std::int64_t int_or(const Eqn& eqn, const char* key, std::int64_t fallback) {
+  if (!eqn.params.is_object() || !eqn.params.contains(key) || eqn.params[key].is_null())
+    return fallback;
+  return param_int(eqn, key);
+}
+
+// A permutation of 0..rank-1 from dimension_numbers[key] (the identity when absent).
+std::vector<std::size_t> spec(const nlohmann::json* dn, const char* key, std::size_t rank) {
+  std::vector<std::size_t> p(rank);
+  for (std::size_t i = 0; i < rank; ++i) p[i] = i;
+  if (dn == nullptr) return p;
+  if (!dn->contains(key) || !(*dn)[key].is_array() || (*dn)[key].size() != rank)
+    fail("conv_general_dilated param 'dimension_numbers' needs '" + std::string(key) +
+         "': " + std::to_string(rank) + " axes");
+  std::vector<bool> seen(rank, false);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const nlohmann::json& e = (*dn)[key][i];
+    if (!e.is_number_integer() || e.get<std::int64_t>() < 0 ||
+        e.get<std::int64_t>() >= static_cast<std::int64_t>(rank) || seen[e.get<std::size_t>()])
+      fail("conv_general_dilated param 'dimension_numbers' '" + std::string(key) +
+           "' is not a permutation of the " + std::to_string(rank) + " axes");
+    p[i] = e.get<std::size_t>();
+    seen[p[i]] = true;
+  }
+  return p;
+}
+
+ConvParams read_params(const Eqn& eqn, std::size_t rank) {
+  if (rank < 2)
+    fail("conv_general_dilated needs operands of rank >= 2, got rank " + std::to_string(rank));
+  const std::size_t n = rank - 2;
+  ConvParams c;
+  const nlohmann::json* dn = nullptr;
+  if (eqn.params.is_object() && eqn.params.contains("dimension_numbers") &&
+      !eqn.params["dimension_numbers"].is_null()) {
+    dn = &eqn.params["dimension_numbers"];
+    if (!dn->is_object())
+      fail(
+          "conv_general_dilated param 'dimension_numbers' must be an object of lhs_spec, "
+          "rhs_spec and out_spec");
+  }
+  c.dn.lhs = spec(dn, "lhs_spec", rank);
+  c.dn.rhs = spec(dn, "rhs_spec", rank);
+  c.dn.out = spec(dn, "out_spec", rank);
+  c.strides = ints_or(eqn, "window_strides", n, 1);
+  c.lhs_dil = ints_or(eqn, "lhs_dilation", n, 1);
+  c.rhs_dil = ints_or(eqn, "rhs_dilation", n, 1);
+  for (std::size_t d = 0; d < n; ++d) {
+    if (c.strides[d] < 1 || c.strides[d] > (1 << 30) || c.lhs_dil[d] < 1 ||
+        c.lhs_dil[d] > (1 << 30) || c.rhs_dil[d] < 1 || c.rhs_dil[d] > (1 << 30))
+      fail(
+          "conv_general_dilated needs window_strides, lhs_dilation and rhs_dilation in [1, "
+          "2^30]");
+  }
+  c.pad_lo.assign(n, 0);
+  c.pad_hi.assign(n, 0);
+  if (eqn.params.is_object() && eqn.params.contains("padding")) {
+    const nlohmann::json& p = eqn.params["padding"];
+    if (!p.is_array() || p.size() != n)
+      fail("conv_general_dilated param 'padding' must be " + std::to_string(n) + " pairs [lo, hi]");
+    for (std::size_t d = 0; d < n; ++d) {
+      if (!p[d].is_array() || p[d].size() != 2 || !p[d][0].is_number_integer() ||
+          !p[d][1].is_number_integer())
+        fail("conv_general_dilated param 'padding' must be " + std::to_string(n) +
+             " pairs [lo, hi] of integers");
+      c.pad_lo[d] = p[d][0].get<std::int64_t>();
+      c.pad_hi[d] = p[d][1].get<std::int64_t>();
+      if (std::max(std::abs(c.pad_lo[d]), std::abs(c.pad_hi[d])) > (std::int64_t{1} << 40))
+        fail("conv_general_dilated param 'padding' beyond 2^40");
+    }
+  }
+  c.groups = int_or(eqn, "feature_group_count", 1);
+  c.batch_groups = int_or(eqn, "batch_group_count", 1);
+  if (c.groups < 1 || c.batch_groups < 1)
+    fail("conv_general_dilated needs feature_group_count and batch_group_count >= 1");
+  if (c.groups > 1 && c.batch_groups > 1)
+    fail("conv_general_dilated: feature_group_count and batch_group_count cannot both be > 1");
+  return c;
+}
+
+// The sizes of one conv, in its canonical order (batch, feature, spatial...).
+struct ConvShape {
+  std::int64_t b, c, o, i, out_b;
+  std::vector<std::int64_t> in, k, out;  // spatial
+};
+
+ConvShape conv_shape(const ConvParams& p, const Shape& lhs, const Shape& rhs) {
+  const std::size_t n = lhs.size() - 2;
+  ConvShape s;
+  s.b = static_cast<std::int64_t>(lhs[p.dn.lhs[0]]);
+  s.c = static_cast<std::int64_t>(lhs[p.dn.lhs[1]]);
+  s.o = static_cast<std::int64_t>(rhs[p.dn.rhs[0]]);
+  s.i = static_cast<std::int64_t>(rhs[p.dn.rhs[1]]);
+  if (s.c != s.i * p.groups)
+    fail("conv_general_dilated: the lhs has " + std::to_string(s.c) +
+         " features, not rhs's input features (" + std::to_string(s.i) +
+         ") times feature_group_count (" + std::to_string(p.groups) + ")");
+  if (s.o % p.groups != 0 || s.o % p.batch_groups != 0)
+    fail("conv_general_dilated: the rhs's " + std::to_string(s.o) +
+         " output features are not a multiple of feature_group_count and batch_group_count");
+  if (s.b % p.batch_groups != 0)
+    fail("conv_general_dilated: the lhs batch " + std::to_string(s.b) +
+         " is not a multiple of batch_group_count " + std::to_string(p.batch_groups));
+  s.out_b = s.b / p.batch_groups;
+  for (std::size_t d = 0; d < n; ++d) {
+    const auto in = static_cast<std::int64_t>(lhs[p.dn.lhs[d + 2]]);
+    const auto k = static_cast<std::int64_t>(rhs[p.dn.rhs[d + 2]]);
+    const std::string what = "conv_general_dilated's spatial size";
+    const std::int64_t dilated_in =
+        in == 0 ? 0 : checked_add(checked_mul(in - 1, p.lhs_dil[d], what), 1, what);
+    const std::int64_t padded =
+        checked_add(checked_add(dilated_in, p.pad_lo[d], what), p.pad_hi[d], what);
+    if (k == 0) fail("conv_general_dilated: the kernel has a spatial dimension of size 0");
+    const std::int64_t dilated_k = checked_add(checked_mul(k - 1, p.rhs_dil[d], what), 1, what);
+    const std::int64_t out = padded < dilated_k ? 0 : (padded - dilated_k) / p.strides[d] + 1;
+    s.in.push_back(in);
+    s.k.push_back(k);
+    s.out.push_back(std::max<std::int64_t>(out, 0));
+  }
+  return s;
+}
+
+Types conv_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&) {
+  expect_operands(eqn, in.size(), 2);
+  for (const ValueType& t : in) check_dtype(eqn, t.dtype, kF);
+  if (in[0].shape.size() != in[1].shape.size())
+    fail("conv_general_dilated needs operands of one rank, got " + dims_str(in[0].shape) + " and " +
+         dims_str(in[1].shape));
+  if (eqn.params.is_object() && eqn.params.contains("preferred_element_type")) {
+    const nlohmann::json& t = eqn.params["preferred_element_type"];
+    if (!t.is_null() && !(t.is_string() && (t == "f32" || t == "float32")))
+      fail("conv_general_dilated param 'preferred_element_type': only float32 is supported");
+  }
+  const ConvParams p = read_params(eqn, in[0].shape.size());
+  const ConvShape s = conv_shape(p, in[0].shape, in[1].shape);
+  Shape out(in[0].shape.size());
+  out[p.dn.out[0]] = static_cast<std::size_t>(s.out_b);
+  out[p.dn.out[1]] = static_cast<std::size_t>(s.o);
+  for (std::size_t d = 0; d < s.out.size(); ++d)
+    out[p.dn.out[d + 2]] = static_cast<std::size_t>(s.out[d]);
+  return {make_type(DType::kF32, out)};
+}
+
+// 2 flops a multiply-add: each output element sums I * prod(K) products, the rhs's elements
+// over its O output features.
+std::uint64_t conv_flops(const Eqn& eqn, std::span<const ValueType> ops,
+                         std::span<const ValueType> outs) {
+  const ConvParams p = read_params(eqn, ops[1].shape.size());
+  long double f = 2;
+  for (std::size_t d : outs[0].shape) f *= static_cast<long double>(d);
+  const std::size_t o = ops[1].shape[p.dn.rhs[0]];
+  if (o == 0) return 0;
+  for (std::size_t d : ops[1].shape) f *= static_cast<long double>(d);
+  f /= static_cast<long double>(o);
+  return f >= 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(f);
+}
+
+Values conv_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>, PrimContext&) {
+  const Tensor& lhs = in[0]->t;
+  const Tensor& rhs = in[1]->t;
+  const std::size_t rank = lhs.shape.size();
+  const std::size_t n = rank - 2;
+  const ConvParams p = read_params(eqn, rank);
+  const ConvShape s = conv_shape(p, lhs.shape, rhs.shape);
+
+  // lhs as [B][spatial...][C] and rhs as [O][K...][I]: the sum over i contiguous in both.
+  Shape lhs_c(rank), rhs_c(rank);
+  std::vector<std::int64_t> lhs_src(rank), rhs_src(rank);
+  const std::vector<std::int64_t> ls = strides_of(lhs.shape), rs = strides_of(rhs.shape);
+  lhs_c[0] = lhs.shape[p.dn.lhs[0]];
+  lhs_src[0] = ls[p.dn.lhs[0]];
+  for (std::size_t d = 0; d < n; ++d) {
+    lhs_c[d + 1] = lhs.shape[p.dn.lhs[d + 2]];
+    lhs_src[d + 1] = ls[p.dn.lhs[d + 2]];
+  }
+  lhs_c[rank - 1] = lhs.shape[p.dn.lhs[1]];
+  lhs_src[rank - 1] = ls[p.dn.lhs[1]];
+  rhs_c[0] = rhs.shape[p.dn.rhs[0]];
+  rhs_src[0] = rs[p.dn.rhs[0]];
+  for (std::size_t d = 0; d < n; ++d) {
+    rhs_c[d + 1] = rhs.shape[p.dn.rhs[d + 2]];
+    rhs_src[d + 1] = rs[p.dn.rhs[d + 2]];
+  }
+  rhs_c[rank - 1] = rhs.shape[p.dn.rhs[1]];
+  rhs_src[rank - 1] = rs[p.dn.rhs[1]];
+  std::vector<float> L(lhs.size()), R(rhs.size());
+  copy_strided(lhs_c, lhs.data.data(), lhs_src, L.data(), strides_of(lhs_c));
+  copy_strided(rhs_c, rhs.data.data(), rhs_src, R.data(), strides_of(rhs_c));
+
+  std::int64_t in_sp = 1, k_sp = 1, out_sp = 1;
+  for (std::size_t d = 0; d < n; ++d) {
+    in_sp *= s.in[d];
+    k_sp *= s.k[d];
+    out_sp *= s.out[d];
+  }
+  // The result as [B'][O][spatial...], then into out_spec's layout.
+  Shape out_c(rank);
+  out_c[0] = static_cast<std::size_t>(s.out_b);
+  out_c[1] = static_cast<std::size_t>(s.o);
+  for (std::size_t d = 0; d < n; ++d) out_c[d + 2] = static_cast<std::size_t>(s.out[d]);
+  std::vector<float> O(static_cast<std::size_t>(s.out_b * s.o * out_sp));
+
+  const std::int64_t o_per_group = s.o / p.groups, o_per_bgroup = s.o / p.batch_groups;
+  const std::int64_t b_per_bgroup = s.b / p.batch_groups;
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(k_sp));  // input position or -1
+  std::vector<std::int64_t> y(n, 0), k(n, 0);
+  for (std::int64_t q = 0; q < out_sp; ++q) {
+    // y: q's multi-index; offsets[kk]: the input position kernel offset kk reads, or -1.
+    for (std::int64_t r = q, d = static_cast<std::int64_t>(n) - 1; d >= 0; --d) {
+      y[d] = r % s.out[d];
+      r /= s.out[d];
+    }
+    for (std::int64_t kk = 0; kk < k_sp; ++kk) {
+      for (std::int64_t r = kk, d = static_cast<std::int64_t>(n) - 1; d >= 0; --d) {
+        k[d] = r % s.k[d];
+        r /= s.k[d];
+      }
+      std::int64_t pos = 0;
+      for (std::size_t d = 0; d < n && pos >= 0; ++d) {
+        const std::int64_t x = y[d] * p.strides[d] - p.pad_lo[d] + k[d] * p.rhs_dil[d];
+        if (x < 0 || x % p.lhs_dil[d] != 0 || x / p.lhs_dil[d] >= s.in[d]) {
+          pos = -1;
+        } else {
+          pos = pos * s.in[d] + x / p.lhs_dil[d];
+        }
+      }
+      offsets[kk] = pos;
+    }
+    for (std::int64_t b = 0; b < s.out_b; ++b) {
+      for (std::int64_t o = 0; o < s.o; ++o) {
+        const std::int64_t g = o / o_per_group;
+        const std::int64_t src_b = (o / o_per_bgroup) * b_per_bgroup + b;
+        const float* lrow = L.data() + (src_b * in_sp) * s.c + g * s.i;
+        const float* rrow = R.data() + o * k_sp * s.i;
+        float acc = 0.0f;
+        for (std::int64_t kk = 0; kk < k_sp; ++kk) {
+          if (offsets[kk] < 0) continue;
+          const float* lv = lrow + offsets[kk] * s.c;
+          const float* rv = rrow + kk * s.i;
+          for (std::int64_t i = 0; i < s.i; ++i) acc = std::fma(lv[i], rv[i], acc);
+        }
+        O[static_cast<std::size_t>((b * s.o + o) * out_sp + q)] = acc;
+      }
+    }
+  }
+  Shape out_shape(rank);
+  std::vector<std::int64_t> dst(rank);
+  Tensor result;
+  for (std::size_t d = 0; d < rank; ++d) out_shape[p.dn.out[d]] = out_c[d];
+  result = Tensor(out_shape);
+  const std::vector<std::int64_t> os = strides_of(out_shape);
+  for (std::size_t d = 0; d < rank; ++d) dst[d] = os[p.dn.out[d]];
+  copy_strided(out_c, O.data(), strides_of(out_c), result.data.data(), dst);
+  return one(Value(DType::kF32, std::move(result)));
+}
+
+// rev (lax.rev): the operand reversed along `dimensions`.
+Types rev_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&) {
+  expect_operands(eqn, in.size(), 1);
+  param_axis_list(eqn, "dimensions", in[0].shape.size());
+  return {in[0]};
+}
+
+Values rev_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>, PrimContext&) {
+  const Value& a = *in[0];
+  const Shape& shape = a.t.shape;
+  std::vector<std::int64_t> src = strides_of(shape);
+  std::int64_t base = 0;
+  for (std::size_t d : param_axis_list(eqn, "dimensions", shape.size())) {
+    if (shape[d] == 0) continue;
+    base += (static_cast<std::int64_t>(shape[d]) - 1) * src[d];
+    src[d] = -src[d];
+  }
+  Value out(a.dtype, Tensor(shape));
+  if (out.t.size() > 0)
+    copy_strided(shape, a.t.data.data() + base, src, out.t.data.data(), strides_of(shape));
+  return one(std::move(out));
+}
+
+constexpr Primitive conv() {
+  Primitive p{&conv_infer, &conv_eval};
+  p.flops = &conv_flops;
+  return p;
+}
+
+}  // namespace
+
+std::span<const Entry> conv_entries() {
+  static const Entry kEntries[] = {
+      {"conv_general_dilated", conv()},
+      {"rev", {&rev_infer, &rev_eval}},
+  };
+  return kEntries;
+}
+
+}  // namespace meshrun::interp::prim
