@@ -27,6 +27,7 @@ std::span<const Entry> reduction_entries();
 std::span<const Entry> dot_entries();
 std::span<const Entry> collective_entries();
 std::span<const Entry> placement_entries();  // reshard, device_put, ... (ops/placement.cpp)
+std::span<const Entry> indexing_entries();   // gather, scatter, scatter-add, ... (ops/indexing.cpp)
 std::span<const Entry> holder_entries();     // jit, pjit, custom_*_call, shard_map (primitives.cpp)
 
 using Types = std::vector<ValueType>;

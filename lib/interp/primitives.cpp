@@ -17,7 +17,7 @@ const std::map<std::string_view, Primitive, std::less<>>& registry() {
       make_registry({prim::elementwise_entries(), prim::elementwise_more_entries(),
                      prim::unary_entries(), prim::shape_entries(), prim::slicing_entries(),
                      prim::reduction_entries(), prim::dot_entries(), prim::collective_entries(),
-                     prim::placement_entries(), prim::holder_entries()}));
+                     prim::placement_entries(), prim::holder_entries(), prim::indexing_entries()}));
   return *table;
 }
 
