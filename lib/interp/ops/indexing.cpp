@@ -245,7 +245,9 @@ GatherSpec gather_spec(const Eqn& eqn, const ValueType& op, const ValueType& idx
         std::to_string(rank) + ", output_slice_sizes=" + ints_str(s.offset_dims) +
         ", collapsed_slice_dims=" + ints_str(s.collapsed) +
         ", operand_batching_dims=" + ints_str(s.operand_batching) + ".");
-  const bool no_indices = shape_size(idx.shape) == 0;
+  // JAX skips this check when the indices are empty; with index vectors of length 0 there are
+  // still slices to take (i32[3, 0]), which XLA refuses: only no index vector at all skips it.
+  const bool no_indices = shape_size(Shape(idx.shape.begin(), idx.shape.end() - 1)) == 0;
   for (std::size_t i = 0; i < rank; ++i)
     if (!no_indices && s.slice[i] > op.shape[i])
       fail("Slice size at index " + std::to_string(i) +
@@ -371,31 +373,49 @@ Values gather_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const b
   const float* x = op.t.data.data();
   const float* ix = idx.t.data.data();
   float* o = out.t.data.data();
-  const std::vector<I64> zero(wshape.size(), 0);
-  for_vectors(idx.t.shape, bstride, [&](I64 n, const std::vector<I64>& coord, I64 dst) {
-    I64 src = 0;
-    bool inside = true;
-    const float* v = ix + n * static_cast<I64>(k_len);
-    for (std::size_t k = 0; k < k_len; ++k) {
-      I64 start = index_value(v[k]);
-      if (s.mode == Mode::kFill) {
-        if (start < 0 || start > hi[k]) inside = false;
-      } else {
-        start = std::min(std::max(start, I64{0}), hi[k]);
+  if (wsize == 1 && k_len == 1 && bat_coord.empty()) {
+    // x[i], jnp.take, an index per element: output element n is index vector n's. A loop of
+    // independent loads the CPU overlaps (the general walk below keeps few misses in flight).
+    const auto count = static_cast<I64>(out.t.data.size());
+    const I64 h = hi[0], st = kstride[0];
+    if (s.mode == Mode::kFill) {
+      for (I64 n = 0; n < count; ++n) {
+        const I64 start = index_value(ix[n]);
+        const bool inside = start >= 0 && start <= h;
+        filled_beyond = filled_beyond || !inside;
+        o[n] = inside ? x[start * st] : fill;
       }
-      src += start * kstride[k];
-    }
-    for (std::size_t i = 0; i < bat_coord.size(); ++i)
-      src += coord[static_cast<std::size_t>(bat_coord[i])] * bat_stride[i];
-    if (!inside) {
-      filled_beyond = true;
-      for_box(wshape, wdst, zero, [&](I64 d, I64) { o[dst + d] = fill; });
-    } else if (wsize == 1) {
-      o[dst] = x[src];
     } else {
-      copy_strided(wshape_u, x + src, wsrc, o + dst, wdst);
+      for (I64 n = 0; n < count; ++n)
+        o[n] = x[std::min(std::max(index_value(ix[n]), I64{0}), h) * st];
     }
-  });
+  } else {
+    const std::vector<I64> zero(wshape.size(), 0);
+    for_vectors(idx.t.shape, bstride, [&](I64 n, const std::vector<I64>& coord, I64 dst) {
+      I64 src = 0;
+      bool inside = true;
+      const float* v = ix + n * static_cast<I64>(k_len);
+      for (std::size_t k = 0; k < k_len; ++k) {
+        I64 start = index_value(v[k]);
+        if (s.mode == Mode::kFill) {
+          if (start < 0 || start > hi[k]) inside = false;
+        } else {
+          start = std::min(std::max(start, I64{0}), hi[k]);
+        }
+        src += start * kstride[k];
+      }
+      for (std::size_t i = 0; i < bat_coord.size(); ++i)
+        src += coord[static_cast<std::size_t>(bat_coord[i])] * bat_stride[i];
+      if (!inside) {
+        filled_beyond = true;
+        for_box(wshape, wdst, zero, [&](I64 d, I64) { o[dst + d] = fill; });
+      } else if (wsize == 1) {
+        o[dst] = x[src];
+      } else {
+        copy_strided(wshape_u, x + src, wsrc, o + dst, wdst);
+      }
+    });
+  }
   if (filled_beyond && op.dtype == DType::kI32 &&
       (fill > static_cast<float>(kMaxInt) || fill < -static_cast<float>(kMaxInt)))
     fail("gather: an index out of bounds in mode fill gives the int32 fill value " +
@@ -598,6 +618,19 @@ Values scatter_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const 
   float* o = out.t.data.data();
   const float* u = up.t.data.data();
   const float* ix = idx.t.data.data();
+  if (scalar_window && k_len == 1 && bat_coord.empty()) {
+    // x.at[i].add(v) on single elements: update n is index vector n's.
+    const I64 count = static_cast<I64>(up.t.data.size()), h = hi[0], st = kstride[0];
+    for (I64 n = 0; n < count; ++n) {
+      I64 start = index_value(ix[n]);
+      if (s.mode == Mode::kClip) start = std::min(std::max(start, I64{0}), h);
+      if (start < 0 || start > h) continue;
+      o[start * st] = combine<C>(o[start * st], u[n], integer, over);
+    }
+    if (over)
+      fail(eqn.primitive + ": an integer result is beyond 2^24, which meshrun holds exactly");
+    return one(std::move(out));
+  }
   for_vectors(idx.t.shape, bstride, [&](I64 n, const std::vector<I64>& coord, I64 src) {
     I64 dst = 0;
     const float* v = ix + n * static_cast<I64>(k_len);

@@ -45,6 +45,12 @@ PROGRAMS = {
     "ring-allreduce-fori": {"module": "ring_allreduce", "sizes": dict(R=16, C=16)},
     "attention3d": {"module": "attention3d", "sizes": dict(B=8, S=4, E=3)},
     "pmax-pmin": {"module": "pmax_pmin", "sizes": dict(N=16, D=3)},
+    # ---- indexing (issue #49): x.at[i].set, x.at[i].add, gathers and their transposes
+    "pipeline-pp": {"module": "pipeline_pp", "sizes": dict(F=4, L=4, N=8)},
+    "psum-scatter-add": {"module": "psum_scatter_add", "sizes": dict(N=64, C=3)},
+    "embed-xent": {"module": "embed_xent", "sizes": dict(V=6, E=4, C=3, N=16, T=5)},
+    "embed-scores": {"module": "embed_xent", "factory": "make_scores",
+                     "sizes": dict(V=6, E=4, C=3, N=16, T=5)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")
