@@ -106,22 +106,22 @@ inline I64 index_value(float f) {
   return static_cast<I64>(std::clamp(f, -kBig, kBig));
 }
 
-// For every index over `shape` (row-major): f(i . a, i . b).
-template <class F>
-void for_box(const std::vector<I64>& shape, const std::vector<I64>& a, const std::vector<I64>& b,
-             F f) {
+// For every run of the last dimension of `shape` (row-major over the others): row(o . a, o . b)
+// at the run's first index o.
+template <class Row>
+void for_rows(const std::vector<I64>& shape, const std::vector<I64>& a, const std::vector<I64>& b,
+              Row row) {
   const std::size_t rank = shape.size();
   for (I64 d : shape)
     if (d == 0) return;
-  if (rank == 0) {
-    f(I64{0}, I64{0});
+  if (rank <= 1) {
+    row(I64{0}, I64{0});
     return;
   }
-  const I64 n = shape[rank - 1], sa = a[rank - 1], sb = b[rank - 1];
-  std::vector<I64> idx(rank, 0);
+  std::vector<I64> idx(rank - 1, 0);
   I64 oa = 0, ob = 0;
   for (;;) {
-    for (I64 k = 0; k < n; ++k) f(oa + k * sa, ob + k * sb);
+    row(oa, ob);
     std::size_t k = rank - 1;
     for (;;) {
       if (k == 0) return;
@@ -136,6 +136,20 @@ void for_box(const std::vector<I64>& shape, const std::vector<I64>& a, const std
       idx[k] = 0;
     }
   }
+}
+
+// For every index over `shape` (row-major): f(i . a, i . b).
+template <class F>
+void for_box(const std::vector<I64>& shape, const std::vector<I64>& a, const std::vector<I64>& b,
+             F f) {
+  if (shape.empty()) {
+    f(I64{0}, I64{0});
+    return;
+  }
+  const I64 n = shape.back(), sa = a.back(), sb = b.back();
+  for_rows(shape, a, b, [&](I64 oa, I64 ob) {
+    for (I64 k = 0; k < n; ++k) f(oa + k * sa, ob + k * sb);
+  });
 }
 
 // The walk over the index vectors of `indices` (all axes but the last), in row-major order:
@@ -646,6 +660,16 @@ Values scatter_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const 
       o[dst] = combine<C>(o[dst], u[src], integer, over);
     } else if constexpr (C == Combine::kSet) {
       copy_strided(wshape_u, u + src, wsrc, o + dst, wdst);
+    } else if (!integer && wdst.back() == 1 && wsrc.back() == 1) {
+      // float rows contiguous on both sides (an embedding's gradient): a loop the compiler
+      // vectorizes, the same operation on each element
+      const I64 len = wshape.back();
+      for_rows(wshape, wdst, wsrc, [&](I64 a, I64 b) {
+        float* row = o + dst + a;
+        const float* add = u + src + b;
+        bool unused = false;
+        for (I64 k = 0; k < len; ++k) row[k] = combine<C>(row[k], add[k], false, unused);
+      });
     } else {
       for_box(wshape, wdst, wsrc, [&](I64 a, I64 b) {
         o[dst + a] = combine<C>(o[dst + a], u[src + b], integer, over);
@@ -658,8 +682,10 @@ Values scatter_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const 
 
 // The compute budget's count (cost.hpp): one flop for each element written, as every other
 // primitive that moves more than it computes, plus each index vector's own work -- reading and
-// bounding its starts, then a window's copy set up -- measured in bench/ (kernels_bench gather
-// and scatter: bench/README.md) at about kVectorNs nanoseconds, in dot_general flops.
+// bounding its starts, setting up its window -- which the general walk (batching dims, windows,
+// several starts) does in 4.6-8.7 ns a vector on the 2-core EPYC under load 10
+// (build/release/indexing_bench, gather-batched: bench/README.md), the scalar paths in 1-3 ns:
+// 2000 flops (20 ns at the budget's 100 flops a ns) bounds either.
 inline constexpr std::uint64_t kVectorFlops = 2000;
 
 std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
