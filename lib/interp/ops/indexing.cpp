@@ -403,6 +403,35 @@ Values gather_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const b
       for (I64 n = 0; n < count; ++n)
         o[n] = x[std::min(std::max(index_value(ix[n]), I64{0}), h) * st];
     }
+  } else if (wsize == 1) {
+    // One element a vector, with several starts or batching dims (take_along_axis): output
+    // element n is still vector n's; the batch coordinates advance by an odometer.
+    const auto count = static_cast<I64>(out.t.data.size());
+    const Shape& ishape = idx.t.shape;
+    const std::size_t q1 = ishape.size() - 1;
+    std::vector<I64> coord(q1, 0);
+    for (I64 n = 0; n < count; ++n) {
+      I64 src = 0;
+      bool inside = true;
+      const float* v = ix + n * static_cast<I64>(k_len);
+      for (std::size_t k = 0; k < k_len; ++k) {
+        I64 start = index_value(v[k]);
+        if (s.mode == Mode::kFill) {
+          inside = inside && start >= 0 && start <= hi[k];
+        } else {
+          start = std::min(std::max(start, I64{0}), hi[k]);
+        }
+        src += start * kstride[k];
+      }
+      for (std::size_t i = 0; i < bat_coord.size(); ++i)
+        src += coord[static_cast<std::size_t>(bat_coord[i])] * bat_stride[i];
+      filled_beyond = filled_beyond || !inside;
+      o[n] = inside ? x[src] : fill;
+      for (std::size_t k = q1; k-- > 0;) {
+        if (++coord[k] < static_cast<I64>(ishape[k])) break;
+        coord[k] = 0;
+      }
+    }
   } else {
     const std::vector<I64> zero(wshape.size(), 0);
     for_vectors(idx.t.shape, bstride, [&](I64 n, const std::vector<I64>& coord, I64 dst) {
