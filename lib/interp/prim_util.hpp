@@ -27,6 +27,7 @@ std::span<const Entry> reduction_entries();
 std::span<const Entry> dot_entries();
 std::span<const Entry> collective_entries();
 std::span<const Entry> placement_entries();  // reshard, device_put, ... (ops/placement.cpp)
+std::span<const Entry> indexing_entries();   // gather, scatter, scatter-add, ... (ops/indexing.cpp)
 std::span<const Entry> holder_entries();     // jit, pjit, custom_*_call, shard_map (primitives.cpp)
 std::span<const Entry> cumulative_entries();  // cumsum, cumprod, ... (ops/cumulative.cpp)
 std::span<const Entry> sorting_entries();     // sort, top_k, approx_top_k (ops/sorting.cpp)

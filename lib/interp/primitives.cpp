@@ -19,7 +19,7 @@ const std::map<std::string_view, Primitive, std::less<>>& registry() {
                      prim::reduction_entries(), prim::dot_entries(), prim::collective_entries(),
                      prim::placement_entries(), prim::holder_entries(), prim::cumulative_entries(),
                      prim::sorting_entries(), prim::window_entries(), prim::float_math_entries(),
-                     prim::bit_entries(), prim::conv_entries()}));
+                     prim::bit_entries(), prim::conv_entries(), prim::indexing_entries()}));
   return *table;
 }
 

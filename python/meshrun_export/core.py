@@ -314,6 +314,35 @@ class Walker:
             out["slice_sizes"] = take("slice_sizes", shape)
         elif name == "dynamic_update_slice":
             pass
+        elif name == "gather":
+            dn = take("dimension_numbers")
+            out["offset_dims"] = ints(dn.offset_dims)
+            out["collapsed_slice_dims"] = ints(dn.collapsed_slice_dims)
+            out["start_index_map"] = ints(dn.start_index_map)
+            out["operand_batching_dims"] = ints(getattr(dn, "operand_batching_dims", ()))
+            out["start_indices_batching_dims"] = ints(getattr(dn, "start_indices_batching_dims",
+                                                              ()))
+            out["slice_sizes"] = take("slice_sizes", shape)
+            out["indices_are_sorted"] = take("indices_are_sorted", bool, False)
+            out["unique_indices"] = take("unique_indices", bool, False)
+            out["mode"] = take("mode", lambda m: gather_mode(self, e, m))
+            fill = take("fill_value", default=None)
+            out["fill_value"] = None if fill is None else scalar_value(
+                np.asarray(fill).item(), dtype_name(e.invars[0].aval.dtype, "gather"))
+        elif name in _SCATTERS:
+            update = take("update_jaxpr", default=None)
+            consts = take("update_consts", default=())
+            check_scatter_update(self, e, name, update, consts)
+            dn = take("dimension_numbers")
+            out["update_window_dims"] = ints(dn.update_window_dims)
+            out["inserted_window_dims"] = ints(dn.inserted_window_dims)
+            out["scatter_dims_to_operand_dims"] = ints(dn.scatter_dims_to_operand_dims)
+            out["operand_batching_dims"] = ints(getattr(dn, "operand_batching_dims", ()))
+            out["scatter_indices_batching_dims"] = ints(
+                getattr(dn, "scatter_indices_batching_dims", ()))
+            out["indices_are_sorted"] = take("indices_are_sorted", bool, False)
+            out["unique_indices"] = take("unique_indices", bool, False)
+            out["mode"] = take("mode", lambda m: gather_mode(self, e, m))
         elif name == "pad":
             out["padding_config"] = take("padding_config",
                                          lambda c: [[dim(x) for x in t] for t in c])
@@ -493,6 +522,39 @@ class Walker:
                 continue
             self.fail(e, f"{name}: param {k}={v!r} is not supported")
         return name, out
+
+
+# Indexing (meshrun's lib/interp/ops/indexing.cpp): gather and the scatters, each scatter's
+# combine as its update_jaxpr computes it (a scatter with another function, x.at[i].apply, is
+# refused).
+_SCATTERS = {"scatter": None, "scatter-add": "add", "scatter-sub": "sub", "scatter-mul": "mul",
+             "scatter-min": "min", "scatter-max": "max"}
+_MODES = {"CLIP": "clip", "FILL_OR_DROP": "fill", "PROMISE_IN_BOUNDS": "promise_in_bounds"}
+
+
+def gather_mode(walker, e, m):
+    """GatherScatterMode -> "clip" | "fill" | "promise_in_bounds" (ONE_HOT is refused)."""
+    key = getattr(m, "name", None) or str(m).rsplit(".", 1)[-1]
+    if key not in _MODES:
+        walker.fail(e, f"{e.primitive.name} with mode {m} (meshrun runs clip, fill and "
+                       "promise_in_bounds)")
+    return _MODES[key]
+
+
+def check_scatter_update(walker, e, name, update, consts):
+    """The update_jaxpr of a scatter-* is the one binary op of its name on (operand, update);
+    plain scatter has none (x.at[i].apply's function is refused)."""
+    want = _SCATTERS[name]
+    if consts:
+        walker.fail(e, f"{name} with update_consts")
+    if update is None:
+        return
+    j = getattr(update, "jaxpr", update)
+    ok = (want is not None and len(j.eqns) == 1 and j.eqns[0].primitive.name == want
+          and list(j.eqns[0].invars) == list(j.invars) and list(j.outvars) == list(j.eqns[0].outvars))
+    if not ok:
+        what = "x.at[i].apply or lax.scatter_apply" if want is None else f"not {want}"
+        walker.fail(e, f"{name} with an update function ({what}) is not supported")
 
 
 def placement_text(t, prim):

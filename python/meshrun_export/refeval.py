@@ -461,6 +461,84 @@ def _dynamic_update_slice(ev, p, x, u, *idx):
     return r
 
 
+# ---- indexing (issue #49): gather and the scatters, element by element, as JAX's rules say
+# (clip / promise_in_bounds clamp a gather's starts, fill fills its slice; a scatter drops an
+# out-of-bounds window except under clip, which clamps; updates apply in index order).
+def _fill_of(x, v):
+    if v is None:
+        return {np.float32: np.nan, np.int32: np.iinfo(np.int32).min}.get(x.dtype.type, True)
+    return float(v) if isinstance(v, str) else v
+
+
+def _gather(ev, p, x, idx):
+    x, idx = np.asarray(x), np.asarray(idx)
+    sizes = ev.dims.shape(p["slice_sizes"])
+    offset, collapsed = p["offset_dims"], p["collapsed_slice_dims"]
+    sim, ob, ib = p["start_index_map"], p["operand_batching_dims"], p["start_indices_batching_dims"]
+    win = [d for d in range(x.ndim) if d not in collapsed and d not in ob]
+    bshape = idx.shape[:-1]
+    out_rank = len(offset) + len(bshape)
+    oshape, bi, wi = [], iter(bshape), iter(win)
+    for i in range(out_rank):
+        oshape.append(sizes[next(wi)] if i in offset else next(bi))
+    out = np.empty(oshape, x.dtype)
+    bdims = [i for i in range(out_rank) if i not in offset]
+    for b in itertools.product(*[range(n) for n in bshape]):
+        start, inside = [0] * x.ndim, True
+        for k, m in enumerate(sim):
+            v, hi = int(idx[b + (k,)]), x.shape[m] - sizes[m]
+            if p["mode"] == "fill":
+                inside = inside and 0 <= v <= hi
+            start[m] = min(max(v, 0), hi)
+        for o, i in zip(ob, ib):
+            start[o] = b[i]
+        for w in itertools.product(*[range(sizes[d]) for d in win]):
+            at = [0] * out_rank
+            for d, c in zip(bdims, b):
+                at[d] = c
+            src = list(start)
+            for d, c, od in zip(win, w, offset):
+                at[od] = c
+                src[d] += c
+            out[tuple(at)] = x[tuple(src)] if inside else _fill_of(x, p.get("fill_value"))
+    return out
+
+
+def _scatter(combine):
+    def f(ev, p, x, idx, u):
+        r, idx, u = np.array(x), np.asarray(idx), np.asarray(u)
+        uwd, ins = p["update_window_dims"], p["inserted_window_dims"]
+        sd, ob, ib = p["scatter_dims_to_operand_dims"], p["operand_batching_dims"], \
+            p["scatter_indices_batching_dims"]
+        win = [d for d in range(r.ndim) if d not in ins and d not in ob]
+        wsize = [1] * r.ndim
+        for d, ud in zip(win, uwd):
+            wsize[d] = u.shape[ud]
+        udims = [d for d in range(u.ndim) if d not in uwd]
+        for b in itertools.product(*[range(n) for n in idx.shape[:-1]]):
+            start, inside = [0] * r.ndim, True
+            for k, m in enumerate(sd):
+                v, hi = int(idx[b + (k,)]), r.shape[m] - wsize[m]
+                if p["mode"] == "clip":
+                    v = min(max(v, 0), hi)
+                inside = inside and 0 <= v <= hi
+                start[m] = v
+            if not inside:
+                continue
+            for o, i in zip(ob, ib):
+                start[o] = b[i]
+            for w in itertools.product(*[range(u.shape[d]) for d in uwd]):
+                at, src = list(start), [0] * u.ndim
+                for d, c in zip(udims, b):
+                    src[d] = c
+                for d, ud, c in zip(win, uwd, w):
+                    at[d] += c
+                    src[ud] = c
+                r[tuple(at)] = combine(r[tuple(at)], u[tuple(src)])
+        return r
+    return f
+
+
 _LOCAL = {
     "dynamic_slice": _dynamic_slice, "dynamic_update_slice": _dynamic_update_slice,
     "add": _f32(np.add), "add_any": _f32(np.add), "sub": _f32(np.subtract),
@@ -496,4 +574,11 @@ _LOCAL = {
     "cos": _f32(np.cos), "not": _f32(np.logical_not),
     "rem": _f32(np.fmod), "and": _f32(np.logical_and), "or": _f32(np.logical_or),
     "dot_general": _dot,
+    "gather": _gather,
+    "scatter": _scatter(lambda a, b: b),
+    "scatter-add": _scatter(lambda a, b: a + b),
+    "scatter-sub": _scatter(lambda a, b: a - b),
+    "scatter-mul": _scatter(lambda a, b: a * b),
+    "scatter-min": _scatter(lambda a, b: np.minimum(a, b)),
+    "scatter-max": _scatter(lambda a, b: np.maximum(a, b)),
 }

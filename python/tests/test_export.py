@@ -160,6 +160,11 @@ class Refused(unittest.TestCase):
         self.refuse(lambda a: jax.lax.bessel_i0e(a), [x], "'bessel_i0e'")
         self.refuse(lambda a: a + jax.random.normal(jax.random.key(0), (4, 3)), [x], "random")
 
+    def test_scatter_with_a_function(self):
+        # x.at[i].apply(f): a scatter whose update_jaxpr is f, not a combine meshrun has
+        i = S((2,), jnp.int32)
+        self.refuse(lambda a, k: a.at[k].apply(jnp.sin), [S((4,), F32), i], "x.at[i].apply")
+
     def test_dtype(self):
         self.refuse(lambda a: a.astype(jnp.float16), [S((2,), F32)], "float16")
         self.refuse(lambda a: a.astype(jnp.uint8) + 1, [S((2,), F32)], "uint8")

@@ -258,6 +258,109 @@ TABLE.update({
          (LONG.reshape(8, 10),))],
 })
 # ---- end of cumulative ops, sort, top_k, windows ----
+# ---- indexing (issue #49): gather and the scatters, every mode, on raw indices (K: out of
+# bounds both ways, negative, repeated -- lax's own, not jnp's, which wraps negatives first).
+# Below entry(), so that the source lines the other entries' files name stay as they were.
+K = np.array([3, -1, 7, 0, 9, 3, -20, 5], np.int32)  # 8 indices into 8: OOB both ways, a repeat
+K4 = np.array([2, 5, -1, 2], np.int32)  # rows of a [4, 2]: OOB both ways, a repeat
+KK = np.array([[1, 2], [0, 3], [1, -1], [3, 1], [0, 0], [2, 3], [1, 3], [0, 2]], np.int32)
+GD1 = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+SD1 = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                  scatter_dims_to_operand_dims=(0,))
+ROWS_G = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+                                    start_index_map=(0,))
+ROWS_S = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                     scatter_dims_to_operand_dims=(0,))
+# Per row b of a [2, 4] operand, element k[b, j] of that row: operand and indices batching dims.
+BATCH_G = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(1,),
+                                     start_index_map=(1,), operand_batching_dims=(0,),
+                                     start_indices_batching_dims=(0,))
+BATCH_S = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(1,),
+                                      scatter_dims_to_operand_dims=(1,), operand_batching_dims=(0,),
+                                      scatter_indices_batching_dims=(0,))
+# A window of [1, 2] at (row, col) of a [2, 4] (2-D starts; col 3 leaves the window half out).
+WIN_G = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+                                   start_index_map=(0, 1))
+WIN_S = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                    scatter_dims_to_operand_dims=(0, 1))
+_SCATTER = {"scatter": lax.scatter, "scatter_add": lax.scatter_add, "scatter_sub": lax.scatter_sub,
+            "scatter_mul": lax.scatter_mul, "scatter_min": lax.scatter_min,
+            "scatter_max": lax.scatter_max}
+
+
+def gather1(mode, fill=None):
+    def f(x, k):
+        g = lax.gather(x, k[:, None], GD1, (1,), mode=mode, fill_value=fill)
+        # the default fill of a float32 is NaN, which a case file cannot hold: shown as 1234
+        return jnp.where(jnp.isnan(g), 1234.0, g) if x.dtype == jnp.float32 else g
+    return f
+
+
+def scatter1(op, mode):
+    return lambda x, k, u: _SCATTER[op](x, k[:, None], u, SD1, mode=mode)
+
+
+def _gs(dtypes, fn, args):
+    return [(d, fn, tuple(X[d]["xy".index(a)] if isinstance(a, str) else a for a in args))
+            for d in dtypes]
+
+
+INDEXING = {
+    "gather_clip": _gs(["f32", "i32", "bool"], gather1("clip"), ("x", K)),
+    "gather_promise_in_bounds": _gs(["f32", "i32"], gather1("promise_in_bounds"), ("x", K)),
+    "gather_fill": (_gs(["f32"], gather1("fill", -99.5), ("x", K)) +
+                    _gs(["i32"], gather1("fill", -5), ("x", K)) +
+                    _gs(["bool"], gather1("fill", False), ("x", K))),
+    "gather_fill_default": _gs(["f32"], gather1("fill"), ("x", K)),
+    # jnp's own: negative indices wrapped, then a gather of mode fill (take) or promise (x[i])
+    "gather_take": _gs(["f32", "i32"], lambda x, k: jnp.take(x, k % 8 - 4), ("x", K)),
+    "gather_getitem": _gs(["f32", "i32"], lambda x, k: x[k % 8 - 4], ("x", K)),
+    "gather_rows": [(d, (lambda m: lambda x, k: lax.gather(x.reshape(4, 2), k[:, None], ROWS_G,
+                                                            (1, 2), mode=m,
+                                                            fill_value=-3))(m), (X[d][0], K4))
+                    for d in ("f32", "i32") for m in ("clip",)] +
+                   [("f32-fill", lambda x, k: lax.gather(x.reshape(4, 2), k[:, None], ROWS_G,
+                                                         (1, 2), mode="fill", fill_value=-3.0),
+                     (F, K4))],
+    "gather_batching": _gs(["f32", "i32"], lambda x, k: lax.gather(
+        x.reshape(2, 4), k.reshape(2, 4, 1), BATCH_G, (1, 1), mode="clip"), ("x", K)),
+    "gather_take_along_axis": _gs(["f32", "i32"], lambda x, k: jnp.take_along_axis(
+        x.reshape(2, 4), (k % 4).reshape(2, 4), axis=1), ("x", K)),
+    "gather_window": [(f"{d}-{m}", (lambda m: lambda x, k: lax.gather(
+        x.reshape(2, 4), k, WIN_G, (1, 2), mode=m, fill_value=-7))(m), (X[d][0], KK))
+        for d in ("f32", "i32") for m in ("clip", "fill")],
+    "scatter": _gs(["f32", "i32", "bool"], scatter1("scatter", "fill"), ("x", K, "y")),
+    "scatter_clip": _gs(["f32", "i32"], scatter1("scatter", "clip"), ("x", K, "y")),
+    "scatter_add": _gs(["f32", "i32"], scatter1("scatter_add", "fill"), ("x", K, "y")),
+    "scatter_add_clip": _gs(["f32", "i32"], scatter1("scatter_add", "clip"), ("x", K, "y")),
+    "scatter_add_promise_in_bounds": _gs(["f32", "i32"], scatter1("scatter_add",
+                                                                  "promise_in_bounds"),
+                                         ("x", K, "y")),
+    "scatter_sub": _gs(["f32", "i32"], scatter1("scatter_sub", "fill"), ("x", K, "y")),
+    "scatter_mul": _gs(["f32", "i32"], scatter1("scatter_mul", "clip"), ("x", K, "y")),
+    "scatter_min": _gs(["f32", "i32", "bool"], scatter1("scatter_min", "clip"), ("x", K, "y")),
+    "scatter_max": _gs(["f32", "i32", "bool"], scatter1("scatter_max", "clip"), ("x", K, "y")),
+    # x.at[i]: jnp's own scatters (negative indices wrapped, mode fill / drop)
+    "scatter_at_set": _gs(["f32", "i32"], lambda x, k, u: x.at[k % 8 - 4].set(u), ("x", K, "y")),
+    "scatter_at_add": _gs(["f32", "i32"], lambda x, k, u: x.at[k % 8 - 4].add(u), ("x", K, "y")),
+    # a sum of 8 terms into 2 places: the order of a repeated index, bit for bit
+    "scatter_add_order": [("f32", lambda x, k, u: lax.scatter_add(
+        jnp.zeros(2, jnp.float32), (k % 2)[:, None], x * 1e7 + u, SD1, mode="clip"), (F, K, G))],
+    "scatter_rows": [(f"{d}-{op}", (lambda op: lambda x, k, u: _SCATTER[op](
+        x.reshape(4, 2), k[:, None], u.reshape(4, 2), ROWS_S, mode="fill"))(op),
+        (X[d][0], K4, X[d][1]))
+        for d in ("f32", "i32") for op in ("scatter", "scatter_add")],
+    "scatter_batching": _gs(["f32", "i32"], lambda x, k, u: lax.scatter_add(
+        x.reshape(2, 4), k.reshape(2, 4, 1), u.reshape(2, 4), BATCH_S, mode="clip"),
+        ("x", K, "y")),
+    # 2-D index batch [2, 4]: row-major order over it
+    "scatter_batch2d": _gs(["f32", "i32"], lambda x, k, u: lax.scatter_add(
+        x, (k % 3).reshape(2, 4, 1), u.reshape(2, 4), SD1, mode="clip"), ("x", K, "y")),
+    "scatter_window": [(f"{d}-{m}", (lambda m: lambda x, k, u: lax.scatter_add(
+        x.reshape(2, 4), k, jnp.concatenate([u[:, None], u[:, None] * 2], axis=1), WIN_S, mode=m))(m),
+        (X[d][0], KK, X[d][1])) for d in ("f32", "i32") for m in ("clip", "fill")],
+}
+TABLE.update(INDEXING)
 
 
 def write_all(out_dir):

@@ -594,3 +594,20 @@ BOOST_AUTO_TEST_CASE(every_case_of_the_exported_programs_prints_the_same_bytes) 
   BOOST_TEST(has(many.err, "failed at psum #1 on 'data': injected failure (--inject fail:7@1)"),
              many.err);
 }
+
+// Indexing across ranks (issue #49): the corpus's hand-written psum_scatter (x.at[j].add, a
+// scatter-add at a traced index, between ppermutes), the embedding + cross-entropy step (gathers
+// forward, their scatter-adds in the backward shard_map) and the tutorial's pipeline
+// (x.at[i].set between ppermutes, a mesh of 2: R = 1 and 2) print one process's bytes and trace,
+// and are JAX's outputs (`expected`, checked at 6 decimals).
+BOOST_AUTO_TEST_CASE(the_indexing_programs_run_across_ranks) {
+  TempDir dir;
+  std::vector<std::string> programs = {"psum-scatter-add", "embed-xent"};
+  if (ranks() <= 2) programs.emplace_back("pipeline-pp");
+  for (const std::string& p : programs) {
+    const std::string file = "tests/jax/corpus/" + p + ".json";
+    const std::string c = "tests/jax/corpus/" + p + "/case1.json";
+    same_run_and_trace({"run", file, c, "--exact"}, dir);
+    same_as_one_process({"run", file, c});
+  }
+}

@@ -55,6 +55,12 @@ PROGRAMS = {
     "topk-routing": {"module": "topk_routing", "sizes": dict(E=8, N=160)},
     # issue #49: a grouped conv layer and its gradient (conv_general_dilated, rev)
     "conv-grad": {"module": "conv_grad", "sizes": dict(N=16, S=5, C=4, K=3, F=4)},
+    # ---- indexing (issue #49): x.at[i].set, x.at[i].add, gathers and their transposes
+    "pipeline-pp": {"module": "pipeline_pp", "sizes": dict(F=4, L=4, N=8)},
+    "psum-scatter-add": {"module": "psum_scatter_add", "sizes": dict(N=64, C=3)},
+    "embed-xent": {"module": "embed_xent", "sizes": dict(V=6, E=4, C=3, N=16, T=5)},
+    "embed-scores": {"module": "embed_xent", "factory": "make_scores",
+                     "sizes": dict(V=6, E=4, C=3, N=16, T=5)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")

@@ -96,10 +96,17 @@ BOOST_AUTO_TEST_CASE(every_table_primitive_but_control_flow) {
                         "psum_scatter",
                         "ppermute",
                         "all_to_all",
-                        "axis_index"}) {
+                        "axis_index",
+                        "gather",
+                        "scatter",
+                        "scatter-add",
+                        "scatter-sub",
+                        "scatter-mul",
+                        "scatter-min",
+                        "scatter-max"}) {
     BOOST_CHECK_MESSAGE(find_primitive(n) != nullptr, "missing " << n);
   }
-  for (const char* n : {"no_such_primitive", "scatter", ""})
+  for (const char* n : {"no_such_primitive", "scatter_apply", ""})
     BOOST_CHECK_MESSAGE(find_primitive(n) == nullptr, n << " should not be a primitive");
 }
 
