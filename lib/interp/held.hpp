@@ -11,15 +11,17 @@
 
 namespace meshrun::interp {
 
-// Fails when some value of a shard_map body holds as many of an input's elements as the whole
-// input (`names`: the inputs), on a mesh whose `axis` has more than one device, or when a product
-// outside every body takes a whole one (the computation not split at all). What a value holds of
-// an input: a copy, reshape, slice, broadcast or elementwise operation what its operands hold (a
-// value mixing inputs holds each of them: `w1 + 0 * x[0, 0]` still holds w1), an all_gather (or a
-// psum, which gathers blocks padded with zeros) over n devices n times more, a concatenation the
-// sum, never more than its own size; a product or a reduction (dot_general, reduce_sum, ...) holds
-// none, unless it is a product with an operand that depends on no input (a one-hot or permutation
-// matrix from iota and axis_index moves elements as a gather does).
+// Fails when some value a device computes holds every element of one of the inputs `names`, on a
+// mesh whose `axis` has more than one device, or when a product outside every body takes a whole
+// one (the computation not split at all). Which elements a value holds is seen by values: the
+// program runs twice more with those inputs' elements replaced by distinct random float32
+// values, every value of every device observed (run_observed, program.hpp), and a value holds
+// element e when one of its numbers has e's 23 fraction bits (e, -e, e times a power of two) at
+// both draws -- so copies, gathers, identity arithmetic (`w1 + 0 * x[0, 0]`, `max(w1, w1)`, a sum
+// over an axis of length 1) and one-hot or permutation products are seen whatever computed them,
+// and copies of a device's own rows hold those rows only. The count model (how many elements at
+// most, per input) stays for the work outside the shard_maps and for a program that cannot run on
+// the drawn values. docs/grading.md says what the values check cannot see.
 // `lp` must outlive the rule.
 StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string> names,
                                const std::string& axis, const std::string& description);
