@@ -1,5 +1,5 @@
 // What a shard_map body holds of each input (held.hpp).
-#include "interp/held.hpp"
+#include "grade/held.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -274,7 +274,7 @@ std::int64_t out_split(const Eqn& e, std::size_t k, const MeshShape& mesh) {
 // small integer, iota or one-hot entry (whose mantissas end in zeros) is taken for one.
 // A value holds a whole input when it holds every one of its elements, at both draws.
 
-struct Graded {
+struct GradedInput {
   int file_input = -1;        // in the program file
   std::size_t def_input = 0;  // in the run's inputs
   std::size_t size = 0, offset = 0;
@@ -285,13 +285,13 @@ struct Drawn {
   std::unordered_map<std::uint32_t, std::uint32_t> element;  // mantissa -> offset + element
 };
 
-Drawn draw(const std::vector<TensorRef>& run_inputs, const std::vector<Graded>& graded,
+Drawn draw(const std::vector<TensorRef>& run_inputs, const std::vector<GradedInput>& graded,
            std::uint64_t seed) {
   Drawn d;
   for (const TensorRef& t : run_inputs)
     d.inputs.emplace_back(t.shape, std::vector<float>(t.data, t.data + t.size()));
   std::mt19937_64 rng(seed);
-  for (const Graded& g : graded) {
+  for (const GradedInput& g : graded) {
     std::vector<float>& data = d.inputs[g.def_input].data;
     for (std::size_t e = 0; e < g.size; ++e) {
       std::uint32_t m = 0;
@@ -320,11 +320,11 @@ struct Whole {
 
 class HoldsObserver final : public ValueObserver {
  public:
-  HoldsObserver(const Drawn& d, const std::vector<Graded>& graded, int devices)
+  HoldsObserver(const Drawn& d, const std::vector<GradedInput>& graded, int devices)
       : d_(d), graded_(graded), devices_(static_cast<std::size_t>(devices)) {
     std::size_t total = 0;
     min_size_ = SIZE_MAX;
-    for (const Graded& g : graded) {
+    for (const GradedInput& g : graded) {
       total += g.size;
       min_size_ = std::min(min_size_, g.size);
     }
@@ -368,7 +368,7 @@ class HoldsObserver final : public ValueObserver {
 
  private:
   const Drawn& d_;
-  const std::vector<Graded>& graded_;
+  const std::vector<GradedInput>& graded_;
   std::vector<PerDevice> devices_;
   std::size_t min_size_ = 0;
 };
@@ -377,7 +377,7 @@ class HoldsObserver final : public ValueObserver {
 // computed them); nullopt when the program could not run on the drawn values.
 std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     const LoadedProgram& lp, const MeshShape& mesh, const std::vector<TensorRef>& run_inputs,
-    const std::vector<Graded>& graded) {
+    const std::vector<GradedInput>& graded) {
   int devices = 1;
   for (const auto& [axis, n] : mesh) devices *= n;
   std::vector<std::vector<Whole>> confirmed(static_cast<std::size_t>(devices));
@@ -461,7 +461,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
             // What each device holds, by values: the inputs' elements a value holds, at two
             // draws of random values. The count model below is only the fallback for a program
             // that cannot run on them (and stays for the work done outside the shard_maps).
-            std::vector<Graded> graded;
+            std::vector<GradedInput> graded;
             std::size_t total = 0;
             for (const std::string& name : names) {
               const int i = input_index(lp.file, name);

@@ -1,5 +1,5 @@
 // The rules checked on values, by running the program again (semantic_rules.hpp).
-#include "interp/semantic_rules.hpp"
+#include "grade/semantic_rules.hpp"
 
 #include <algorithm>
 #include <cmath>
