@@ -43,6 +43,10 @@ int input_index(const ProgramFile& file, const std::string& name) {
 struct Held {
   Mask depends = 0;
   std::map<int, std::int64_t> elements;  // input -> elements held
+  // Outside the shard_maps: input -> how many of its elements (held by the operands, or combined
+  // into them before) elementwise arithmetic there has combined into this value -- blocks a
+  // shard_map returned, added up outside by slices and adds, are a sum done on one device.
+  std::map<int, std::int64_t> combined;
 
   std::int64_t of(int input) const {
     const auto it = elements.find(input);
@@ -56,6 +60,7 @@ Held either(const Held& a, const Held& b) {
   Held r = a;
   r.depends |= b.depends;
   for (const auto& [input, n] : b.elements) r.elements[input] = std::max(r.of(input), n);
+  for (const auto& [input, n] : b.combined) r.combined[input] = std::max(r.combined[input], n);
   return r;
 }
 
@@ -416,187 +421,261 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
 // runs on Mesh()) computed on the whole arrays on one device: it fails.
 StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string> names,
                                const std::string& axis, const std::string& description) {
-  return {description, [&lp, names, axis](const Trace& t) -> std::optional<std::string> {
-            const int pos = mesh_axis_position(t.mesh, axis);
-            if (t.input_values != nullptr && pos < 0) {
-              std::string all;
-              for (const std::string& n : names) all += (all.empty() ? "" : " and ") + n;
-              return "no shard_map over '" + axis + "' ran (the program's mesh is " +
-                     mesh_str(t.mesh) + "): one device computed on all of " + all;
-            }
-            if (t.input_values == nullptr || pos < 0 ||
-                t.mesh[static_cast<std::size_t>(pos)].second <= 1)
-              return std::nullopt;
-            Binding b;
-            std::vector<Shape> shapes;
-            for (std::size_t i : lp.def_input) shapes.push_back(t.input_values->at(i).shape);
-            try {
-              b = bind(lp.file, t.mesh, shapes, {});
-            } catch (const InputError&) {
-              return std::nullopt;  // the run bound it: not reached
-            }
-            const auto size = [&](const Type& type) {
-              std::int64_t n = 1;
-              for (const DimExpr& d : type.shape) n *= d.eval(b.dims, "dims");
-              return n;
-            };
-            std::optional<std::string> why;
-            // The named input a value holds whole, if any.
-            const auto whole_held = [&](const Held& held) -> std::optional<std::string> {
-              for (const std::string& name : names) {
-                const int i = input_index(lp.file, name);
-                if (i < 0 || i >= 63) continue;
-                const std::int64_t whole = size(b.exp->jaxpr.types[b.exp->jaxpr.invars[i]]);
-                if (whole > 1 && held.of(i) >= whole) return name;
+  return {
+      description, [&lp, names, axis](const Trace& t) -> std::optional<std::string> {
+        const int pos = mesh_axis_position(t.mesh, axis);
+        if (t.input_values != nullptr && pos < 0) {
+          std::string all;
+          for (const std::string& n : names) all += (all.empty() ? "" : " and ") + n;
+          return "no shard_map over '" + axis + "' ran (the program's mesh is " + mesh_str(t.mesh) +
+                 "): one device computed on all of " + all;
+        }
+        if (t.input_values == nullptr || pos < 0 ||
+            t.mesh[static_cast<std::size_t>(pos)].second <= 1)
+          return std::nullopt;
+        Binding b;
+        std::vector<Shape> shapes;
+        for (std::size_t i : lp.def_input) shapes.push_back(t.input_values->at(i).shape);
+        try {
+          b = bind(lp.file, t.mesh, shapes, {});
+        } catch (const InputError&) {
+          return std::nullopt;  // the run bound it: not reached
+        }
+        const auto size = [&](const Type& type) {
+          std::int64_t n = 1;
+          for (const DimExpr& d : type.shape) n *= d.eval(b.dims, "dims");
+          return n;
+        };
+        std::optional<std::string> why;
+        // The named input a value holds whole, if any.
+        const auto whole_held = [&](const Held& held) -> std::optional<std::string> {
+          for (const std::string& name : names) {
+            const int i = input_index(lp.file, name);
+            if (i < 0 || i >= 63) continue;
+            const std::int64_t whole = size(b.exp->jaxpr.types[b.exp->jaxpr.invars[i]]);
+            if (whole > 1 && held.of(i) >= whole) return name;
+          }
+          return std::nullopt;
+        };
+        const auto whole_type = [&](const std::string& name) {
+          return declared(b.exp->jaxpr.types[b.exp->jaxpr.invars[static_cast<std::size_t>(
+              input_index(lp.file, name))]]);
+        };
+        const auto at = [](const Eqn& e) {
+          return e.source.empty() ? std::string() : " at " + e.source;
+        };
+        // What each device holds, by values: the inputs' elements a value holds, at two
+        // draws of random values. The count model below is only the fallback for a program
+        // that cannot run on them (and stays for the work done outside the shard_maps).
+        std::vector<GradedInput> graded;
+        std::size_t total = 0;
+        for (const std::string& name : names) {
+          const int i = input_index(lp.file, name);
+          if (i < 0 || static_cast<std::size_t>(i) >= lp.def_input.size()) continue;
+          const std::size_t def = lp.def_input[static_cast<std::size_t>(i)];
+          if (b.exp->jaxpr.types[b.exp->jaxpr.invars[static_cast<std::size_t>(i)]].dtype !=
+                  DType::kF32 ||
+              def >= t.input_values->size())
+            continue;
+          graded.push_back({i, def, t.input_values->at(def).size(), total});
+          total += graded.back().size;
+        }
+        bool by_values = false;
+        if (!graded.empty() && total < (std::size_t{1} << 21)) {
+          if (const auto wholes = wholes_by_values(lp, t.mesh, *t.input_values, graded)) {
+            by_values = true;
+            for (std::size_t d = 0; d < wholes->size(); ++d) {
+              if ((*wholes)[d].empty()) continue;
+              const Whole& w = (*wholes)[d].front();
+              std::size_t same = 0;
+              for (const auto& on : *wholes) {
+                same += std::any_of(on.begin(), on.end(), [&](const Whole& o) {
+                  return o.jx == w.jx && o.eqn == w.eqn && o.k == w.k && o.graded == w.graded;
+                });
               }
-              return std::nullopt;
-            };
-            const auto whole_type = [&](const std::string& name) {
-              return declared(b.exp->jaxpr.types[b.exp->jaxpr.invars[static_cast<std::size_t>(
-                  input_index(lp.file, name))]]);
-            };
-            const auto at = [](const Eqn& e) {
-              return e.source.empty() ? std::string() : " at " + e.source;
-            };
-            // What each device holds, by values: the inputs' elements a value holds, at two
-            // draws of random values. The count model below is only the fallback for a program
-            // that cannot run on them (and stays for the work done outside the shard_maps).
-            std::vector<GradedInput> graded;
-            std::size_t total = 0;
-            for (const std::string& name : names) {
-              const int i = input_index(lp.file, name);
-              if (i < 0 || static_cast<std::size_t>(i) >= lp.def_input.size()) continue;
-              const std::size_t def = lp.def_input[static_cast<std::size_t>(i)];
-              if (b.exp->jaxpr.types[b.exp->jaxpr.invars[static_cast<std::size_t>(i)]].dtype !=
-                      DType::kF32 ||
-                  def >= t.input_values->size())
-                continue;
-              graded.push_back({i, def, t.input_values->at(def).size(), total});
-              total += graded.back().size;
+              const Type& type =
+                  w.eqn != nullptr ? w.jx->types[w.eqn->out[w.k]] : w.jx->types[w.jx->invars[w.k]];
+              const std::string name =
+                  lp.file.inputs[static_cast<std::size_t>(graded[w.graded].file_input)].name;
+              std::string how;
+              if (w.eqn != nullptr) {
+                how = w.eqn->primitive + at(*w.eqn);
+              } else {
+                how = "as it is handed in";
+                for (const auto& sm : lp.compiled.of(b.exp).shard_maps)
+                  if (sm->body != nullptr && sm->body->run == w.jx)
+                    how = "as the shard_map hands it in" + at(*sm->eqn);
+              }
+              return (same == wholes->size() ? std::string("every device")
+                                             : "device " + std::to_string(d)) +
+                     " holds " + declared(type) + ", all the elements of " + name + " " +
+                     whole_type(name) + " (" + how + ")";
             }
-            bool by_values = false;
-            if (!graded.empty() && total < (std::size_t{1} << 21)) {
-              if (const auto wholes = wholes_by_values(lp, t.mesh, *t.input_values, graded)) {
-                by_values = true;
-                for (std::size_t d = 0; d < wholes->size(); ++d) {
-                  if ((*wholes)[d].empty()) continue;
-                  const Whole& w = (*wholes)[d].front();
-                  std::size_t same = 0;
-                  for (const auto& on : *wholes) {
-                    same += std::any_of(on.begin(), on.end(), [&](const Whole& o) {
-                      return o.jx == w.jx && o.eqn == w.eqn && o.k == w.k && o.graded == w.graded;
-                    });
+          }
+        }
+        const auto visit = [&](const Type& type, const Held& held, const Eqn& e) {
+          if (why || by_values) return;
+          if (const auto name = whole_held(held)) {
+            why = "every device holds " + declared(type) + ", all the elements of " + *name + " " +
+                  whole_type(*name) + " (" +
+                  (e.primitive == "shard_map" ? "as the shard_map hands it in" : e.primitive) +
+                  at(e) + ")";
+          }
+        };
+        // The shard_maps, at any depth of the top level, each body on its operands.
+        const std::function<Outs(const Jaxpr&, const std::vector<Held>&, int)> top =
+            [&](const Jaxpr& jx, const std::vector<Held>& in, int depth) {
+              std::vector<Held> h(jx.types.size());
+              for (std::size_t k = 0; k < jx.invars.size() && k < in.size(); ++k)
+                h[jx.invars[k]] = in[k];
+              for (const Eqn& e : jx.eqns) {
+                std::vector<Held> ops;
+                for (const Atom& a : e.in) ops.push_back(a.is_literal() ? Held{} : h[a.var]);
+                if (is_control(e) && depth < 64) {
+                  // A loop or branch around the shard_maps: its bodies as a jit's, to
+                  // their fixpoint.
+                  const auto body = [&](const Jaxpr& sub, const std::vector<Held>& sub_in) {
+                    return top(sub, sub_in, depth + 1);
+                  };
+                  Outs outs = control_facts<Held>(e, ops, e.out.size(), body, either, guarded,
+                                                  widened, extended);
+                  stack_ys(e, outs);
+                  for (std::size_t k = 0; k < e.out.size(); ++k) {
+                    h[e.out[k]] = outs[k];
+                    cap(h[e.out[k]], size(jx.types[e.out[k]]));
                   }
-                  const Type& type = w.eqn != nullptr ? w.jx->types[w.eqn->out[w.k]]
-                                                      : w.jx->types[w.jx->invars[w.k]];
-                  const std::string name =
-                      lp.file.inputs[static_cast<std::size_t>(graded[w.graded].file_input)].name;
-                  std::string how;
-                  if (w.eqn != nullptr) {
-                    how = w.eqn->primitive + at(*w.eqn);
-                  } else {
-                    how = "as it is handed in";
-                    for (const auto& sm : lp.compiled.of(b.exp).shard_maps)
-                      if (sm->body != nullptr && sm->body->run == w.jx)
-                        how = "as the shard_map hands it in" + at(*sm->eqn);
+                  continue;
+                }
+                const Jaxpr* sub = e.sub("jaxpr") ? e.sub("jaxpr") : e.sub("call_jaxpr");
+                if (sub == nullptr || depth >= 64) {
+                  // Outside the body: a copy, reshape or slice of an input holds what it did;
+                  // a product or a reduction of a whole input there is the computation done
+                  // on one device, not split (an MLP on the global w1, a shard_map only for a
+                  // psum; the blocks a shard_map returned split, summed outside it).
+                  if (computes(e.primitive) || e.primitive == "conv_general_dilated") {
+                    const bool product =
+                        e.primitive == "dot_general" || e.primitive == "conv_general_dilated";
+                    for (const Held& op : ops) {
+                      const auto name = whole_held(op);
+                      if (name && !why) {
+                        why = e.primitive + (product ? " multiplies" : " computes on") +
+                              " all of " + *name + " " + whole_type(*name) +
+                              " outside the shard_map, on one device, not split (" + e.primitive +
+                              at(e) + ")";
+                      }
+                    }
                   }
-                  return (same == wholes->size() ? std::string("every device")
-                                                 : "device " + std::to_string(d)) +
-                         " holds " + declared(type) + ", all the elements of " + name + " " +
-                         whole_type(name) + " (" + how + ")";
+                  Held r = combine(e, h, t.mesh);
+                  // What it combines: elementwise arithmetic of several operands adds up what
+                  // each held or had combined; a copy, slice or layout keeps the most.
+                  // Arithmetic of two operands holding the rule's inputs whose sum reaches a
+                  // whole input computes on all of it outside the shard_maps (slices and adds,
+                  // outer products: the same as a reduction or a product there).
+                  static const char* const kMoves[] = {"slice",
+                                                       "dynamic_slice",
+                                                       "reshape",
+                                                       "squeeze",
+                                                       "expand_dims",
+                                                       "broadcast_in_dim",
+                                                       "transpose",
+                                                       "convert_element_type",
+                                                       "copy",
+                                                       "copy_p",
+                                                       "concatenate",
+                                                       "pad",
+                                                       "rev",
+                                                       "gather",
+                                                       "dynamic_update_slice",
+                                                       "select_n",
+                                                       "stop_gradient",
+                                                       "pvary",
+                                                       "pcast",
+                                                       "reduce_precision",
+                                                       "squeeze"};
+                  const bool moves = std::find(std::begin(kMoves), std::end(kMoves), e.primitive) !=
+                                     std::end(kMoves);
+                  const auto with = [](const Held& op, int input) {
+                    const auto c = op.combined.find(input);
+                    const std::int64_t n = c == op.combined.end() ? 0 : c->second;
+                    std::int64_t sum = 0;
+                    return __builtin_add_overflow(op.of(input), n, &sum) ? INT64_MAX : sum;
+                  };
+                  // Operands holding (or combining) any of the rule's inputs: two of them make
+                  // the arithmetic a combination (blocks added, x's column times w's row).
+                  int named_operands = 0;
+                  for (const Held& op : ops) {
+                    bool named = false;
+                    for (const std::string& name : names) {
+                      const int i = input_index(lp.file, name);
+                      named = named || (i >= 0 && with(op, i) > 0);
+                    }
+                    named_operands += named;
+                  }
+                  std::set<int> inputs;
+                  for (const Held& op : ops) {
+                    for (const auto& [input, n] : op.elements) inputs.insert(input);
+                    for (const auto& [input, n] : op.combined) inputs.insert(input);
+                  }
+                  for (const int input : inputs) {
+                    std::int64_t most = 0, sum = 0;
+                    for (const Held& op : ops) {
+                      const std::int64_t n =
+                          moves ? std::max<std::int64_t>(0, with(op, input) - op.of(input))
+                                : with(op, input);
+                      most = std::max(most, n);
+                      if (__builtin_add_overflow(sum, n, &sum)) sum = INT64_MAX;
+                    }
+                    r.combined[input] = moves ? most : sum;
+                    if (moves || computes(e.primitive) || named_operands < 2 || why) continue;
+                    for (const std::string& name : names) {
+                      if (input_index(lp.file, name) != input) continue;
+                      const std::int64_t whole = size(
+                          b.exp->jaxpr.types[b.exp->jaxpr.invars[static_cast<std::size_t>(input)]]);
+                      if (whole > 1 && sum >= whole) {
+                        why = e.primitive + " combines all of " + name + " " + whole_type(name) +
+                              " outside the shard_map (by elementwise arithmetic), on one device, "
+                              "not split (" +
+                              e.primitive + at(e) + ")";
+                      }
+                    }
+                  }
+                  for (int v : e.out) {
+                    h[v] = r;
+                    cap(h[v], size(jx.types[v]));
+                  }
+                  continue;
+                }
+                std::vector<Held> outs;
+                if (e.primitive == "shard_map") {
+                  // In the body, an operand holds what its block holds; out of it, a result
+                  // what the body returned on every device its out_spec splits it over.
+                  for (std::size_t k = 0; k < ops.size() && k < sub->invars.size(); ++k)
+                    cap(ops[k], size(sub->types[sub->invars[k]]));
+                  outs = held_values(*sub, ops, t.mesh, size, visit, e, depth + 1);
+                  for (std::size_t k = 0; k < outs.size(); ++k)
+                    for (auto& [input, n] : outs[k].elements) n *= out_split(e, k, t.mesh);
+                } else {
+                  outs = top(*sub, ops, depth + 1);  // a jit: its results as its body's
+                }
+                for (std::size_t k = 0; k < e.out.size() && k < outs.size(); ++k) {
+                  h[e.out[k]] = outs[k];
+                  cap(h[e.out[k]], size(jx.types[e.out[k]]));
                 }
               }
-            }
-            const auto visit = [&](const Type& type, const Held& held, const Eqn& e) {
-              if (why || by_values) return;
-              if (const auto name = whole_held(held)) {
-                why = "every device holds " + declared(type) + ", all the elements of " + *name +
-                      " " + whole_type(*name) + " (" +
-                      (e.primitive == "shard_map" ? "as the shard_map hands it in" : e.primitive) +
-                      at(e) + ")";
-              }
+              return results(jx, h);
             };
-            // The shard_maps, at any depth of the top level, each body on its operands.
-            const std::function<Outs(const Jaxpr&, const std::vector<Held>&, int)> top =
-                [&](const Jaxpr& jx, const std::vector<Held>& in, int depth) {
-                  std::vector<Held> h(jx.types.size());
-                  for (std::size_t k = 0; k < jx.invars.size() && k < in.size(); ++k)
-                    h[jx.invars[k]] = in[k];
-                  for (const Eqn& e : jx.eqns) {
-                    std::vector<Held> ops;
-                    for (const Atom& a : e.in) ops.push_back(a.is_literal() ? Held{} : h[a.var]);
-                    if (is_control(e) && depth < 64) {
-                      // A loop or branch around the shard_maps: its bodies as a jit's, to
-                      // their fixpoint.
-                      const auto body = [&](const Jaxpr& sub, const std::vector<Held>& sub_in) {
-                        return top(sub, sub_in, depth + 1);
-                      };
-                      Outs outs = control_facts<Held>(e, ops, e.out.size(), body, either, guarded,
-                                                      widened, extended);
-                      stack_ys(e, outs);
-                      for (std::size_t k = 0; k < e.out.size(); ++k) {
-                        h[e.out[k]] = outs[k];
-                        cap(h[e.out[k]], size(jx.types[e.out[k]]));
-                      }
-                      continue;
-                    }
-                    const Jaxpr* sub = e.sub("jaxpr") ? e.sub("jaxpr") : e.sub("call_jaxpr");
-                    if (sub == nullptr || depth >= 64) {
-                      // Outside the body: a copy, reshape or slice of an input holds what it did;
-                      // a product or a reduction of a whole input there is the computation done
-                      // on one device, not split (an MLP on the global w1, a shard_map only for a
-                      // psum; the blocks a shard_map returned split, summed outside it).
-                      if (computes(e.primitive) || e.primitive == "conv_general_dilated") {
-                        const bool product =
-                            e.primitive == "dot_general" || e.primitive == "conv_general_dilated";
-                        for (const Held& op : ops) {
-                          const auto name = whole_held(op);
-                          if (name && !why) {
-                            why = e.primitive + (product ? " multiplies" : " computes on") +
-                                  " all of " + *name + " " + whole_type(*name) +
-                                  " outside the shard_map, on one device, not split (" +
-                                  e.primitive + at(e) + ")";
-                          }
-                        }
-                      }
-                      Held r = combine(e, h, t.mesh);
-                      for (int v : e.out) {
-                        h[v] = r;
-                        cap(h[v], size(jx.types[v]));
-                      }
-                      continue;
-                    }
-                    std::vector<Held> outs;
-                    if (e.primitive == "shard_map") {
-                      // In the body, an operand holds what its block holds; out of it, a result
-                      // what the body returned on every device its out_spec splits it over.
-                      for (std::size_t k = 0; k < ops.size() && k < sub->invars.size(); ++k)
-                        cap(ops[k], size(sub->types[sub->invars[k]]));
-                      outs = held_values(*sub, ops, t.mesh, size, visit, e, depth + 1);
-                      for (std::size_t k = 0; k < outs.size(); ++k)
-                        for (auto& [input, n] : outs[k].elements) n *= out_split(e, k, t.mesh);
-                    } else {
-                      outs = top(*sub, ops, depth + 1);  // a jit: its results as its body's
-                    }
-                    for (std::size_t k = 0; k < e.out.size() && k < outs.size(); ++k) {
-                      h[e.out[k]] = outs[k];
-                      cap(h[e.out[k]], size(jx.types[e.out[k]]));
-                    }
-                  }
-                  return results(jx, h);
-                };
-            std::vector<Held> in;
-            for (std::size_t i = 0; i < lp.file.inputs.size() && i < 63; ++i) {
-              in.push_back(
-                  of_input(static_cast<int>(i), size(b.exp->jaxpr.types[b.exp->jaxpr.invars[i]])));
-            }
-            try {
-              top(b.exp->jaxpr, in, 0);
-            } catch (const InputError&) {
-              return std::nullopt;  // a size the binding cannot evaluate: the run refused it
-            }
-            return why;
-          }};
+        std::vector<Held> in;
+        for (std::size_t i = 0; i < lp.file.inputs.size() && i < 63; ++i) {
+          in.push_back(
+              of_input(static_cast<int>(i), size(b.exp->jaxpr.types[b.exp->jaxpr.invars[i]])));
+        }
+        try {
+          top(b.exp->jaxpr, in, 0);
+        } catch (const InputError&) {
+          return std::nullopt;  // a size the binding cannot evaluate: the run refused it
+        }
+        return why;
+      }};
 }
 
 }  // namespace meshrun::interp
