@@ -18,6 +18,7 @@
 #include "exit_codes.hpp"
 #include "flag_checks.hpp"
 #include "io/file_set.hpp"
+#include "grade/load.hpp"
 #include "interp/program.hpp"
 #include "io/output.hpp"
 #include "progress.hpp"

@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "flag_checks.hpp"
+#include "grade/load.hpp"
 #include "interp/program.hpp"
 #include "program/run.hpp"
 

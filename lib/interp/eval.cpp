@@ -9,6 +9,7 @@
 #include "interp/fusion.hpp"
 #include "interp/prim_util.hpp"
 #include "io/json_text.hpp"
+#include "mesh/device.hpp"
 #include "support/errors.hpp"
 
 namespace meshrun::interp {
@@ -42,6 +43,11 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
     const Const& c = cj.jaxpr->consts[i];  // (the file's: `run` holds no constants)
     env[cj.jaxpr->constvars[i]] = Value(c.dtype, Tensor(c.shape, c.data));
   }
+  const int device = ctx.device != nullptr ? ctx.device->index() : -1;
+  if (ctx.observer != nullptr) {
+    for (std::size_t i = 0; i < args.size() && i < jx.invars.size(); ++i)
+      ctx.observer->seen(device, jx, nullptr, i, env[jx.invars[i]]);
+  }
   std::vector<Value> literals;
   std::vector<Value*> ops;
   const ContractionPlan& plan = cj.contractions;
@@ -51,8 +57,10 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
   for (std::size_t e = 0; e < cj.steps.size(); ++e) {
     if (e < fused_to) continue;
     // Chains of elementwise equations over large arrays run as one chunked loop (fusion.hpp).
+    // (Not on an observed run: each equation's result is seen.)
     if (const int g = fusion.group_at[e];
-        g >= 0 && run_fusion_group(fusion.groups[static_cast<std::size_t>(g)], env)) {
+        g >= 0 && ctx.observer == nullptr &&
+        run_fusion_group(fusion.groups[static_cast<std::size_t>(g)], env)) {
       fused_to = fusion.groups[static_cast<std::size_t>(g)].end;
       for (std::size_t k = e; k < fused_to; ++k)
         for (int v : jx.eqns[k].last_use) env[v] = Value();
@@ -89,6 +97,20 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
       const Value lb = value(mul.in[0]), lc = value(mul.in[1]);
       const Value& b = mul.in[0].is_literal() ? lb : env[mul.in[0].var];
       const Value& cc = mul.in[1].is_literal() ? lc : env[mul.in[1].var];
+      if (ctx.observer != nullptr) {
+        // The product the FMA absorbs, computed on its own for the observer (not used on).
+        if (const Primitive* p = find_primitive(mul.primitive); p != nullptr && p->eval) {
+          Value* mops[2] = {const_cast<Value*>(&b), const_cast<Value*>(&cc)};
+          const bool mown[2] = {false, false};
+          try {
+            const std::vector<Value> prod =
+                p->eval(mul, std::span<Value* const>(mops, 2), std::span<const bool>(mown, 2), ctx);
+            for (std::size_t k = 0; k < prod.size(); ++k)
+              ctx.observer->seen(device, jx, &mul, k, prod[k]);
+          } catch (const PrimitiveError&) {
+          }
+        }
+      }
       const auto a = static_cast<std::size_t>(c.addend);
       outs.push_back(fused_multiply_add(
           ops[a],
@@ -123,6 +145,10 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
           throw PrimitiveError(eqn.place() + ": a shard_map inside a shard_map body");
         outs = (*shard_map)(*step.shard_map, in);
       }
+    }
+    if (ctx.observer != nullptr) {
+      for (std::size_t k = 0; k < outs.size() && k < eqn.out.size(); ++k)
+        ctx.observer->seen(device, jx, &eqn, k, outs[k]);
     }
     for (std::size_t k = 0; k < outs.size() && k < eqn.out.size(); ++k) {
       env[eqn.out[k]] = std::move(outs[k]);

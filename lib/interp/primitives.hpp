@@ -34,6 +34,17 @@ class PrimitiveError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Sees every value a run computes (run_observed, program.hpp: what grading's "holds" reads);
+// set only for such a run, which then runs every equation on its own (no fusion), so that no
+// intermediate value is skipped.
+class ValueObserver {
+ public:
+  virtual ~ValueObserver() = default;
+  // Result `k` of `eqn` in `jx` -- or, with `eqn` null, the k-th operand `jx` receives -- on
+  // device `device` (-1: outside every shard_map). Called from the device's own thread.
+  virtual void seen(int device, const Jaxpr& jx, const Eqn* eqn, std::size_t k, const Value& v) = 0;
+};
+
 // What a primitive sees besides its operands.
 struct PrimContext {
   const DimBindings* dims = nullptr;  // binds the Dim expressions in params
@@ -44,6 +55,7 @@ struct PrimContext {
   std::string_view file;     // the program file, for the messages of errors at run time
   // The most iterations a `while` may run (CostBudget::max_while_iterations).
   std::uint64_t max_while_iterations = std::uint64_t{1} << 20;
+  ValueObserver* observer = nullptr;  // run_observed's; null on every other run
 };
 
 // Loop fusion (fusion.hpp): one operand of a fused op on one chunk -- a run of floats, or one

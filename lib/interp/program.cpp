@@ -11,10 +11,9 @@
 #include <utility>
 
 #include "interp/eval.hpp"
-#include "interp/exercise.hpp"
 #include "interp/program_impl.hpp"
 #include "interp/reader.hpp"
-#include "interp/rules.hpp"
+#include "interp/data_flow.hpp"
 #include "io/json_text.hpp"
 #include "mesh/device.hpp"
 #include "mesh/shard_map.hpp"
@@ -283,7 +282,7 @@ class Builder {
       for (CompiledExport& ce : lp_.compiled.exports) name_shard_maps(ce);
     }
     def.computation = file_computation(lp_);
-    def.structure = exercise_rules(lp_);
+    if (lp_.exercise && lp_.exercise->rules_for) def.structure = lp_.exercise->rules_for(lp_);
     def.flops = [lp](const std::vector<TensorRef>&) { return lp->flops; };
   }
 
@@ -340,21 +339,11 @@ class Builder {
 
 }  // namespace
 
-std::unique_ptr<LoadedProgram> load_program(const std::string& path, std::uint64_t max_bytes,
-                                            std::chrono::milliseconds open_wait,
-                                            const std::string& exercise) {
+std::unique_ptr<LoadedProgram> build_program(ProgramFile file,
+                                             std::shared_ptr<const Graded> exercise) {
   auto lp = std::make_unique<LoadedProgram>();
-  lp->file = read_program_file(path, max_bytes, open_wait);
-  if (!exercise.empty()) {
-    lp->exercise = resolve_exercise(exercise, max_bytes, open_wait);
-  } else if (!lp->file.exercise.empty()) {
-    lp->exercise = find_exercise(lp->file.exercise);
-    if (!lp->exercise) {
-      throw InputError(lp->file.path, "exercise: " + excerpt(lp->file.exercise) +
-                                          " is not an exercise meshrun grades (" +
-                                          exercise_names() + ")");
-    }
-  }
+  lp->file = std::move(file);
+  lp->exercise = std::move(exercise);
   lp->file.exercise = lp->exercise ? lp->exercise->name : "";
   Builder(*lp).build();
   return lp;

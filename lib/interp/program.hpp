@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,15 +21,28 @@
 #include "interp/eval.hpp"
 #include "interp/ir.hpp"
 #include "programs/program.hpp"
+#include "trace/structure.hpp"
 
 namespace meshrun::interp {
 
-struct Exercise;
+struct LoadedProgram;
+
+// What grading (lib/grade/, the layer above) makes of an exercise, as the interpreter sees it: what
+// a program graded as it must be -- its inputs and outputs, their dtypes, its mesh and values
+// check -- and the rules it is graded by. The interpreter knows no exercise file.
+struct Graded {
+  std::string name;
+  ProgramDef def;  // name, summary, inputs and outputs (names, symbolic dims, specs), mesh, ...
+  std::vector<DType> input_dtypes, output_dtypes;
+  // The rules of a program graded so, in order; they refer to the LoadedProgram: keep it alive.
+  std::function<std::vector<StructuralRule>(const LoadedProgram&)> rules_for;
+  virtual ~Graded() = default;
+};
 
 struct LoadedProgram {
   ProgramFile file;
   // The exercise it is graded as (the file's "exercise" or --exercise), or none.
-  std::shared_ptr<const Exercise> exercise;
+  std::shared_ptr<const Graded> exercise;
   ProgramDef def;      // its functions refer to `file`: keep the LoadedProgram alive while it runs
   bool plain = false;  // jit(shard_map(inputs)) only: body and specs
   // The program's inputs are the file's, or -- for a file that names an exercise -- the
@@ -53,13 +67,17 @@ struct LoadedProgram {
   CostBudget budget;
 };
 
-// Reads `path` (read_program_file) and builds its ProgramDef; InputError naming the file.
-// `exercise`, when not empty, replaces the file's "exercise" (--exercise): a shipped exercise's
-// name or a folder holding exercise.json (resolve_exercise). A file naming an exercise meshrun
-// does not know is refused ("exercise: ... is not an exercise meshrun grades").
-std::unique_ptr<LoadedProgram> load_program(const std::string& path, std::uint64_t max_bytes,
-                                            std::chrono::milliseconds open_wait,
-                                            const std::string& exercise);
+// Builds `file`'s ProgramDef, graded as `exercise` (null: not graded; the file's "exercise" is
+// then ignored); InputError naming the file. Grading's load_program (grade/load.hpp) reads a
+// file and finds the exercise it names.
+std::unique_ptr<LoadedProgram> build_program(ProgramFile file,
+                                             std::shared_ptr<const Graded> exercise);
+
+// Runs `lp` on `inputs` (the def's, as a run takes them) on a fresh in-process mesh of shape
+// `mesh`, every equation on its own (no fusion), showing `observer` every value it computes on
+// every device and outside the shard_maps (grading's "holds" by values). Throws what a run throws.
+std::vector<Tensor> run_observed(const LoadedProgram& lp, const MeshShape& mesh,
+                                 const std::vector<TensorRef>& inputs, ValueObserver& observer);
 
 // An exercise's reference program file, as a plain program (its "exercise" ignored, no rules).
 std::unique_ptr<LoadedProgram> load_reference_program(const std::string& path);

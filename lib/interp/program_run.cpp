@@ -11,6 +11,7 @@
 #include "interp/eval.hpp"
 #include "interp/program_impl.hpp"
 #include "mesh/device.hpp"
+#include "mesh/mesh.hpp"
 #include "shard/partition_spec.hpp"
 #include "support/errors.hpp"
 
@@ -20,8 +21,9 @@ namespace {
 // The body of one shard_map, on a device.
 std::vector<Value> run_body(const std::string& file, const CompiledShardMap& sm,
                             const DimBindings& dims, Device& dev, std::vector<Value> args,
-                            std::uint64_t max_while_iterations) {
+                            std::uint64_t max_while_iterations, ValueObserver* observer = nullptr) {
   PrimContext ctx;
+  ctx.observer = observer;
   ctx.max_while_iterations = max_while_iterations;
   ctx.file = file;
   ctx.dims = &dims;
@@ -48,7 +50,7 @@ std::shared_ptr<const Binding> run_binding(const LoadedProgram& lp, const MeshSh
 // "e k name=size ..." by which the other ranks build the same call (Computation::call,
 // call_of_key).
 ShardMapCall make_call(const LoadedProgram& lp, const CompiledShardMap& sm,
-                       std::shared_ptr<const DimBindings> dims) {
+                       std::shared_ptr<const DimBindings> dims, ValueObserver* observer = nullptr) {
   ShardMapCall call;
   call.key = std::to_string(sm.export_index) + " " + std::to_string(sm.index);
   for (const auto& [name, size] : *dims) call.key += " " + name + "=" + std::to_string(size);
@@ -57,13 +59,13 @@ ShardMapCall make_call(const LoadedProgram& lp, const CompiledShardMap& sm,
   const std::string path = lp.file.path;
   const CompiledShardMap* m = &sm;
   const std::uint64_t iterations = lp.budget.max_while_iterations;
-  call.body = [path, m, dims, iterations](Device& dev, std::vector<Tensor>& blocks) {
+  call.body = [path, m, dims, iterations, observer](Device& dev, std::vector<Tensor>& blocks) {
     const Jaxpr& body = *m->body->jaxpr;
     std::vector<Value> vals;
     for (std::size_t q = 0; q < blocks.size(); ++q) {
       vals.emplace_back(body.types[body.invars[q]].dtype, std::move(blocks[q]));
     }
-    std::vector<Value> res = run_body(path, *m, *dims, dev, std::move(vals), iterations);
+    std::vector<Value> res = run_body(path, *m, *dims, dev, std::move(vals), iterations, observer);
     std::vector<Tensor> out;
     for (Value& v : res) out.push_back(std::move(v.t));
     return out;
@@ -77,7 +79,8 @@ std::vector<Shape> file_shapes(const LoadedProgram& lp, const std::vector<Tensor
   return s;
 }
 
-std::vector<Tensor> plain_body(const LoadedProgram& lp, Device& dev, std::vector<Tensor>& blocks) {
+std::vector<Tensor> plain_body(const LoadedProgram& lp, Device& dev, std::vector<Tensor>& blocks,
+                               ValueObserver* observer = nullptr) {
   const MeshShape& mesh = dev.mesh();
   // The global shapes from the blocks and the specs: the export is picked and bound on every
   // device alike (under mpirun a rank has only its own blocks).
@@ -99,8 +102,8 @@ std::vector<Tensor> plain_body(const LoadedProgram& lp, Device& dev, std::vector
     const DType t = body.types[body.invars[k]].dtype;
     args.emplace_back(t, again ? blocks[i] : std::move(blocks[i]));
   }
-  std::vector<Value> results =
-      run_body(lp.file.path, p, b->dims, dev, std::move(args), lp.budget.max_while_iterations);
+  std::vector<Value> results = run_body(lp.file.path, p, b->dims, dev, std::move(args),
+                                        lp.budget.max_while_iterations, observer);
   std::vector<Tensor> out;
   for (std::size_t j = 0; j < p.result_output.size(); ++j) {
     const auto r = static_cast<std::size_t>(p.result_output[j]);
@@ -131,7 +134,8 @@ ShardMapCall call_of_key(const LoadedProgram& lp, const std::string& key) {
 // The run of a program with equations around its shard_maps: they are evaluated on the global
 // arrays, and each shard_map the evaluation reaches goes to `engine`.
 std::vector<Tensor> whole_run(const LoadedProgram& lp, Engine& engine,
-                              const std::vector<TensorRef>& inputs) {
+                              const std::vector<TensorRef>& inputs,
+                              ValueObserver* observer = nullptr) {
   const Binding b = bind(lp.file, engine.shape(), file_shapes(lp, inputs), {});
   const Jaxpr& top = b.exp->jaxpr;
   std::vector<Value> args;
@@ -145,7 +149,7 @@ std::vector<Tensor> whole_run(const LoadedProgram& lp, Engine& engine,
   const ShardMapRunner runner = [&](const CompiledShardMap& sm, std::vector<Value>& in) {
     std::vector<Tensor> global;
     for (Value& v : in) global.push_back(std::move(v.t));
-    std::vector<Tensor> outs = engine.shard_map(make_call(lp, sm, dims), refs(global));
+    std::vector<Tensor> outs = engine.shard_map(make_call(lp, sm, dims, observer), refs(global));
     const Jaxpr& body = *sm.body->jaxpr;
     std::vector<Value> result;
     for (std::size_t q = 0; q < outs.size(); ++q) {
@@ -157,6 +161,7 @@ std::vector<Tensor> whole_run(const LoadedProgram& lp, Engine& engine,
   ctx.dims = dims.get();
   ctx.file = lp.file.path;
   ctx.max_while_iterations = lp.budget.max_while_iterations;
+  ctx.observer = observer;
   std::vector<Value> out = eval_jaxpr(*lp.compiled.of(b.exp).jaxpr, std::move(args), ctx, &runner);
   std::vector<Tensor> tensors;
   for (Value& v : out) tensors.push_back(std::move(v.t));
@@ -220,3 +225,22 @@ std::shared_ptr<const Computation> file_computation(LoadedProgram& lp) {
 }
 
 }  // namespace meshrun::interp::detail
+
+namespace meshrun::interp {
+
+std::vector<Tensor> run_observed(const LoadedProgram& lp, const MeshShape& mesh,
+                                 const std::vector<TensorRef>& inputs, ValueObserver& observer) {
+  Mesh m(mesh);
+  InProcessEngine engine(m, nullptr);
+  if (!lp.plain) return detail::whole_run(lp, engine, inputs, &observer);
+  ShardMapCall call;
+  call.key = "shard_map";
+  call.body = [&lp, &observer](Device& dev, std::vector<Tensor>& blocks) {
+    return detail::plain_body(lp, dev, blocks, &observer);
+  };
+  call.in = lp.def.inputs;
+  call.out = lp.def.outputs;
+  return engine.shard_map(call, inputs);
+}
+
+}  // namespace meshrun::interp

@@ -14,7 +14,6 @@
 #include "interp/program_json.hpp"
 #include "interp/reader_checks.hpp"
 #include "interp/reader_fields.hpp"
-#include "interp/rules.hpp"
 #include "io/json_text.hpp"
 #include "shard/mesh_shape.hpp"
 #include "support/printable.hpp"

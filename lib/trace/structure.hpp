@@ -60,7 +60,7 @@ struct StructuralVerdict {
 
 StructuralVerdict check_structure(const std::vector<StructuralRule>& rules, const Trace& trace);
 // The same with the run's values at hand (Trace::input_values, output_values): what grading
-// uses, so the rules that are facts about values (lib/interp/semantic_rules.hpp) can check them.
+// uses, so the rules that are facts about values (lib/grade/semantic_rules.hpp) can check them.
 StructuralVerdict check_structure(const std::vector<StructuralRule>& rules, const Trace& trace,
                                   const std::vector<TensorRef>& inputs,
                                   const std::vector<Tensor>& outputs);

@@ -1,6 +1,6 @@
 // A run with nothing to grade does not grade: `meshrun run PROG.json CASE` on a case without
 // `expected` (and no --trace) skips the exercise's rules, which run the program three more times
-// (b2 moved, the reference, lr doubled: lib/interp/semantic_rules.cpp). Seen in the CPU time the
+// (b2 moved, the reference, lr doubled: lib/grade/semantic_rules.cpp). Seen in the CPU time the
 // process takes (wait4, every thread): the ungraded run takes well under what the same run with
 // --trace, which shows the rules' verdict, takes -- about 0.4 of it here, when both took the same
 // before (app/program/run.cpp, finish_run).

@@ -22,6 +22,7 @@
 
 #include "interp/eval.hpp"
 #include "mesh/mesh.hpp"
+#include "grade/load.hpp"
 #include "interp/program.hpp"
 #include "io/case_reader.hpp"
 #include "programs/program.hpp"

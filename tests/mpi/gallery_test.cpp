@@ -8,7 +8,7 @@
 //
 // The rules that run the program again (b2 moved, the reference, lr doubled) and those on what a
 // device holds run on rank 0 after the run, on the whole inputs it read: the re-runs on a mesh of
-// threads in rank 0's process, as in one process (lib/interp/semantic_rules.cpp), so one code
+// threads in rank 0's process, as in one process (lib/grade/semantic_rules.cpp), so one code
 // path grades both.
 //
 // R from MESHRUN_RANKS. Which submissions: MESHRUN_GALLERY=all runs every one of every exercise

@@ -19,6 +19,7 @@
 #include "interp/compiled.hpp"
 #include "interp/eval.hpp"
 #include "interp/reader.hpp"
+#include "grade/load.hpp"
 #include "interp/program.hpp"
 #include "io/case_reader.hpp"
 #include "mesh/mesh.hpp"

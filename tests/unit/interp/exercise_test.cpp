@@ -1,4 +1,4 @@
-// Exercises as data (lib/interp/exercise.hpp): the embedded copies are the files in the tree,
+// Exercises as data (lib/grade/exercise.hpp): the embedded copies are the files in the tree,
 // each shipped exercise parses, a hostile exercise file is refused with one line naming the file
 // and the field, the rule kinds are one registry refusing a kind given twice, and the exercises
 // with a built-in program say what the built-in says (inputs, outputs, dims, mesh).
@@ -10,9 +10,9 @@
 #include <sstream>
 #include <string>
 
-#include "interp/exercise.hpp"
-#include "interp/rule_kinds.hpp"
-#include "interp/semantic_rules.hpp"
+#include "grade/exercise.hpp"
+#include "grade/rule_kinds.hpp"
+#include "grade/semantic_rules.hpp"
 #include "programs/program.hpp"
 #include "support/errors.hpp"
 #include "tensor/tensor.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "interp/exercise.hpp"
+#include "grade/exercise.hpp"
 #include "interp/program.hpp"
 #include "interp/program_json.hpp"
 #include "io/json_text.hpp"

@@ -1,15 +1,15 @@
 // The rule kinds (rule_kinds.hpp) and the rules of a program's exercise built from them.
-#include "interp/rule_kinds.hpp"
+#include "grade/rule_kinds.hpp"
 
 #include <algorithm>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 
-#include "interp/exercise.hpp"
-#include "interp/held.hpp"
+#include "grade/exercise.hpp"
+#include "grade/held.hpp"
 #include "interp/program.hpp"
-#include "interp/rules.hpp"
+#include "grade/rules.hpp"
 
 namespace meshrun::interp {
 namespace {
@@ -298,9 +298,12 @@ const RuleKinds& rule_kinds() {
 std::vector<StructuralRule> exercise_rules(const LoadedProgram& lp) {
   std::vector<StructuralRule> rules;
   if (!lp.exercise) return rules;
-  const RuleContext cx{lp, *lp.exercise, reference_of(*lp.exercise)};
+  // Grading made it (exercise_from_json): an Exercise.
+  const auto* ex = dynamic_cast<const Exercise*>(lp.exercise.get());
+  if (ex == nullptr) return rules;
+  const RuleContext cx{lp, *ex, reference_of(*ex)};
   const Trace none;
-  for (const json& spec : lp.exercise->rules) {
+  for (const json& spec : ex->rules) {
     const RuleKind& kind = *rule_kinds().find(spec["rule"].get<std::string>());  // parse checked
     StructuralRule rule;
     if (kind.on_file) {

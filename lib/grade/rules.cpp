@@ -1,5 +1,5 @@
 // The exercises' structural rules on a program file (rules.hpp).
-#include "interp/rules.hpp"
+#include "grade/rules.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -7,110 +7,22 @@
 #include <optional>
 #include <string>
 
+#include "interp/data_flow.hpp"
 #include "interp/eval.hpp"
-#include "interp/held.hpp"
+#include "grade/held.hpp"
 #include "interp/ops/control_flow.hpp"
 #include "interp/program.hpp"
-#include "interp/semantic_rules.hpp"
+#include "grade/semantic_rules.hpp"
 #include "programs/program.hpp"
 
 namespace meshrun::interp {
 namespace {
 
-using Mask =
-    std::uint64_t;  // which of the program's inputs (bit i: input i, up to 64) a value depends on
+using Mask = InputMask;
+constexpr Mask kConstant = kConstantInput;
+using Operand = FlowOperand;
 
-// Bit 63: derived from a closed-over array (a constant of rank >= 1).
-constexpr Mask kConstant = Mask{1} << 63;
-
-// A shard_map's operand: what it depends on, its spec and its type in the body.
-struct Operand {
-  Mask depends = 0;
-  PartitionSpec spec;
-  std::string type;        // in the body (its block)
-  std::string outer_type;  // as the shard_map receives it
-  const Eqn* shard_map = nullptr;
-};
-
-struct Flow {
-  std::vector<Operand> operands;            // of every shard_map
-  std::vector<std::string> body_constants;  // arrays closed over inside a body: their types
-};
-
-std::string declared(const Type& t) {
-  std::string dims;
-  for (const DimExpr& d : t.shape) dims += (dims.empty() ? "" : ",") + d.str();
-  return std::string(dtype_name(t.dtype)) + "[" + dims + "]";
-}
-
-bool is_reduction(const std::string& p) {
-  return find_primitive(p) != nullptr && find_primitive(p)->reduction;
-}
-
-// Forward data flow: what each outvar of `jx` depends on, given its invars' masks.
-std::vector<Mask> flow(const Jaxpr& jx, const std::vector<Mask>& in, Flow& f, int depth = 0,
-                       bool in_body = false) {
-  std::vector<Mask> m(jx.types.size(), 0);
-  for (std::size_t i = 0; i < jx.invars.size() && i < in.size(); ++i) m[jx.invars[i]] = in[i];
-
-  for (std::size_t i = 0; i < jx.constvars.size(); ++i) {
-    if (jx.consts[i].shape.empty()) continue;
-    m[jx.constvars[i]] = kConstant;
-    if (in_body) f.body_constants.push_back(declared(jx.types[jx.constvars[i]]));
-  }
-  for (const Eqn& e : jx.eqns) {
-    std::vector<Mask> ops;
-    Mask all = 0;
-    for (const Atom& a : e.in) {
-      ops.push_back(a.is_literal() ? 0 : m[a.var]);
-      all |= ops.back();
-    }
-    if (const Primitive* p = find_primitive(e.primitive);
-        p != nullptr && p->control != Primitive::Control::kNone && depth < 64) {
-      // scan, while, cond: through loop carries to their fixpoint, and every branch.
-      const auto body = [&](const Jaxpr& j, const std::vector<Mask>& in) {
-        return flow(j, in, f, depth + 1, in_body);
-      };
-      const auto either = [](Mask a, Mask b) { return a | b; };
-      // 64 bits: a fixpoint within 64 rounds, nothing to widen or extend.
-      const auto same = [](Mask a) { return a; };
-      const auto last = [](Mask, Mask after, std::uint64_t) { return after; };
-      const std::vector<Mask> outs =
-          control_facts<Mask>(e, ops, e.out.size(), body, either, either, same, last);
-      for (std::size_t k = 0; k < e.out.size(); ++k) m[e.out[k]] = outs[k];
-      continue;
-    }
-    const Jaxpr* sub = e.sub("jaxpr") ? e.sub("jaxpr") : e.sub("call_jaxpr");
-    if (e.primitive == "shard_map" && sub != nullptr) {
-      std::vector<PartitionSpec> specs;
-      try {
-        specs = shard_map_specs(e, "in_specs");
-      } catch (const PrimitiveError&) {
-      }
-      for (std::size_t k = 0; k < ops.size() && k < specs.size() && k < sub->invars.size(); ++k) {
-        const Atom& a = e.in[k];
-        f.operands.push_back({ops[k], specs[k], declared(sub->types[sub->invars[k]]),
-                              a.is_literal() ? "" : declared(jx.types[a.var]), &e});
-      }
-    }
-    if (sub != nullptr && depth < 64) {
-      const std::vector<Mask> outs =
-          flow(*sub, ops, f, depth + 1, in_body || e.primitive == "shard_map");
-      for (std::size_t k = 0; k < e.out.size() && k < outs.size(); ++k) m[e.out[k]] = outs[k];
-      continue;
-    }
-    if (is_reduction(e.primitive)) {
-      // psum of several operands: each result depends on its own operand only.
-      for (std::size_t k = 0; k < e.out.size() && k < ops.size(); ++k) m[e.out[k]] = ops[k];
-      continue;
-    }
-    for (int v : e.out) m[v] = all;
-  }
-
-  std::vector<Mask> out;
-  for (const Atom& a : jx.outvars) out.push_back(a.is_literal() ? 0 : m[a.var]);
-  return out;
-}
+std::string declared(const Type& t) { return declared_type(t); }
 
 int input_index(const ProgramFile& file, const std::string& name) {
   for (std::size_t i = 0; i < file.inputs.size(); ++i)
@@ -131,26 +43,6 @@ std::size_t constants(const Jaxpr& jx, int depth = 0) {
 }
 
 }  // namespace
-
-std::map<const Eqn*, std::vector<int>> shard_map_operand_inputs(const ProgramFile& file,
-                                                                const Export& exp) {
-  std::vector<Mask> in;
-  for (std::size_t i = 0; i < file.inputs.size(); ++i) in.push_back(i < 63 ? Mask{1} << i : 0);
-  Flow f;
-  flow(exp.jaxpr, in, f);
-  std::map<const Eqn*, std::vector<int>> out;
-  for (const Operand& op : f.operands) {
-    int input = -1;
-    for (std::size_t i = 0; i < file.inputs.size() && i < 63; ++i) {
-      if (op.depends == (Mask{1} << i) &&
-          op.outer_type == declared(exp.jaxpr.types[exp.jaxpr.invars[i]])) {
-        input = static_cast<int>(i);
-      }
-    }
-    out[op.shard_map].push_back(input);
-  }
-  return out;
-}
 
 StructuralRule inputs_given_rule(const ProgramFile& file, const ProgramDef& exercise,
                                  const Export& exp) {

@@ -1,5 +1,5 @@
 // Exercise files (exercise.hpp): read with the care of a program file.
-#include "interp/exercise.hpp"
+#include "grade/exercise.hpp"
 
 #include <sys/stat.h>
 
@@ -14,7 +14,8 @@
 #include "interp/program.hpp"
 #include "interp/program_json.hpp"
 #include "interp/reader_fields.hpp"
-#include "interp/rule_kinds.hpp"
+#include "grade/rule_kinds.hpp"
+#include "grade/rules.hpp"
 #include "io/json_text.hpp"
 #include "programs/program.hpp"
 #include "shard/mesh_shape.hpp"
@@ -221,6 +222,7 @@ const std::vector<std::shared_ptr<const Exercise>>& shipped() {
 
 std::shared_ptr<Exercise> exercise_from_json(const json& root) {
   auto ex = std::make_shared<Exercise>();
+  ex->rules_for = exercise_rules;  // the interpreter builds a graded program's rules so
   if (!root.is_object()) throw InputError("", "an exercise file must be a JSON object");
   only_keys(root, "", {std::begin(kTopKeys), std::end(kTopKeys)});
   const json& format = R::member(root, "", "format");

@@ -1,5 +1,5 @@
 // The rules checked on values, by running the program again (semantic_rules.hpp).
-#include "interp/semantic_rules.hpp"
+#include "grade/semantic_rules.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "io/number_format.hpp"
 #include "mesh/mesh.hpp"
@@ -81,6 +82,25 @@ std::optional<std::string> out_moves_with_b2(const Once& w, const ProgramDef& p,
   // The change is d up to the roundings of values of d's size (and of out's).
   if (out0.size() == 0 || (lo > 1 - 1e-4 && hi < 1 + 1e-4)) return std::nullopt;
   const std::string moved = "moving " + w.b + " by " + num(d) + " moves " + w.o + " by ";
+  // Not linear in b2 -- moving it by -d moves out otherwise than by d, mirrored: a nonlinearity
+  // (a relu) applied after b2 is added, so after the sum. That is the mistake, which the numbers
+  // show too; b2 counted some number of times is a consequence (issue #47: the first reason named
+  // is the mistake).
+  {
+    std::vector<Tensor> down = copies(*t.input_values);
+    for (float& v : down[b2].data) v = static_cast<float>(v - d);
+    const Tensor out2 = run_again(p, t, down).at(static_cast<std::size_t>(out));
+    for (std::size_t i = 0; i < out0.size() && i < out2.size(); ++i) {
+      const double up = (static_cast<double>(out1.data[i]) - out0.data[i]) / d;
+      const double dn = (static_cast<double>(out0.data[i]) - out2.data[i]) / d;
+      if (std::isfinite(up) && std::isfinite(dn) && std::fabs(up - dn) > 1e-3) {
+        return "moving " + w.b + " by " + num(d) + " moves " + w.o + "'s element " +
+               std::to_string(i) + " by " + num(up * d) + ", and by -" + num(d) + " by " +
+               num(-dn * d) + ": " + w.o + " is not linear in " + w.b +
+               " -- a nonlinearity (a relu) is applied after " + w.b + " is added, after the sum";
+      }
+    }
+  }
   if (hi - lo < 1e-3 * std::max(1.0, std::fabs(hi))) {
     const double k = (lo + hi) / 2;
     if (std::fabs(k) < 1e-3) return moved + "0: " + w.o + " does not hold " + w.b;

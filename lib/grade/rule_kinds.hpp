@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "interp/semantic_rules.hpp"
+#include "grade/semantic_rules.hpp"
 #include "trace/structure.hpp"
 
 namespace meshrun::interp {

@@ -50,10 +50,4 @@ StructuralRule enters_split_rule(const ProgramFile& file, const Export& exp,
 StructuralRule where_recorded(StructuralRule rule, std::vector<std::string> inputs,
                               std::vector<std::string> outputs);
 
-// For each shard_map equation of `exp` (any nesting), per operand: the program input it is --
-// derived from that input alone, with its shape (x, or a copy or conversion of x) -- or -1.
-// The trace names such an operand after the input, so the exercises' rules find it.
-std::map<const Eqn*, std::vector<int>> shard_map_operand_inputs(const ProgramFile& file,
-                                                                const Export& exp);
-
 }  // namespace meshrun::interp

@@ -20,20 +20,16 @@
 #include <nlohmann/json.hpp>
 
 #include "interp/ir.hpp"
+#include "interp/program.hpp"
 #include "programs/program.hpp"
 
 namespace meshrun::interp {
 
-struct LoadedProgram;
-
-struct Exercise {
-  std::string name;
+// An exercise: the Graded the interpreter sees (its name, def, dtypes and rules_for, which is
+// exercise_rules), and what grading alone reads.
+struct Exercise : Graded {
   std::string source;  // the file it was read from (messages): "cases/exercises/dp-step/..."
   std::string folder;  // its folder, for the paths it holds ("" if not known)
-  // name, summary, inputs and outputs (names, symbolic dims, specs), mesh, check_values: what a
-  // program file graded as this exercise takes from it (lib/interp/program.cpp).
-  ProgramDef def;
-  std::vector<DType> input_dtypes, output_dtypes;
   std::vector<MeshShape> meshes;  // the meshes a submission is exported for (python/)
   std::string reference;          // the reference program file, relative to `folder`
   // That file read and built, when load_exercise_folder read it (no built-in program has the

@@ -1,0 +1,681 @@
+// What a shard_map body holds of each input (held.hpp).
+#include "grade/held.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "interp/eval.hpp"
+#include "interp/ops/control_flow.hpp"
+#include "interp/program.hpp"
+#include "shard/mesh_shape.hpp"
+#include "support/errors.hpp"
+
+namespace meshrun::interp {
+namespace {
+
+using Mask = std::uint64_t;  // bit i: the program's input i
+
+std::string declared(const Type& t) {
+  std::string dims;
+  for (const DimExpr& d : t.shape) dims += (dims.empty() ? "" : ",") + d.str();
+  return std::string(dtype_name(t.dtype)) + "[" + dims + "]";
+}
+
+int input_index(const ProgramFile& file, const std::string& name) {
+  for (std::size_t i = 0; i < file.inputs.size(); ++i)
+    if (file.inputs[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+// What a value of a shard_map body holds: which program inputs it depends on at all (`depends`),
+// and of each input, how many of its elements at most it holds as values (a broadcast or a copy
+// holds no more than its operand, an elementwise operation what each of its operands holds -- so
+// `w1 + 0 * x[0, 0]` still holds w1 --, a gather over n devices n times more, a concatenation the
+// sum).
+struct Held {
+  Mask depends = 0;
+  std::map<int, std::int64_t> elements;  // input -> elements held
+  // Outside the shard_maps: input -> how many of its elements (held by the operands, or combined
+  // into them before) elementwise arithmetic there has combined into this value -- blocks a
+  // shard_map returned, added up outside by slices and adds, are a sum done on one device.
+  std::map<int, std::int64_t> combined;
+
+  std::int64_t of(int input) const {
+    const auto it = elements.find(input);
+    return it == elements.end() ? 0 : it->second;
+  }
+  bool operator==(const Held&) const = default;
+};
+
+// What either of two values may hold (a loop's carry over its iterations, a cond's branches).
+Held either(const Held& a, const Held& b) {
+  Held r = a;
+  r.depends |= b.depends;
+  for (const auto& [input, n] : b.elements) r.elements[input] = std::max(r.of(input), n);
+  for (const auto& [input, n] : b.combined) r.combined[input] = std::max(r.combined[input], n);
+  return r;
+}
+
+// A value a while's predicate or a cond's index decides depends on it too (but holds none of it).
+Held guarded(Held h, const Held& by) {
+  h.depends |= by.depends;
+  return h;
+}
+
+// The most a value may hold of what it holds anything of: every count at its largest (capped to
+// the value's size where it is stored) -- a loop's carry whose counts still grow after
+// control_facts' rounds.
+Held widened(Held h) {
+  for (auto& [input, n] : h.elements) n = INT64_MAX;
+  return h;
+}
+
+// What a carry holds after `times` more iterations that each add what the last one added (from
+// `before` to `after`): a scan's accumulator beyond the rounds control_facts walks.
+Held extended(const Held& before, const Held& after, std::uint64_t times) {
+  Held r = after;
+  for (auto& [input, n] : r.elements) {
+    const std::int64_t step = n - before.of(input);
+    std::int64_t grow = 0, sum = 0;
+    if (step <= 0) continue;
+    n = __builtin_mul_overflow(
+            step, static_cast<std::int64_t>(std::min<std::uint64_t>(times, INT64_MAX)), &grow) ||
+                __builtin_add_overflow(n, grow, &sum)
+            ? INT64_MAX
+            : sum;
+  }
+  return r;
+}
+
+bool is_control(const Eqn& e) {
+  const Primitive* p = find_primitive(e.primitive);
+  return p != nullptr && p->control != Primitive::Control::kNone;
+}
+
+// A scan's stacked results (its ys, after the carries) hold what one iteration's y holds in each
+// of its `length` rows: a stack is a concatenation (a scan graded as its unrolled twin).
+void stack_ys(const Eqn& e, std::vector<Held>& outs) {
+  if (e.primitive != "scan") return;
+  ControlPlan p;
+  p.kind = Primitive::Control::kScan;
+  read_control_params(e, p);
+  if (!p.param_error.empty()) return;
+  for (std::size_t k = static_cast<std::size_t>(p.num_carry); k < outs.size(); ++k) {
+    for (auto& [input, n] : outs[k].elements) {
+      std::int64_t r = 0;
+      n = __builtin_mul_overflow(n, p.length, &r) ? INT64_MAX : r;
+    }
+  }
+}
+
+using Outs = std::vector<Held>;  // what each result of a jaxpr holds
+
+// What each of `jx`'s results holds, given what each of its values holds.
+Outs results(const Jaxpr& jx, const std::vector<Held>& h) {
+  Outs outs;
+  for (const Atom& a : jx.outvars) outs.push_back(a.is_literal() ? Held{} : h[a.var]);
+  return outs;
+}
+
+Held of_input(int i, std::int64_t elements) {
+  Held h;
+  h.depends = Mask{1} << i;
+  h.elements[i] = elements;
+  return h;
+}
+
+// A product or a reduction computes new values: it holds none of its operands' elements -- except
+// a product with an operand that depends on no input (iota, axis_index, literals: a one-hot or
+// permutation matrix), which may move its other operand's elements as a gather does.
+bool computes(const std::string& primitive) {
+  static const char* const kComputing[] = {"dot_general", "reduce_sum",
+                                           "reduce_max",  "reduce_min",
+                                           "reduce_prod", "reduce_and",
+                                           "reduce_or",   "argmax",
+                                           "argmin",      "cumsum",
+                                           "cumprod",     "cummax",
+                                           "cummin",      "conv_general_dilated"};
+  return std::find(std::begin(kComputing), std::end(kComputing), primitive) != std::end(kComputing);
+}
+
+// What the results of `e` hold, from its operands'.
+Held combine(const Eqn& e, const std::vector<Held>& h, const MeshShape& mesh) {
+  Held out;
+  std::vector<const Held*> ops;
+  for (const Atom& a : e.in) {
+    if (a.is_literal()) continue;
+    ops.push_back(&h[a.var]);
+    out.depends |= h[a.var].depends;
+  }
+  if (computes(e.primitive)) {
+    const bool moves = e.primitive == "dot_general" && ops.size() == 2 &&
+                       (ops[0]->depends == 0) != (ops[1]->depends == 0);
+    if (moves) out.elements = (ops[0]->depends != 0 ? ops[0] : ops[1])->elements;
+    return out;
+  }
+  for (const Held* op : ops)
+    for (const auto& [input, n] : op->elements) out.elements[input] += n;
+  // A gather over n devices holds n blocks; so may a psum (of blocks padded with zeros).
+  // (pmax and pmin of blocks padded with their identity too. psum_scatter is left out: a
+  // scattered sum's block counted n times wrongly fails right reduce-scatter + all-gather
+  // programs -- which elements a value holds, not how many, is issue #47's.)
+  static const char* const kCombining[] = {"all_gather", "all_gather_invariant",
+                                           "psum",       "psum_invariant",
+                                           "pmean",      "psum2",
+                                           "all_to_all", "pmax",
+                                           "pmin"};
+  if (!out.elements.empty() && std::find(std::begin(kCombining), std::end(kCombining),
+                                         e.primitive) != std::end(kCombining)) {
+    std::int64_t n = 1;
+    const auto it = e.params.find("axes");
+    if (it != e.params.end() && it->is_array()) {
+      for (const auto& a : *it) {
+        const int pos = a.is_string() ? mesh_axis_position(mesh, a.get<std::string>()) : -1;
+        if (pos >= 0) n *= mesh[static_cast<std::size_t>(pos)].second;
+      }
+    }
+    for (auto& [input, count] : out.elements) count *= n;
+  }
+  return out;
+}
+
+// No more elements than the value has.
+void cap(Held& h, std::int64_t size) {
+  for (auto& [input, n] : h.elements) n = std::min(n, size);
+}
+
+// Visits every value of a body (its operands as received, each equation's results) with what it
+// holds; `size` evaluates a type's element count under the run's binding. Returns what each of
+// the body's results holds.
+Outs held_values(const Jaxpr& jx, std::vector<Held> in, const MeshShape& mesh,
+                 const std::function<std::int64_t(const Type&)>& size,
+                 const std::function<void(const Type&, const Held&, const Eqn&)>& visit,
+                 const Eqn& caller, int depth) {
+  std::vector<Held> h(jx.types.size());
+  for (std::size_t i = 0; i < jx.invars.size() && i < in.size(); ++i) {
+    h[jx.invars[i]] = in[i];
+    cap(h[jx.invars[i]], size(jx.types[jx.invars[i]]));  // a scan's x: one slice of xs
+    visit(jx.types[jx.invars[i]], h[jx.invars[i]], caller);
+  }
+  for (const Eqn& e : jx.eqns) {
+    if (is_control(e) && depth < 64) {
+      std::vector<Held> ops;
+      for (const Atom& a : e.in) ops.push_back(a.is_literal() ? Held{} : h[a.var]);
+      const auto body = [&](const Jaxpr& sub, const std::vector<Held>& sub_in) {
+        return held_values(sub, sub_in, mesh, size, visit, e, depth + 1);
+      };
+      Outs outs =
+          control_facts<Held>(e, ops, e.out.size(), body, either, guarded, widened, extended);
+      stack_ys(e, outs);
+      for (std::size_t k = 0; k < e.out.size(); ++k) {
+        Held r = outs[k];
+        cap(r, size(jx.types[e.out[k]]));
+        h[e.out[k]] = r;
+        visit(jx.types[e.out[k]], r, e);
+      }
+      continue;
+    }
+    if (const Jaxpr* sub = e.sub("jaxpr") ? e.sub("jaxpr") : e.sub("call_jaxpr");
+        sub != nullptr && depth < 64) {
+      // A jit, checkpoint or call inside the body: its results are what its own body made of
+      // its operands (an all_gather inside it counts), not the sum of its operands.
+      std::vector<Held> ops;
+      for (const Atom& a : e.in) ops.push_back(a.is_literal() ? Held{} : h[a.var]);
+      const Outs outs = held_values(*sub, ops, mesh, size, visit, e, depth + 1);
+      for (std::size_t k = 0; k < e.out.size() && k < outs.size(); ++k) {
+        Held r = outs[k];
+        cap(r, size(jx.types[e.out[k]]));
+        h[e.out[k]] = r;
+        visit(jx.types[e.out[k]], r, e);
+      }
+      continue;
+    }
+    const Held out = combine(e, h, mesh);
+    for (int v : e.out) {
+      Held r = out;
+      cap(r, size(jx.types[v]));
+      h[v] = r;
+      visit(jx.types[v], r, e);
+    }
+  }
+  return results(jx, h);
+}
+
+// How many devices' blocks a shard_map's result `k` concatenates: the product of the sizes of
+// the axes its out_spec names (1 for a replicated result).
+std::int64_t out_split(const Eqn& e, std::size_t k, const MeshShape& mesh) {
+  std::int64_t n = 1;
+  const auto specs = e.params.find("out_specs");
+  if (specs == e.params.end() || !specs->is_array() || k >= specs->size()) return n;
+  const auto axis = [&](const nlohmann::json& a) {
+    const int pos = a.is_string() ? mesh_axis_position(mesh, a.get<std::string>()) : -1;
+    if (pos >= 0) n *= mesh[static_cast<std::size_t>(pos)].second;
+  };
+  if (!(*specs)[k].is_array()) return n;
+  for (const auto& entry : (*specs)[k]) {
+    if (entry.is_array()) {
+      for (const auto& a : entry) axis(a);
+    } else {
+      axis(entry);
+    }
+  }
+  return n;
+}
+
+// ---- "Holds", by values (issue #47) ----
+//
+// The program runs twice more with each graded input's elements replaced by distinct random
+// float32 values (fixed seeds: the verdict is the same on every run); a value computed on a device
+// holds element e of an input when one of its numbers has e's mantissa (its 23 fraction bits) --
+// e itself, -e, or e times any power of two. Each drawn mantissa has a nonzero low byte, so no
+// small integer, iota or one-hot entry (whose mantissas end in zeros) is taken for one.
+// A value holds a whole input when it holds every one of its elements, at both draws.
+
+struct GradedInput {
+  int file_input = -1;        // in the program file
+  std::size_t def_input = 0;  // in the run's inputs
+  std::size_t size = 0, offset = 0;
+};
+
+struct Drawn {
+  std::vector<Tensor> inputs;
+  std::unordered_map<std::uint32_t, std::uint32_t> element;  // mantissa -> offset + element
+};
+
+Drawn draw(const std::vector<TensorRef>& run_inputs, const std::vector<GradedInput>& graded,
+           std::uint64_t seed) {
+  Drawn d;
+  for (const TensorRef& t : run_inputs)
+    d.inputs.emplace_back(t.shape, std::vector<float>(t.data, t.data + t.size()));
+  std::mt19937_64 rng(seed);
+  for (const GradedInput& g : graded) {
+    std::vector<float>& data = d.inputs[g.def_input].data;
+    for (std::size_t e = 0; e < g.size; ++e) {
+      std::uint32_t m = 0;
+      do {
+        m = static_cast<std::uint32_t>(rng()) & 0x7FFFFFu;
+      } while ((m & 0xFFu) == 0 || d.element.count(m) != 0);
+      d.element.emplace(m, static_cast<std::uint32_t>(g.offset + e));
+      const std::uint32_t sign = (rng() & 1u) ? 0x80000000u : 0u;
+      const std::uint32_t exponent = (rng() & 1u) ? 126u : 127u;  // [0.5, 2)
+      data[e] = std::bit_cast<float>(sign | (exponent << 23) | m);
+    }
+  }
+  return d;
+}
+
+// A value that holds a whole graded input: where it was computed, on which device.
+struct Whole {
+  const Jaxpr* jx = nullptr;
+  const Eqn* eqn = nullptr;  // null: jx's operand k as received
+  std::size_t k = 0;
+  std::uint64_t occurrence = 0;  // the how-manieth result of (eqn, k) on the device (loops)
+  std::size_t graded = 0;
+  std::uint64_t seq = 0;  // the device's how-manieth value
+  auto key() const { return std::make_tuple(jx, eqn, k, occurrence, graded); }
+};
+
+class HoldsObserver final : public ValueObserver {
+ public:
+  HoldsObserver(const Drawn& d, const std::vector<GradedInput>& graded, int devices)
+      : d_(d), graded_(graded), devices_(static_cast<std::size_t>(devices)) {
+    std::size_t total = 0;
+    min_size_ = SIZE_MAX;
+    for (const GradedInput& g : graded) {
+      total += g.size;
+      min_size_ = std::min(min_size_, g.size);
+    }
+    for (PerDevice& p : devices_) p.stamp.assign(total, 0);
+  }
+
+  void seen(int device, const Jaxpr& jx, const Eqn* eqn, std::size_t k, const Value& v) override {
+    if (device < 0 || static_cast<std::size_t>(device) >= devices_.size()) return;
+    PerDevice& p = devices_[static_cast<std::size_t>(device)];
+    ++p.seq;
+    const std::uint64_t occurrence =
+        p.occurrences[{eqn != nullptr ? static_cast<const void*>(eqn) : &jx, k}]++;
+    if (v.t.size() < min_size_) return;
+    ++p.serial;
+    std::vector<std::size_t> held(graded_.size(), 0);
+    for (const float f : v.t.data) {
+      const std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
+      if ((bits & 0x7FFFFFFFu) == 0) continue;
+      const auto it = d_.element.find(bits & 0x7FFFFFu);
+      if (it == d_.element.end() || p.stamp[it->second] == p.serial) continue;
+      p.stamp[it->second] = p.serial;
+      for (std::size_t g = 0; g < graded_.size(); ++g) {
+        if (it->second >= graded_[g].offset && it->second < graded_[g].offset + graded_[g].size)
+          ++held[g];
+      }
+    }
+    for (std::size_t g = 0; g < graded_.size(); ++g) {
+      if (graded_[g].size > 1 && held[g] == graded_[g].size)
+        p.wholes.push_back({&jx, eqn, k, occurrence, g, p.seq});
+    }
+  }
+
+  struct PerDevice {
+    std::vector<std::uint32_t> stamp;
+    std::uint32_t serial = 0;
+    std::uint64_t seq = 0;
+    std::map<std::pair<const void*, std::size_t>, std::uint64_t> occurrences;
+    std::vector<Whole> wholes;
+  };
+  const std::vector<PerDevice>& devices() const { return devices_; }
+
+ private:
+  const Drawn& d_;
+  const std::vector<GradedInput>& graded_;
+  std::vector<PerDevice> devices_;
+  std::size_t min_size_ = 0;
+};
+
+// The values that hold a whole graded input at both draws, per device (in the order the device
+// computed them); nullopt when the program could not run on the drawn values.
+std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
+    const LoadedProgram& lp, const MeshShape& mesh, const std::vector<TensorRef>& run_inputs,
+    const std::vector<GradedInput>& graded) {
+  int devices = 1;
+  for (const auto& [axis, n] : mesh) devices *= n;
+  std::vector<std::vector<Whole>> confirmed(static_cast<std::size_t>(devices));
+  std::set<std::tuple<int, const Jaxpr*, const Eqn*, std::size_t, std::uint64_t, std::size_t>>
+      first;
+  for (const std::uint64_t seed : {0x9E3779B97F4A7C15ull, 0xD1B54A32D192ED03ull}) {
+    const Drawn d = draw(run_inputs, graded, seed);
+    HoldsObserver obs(d, graded, devices);
+    try {
+      run_observed(lp, mesh, refs(d.inputs), obs);
+    } catch (const InternalError&) {
+      throw;
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    for (int dev = 0; dev < devices; ++dev) {
+      for (const Whole& w : obs.devices()[static_cast<std::size_t>(dev)].wholes) {
+        const auto key = std::tuple_cat(std::make_tuple(dev), w.key());
+        if (seed == 0x9E3779B97F4A7C15ull) {
+          first.insert(key);
+        } else if (first.count(key) != 0) {
+          confirmed[static_cast<std::size_t>(dev)].push_back(w);
+        }
+      }
+    }
+  }
+  return confirmed;
+}
+
+}  // namespace
+
+// No device holds a full `name`: no value of a shard_map body holds as many of `name`'s elements
+// as the whole input -- its per-device shapes under the run's binding, whatever collective or
+// layout made them. Nothing to check on a mesh whose `axis` has one device (the block is whole).
+// A run whose mesh has no `axis` at all (a program of no shard_map, `jit(lambda x, w: x @ w)`,
+// runs on Mesh()) computed on the whole arrays on one device: it fails.
+StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string> names,
+                               const std::string& axis, const std::string& description) {
+  return {
+      description, [&lp, names, axis](const Trace& t) -> std::optional<std::string> {
+        const int pos = mesh_axis_position(t.mesh, axis);
+        if (t.input_values != nullptr && pos < 0) {
+          std::string all;
+          for (const std::string& n : names) all += (all.empty() ? "" : " and ") + n;
+          return "no shard_map over '" + axis + "' ran (the program's mesh is " + mesh_str(t.mesh) +
+                 "): one device computed on all of " + all;
+        }
+        if (t.input_values == nullptr || pos < 0 ||
+            t.mesh[static_cast<std::size_t>(pos)].second <= 1)
+          return std::nullopt;
+        Binding b;
+        std::vector<Shape> shapes;
+        for (std::size_t i : lp.def_input) shapes.push_back(t.input_values->at(i).shape);
+        try {
+          b = bind(lp.file, t.mesh, shapes, {});
+        } catch (const InputError&) {
+          return std::nullopt;  // the run bound it: not reached
+        }
+        const auto size = [&](const Type& type) {
+          std::int64_t n = 1;
+          for (const DimExpr& d : type.shape) n *= d.eval(b.dims, "dims");
+          return n;
+        };
+        std::optional<std::string> why;
+        // The named input a value holds whole, if any.
+        const auto whole_held = [&](const Held& held) -> std::optional<std::string> {
+          for (const std::string& name : names) {
+            const int i = input_index(lp.file, name);
+            if (i < 0 || i >= 63) continue;
+            const std::int64_t whole = size(b.exp->jaxpr.types[b.exp->jaxpr.invars[i]]);
+            if (whole > 1 && held.of(i) >= whole) return name;
+          }
+          return std::nullopt;
+        };
+        const auto whole_type = [&](const std::string& name) {
+          return declared(b.exp->jaxpr.types[b.exp->jaxpr.invars[static_cast<std::size_t>(
+              input_index(lp.file, name))]]);
+        };
+        const auto at = [](const Eqn& e) {
+          return e.source.empty() ? std::string() : " at " + e.source;
+        };
+        // What each device holds, by values: the inputs' elements a value holds, at two
+        // draws of random values. The count model below is only the fallback for a program
+        // that cannot run on them (and stays for the work done outside the shard_maps).
+        std::vector<GradedInput> graded;
+        std::size_t total = 0;
+        for (const std::string& name : names) {
+          const int i = input_index(lp.file, name);
+          if (i < 0 || static_cast<std::size_t>(i) >= lp.def_input.size()) continue;
+          const std::size_t def = lp.def_input[static_cast<std::size_t>(i)];
+          if (b.exp->jaxpr.types[b.exp->jaxpr.invars[static_cast<std::size_t>(i)]].dtype !=
+                  DType::kF32 ||
+              def >= t.input_values->size())
+            continue;
+          graded.push_back({i, def, t.input_values->at(def).size(), total});
+          total += graded.back().size;
+        }
+        bool by_values = false;
+        if (!graded.empty() && total < (std::size_t{1} << 21)) {
+          if (const auto wholes = wholes_by_values(lp, t.mesh, *t.input_values, graded)) {
+            by_values = true;
+            for (std::size_t d = 0; d < wholes->size(); ++d) {
+              if ((*wholes)[d].empty()) continue;
+              const Whole& w = (*wholes)[d].front();
+              std::size_t same = 0;
+              for (const auto& on : *wholes) {
+                same += std::any_of(on.begin(), on.end(), [&](const Whole& o) {
+                  return o.jx == w.jx && o.eqn == w.eqn && o.k == w.k && o.graded == w.graded;
+                });
+              }
+              const Type& type =
+                  w.eqn != nullptr ? w.jx->types[w.eqn->out[w.k]] : w.jx->types[w.jx->invars[w.k]];
+              const std::string name =
+                  lp.file.inputs[static_cast<std::size_t>(graded[w.graded].file_input)].name;
+              std::string how;
+              if (w.eqn != nullptr) {
+                how = w.eqn->primitive + at(*w.eqn);
+              } else {
+                how = "as it is handed in";
+                for (const auto& sm : lp.compiled.of(b.exp).shard_maps)
+                  if (sm->body != nullptr && sm->body->run == w.jx)
+                    how = "as the shard_map hands it in" + at(*sm->eqn);
+              }
+              return (same == wholes->size() ? std::string("every device")
+                                             : "device " + std::to_string(d)) +
+                     " holds " + declared(type) + ", all the elements of " + name + " " +
+                     whole_type(name) + " (" + how + ")";
+            }
+          }
+        }
+        const auto visit = [&](const Type& type, const Held& held, const Eqn& e) {
+          if (why || by_values) return;
+          if (const auto name = whole_held(held)) {
+            why = "every device holds " + declared(type) + ", all the elements of " + *name + " " +
+                  whole_type(*name) + " (" +
+                  (e.primitive == "shard_map" ? "as the shard_map hands it in" : e.primitive) +
+                  at(e) + ")";
+          }
+        };
+        // The shard_maps, at any depth of the top level, each body on its operands.
+        const std::function<Outs(const Jaxpr&, const std::vector<Held>&, int)> top =
+            [&](const Jaxpr& jx, const std::vector<Held>& in, int depth) {
+              std::vector<Held> h(jx.types.size());
+              for (std::size_t k = 0; k < jx.invars.size() && k < in.size(); ++k)
+                h[jx.invars[k]] = in[k];
+              for (const Eqn& e : jx.eqns) {
+                std::vector<Held> ops;
+                for (const Atom& a : e.in) ops.push_back(a.is_literal() ? Held{} : h[a.var]);
+                if (is_control(e) && depth < 64) {
+                  // A loop or branch around the shard_maps: its bodies as a jit's, to
+                  // their fixpoint.
+                  const auto body = [&](const Jaxpr& sub, const std::vector<Held>& sub_in) {
+                    return top(sub, sub_in, depth + 1);
+                  };
+                  Outs outs = control_facts<Held>(e, ops, e.out.size(), body, either, guarded,
+                                                  widened, extended);
+                  stack_ys(e, outs);
+                  for (std::size_t k = 0; k < e.out.size(); ++k) {
+                    h[e.out[k]] = outs[k];
+                    cap(h[e.out[k]], size(jx.types[e.out[k]]));
+                  }
+                  continue;
+                }
+                const Jaxpr* sub = e.sub("jaxpr") ? e.sub("jaxpr") : e.sub("call_jaxpr");
+                if (sub == nullptr || depth >= 64) {
+                  // Outside the body: a copy, reshape or slice of an input holds what it did;
+                  // a product or a reduction of a whole input there is the computation done
+                  // on one device, not split (an MLP on the global w1, a shard_map only for a
+                  // psum; the blocks a shard_map returned split, summed outside it).
+                  if (computes(e.primitive) || e.primitive == "conv_general_dilated") {
+                    const bool product =
+                        e.primitive == "dot_general" || e.primitive == "conv_general_dilated";
+                    for (const Held& op : ops) {
+                      const auto name = whole_held(op);
+                      if (name && !why) {
+                        why = e.primitive + (product ? " multiplies" : " computes on") +
+                              " all of " + *name + " " + whole_type(*name) +
+                              " outside the shard_map, on one device, not split (" + e.primitive +
+                              at(e) + ")";
+                      }
+                    }
+                  }
+                  Held r = combine(e, h, t.mesh);
+                  // What it combines: elementwise arithmetic of several operands adds up what
+                  // each held or had combined; a copy, slice or layout keeps the most.
+                  // Arithmetic of two operands holding the rule's inputs whose sum reaches a
+                  // whole input computes on all of it outside the shard_maps (slices and adds,
+                  // outer products: the same as a reduction or a product there).
+                  static const char* const kMoves[] = {"slice",
+                                                       "dynamic_slice",
+                                                       "reshape",
+                                                       "squeeze",
+                                                       "expand_dims",
+                                                       "broadcast_in_dim",
+                                                       "transpose",
+                                                       "convert_element_type",
+                                                       "copy",
+                                                       "copy_p",
+                                                       "concatenate",
+                                                       "pad",
+                                                       "rev",
+                                                       "gather",
+                                                       "dynamic_update_slice",
+                                                       "select_n",
+                                                       "stop_gradient",
+                                                       "pvary",
+                                                       "pcast",
+                                                       "reduce_precision",
+                                                       "squeeze"};
+                  const bool moves = std::find(std::begin(kMoves), std::end(kMoves), e.primitive) !=
+                                     std::end(kMoves);
+                  const auto with = [](const Held& op, int input) {
+                    const auto c = op.combined.find(input);
+                    const std::int64_t n = c == op.combined.end() ? 0 : c->second;
+                    std::int64_t sum = 0;
+                    return __builtin_add_overflow(op.of(input), n, &sum) ? INT64_MAX : sum;
+                  };
+                  // Operands holding (or combining) any of the rule's inputs: two of them make
+                  // the arithmetic a combination (blocks added, x's column times w's row).
+                  int named_operands = 0;
+                  for (const Held& op : ops) {
+                    bool named = false;
+                    for (const std::string& name : names) {
+                      const int i = input_index(lp.file, name);
+                      named = named || (i >= 0 && with(op, i) > 0);
+                    }
+                    named_operands += named;
+                  }
+                  std::set<int> inputs;
+                  for (const Held& op : ops) {
+                    for (const auto& [input, n] : op.elements) inputs.insert(input);
+                    for (const auto& [input, n] : op.combined) inputs.insert(input);
+                  }
+                  for (const int input : inputs) {
+                    std::int64_t most = 0, sum = 0;
+                    for (const Held& op : ops) {
+                      const std::int64_t n =
+                          moves ? std::max<std::int64_t>(0, with(op, input) - op.of(input))
+                                : with(op, input);
+                      most = std::max(most, n);
+                      if (__builtin_add_overflow(sum, n, &sum)) sum = INT64_MAX;
+                    }
+                    r.combined[input] = moves ? most : sum;
+                    if (moves || computes(e.primitive) || named_operands < 2 || why) continue;
+                    for (const std::string& name : names) {
+                      if (input_index(lp.file, name) != input) continue;
+                      const std::int64_t whole = size(
+                          b.exp->jaxpr.types[b.exp->jaxpr.invars[static_cast<std::size_t>(input)]]);
+                      if (whole > 1 && sum >= whole) {
+                        why = e.primitive + " combines all of " + name + " " + whole_type(name) +
+                              " outside the shard_map (by elementwise arithmetic), on one device, "
+                              "not split (" +
+                              e.primitive + at(e) + ")";
+                      }
+                    }
+                  }
+                  for (int v : e.out) {
+                    h[v] = r;
+                    cap(h[v], size(jx.types[v]));
+                  }
+                  continue;
+                }
+                std::vector<Held> outs;
+                if (e.primitive == "shard_map") {
+                  // In the body, an operand holds what its block holds; out of it, a result
+                  // what the body returned on every device its out_spec splits it over.
+                  for (std::size_t k = 0; k < ops.size() && k < sub->invars.size(); ++k)
+                    cap(ops[k], size(sub->types[sub->invars[k]]));
+                  outs = held_values(*sub, ops, t.mesh, size, visit, e, depth + 1);
+                  for (std::size_t k = 0; k < outs.size(); ++k)
+                    for (auto& [input, n] : outs[k].elements) n *= out_split(e, k, t.mesh);
+                } else {
+                  outs = top(*sub, ops, depth + 1);  // a jit: its results as its body's
+                }
+                for (std::size_t k = 0; k < e.out.size() && k < outs.size(); ++k) {
+                  h[e.out[k]] = outs[k];
+                  cap(h[e.out[k]], size(jx.types[e.out[k]]));
+                }
+              }
+              return results(jx, h);
+            };
+        std::vector<Held> in;
+        for (std::size_t i = 0; i < lp.file.inputs.size() && i < 63; ++i) {
+          in.push_back(
+              of_input(static_cast<int>(i), size(b.exp->jaxpr.types[b.exp->jaxpr.invars[i]])));
+        }
+        try {
+          top(b.exp->jaxpr, in, 0);
+        } catch (const InputError&) {
+          return std::nullopt;  // a size the binding cannot evaluate: the run refused it
+        }
+        return why;
+      }};
+}
+
+}  // namespace meshrun::interp

@@ -1,0 +1,29 @@
+// No device holds a whole input: the per-device shapes of what a shard_map body holds, checked
+// on the export the run bound (rules.hpp uses it for "no device holds a full weight matrix w1 or
+// w2" and "no device holds a full x or y").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "interp/program.hpp"
+#include "trace/structure.hpp"
+
+namespace meshrun::interp {
+
+// Fails when some value a device computes holds every element of one of the inputs `names`, on a
+// mesh whose `axis` has more than one device, or when a product outside every body takes a whole
+// one (the computation not split at all). Which elements a value holds is seen by values: the
+// program runs twice more with those inputs' elements replaced by distinct random float32
+// values, every value of every device observed (run_observed, program.hpp), and a value holds
+// element e when one of its numbers has e's 23 fraction bits (e, -e, e times a power of two) at
+// both draws -- so copies, gathers, identity arithmetic (`w1 + 0 * x[0, 0]`, `max(w1, w1)`, a sum
+// over an axis of length 1) and one-hot or permutation products are seen whatever computed them,
+// and copies of a device's own rows hold those rows only. The count model (how many elements at
+// most, per input) stays for the work outside the shard_maps and for a program that cannot run on
+// the drawn values. docs/grading.md says what the values check cannot see.
+// `lp` must outlive the rule.
+StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string> names,
+                               const std::string& axis, const std::string& description);
+
+}  // namespace meshrun::interp

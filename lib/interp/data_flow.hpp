@@ -1,0 +1,51 @@
+// Forward data flow over a program's jaxprs: which of the program's inputs (bit i: input i, up to
+// 63) each value depends on, through calls, loops (to their fixpoint) and every branch, and what
+// each shard_map is handed. The compiled program names a shard_map's operands after the inputs
+// they are (program.cpp); grading's rules (lib/grade/rules.cpp) read what reaches the outputs and
+// the bodies.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "interp/ir.hpp"
+#include "programs/program.hpp"
+#include "shard/partition_spec.hpp"
+
+namespace meshrun::interp {
+
+using InputMask = std::uint64_t;
+// Bit 63: derived from a closed-over array (a constant of rank >= 1).
+inline constexpr InputMask kConstantInput = InputMask{1} << 63;
+
+// A shard_map's operand: what it depends on, its spec and its type in the body.
+struct FlowOperand {
+  InputMask depends = 0;
+  PartitionSpec spec;
+  std::string type;        // in the body (its block)
+  std::string outer_type;  // as the shard_map receives it
+  const Eqn* shard_map = nullptr;
+};
+
+struct Flow {
+  std::vector<FlowOperand> operands;        // of every shard_map
+  std::vector<std::string> body_constants;  // arrays closed over inside a body: their types
+};
+
+// "f32[8*N_blk,D]": a type as the file declares it.
+std::string declared_type(const Type& t);
+
+// What each outvar of `jx` depends on, given its invars' masks; `f` collects the shard_maps'
+// operands and the arrays closed over inside a body (`in_body`).
+std::vector<InputMask> flow(const Jaxpr& jx, const std::vector<InputMask>& in, Flow& f,
+                            int depth = 0, bool in_body = false);
+
+// For each shard_map equation of `exp` (any nesting), per operand: the program input it is --
+// derived from that input alone, with its shape (x, or a copy or conversion of x) -- or -1.
+// The trace names such an operand after the input, so the exercises' rules find it.
+std::map<const Eqn*, std::vector<int>> shard_map_operand_inputs(const ProgramFile& file,
+                                                                const Export& exp);
+
+}  // namespace meshrun::interp
