@@ -2,7 +2,8 @@
 // pmin, pvary, pcast, all_gather, reduce_scatter (psum_scatter), ppermute, all_to_all,
 // axis_index. Infer checks they are inside a shard_map and name axes of its mesh; Device reduces
 // along dimension 0, so another dimension is moved to the front (a copy only when a dimension
-// before it is not 1).
+// before it is not 1). psum, pmean, pmax, pmin, all_gather, reduce_scatter and all_to_all take
+// JAX's axis_index_groups (groups_param below; Device::grouped, communicator.hpp).
 #include <cstdint>
 #include <cstring>
 #include <optional>
