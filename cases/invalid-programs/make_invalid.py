@@ -52,7 +52,7 @@ def setk(path, value):
 
 variant("version-2", setk(["version"], 2))
 variant("not-a-program", setk(["format"], "meshrun-case"))
-variant("unknown-primitive", lambda p: body(p)["eqns"][0].update(primitive="cumsum"))
+variant("unknown-primitive", lambda p: body(p)["eqns"][0].update(primitive="igamma"))
 variant("unknown-dtype", setk(["inputs", 0, "dtype"], "f64"))
 variant("operand-types-disagree",
         lambda p: body(p)["eqns"][0].update(**{"in": [{"var": 0}, {"var": 0}, {"var": 0}]}))

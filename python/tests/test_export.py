@@ -201,6 +201,51 @@ class Refused(unittest.TestCase):
         self.refuse(f, [S((8, 4), F32)], "manual over only some")
 
 
+class SortsScansWindows(unittest.TestCase):
+    """The params of the cumulative, sorting and window primitives (issue #49) as meshrun reads
+    them (lib/interp/ops/cumulative.cpp, sorting.cpp, windows.cpp)."""
+
+    @staticmethod
+    def params(fn, *shapes):
+        prog = mx.export(fn, *[S(s, F32) for s in shapes],
+                         names=[f"a{i}" for i in range(len(shapes))], outputs=["out"])
+        out = {}
+
+        def walk(j):
+            if isinstance(j, dict):
+                if "primitive" in j and j["primitive"] not in ("jit", "pjit"):
+                    out.setdefault(j["primitive"], j["params"])
+                for v in j.values():
+                    walk(v)
+            elif isinstance(j, list):
+                for v in j:
+                    walk(v)
+        walk(prog)
+        return out
+
+    def test_params(self):
+        got = self.params(lambda a: jax.lax.cumsum(a, axis=1, reverse=True), (2, 3))
+        self.assertEqual(got["cumsum"], {"axis": 1, "reverse": True})
+        got = self.params(lambda a: jnp.argsort(a, descending=True), (5,))
+        self.assertEqual(got["sort"], {"dimension": 0, "is_stable": True, "num_keys": 1})
+        self.assertEqual(got["rev"], {"dimensions": [0]})
+        got = self.params(lambda a: jax.lax.top_k(a, 2)[1], (2, 5))
+        self.assertEqual(got["top_k"], {"k": 2, "axis": 1})
+        got = self.params(lambda a: jax.lax.approx_min_k(a, 2)[0], (2, 5))
+        self.assertEqual(got["approx_top_k"], {"k": 2, "reduction_dimension": -1,
+                                               "is_max_k": False, "aggregate_to_topk": True})
+        pool = lambda a: jax.lax.reduce_window(a, -jnp.inf, jax.lax.max, (2, 2), (1, 2), "SAME")
+        got = self.params(jax.grad(lambda a: pool(a).sum()), (4, 4))
+        self.assertEqual(got["reduce_window_max"]["padding"], [[0, 1], [0, 0]])
+        self.assertEqual(got["select_and_scatter_add"],
+                         {"window_dimensions": [2, 2], "window_strides": [1, 2],
+                          "padding": [[0, 1], [0, 0]], "select_prim": "ge"})
+        got = self.params(lambda a: jax.lax.reduce_window(a, 1.0, jax.lax.mul, (2,), (1,),
+                                                          "VALID"), (4,))
+        body = got["reduce_window"]["jaxpr"]
+        self.assertEqual([e["primitive"] for e in body["eqns"]], ["mul"])
+
+
 class Fallbacks(unittest.TestCase):
     """What the exporter does when the symbolic trace cannot be written, when nothing can, and
     when the target is the program itself rather than a factory of the mesh sizes."""

@@ -306,6 +306,20 @@ void same_run_and_trace(const std::vector<std::string>& args, const TempDir& dir
 
 }  // namespace
 
+// The cumulative, sorting and window primitives (issue #49) across ranks: a top-k routing step
+// (top_k, approx_max_k, cumsum, argsort, psum) and a max-pool step with its gradient
+// (reduce_window_max, reduce_window_sum, select_and_scatter_add): stdout and the --trace of
+// mpirun are one process's byte for byte.
+BOOST_AUTO_TEST_CASE(the_sorting_and_pooling_programs_run_across_ranks) {
+  TempDir dir;
+  for (const char* p : {"topk-routing", "maxpool-cnn"}) {
+    const std::string program = std::string("tests/jax/corpus/") + p + ".json";
+    const std::string c = std::string("tests/jax/corpus/") + p + "/case1.json";
+    same_run_and_trace({"run", program, c, "--exact"}, dir);
+    same_as_one_process({"run", program, c});
+  }
+}
+
 // Programs of several shard_map calls (issue 48): a jax.grad's forward and backward shard_maps
 // (dp-grad, fsdp-remat), a shard_map in a scan (the same call three times), a scan beside a
 // shard_map and one inside a body. Rank 0 hands every call to the ranks in turn (RootEngine,

@@ -95,6 +95,25 @@ BOOST_AUTO_TEST_CASE(approx_top_k_is_exact_on_cpu) {
   check_bits(out[1], {2, 3}, {1, 3, 2, 3, 1, 0});
 }
 
+// The row of the top_k test through approx_max_k / approx_min_k: the indices JAX 0.10.2 gives on
+// CPU for k = 1 (XLA's reduce), 3 (max: XLA's TopK; min: std::sort by `<`, sliced) and 10
+// (std::sort over NaNs of both signs, ties and zeros of both signs).
+BOOST_AUTO_TEST_CASE(approx_top_k_of_a_row_with_nans_as_xla_rewrites_it) {
+  const std::vector<float> x = {1, kNaN, -0.0f, 0.0f, 3, 3, kNegNaN, kInf, -kInf, 0.0f};
+  const auto idx = [&](bool max_k, std::int64_t k) {
+    const Eqn e = make(
+        "approx_top_k",
+        {{"k", k}, {"reduction_dimension", -1}, {"is_max_k", max_k}, {"aggregate_to_topk", true}});
+    return run_raw(e, {F({10}, x)})[1];
+  };
+  check_bits(idx(true, 1), {1}, {7});
+  check_bits(idx(false, 1), {1}, {8});
+  check_bits(idx(true, 3), {3}, {1, 7, 4});
+  check_bits(idx(false, 3), {3}, {8, 2, 0});
+  check_bits(idx(true, 10), {10}, {7, 4, 0, 1, 5, 2, 3, 6, 9, 8});
+  check_bits(idx(false, 10), {10}, {8, 2, 0, 1, 3, 4, 5, 6, 9, 7});
+}
+
 BOOST_AUTO_TEST_CASE(rev_reverses_the_named_dimensions) {
   check_bits(run1(make("rev", {{"dimensions", {1}}}), {F({2, 3}, {1, 2, 3, 4, 5, 6})}), {2, 3},
              {3, 2, 1, 6, 5, 4});

@@ -101,6 +101,41 @@ BOOST_AUTO_TEST_CASE(select_and_gather_add_takes_the_tangent_of_the_maximum) {
       {20, 20, 30});
 }
 
+// NaN in a max pool and its derivatives: what JAX 0.10.2 gives on CPU for x = [1, NaN, 3, 2, NaN,
+// NaN, -1, 5] (printed by jax.jit of the pool, its vjp and its jvp). ge(a, NaN) is
+// false, so a NaN is selected and the next element after it again; padding (-inf) keeps a window
+// of -infs, whose gradient is dropped.
+BOOST_AUTO_TEST_CASE(nan_and_minus_inf_in_a_max_pool_as_jax) {
+  const std::vector<float> x = {1, kNaN, 3, 2, kNaN, kNaN, -1, 5};
+  check_bits(run1(make("reduce_window_max", window({2}, {1}, {{0, 0}})), {F({8}, x)}), {7},
+             {kNaN, kNaN, 3, kNaN, kNaN, kNaN, 5});
+  const json sas = {{"window_dimensions", {2}},
+                    {"window_strides", {1}},
+                    {"padding", {{0, 0}}},
+                    {"select_prim", "ge"}};
+  check_bits(
+      run1(make("select_and_scatter_add", sas), {F({7}, {10, 20, 30, 40, 50, 60, 70}), F({8}, x)}),
+      {8}, {0, 10, 50, 0, 40, 50, 60, 70});
+  const json sas3 = {{"window_dimensions", {3}},
+                     {"window_strides", {2}},
+                     {"padding", {{1, 1}}},
+                     {"select_prim", "ge"}};
+  check_bits(run1(make("select_and_scatter_add", sas3), {F({4}, {1, 2, 3, 4}), F({8}, x)}), {8},
+             {0, 1, 2, 0, 0, 3, 0, 4});
+  json sag = window({2}, {1}, {{0, 0}});
+  sag["select_prim"] = "ge";
+  check_bits(run1(make("select_and_gather_add", sag),
+                  {F({8}, {0, 10, 20, 30, 40, 50, 60, 70}), F({8}, x)}),
+             {7}, {10, 20, 20, 40, 50, 60, 70});
+  const json pad = {{"window_dimensions", {2}},
+                    {"window_strides", {2}},
+                    {"padding", {{1, 1}}},
+                    {"select_prim", "ge"}};
+  check_bits(run1(make("select_and_scatter_add", pad),
+                  {F({3}, {1, 2, 3}), F({4}, {-kInf, -kInf, 2, -kInf})}),
+             {4}, {0, 0, 2, 3});
+}
+
 BOOST_AUTO_TEST_CASE(the_params_are_checked) {
   CHECK_ERROR(infer_error(make("reduce_window_sum", window({0}, {1}, {{0, 0}})), {F32({3})}),
               "param 'window_dimensions': 0 is outside 1 to 2^31");
