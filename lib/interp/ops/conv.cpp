@@ -2,8 +2,8 @@
 // number of spatial dimensions, dimension_numbers (each operand's and the output's layout),
 // window_strides, padding (negative too: the gradient crops), lhs_dilation (the gradient's
 // transposed conv), rhs_dilation (atrous), feature_group_count (grouped and depthwise) and
-// batch_group_count (the weight gradient of a grouped conv); and `rev` (lax.rev), which the
-// gradient applies to the kernel. float32 only, as XLA's semantics:
+// batch_group_count (the weight gradient of a grouped conv) (the gradient's `rev` of the kernel
+// is ops/sorting.cpp's). float32 only, as XLA's semantics:
 //
 //   out[b, o, y] = sum over i < I, k < K of lhs[b', g I + i, x] * rhs[o, i, k]
 //
@@ -310,29 +310,6 @@ Values conv_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const boo
   return one(Value(DType::kF32, std::move(result)));
 }
 
-// rev (lax.rev): the operand reversed along `dimensions`.
-Types rev_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&) {
-  expect_operands(eqn, in.size(), 1);
-  param_axis_list(eqn, "dimensions", in[0].shape.size());
-  return {in[0]};
-}
-
-Values rev_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>, PrimContext&) {
-  const Value& a = *in[0];
-  const Shape& shape = a.t.shape;
-  std::vector<std::int64_t> src = strides_of(shape);
-  std::int64_t base = 0;
-  for (std::size_t d : param_axis_list(eqn, "dimensions", shape.size())) {
-    if (shape[d] == 0) continue;
-    base += (static_cast<std::int64_t>(shape[d]) - 1) * src[d];
-    src[d] = -src[d];
-  }
-  Value out(a.dtype, Tensor(shape));
-  if (out.t.size() > 0)
-    copy_strided(shape, a.t.data.data() + base, src, out.t.data.data(), strides_of(shape));
-  return one(std::move(out));
-}
-
 constexpr Primitive conv() {
   Primitive p{&conv_infer, &conv_eval};
   p.flops = &conv_flops;
@@ -344,7 +321,6 @@ constexpr Primitive conv() {
 std::span<const Entry> conv_entries() {
   static const Entry kEntries[] = {
       {"conv_general_dilated", conv()},
-      {"rev", {&rev_infer, &rev_eval}},
   };
   return kEntries;
 }
