@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -356,9 +357,11 @@ class HoldsObserver final : public ValueObserver {
           ++held[g];
       }
     }
+    std::vector<float> magnitudes;  // sorted, for scaled_copy, made once a value
     for (std::size_t g = 0; g < graded_.size(); ++g) {
-      if (graded_[g].size > 1 && held[g] == graded_[g].size)
-        p.wholes.push_back({&jx, eqn, k, occurrence, g, p.seq});
+      if (graded_[g].size <= 1) continue;
+      if (held[g] != graded_[g].size && !scaled_copy(v, graded_[g], magnitudes)) continue;
+      p.wholes.push_back({&jx, eqn, k, occurrence, g, p.seq});
     }
   }
 
@@ -372,6 +375,38 @@ class HoldsObserver final : public ValueObserver {
   const std::vector<PerDevice>& devices() const { return devices_; }
 
  private:
+  // A value holds all of input g as a scaled copy: one factor c such that every element's
+  // magnitude times c is one of the value's numbers within 2^-16 of itself (`w1 * 3`, a one-hot
+  // of 3s, `exp(log(w1))` a few ulps off). The candidates for c are the value's numbers over the
+  // first element's; most fail at the second element. Values over 64 times the input's size are
+  // not tried, nor inputs of under 4 elements (chance would match them among many numbers).
+  bool scaled_copy(const Value& v, const GradedInput& g, std::vector<float>& magnitudes) const {
+    constexpr double kTol = 1.0 / 65536;
+    if (g.size < 4 || v.t.size() < g.size || v.t.size() > 64 * g.size) return false;
+    if (magnitudes.empty()) {
+      for (const float f : v.t.data) {
+        const float a = std::fabs(f);
+        if (a > 0 && std::isfinite(a)) magnitudes.push_back(a);
+      }
+      std::sort(magnitudes.begin(), magnitudes.end());
+      magnitudes.erase(std::unique(magnitudes.begin(), magnitudes.end()), magnitudes.end());
+    }
+    const float* e = d_.inputs[g.def_input].data.data();
+    const auto found = [&](double target) {
+      const auto it = std::lower_bound(magnitudes.begin(), magnitudes.end(),
+                                       static_cast<float>(target * (1 - kTol)));
+      return it != magnitudes.end() && *it <= target * (1 + kTol);
+    };
+    const double e0 = std::fabs(static_cast<double>(e[0]));
+    for (const float candidate : magnitudes) {
+      const double c = candidate / e0;
+      std::size_t j = 1;
+      while (j < g.size && found(c * std::fabs(static_cast<double>(e[j])))) ++j;
+      if (j == g.size) return true;
+    }
+    return false;
+  }
+
   const Drawn& d_;
   const std::vector<GradedInput>& graded_;
   std::vector<PerDevice> devices_;
