@@ -321,13 +321,15 @@ struct Whole {
   std::uint64_t occurrence = 0;  // the how-manieth result of (eqn, k) on the device (loops)
   std::size_t graded = 0;
   std::uint64_t seq = 0;  // the device's how-manieth value
+  // 1: one value holds it all; more: that many values alive at once hold it together (at_once).
+  std::size_t pieces = 1;
   auto key() const { return std::make_tuple(jx, eqn, k, occurrence, graded); }
 };
 
 class HoldsObserver final : public ValueObserver {
  public:
-  HoldsObserver(const Drawn& d, const std::vector<GradedInput>& graded, int devices)
-      : d_(d), graded_(graded), devices_(static_cast<std::size_t>(devices)) {
+  HoldsObserver(const Drawn& d, const std::vector<GradedInput>& graded, int devices, bool at_once)
+      : d_(d), graded_(graded), devices_(static_cast<std::size_t>(devices)), at_once_(at_once) {
     std::size_t total = 0;
     min_size_ = SIZE_MAX;
     for (const GradedInput& g : graded) {
@@ -343,26 +345,113 @@ class HoldsObserver final : public ValueObserver {
     ++p.seq;
     const std::uint64_t occurrence =
         p.occurrences[{eqn != nullptr ? static_cast<const void*>(eqn) : &jx, k}]++;
-    if (v.t.size() < min_size_) return;
+    if (!at_once_ && v.t.size() < min_size_) return;
     ++p.serial;
     std::vector<std::size_t> held(graded_.size(), 0);
+    std::vector<std::uint32_t> mine;  // the elements it holds (for at_once)
     for (const float f : v.t.data) {
       const std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
       if ((bits & 0x7FFFFFFFu) == 0) continue;
       const auto it = d_.element.find(bits & 0x7FFFFFu);
       if (it == d_.element.end() || p.stamp[it->second] == p.serial) continue;
       p.stamp[it->second] = p.serial;
+      mine.push_back(it->second);
       for (std::size_t g = 0; g < graded_.size(); ++g) {
         if (it->second >= graded_[g].offset && it->second < graded_[g].offset + graded_[g].size)
           ++held[g];
       }
     }
     std::vector<float> magnitudes;  // sorted, for scaled_copy, made once a value
+    std::vector<bool> whole(graded_.size(), false);
     for (std::size_t g = 0; g < graded_.size(); ++g) {
       if (graded_[g].size <= 1) continue;
       if (held[g] != graded_[g].size && !scaled_copy(v, graded_[g], magnitudes)) continue;
+      whole[g] = true;
       p.wholes.push_back({&jx, eqn, k, occurrence, g, p.seq});
+      for (std::size_t e = 0; e < graded_[g].size; ++e)
+        if (held[g] != graded_[g].size) mine.push_back(static_cast<std::uint32_t>(graded_[g].offset + e));
     }
+    if (at_once_) live(p, jx, eqn, k, std::move(mine), whole, occurrence);
+  }
+
+  // at_once: the values of one activation of `jx` on the device while they live (from their
+  // equation to their last use, an output to the activation's end), and which elements of the
+  // graded inputs they hold together. Two halves of w1 gathered apart and both alive hold all of
+  // w1; a ring that passes each block on and adds it as it passes never holds all of x at once.
+  struct Live {
+    std::unordered_map<int, std::vector<std::uint32_t>> held;  // var -> its elements
+    std::vector<std::uint32_t> count;                           // element -> live values
+    std::vector<std::size_t> covered;                           // graded -> elements held
+    std::vector<std::size_t> values;                            // graded -> live values holding some
+  };
+  void live(auto& p, const Jaxpr& jx, const Eqn* eqn, std::size_t k,
+            std::vector<std::uint32_t> mine, const std::vector<bool>& whole,
+            std::uint64_t occurrence) {
+    std::ptrdiff_t index = -1;  // the equation's, -1 for an operand as received
+    if (eqn != nullptr) {
+      index = eqn - jx.eqns.data();
+      if (index < 0 || index >= static_cast<std::ptrdiff_t>(jx.eqns.size()))
+        return;  // a product the evaluator split from its FMA: seen on its own above
+    }
+    Live& l = p.live[&jx];
+    const bool fresh = (eqn == nullptr && k == 0) || (index == 0 && k == 0 && jx.invars.empty());
+    if (fresh || l.count.empty()) {
+      l.held.clear();
+      l.count.assign(p.stamp.size(), 0);
+      l.covered.assign(graded_.size(), 0);
+      l.values.assign(graded_.size(), 0);
+    }
+    const auto graded_of = [&](std::uint32_t e) {
+      std::size_t g = 0;
+      while (g + 1 < graded_.size() && e >= graded_[g + 1].offset) ++g;
+      return g;
+    };
+    const auto add = [&](int var, std::vector<std::uint32_t> elements) {
+      if (elements.empty() || l.held.count(var) != 0) return;
+      std::vector<bool> touches(graded_.size(), false);
+      for (const std::uint32_t e : elements) {
+        if (l.count[e]++ == 0) ++l.covered[graded_of(e)];
+        touches[graded_of(e)] = true;
+      }
+      for (std::size_t g = 0; g < graded_.size(); ++g) l.values[g] += touches[g];
+      l.held.emplace(var, std::move(elements));
+    };
+    const auto drop = [&](int var) {
+      const auto it = l.held.find(var);
+      if (it == l.held.end()) return;
+      std::vector<bool> touches(graded_.size(), false);
+      for (const std::uint32_t e : it->second) {
+        if (--l.count[e] == 0) --l.covered[graded_of(e)];
+        touches[graded_of(e)] = true;
+      }
+      for (std::size_t g = 0; g < graded_.size(); ++g) l.values[g] -= touches[g];
+      l.held.erase(it);
+    };
+    const int var = eqn == nullptr ? jx.invars[k] : eqn->out[k];
+    add(var, std::move(mine));
+    for (std::size_t g = 0; g < graded_.size(); ++g) {
+      if (graded_[g].size > 1 && !whole[g] && l.values[g] > 1 &&
+          l.covered[g] == graded_[g].size) {
+        Whole w{&jx, eqn, k, occurrence, g, p.seq};
+        w.pieces = l.values[g];
+        p.wholes.push_back(w);
+      }
+    }
+    if (eqn != nullptr && k + 1 == eqn->out.size()) {
+      for (const int v : eqn->last_use) drop(v);
+      // An output no equation reads and the jaxpr does not return dies at once.
+      for (const int out : eqn->out) {
+        if (!read_later(jx, index, out)) drop(out);
+      }
+    }
+  }
+  static bool read_later(const Jaxpr& jx, std::ptrdiff_t index, int var) {
+    for (const Atom& a : jx.outvars)
+      if (!a.is_literal() && a.var == var) return true;
+    for (std::size_t e = static_cast<std::size_t>(index) + 1; e < jx.eqns.size(); ++e)
+      for (const Atom& a : jx.eqns[e].in)
+        if (!a.is_literal() && a.var == var) return true;
+    return false;
   }
 
   struct PerDevice {
@@ -371,6 +460,7 @@ class HoldsObserver final : public ValueObserver {
     std::uint64_t seq = 0;
     std::map<std::pair<const void*, std::size_t>, std::uint64_t> occurrences;
     std::vector<Whole> wholes;
+    std::map<const Jaxpr*, Live> live;
   };
   const std::vector<PerDevice>& devices() const { return devices_; }
 
@@ -411,13 +501,14 @@ class HoldsObserver final : public ValueObserver {
   const std::vector<GradedInput>& graded_;
   std::vector<PerDevice> devices_;
   std::size_t min_size_ = 0;
+  bool at_once_ = false;
 };
 
 // The values that hold a whole graded input at both draws, per device (in the order the device
 // computed them); nullopt when the program could not run on the drawn values.
 std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     const LoadedProgram& lp, const MeshShape& mesh, const std::vector<TensorRef>& run_inputs,
-    const std::vector<GradedInput>& graded) {
+    const std::vector<GradedInput>& graded, bool at_once) {
   int devices = 1;
   for (const auto& [axis, n] : mesh) devices *= n;
   std::vector<std::vector<Whole>> confirmed(static_cast<std::size_t>(devices));
@@ -425,7 +516,7 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
       first;
   for (const std::uint64_t seed : {0x9E3779B97F4A7C15ull, 0xD1B54A32D192ED03ull}) {
     const Drawn d = draw(run_inputs, graded, seed);
-    HoldsObserver obs(d, graded, devices);
+    HoldsObserver obs(d, graded, devices, at_once);
     try {
       run_observed(lp, mesh, refs(d.inputs), obs);
     } catch (const InternalError&) {
@@ -455,9 +546,10 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
 // A run whose mesh has no `axis` at all (a program of no shard_map, `jit(lambda x, w: x @ w)`,
 // runs on Mesh()) computed on the whole arrays on one device: it fails.
 StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string> names,
-                               const std::string& axis, const std::string& description) {
+                               const std::string& axis, const std::string& description,
+                               bool at_once) {
   return {
-      description, [&lp, names, axis](const Trace& t) -> std::optional<std::string> {
+      description, [&lp, names, axis, at_once](const Trace& t) -> std::optional<std::string> {
         const int pos = mesh_axis_position(t.mesh, axis);
         if (t.input_values != nullptr && pos < 0) {
           std::string all;
@@ -517,7 +609,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         }
         bool by_values = false;
         if (!graded.empty() && total < (std::size_t{1} << 21)) {
-          if (const auto wholes = wholes_by_values(lp, t.mesh, *t.input_values, graded)) {
+          if (const auto wholes = wholes_by_values(lp, t.mesh, *t.input_values, graded, at_once)) {
             by_values = true;
             for (std::size_t d = 0; d < wholes->size(); ++d) {
               if ((*wholes)[d].empty()) continue;
@@ -541,9 +633,14 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
                   if (sm->body != nullptr && sm->body->run == w.jx)
                     how = "as the shard_map hands it in" + at(*sm->eqn);
               }
-              return (same == wholes->size() ? std::string("every device")
-                                             : "device " + std::to_string(d)) +
-                     " holds " + declared(type) + ", all the elements of " + name + " " +
+              const std::string who = same == wholes->size() ? std::string("every device")
+                                                             : "device " + std::to_string(d);
+              if (w.pieces > 1) {
+                return who + " holds all the elements of " + name + " " + whole_type(name) +
+                       " in " + std::to_string(w.pieces) +
+                       " values alive at once (the last: " + declared(type) + ", " + how + ")";
+              }
+              return who + " holds " + declared(type) + ", all the elements of " + name + " " +
                      whole_type(name) + " (" + how + ")";
             }
           }

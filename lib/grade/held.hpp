@@ -23,7 +23,11 @@ namespace meshrun::interp {
 // most, per input) stays for the work outside the shard_maps and for a program that cannot run on
 // the drawn values. docs/grading.md says what the values check cannot see.
 // `lp` must outlive the rule.
+// With `at_once`, values alive at one time on one device count together: two halves of w1 both
+// alive hold all of it (the weights' rules); without, one value must hold it all (a ring passes
+// every block of x through a device and may keep them apart).
 StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string> names,
-                               const std::string& axis, const std::string& description);
+                               const std::string& axis, const std::string& description,
+                               bool at_once = false);
 
 }  // namespace meshrun::interp

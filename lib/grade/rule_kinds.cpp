@@ -165,13 +165,14 @@ RuleKinds shipped() {
          },
          nullptr});
   k.add({"no_full_in_body",
-         {{"inputs", F::kInputs}, {"axis", F::kAxis}},
+         {{"inputs", F::kInputs}, {"axis", F::kAxis}, {"at_once", F::kFlag, false}},
          nullptr,
          [](const json& s, const RuleContext& cx) {
            const std::vector<std::string> names = strings(s["inputs"]);
            return no_full_in_body(
                cx.lp, names, s["axis"].get<std::string>(),
-               "no device holds a full " + either(names) + " (per-device shapes)");
+               "no device holds a full " + either(names) + " (per-device shapes)",
+               s.contains("at_once") && s["at_once"].get<bool>());
          }});
   k.add({"input_split",
          {{"input", F::kInput}, {"dim", F::kDim}, {"axis", F::kAxis, false}},
