@@ -211,8 +211,9 @@ TABLE.update({
     # subnormals (XLA:CPU flushes them), the domain limits +-1, poles, |x| up to 3e38 -- and 64
     # seeded values. A NaN or infinite result is written -7 (finite(), JSON has neither).
     **{op: [("f32", finite(fn), (MATH_X,))] for op, fn in MATH_UNARY.items()},
-    "reduce_precision": [(f"f32-e{e}m{m}", finite(lambda x, e=e, m=m: lax.reduce_precision(x, e, m)),
-                          (MATH_X,)) for e, m in ((5, 10), (8, 7), (4, 3))],
+    "reduce_precision": [(f"f32-e{e}m{m}",
+                          finite(lambda x, e=e, m=m: lax.reduce_precision(x, e, m)), (MATH_X,))
+                         for e, m in ((5, 10), (8, 7), (4, 3))],
     "population_count": [("i32", lax.population_count, (BITS_X,))],
     "clz": [("i32", lax.clz, (BITS_X,))],
     "shift_left": [("i32", lax.shift_left, (SHL_X, SHIFT_BY))],
