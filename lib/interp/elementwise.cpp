@@ -3,7 +3,7 @@
 // per-element dispatch), and the output takes an owned operand's buffer when the shapes allow.
 //
 // float32 as XLA:CPU computes it: + - * / are IEEE (correctly rounded, as here); pow, atan2 run on
-// the C library in float, where XLA:CPU has its own approximations (the last bits may differ).
+// the C library in float, as XLA:CPU's, under its flush of subnormals (scalar_ops.hpp).
 // max/min are IEEE 754-2019 maximum/minimum, as JAX's: NaN propagates and -0 < +0. i32 and bool
 // values are held as floats; integer ops run on their int64 values and refuse a result beyond 2^24.
 #include <cmath>
@@ -76,7 +76,7 @@ struct Min {
 struct Atan2 {
   static constexpr unsigned kDtypes = kF;
   static constexpr bool kCompare = false, kInt = false;
-  static float f(float a, float b) { return std::atan2(a, b); }
+  static float f(float a, float b) { return f32::atan2(a, b); }
   static std::int64_t i(std::int64_t, std::int64_t) { return 0; }
 };
 struct NextAfter {

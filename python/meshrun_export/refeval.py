@@ -539,6 +539,45 @@ def _scatter(combine):
     return f
 
 
+# ---- issue #49: conv_general_dilated (every form of its gradient) and rev, in float64
+def _conv(ev, p, lhs, rhs):
+    dn = p["dimension_numbers"]
+    x = np.transpose(np.asarray(lhs, np.float64), dn["lhs_spec"])  # batch, feature, spatial...
+    w = np.transpose(np.asarray(rhs, np.float64), dn["rhs_spec"])  # out, in, spatial...
+    n = x.ndim - 2
+    ld, rd, st = p["lhs_dilation"], p["rhs_dilation"], p["window_strides"]
+    dilated = [(s - 1) * d + 1 if s else 0 for s, d in zip(x.shape[2:], ld)]
+    xd = np.zeros(list(x.shape[:2]) + dilated)
+    xd[(slice(None), slice(None)) + tuple(slice(None, None, d) for d in ld)] = x
+    for d, (lo, hi) in enumerate(p["padding"]):
+        ax = d + 2
+        keep = [slice(None)] * xd.ndim
+        keep[ax] = slice(max(-lo, 0), xd.shape[ax] - max(-hi, 0))
+        xd = xd[tuple(keep)]
+        widths = [(0, 0)] * xd.ndim
+        widths[ax] = (max(lo, 0), max(hi, 0))
+        xd = np.pad(xd, widths)
+    G, BG = p["feature_group_count"], p["batch_group_count"]
+    O, I, K = w.shape[0], w.shape[1], w.shape[2:]
+    ob = xd.shape[0] // BG
+    out_sp = [max((xd.shape[d + 2] - (K[d] - 1) * rd[d] - 1) // st[d] + 1, 0) for d in range(n)]
+    out = np.zeros([ob, O] + out_sp)
+    if all(out_sp):
+        for k in np.ndindex(*K):
+            sl = tuple(slice(kk * r, kk * r + (o - 1) * s + 1, s)
+                       for kk, r, o, s in zip(k, rd, out_sp, st))
+            patch = xd[(slice(None), slice(None)) + sl]
+            for o in range(O):
+                g, bg = o // (O // G), o // (O // BG)
+                xs = patch[bg * ob:(bg + 1) * ob, g * I:(g + 1) * I]
+                out[:, o] += np.tensordot(w[(o, slice(None)) + k], xs, axes=([0], [1]))
+    return np.transpose(out, np.argsort(dn["out_spec"])).astype(np.float32)
+
+
+_CONV = {"conv_general_dilated": _conv,
+         "rev": lambda ev, p, x: np.flip(x, axis=tuple(p["dimensions"]))}
+# ---- end of issue #49's block
+
 _LOCAL = {
     "dynamic_slice": _dynamic_slice, "dynamic_update_slice": _dynamic_update_slice,
     "add": _f32(np.add), "add_any": _f32(np.add), "sub": _f32(np.subtract),
@@ -581,4 +620,5 @@ _LOCAL = {
     "scatter-mul": _scatter(lambda a, b: a * b),
     "scatter-min": _scatter(lambda a, b: np.minimum(a, b)),
     "scatter-max": _scatter(lambda a, b: np.maximum(a, b)),
+    **_CONV,
 }

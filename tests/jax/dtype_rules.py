@@ -397,8 +397,8 @@ MATH_X = _math_x()
 
 
 def finite(fn):
-    def f(x):
-        y = fn(x)
+    def f(*xs):
+        y = fn(*xs)
         return lax.select(lax.is_finite(y), y, jnp.full_like(y, -7.0))
     return f
 
@@ -410,6 +410,10 @@ MATH_UNARY = {"exp": lax.exp, "exp2": lax.exp2, "log": lax.log, "log1p": lax.log
               "tan": lax.tan, "asin": lax.asin, "acos": lax.acos, "atan": lax.atan,
               "sinh": lax.sinh, "cosh": lax.cosh, "asinh": lax.asinh, "acosh": lax.acosh,
               "atanh": lax.atanh, "lgamma": lax.lgamma, "digamma": lax.digamma}
+# pow's and atan2's second operand: exponents of every kind, subnormals and zeros among them.
+# (MATH_X's subnormals get 0.5 and 1/3; 1e-7^5.5 is subnormal, which XLA flushes.)
+MATH_Y = np.resize(np.array([0.5, -0.5, 0.5, 0.333333, 0.5, 1e-40, 5.5, -0.0, 2.5, -2.25, 10.0,
+                             0.0, 1.0, -3.0, 1e-38, 7.0], np.float32), MATH_X.shape)
 # int32 inputs whose results stay within 2^24 (meshrun holds int32 in a float32, exactly to 2^24).
 BITS_X = np.array([-7, -3, -1, 0, 1, 2, 5, 9, 100, -100, 12345, -16777216, 16777215, 255,
                    65536, -65536], np.int32)
@@ -424,8 +428,11 @@ TABLE.update({
     # subnormals (XLA:CPU flushes them), the domain limits +-1, poles, |x| up to 3e38 -- and 64
     # seeded values. A NaN or infinite result is written -7 (finite(), JSON has neither).
     **{op: [("f32", finite(fn), (MATH_X,))] for op, fn in MATH_UNARY.items()},
-    "reduce_precision": [(f"f32-e{e}m{m}", finite(lambda x, e=e, m=m: lax.reduce_precision(x, e, m)),
-                          (MATH_X,)) for e, m in ((5, 10), (8, 7), (4, 3))],
+    "pow": [("f32", finite(lax.pow), (MATH_X, MATH_Y))],
+    "atan2": [("f32", finite(lax.atan2), (MATH_X, MATH_Y))],
+    "reduce_precision": [(f"f32-e{e}m{m}",
+                          finite(lambda x, e=e, m=m: lax.reduce_precision(x, e, m)), (MATH_X,))
+                         for e, m in ((5, 10), (8, 7), (4, 3))],
     "population_count": [("i32", lax.population_count, (BITS_X,))],
     "clz": [("i32", lax.clz, (BITS_X,))],
     "shift_left": [("i32", lax.shift_left, (SHL_X, SHIFT_BY))],

@@ -211,6 +211,46 @@ std::uint64_t conv_flops(const Eqn& eqn, std::span<const ValueType> ops,
   return f >= 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(f);
 }
 
+// acc[o] for o < run: the chain fma(l[i], r[i][o], acc[o]) over the kernel positions kk whose
+// input position `offsets[kk]` is inside (the others read a 0), then i < I; l is the lhs row
+// (C floats a position), r the rhs at [kk][i][o] with O floats a row. Each output keeps its own
+// chain, in the same order whatever the vector width: the AVX2 build (runtime-dispatched) computes
+// the very bits of the generic one, 8 outputs at a time.
+#define MESHRUN_CONV_SEGMENT_BODY                                                 \
+  for (std::int64_t kk = 0; kk < k_sp; ++kk) {                                    \
+    if (offsets[kk] < 0) continue;                                                \
+    const float* lv = l + offsets[kk] * c;                                        \
+    const float* rk = r + kk * in * o_stride;                                     \
+    for (std::int64_t i = 0; i < in; ++i) {                                       \
+      const float a = lv[i];                                                      \
+      const float* ri = rk + i * o_stride;                                        \
+      for (std::int64_t o = 0; o < run; ++o) acc[o] = std::fma(a, ri[o], acc[o]); \
+    }                                                                             \
+  }
+void conv_segment_generic(const float* l, std::int64_t c, const float* r, std::int64_t in,
+                          std::int64_t o_stride, const std::int64_t* offsets, std::int64_t k_sp,
+                          float* acc, std::int64_t run) {
+  MESHRUN_CONV_SEGMENT_BODY
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2,fma"))) void conv_segment_fma(
+    const float* l, std::int64_t c, const float* r, std::int64_t in, std::int64_t o_stride,
+    const std::int64_t* offsets, std::int64_t k_sp, float* acc, std::int64_t run) {
+  MESHRUN_CONV_SEGMENT_BODY
+}
+#endif
+#undef MESHRUN_CONV_SEGMENT_BODY
+
+void conv_segment(const float* l, std::int64_t c, const float* r, std::int64_t in,
+                  std::int64_t o_stride, const std::int64_t* offsets, std::int64_t k_sp, float* acc,
+                  std::int64_t run) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool has_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (has_fma) return conv_segment_fma(l, c, r, in, o_stride, offsets, k_sp, acc, run);
+#endif
+  conv_segment_generic(l, c, r, in, o_stride, offsets, k_sp, acc, run);
+}
+
 Values conv_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>, PrimContext&) {
   const Tensor& lhs = in[0]->t;
   const Tensor& rhs = in[1]->t;
@@ -219,7 +259,8 @@ Values conv_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const boo
   const ConvParams p = read_params(eqn, rank);
   const ConvShape s = conv_shape(p, lhs.shape, rhs.shape);
 
-  // lhs as [B][spatial...][C] and rhs as [O][K...][I]: the sum over i contiguous in both.
+  // lhs as [B][spatial...][C] and rhs as [K...][I][O]: a step of the sum reads one lhs value and
+  // a run of the rhs over the output features, each with its own chain (conv_segment).
   Shape lhs_c(rank), rhs_c(rank);
   std::vector<std::int64_t> lhs_src(rank), rhs_src(rank);
   const std::vector<std::int64_t> ls = strides_of(lhs.shape), rs = strides_of(rhs.shape);
@@ -231,14 +272,14 @@ Values conv_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const boo
   }
   lhs_c[rank - 1] = lhs.shape[p.dn.lhs[1]];
   lhs_src[rank - 1] = ls[p.dn.lhs[1]];
-  rhs_c[0] = rhs.shape[p.dn.rhs[0]];
-  rhs_src[0] = rs[p.dn.rhs[0]];
   for (std::size_t d = 0; d < n; ++d) {
-    rhs_c[d + 1] = rhs.shape[p.dn.rhs[d + 2]];
-    rhs_src[d + 1] = rs[p.dn.rhs[d + 2]];
+    rhs_c[d] = rhs.shape[p.dn.rhs[d + 2]];
+    rhs_src[d] = rs[p.dn.rhs[d + 2]];
   }
-  rhs_c[rank - 1] = rhs.shape[p.dn.rhs[1]];
-  rhs_src[rank - 1] = rs[p.dn.rhs[1]];
+  rhs_c[rank - 2] = rhs.shape[p.dn.rhs[1]];
+  rhs_src[rank - 2] = rs[p.dn.rhs[1]];
+  rhs_c[rank - 1] = rhs.shape[p.dn.rhs[0]];
+  rhs_src[rank - 1] = rs[p.dn.rhs[0]];
   std::vector<float> L(lhs.size()), R(rhs.size());
   copy_strided(lhs_c, lhs.data.data(), lhs_src, L.data(), strides_of(lhs_c));
   copy_strided(rhs_c, rhs.data.data(), rhs_src, R.data(), strides_of(rhs_c));
@@ -260,6 +301,7 @@ Values conv_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const boo
   const std::int64_t b_per_bgroup = s.b / p.batch_groups;
   std::vector<std::int64_t> offsets(static_cast<std::size_t>(k_sp));  // input position or -1
   std::vector<std::int64_t> y(n, 0), k(n, 0);
+  std::vector<float> acc(static_cast<std::size_t>(s.o));
   for (std::int64_t q = 0; q < out_sp; ++q) {
     // y: q's multi-index; offsets[kk]: the input position kernel offset kk reads, or -1.
     for (std::int64_t r = q, d = static_cast<std::int64_t>(n) - 1; d >= 0; --d) {
@@ -283,19 +325,17 @@ Values conv_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const boo
       offsets[kk] = pos;
     }
     for (std::int64_t b = 0; b < s.out_b; ++b) {
-      for (std::int64_t o = 0; o < s.o; ++o) {
-        const std::int64_t g = o / o_per_group;
-        const std::int64_t src_b = (o / o_per_bgroup) * b_per_bgroup + b;
+      // The output features in runs of one feature group and one batch group (one of the two
+      // counts is 1): each run reads one lhs row.
+      const std::int64_t run = p.groups > 1 ? o_per_group : o_per_bgroup;
+      for (std::int64_t o0 = 0; o0 < s.o; o0 += run) {
+        const std::int64_t g = o0 / o_per_group;
+        const std::int64_t src_b = (o0 / o_per_bgroup) * b_per_bgroup + b;
         const float* lrow = L.data() + (src_b * in_sp) * s.c + g * s.i;
-        const float* rrow = R.data() + o * k_sp * s.i;
-        float acc = 0.0f;
-        for (std::int64_t kk = 0; kk < k_sp; ++kk) {
-          if (offsets[kk] < 0) continue;
-          const float* lv = lrow + offsets[kk] * s.c;
-          const float* rv = rrow + kk * s.i;
-          for (std::int64_t i = 0; i < s.i; ++i) acc = std::fma(lv[i], rv[i], acc);
-        }
-        O[static_cast<std::size_t>((b * s.o + o) * out_sp + q)] = acc;
+        std::fill(acc.begin(), acc.begin() + run, 0.0f);
+        conv_segment(lrow, s.c, R.data() + o0, s.i, s.o, offsets.data(), k_sp, acc.data(), run);
+        for (std::int64_t o = 0; o < run; ++o)
+          O[static_cast<std::size_t>((b * s.o + o0 + o) * out_sp + q)] = acc[o];
       }
     }
   }

@@ -1,7 +1,7 @@
 """8-way batch data parallelism over a convolution layer, the gradient of the loss with respect
 to the kernel, the bias and the input: a shard_map holding the loss (pmean over 'batch'),
-differentiated with jax.value_and_grad under jit. The layer is a conv (NHWC images, HWIO kernel) with
-window_strides (2, 1), rhs_dilation (1, 2) and SAME padding; its gradient is two more
+differentiated with jax.value_and_grad under jit. The layer is a conv (NHWC images, HWIO
+kernel) with window_strides (2, 1), rhs_dilation (1, 2) and SAME padding; its gradient is two more
 conv_general_dilated of the forms JAX's transpose rules emit (lhs_dilation and padding for the
 input's, the kernel's with the batch as its contraction) and a `rev` of the kernel. Beside it,
 outside the shard_map, a grouped conv (feature_group_count 2, `yg`) and a batch-grouped one
