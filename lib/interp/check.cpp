@@ -64,7 +64,7 @@ class Checker {
                                           std::to_string(outs.size()));
       }
       if (step.kind == Step::Kind::kPrimitive || step.kind == Step::Kind::kAbsorbed) {
-        cost_.add(eqn, *step.declared, ops, outs, mesh != nullptr ? mesh_devices(*mesh) : 1,
+        cost_.add(eqn, *step.declared, ops, outs, devices(mesh),
                   times_);
       }
       for (std::size_t k = 0; k < outs.size(); ++k) {
@@ -98,7 +98,7 @@ class Checker {
     if (prim->flops != nullptr) {
       // What --timings divides by: the products' flops, on every device of a body.
       flops_ += static_cast<double>(prim->flops(eqn, ops, outs)) *
-                (mesh != nullptr ? static_cast<double>(mesh_devices(*mesh)) : 1.0) *
+                static_cast<double>(devices(mesh)) *
                 static_cast<double>(times_);
     }
     return outs;
@@ -125,7 +125,7 @@ class Checker {
         throw;
       }
       const auto per_iteration = static_cast<std::uint64_t>(cj.jaxpr->eqns.size() + 1);
-      const std::uint64_t devices = mesh != nullptr ? mesh_devices(*mesh) : 1;
+      const auto devices = static_cast<std::uint64_t>(this->devices(mesh));
       if (plan.kind == Primitive::Control::kScan) {
         cost_.add_overhead(eqn,
                            sat_times(sat_times(times_, per_iteration), kIterationFlops * devices),
@@ -163,6 +163,7 @@ class Checker {
     const Eqn& eqn = *sm->eqn;
     const std::vector<PartitionSpec>& in_specs = sm->in_specs;
     const std::vector<PartitionSpec>& out_specs = sm->out_specs;
+    const MeshShape body_mesh = manual_mesh(*sm);
     if (in_specs.size() != ops.size()) {
       throw PrimitiveError(std::to_string(in_specs.size()) + " in_specs for " +
                            std::to_string(ops.size()) + " operands");
@@ -175,6 +176,7 @@ class Checker {
       } catch (const InputError& e) {
         throw PrimitiveError(e.what());
       }
+      automatic_axis(body_mesh, "in_specs[" + std::to_string(i) + "]", in_specs[i]);
       if (in_specs[i].dims().size() > ops[i].shape.size()) {
         throw PrimitiveError("in_specs[" + std::to_string(i) + "] " + in_specs[i].str() +
                              " has more entries than its operand " + type_str(ops[i]) +
@@ -193,7 +195,19 @@ class Checker {
       }
       blocks.push_back(block);
     }
-    std::vector<ValueType> outs = jaxpr(*sm->body, blocks, &mesh);
+    // A partial shard_map's body on its manual axes only: a collective or axis_index naming an
+    // automatic axis is refused as naming no axis of the mesh (JAX refuses it as it traces). The
+    // devices run it on the whole mesh, where a collective over the manual axes runs within the
+    // devices that share their automatic coordinates, as JAX's does.
+    automatic_devices_ = mesh_devices(mesh) / mesh_devices(body_mesh);
+    std::vector<ValueType> outs;
+    try {
+      outs = jaxpr(*sm->body, blocks, &body_mesh);
+    } catch (...) {
+      automatic_devices_ = 1;
+      throw;
+    }
+    automatic_devices_ = 1;
     if (out_specs.size() != outs.size()) {
       throw PrimitiveError(std::to_string(out_specs.size()) + " out_specs for " +
                            std::to_string(outs.size()) + " results");
@@ -205,6 +219,7 @@ class Checker {
       } catch (const InputError& e) {
         throw PrimitiveError(e.what());
       }
+      automatic_axis(body_mesh, "out_specs[" + std::to_string(i) + "]", out_specs[i]);
       if (out_specs[i].dims().size() > outs[i].shape.size()) {
         throw PrimitiveError("out_specs[" + std::to_string(i) + "] " + out_specs[i].str() +
                              " has more entries than its result " + type_str(outs[i]) +
@@ -216,6 +231,50 @@ class Checker {
     return outs;
   }
 
+  // The mesh restricted to sm's manual axes, in the mesh's order (the mesh itself when it has
+  // no manual_axes); refuses a manual axis the mesh lacks or one named twice.
+  static MeshShape manual_mesh(const CompiledShardMap& sm) {
+    if (sm.manual_axes.empty()) return sm.mesh;
+    for (std::size_t k = 0; k < sm.manual_axes.size(); ++k) {
+      const std::string& a = sm.manual_axes[k];
+      if (mesh_axis_position(sm.mesh, a) < 0) {
+        throw PrimitiveError("manual_axes names '" + a + "', which is not in the mesh's axis names " +
+                             mesh_axis_names(sm.mesh));
+      }
+      if (std::find(sm.manual_axes.begin(), sm.manual_axes.begin() + static_cast<std::ptrdiff_t>(k),
+                    a) != sm.manual_axes.begin() + static_cast<std::ptrdiff_t>(k)) {
+        throw PrimitiveError("manual_axes names '" + a + "' more than once");
+      }
+    }
+    MeshShape m;
+    for (const auto& axis : sm.mesh)
+      if (std::find(sm.manual_axes.begin(), sm.manual_axes.end(), axis.first) !=
+          sm.manual_axes.end())
+        m.push_back(axis);
+    return m;
+  }
+
+  // Refuses a spec of a partial shard_map that splits over an automatic axis (JAX: "in_specs
+  // refers to ... not in axis_names"): the body sees the automatic axes whole.
+  static void automatic_axis(const MeshShape& body_mesh,
+                             const std::string& what, const PartitionSpec& spec) {
+    for (const auto& axes : spec.dims()) {
+      for (const std::string& a : axes) {
+        if (mesh_axis_position(body_mesh, a) < 0) {
+          throw PrimitiveError(what + " " + spec.str() + " splits over '" + a +
+                               "', an automatic axis (the shard_map is manual over " +
+                               mesh_axis_names(body_mesh) + " only)");
+        }
+      }
+    }
+  }
+
+  // The devices a body runs on: a partial shard_map's on the whole mesh (those that differ only
+  // in their automatic coordinates compute the same), though it is checked on its manual axes.
+  int devices(const MeshShape* mesh) const {
+    return mesh != nullptr ? mesh_devices(*mesh) * automatic_devices_ : 1;
+  }
+
   // Memory, bounded before anything runs: no value above kMaxValueElements, and every value of
   // the run together (on every device, as if none were released) within kMaxRunElements.
   void budget(const Eqn& eqn, const ValueType& t, const MeshShape* mesh) {
@@ -225,7 +284,7 @@ class Checker {
                                         " elements, more than 2^28 (1 GiB), the most one value "
                                         "may hold");
     }
-    elements_ += n * (mesh != nullptr ? static_cast<double>(mesh_devices(*mesh)) : 1.0);
+    elements_ += n * static_cast<double>(devices(mesh));
     if (elements_ > static_cast<double>(kMaxRunElements)) {
       throw InputError(eqn.place(),
                        "the run's values add up to more than 2^32 elements (16 "
@@ -238,6 +297,8 @@ class Checker {
   std::uint64_t times_ =
       1;  // how often the equations being checked run: the enclosing scans' lengths
   double flops_ = 0;
+  int automatic_devices_ = 1;  // in a partial shard_map's body: the automatic axes'
+                                         // devices (devices())
   double elements_ = 0;
 
  public:

@@ -138,13 +138,28 @@ void read_params(CompiledShardMap& sm) {
     sm.mesh_error = e.what();
   }
   try {
+    const json& m = eqn.params.value("manual_axes", json());
+    if (!m.is_null()) {
+      if (!m.is_array() || m.empty())
+        throw PrimitiveError("param 'manual_axes' must be a non-empty list of mesh axis names");
+      for (const json& a : m) {
+        if (!a.is_string())
+          throw PrimitiveError("param 'manual_axes' must be a non-empty list of mesh axis names");
+        sm.manual_axes.push_back(a.get<std::string>());
+      }
+    }
+  } catch (const PrimitiveError& e) {
+    sm.manual_axes.clear();
+    sm.param_error = e.what();
+  }
+  try {
     // A "false" string or a 0 read as the default true would change the run without a word.
     const bool vma = param_bool(eqn, "check_vma", true);
     const bool rep = param_bool(eqn, "check_rep", true);
     const auto it = eqn.params.find("check_vma");
     sm.check_vma = it != eqn.params.end() && !it->is_null() ? vma : rep;
   } catch (const PrimitiveError& e) {
-    sm.param_error = e.what();
+    if (sm.param_error.empty()) sm.param_error = e.what();
   }
   try {
     sm.in_specs = shard_map_specs(eqn, "in_specs");

@@ -50,6 +50,9 @@ PROGRAMS = {
     "groups-scatter": {"module": "groups_scatter", "sizes": dict(N=8, C=8)},
     "groups-all-to-all": {"module": "groups_all_to_all", "sizes": dict(N=8, C=8)},
     "groups-reduce": {"module": "groups_reduce", "sizes": dict(N=16, D=3)},
+    # partial manual shard_maps, axis_names= a subset of the mesh axes (issue #50)
+    "partial-auto": {"module": "partial_auto", "sizes": dict(N=8, D=8)},
+    "partial-auto-ppermute": {"module": "partial_auto_ppermute", "sizes": dict(N=16)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")
