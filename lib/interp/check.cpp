@@ -64,8 +64,7 @@ class Checker {
                                           std::to_string(outs.size()));
       }
       if (step.kind == Step::Kind::kPrimitive || step.kind == Step::Kind::kAbsorbed) {
-        cost_.add(eqn, *step.declared, ops, outs, devices(mesh),
-                  times_);
+        cost_.add(eqn, *step.declared, ops, outs, devices(mesh), times_);
       }
       for (std::size_t k = 0; k < outs.size(); ++k) {
         budget(eqn, outs[k], mesh);
@@ -98,8 +97,7 @@ class Checker {
     if (prim->flops != nullptr) {
       // What --timings divides by: the products' flops, on every device of a body.
       flops_ += static_cast<double>(prim->flops(eqn, ops, outs)) *
-                static_cast<double>(devices(mesh)) *
-                static_cast<double>(times_);
+                static_cast<double>(devices(mesh)) * static_cast<double>(times_);
     }
     return outs;
   }
@@ -238,7 +236,8 @@ class Checker {
     for (std::size_t k = 0; k < sm.manual_axes.size(); ++k) {
       const std::string& a = sm.manual_axes[k];
       if (mesh_axis_position(sm.mesh, a) < 0) {
-        throw PrimitiveError("manual_axes names '" + a + "', which is not in the mesh's axis names " +
+        throw PrimitiveError("manual_axes names '" + a +
+                             "', which is not in the mesh's axis names " +
                              mesh_axis_names(sm.mesh));
       }
       if (std::find(sm.manual_axes.begin(), sm.manual_axes.begin() + static_cast<std::ptrdiff_t>(k),
@@ -256,8 +255,8 @@ class Checker {
 
   // Refuses a spec of a partial shard_map that splits over an automatic axis (JAX: "in_specs
   // refers to ... not in axis_names"): the body sees the automatic axes whole.
-  static void automatic_axis(const MeshShape& body_mesh,
-                             const std::string& what, const PartitionSpec& spec) {
+  static void automatic_axis(const MeshShape& body_mesh, const std::string& what,
+                             const PartitionSpec& spec) {
     for (const auto& axes : spec.dims()) {
       for (const std::string& a : axes) {
         if (mesh_axis_position(body_mesh, a) < 0) {
@@ -298,7 +297,7 @@ class Checker {
       1;  // how often the equations being checked run: the enclosing scans' lengths
   double flops_ = 0;
   int automatic_devices_ = 1;  // in a partial shard_map's body: the automatic axes'
-                                         // devices (devices())
+                               // devices (devices())
   double elements_ = 0;
 
  public:

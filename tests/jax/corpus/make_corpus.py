@@ -53,6 +53,7 @@ PROGRAMS = {
     # partial manual shard_maps, axis_names= a subset of the mesh axes (issue #50)
     "partial-auto": {"module": "partial_auto", "sizes": dict(N=8, D=8)},
     "partial-auto-ppermute": {"module": "partial_auto_ppermute", "sizes": dict(N=16)},
+    "vmap-spmd": {"module": "vmap_spmd", "sizes": dict(B=4, N=8, D=3)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")
