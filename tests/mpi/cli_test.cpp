@@ -416,7 +416,11 @@ BOOST_AUTO_TEST_CASE(the_grouped_corpus_programs_print_the_same_bytes) {
        std::vector<std::pair<std::string, int>>{{"groups-reduce", 8},
                                                 {"groups-gather", 8},
                                                 {"groups-scatter", 8},
-                                                {"groups-all-to-all", 4}}) {
+                                                {"groups-all-to-all", 4},
+                                                // partial manual shard_maps (issue #50)
+                                                {"partial-auto", 8},
+                                                {"partial-auto-ppermute", 8},
+                                                {"vmap-spmd", 8}}) {
     if (devices % ranks() != 0) continue;
     const std::string at = "tests/jax/corpus/" + program;
     same_run_and_trace({"run", at + ".json", at + "/case1.json", "--exact"}, dir);
