@@ -149,8 +149,7 @@ class Checker {
   // Its params as compile_program read them (and refused them, in this order).
   std::vector<ValueType> shard_map(const CompiledShardMap* sm, const std::vector<ValueType>& ops,
                                    const MeshShape* outer) {
-    if (outer != nullptr || sm == nullptr)
-      throw PrimitiveError("a shard_map inside a shard_map body");
+    if (sm == nullptr) throw PrimitiveError("a shard_map inside a shard_map body");
     if (!sm->mesh_error.empty()) throw PrimitiveError(sm->mesh_error);
     const MeshShape& mesh = sm->mesh;
     if (mesh != b_.exp->mesh) {
@@ -161,7 +160,23 @@ class Checker {
     const Eqn& eqn = *sm->eqn;
     const std::vector<PartitionSpec>& in_specs = sm->in_specs;
     const std::vector<PartitionSpec>& out_specs = sm->out_specs;
-    const MeshShape body_mesh = manual_mesh(*sm);
+    // Its specs split over its own manual axes; its body is manual over those and the enclosing
+    // shard_maps' (a shard_map nested in a partial one, over some of the remaining axes).
+    const MeshShape spec_mesh = manual_mesh(*sm);
+    MeshShape body_mesh = spec_mesh;
+    if (outer != nullptr) {
+      for (const auto& axis : spec_mesh) {
+        if (mesh_axis_position(*outer, axis.first) >= 0) {
+          throw PrimitiveError("manual over '" + axis.first +
+                               "', which its enclosing shard_map is manual over already");
+        }
+      }
+      body_mesh.clear();
+      for (const auto& axis : mesh)
+        if (mesh_axis_position(*outer, axis.first) >= 0 ||
+            mesh_axis_position(spec_mesh, axis.first) >= 0)
+          body_mesh.push_back(axis);
+    }
     if (in_specs.size() != ops.size()) {
       throw PrimitiveError(std::to_string(in_specs.size()) + " in_specs for " +
                            std::to_string(ops.size()) + " operands");
@@ -174,7 +189,7 @@ class Checker {
       } catch (const InputError& e) {
         throw PrimitiveError(e.what());
       }
-      automatic_axis(body_mesh, "in_specs[" + std::to_string(i) + "]", in_specs[i]);
+      automatic_axis(spec_mesh, outer, "in_specs[" + std::to_string(i) + "]", in_specs[i]);
       if (in_specs[i].dims().size() > ops[i].shape.size()) {
         throw PrimitiveError("in_specs[" + std::to_string(i) + "] " + in_specs[i].str() +
                              " has more entries than its operand " + type_str(ops[i]) +
@@ -197,15 +212,16 @@ class Checker {
     // automatic axis is refused as naming no axis of the mesh (JAX refuses it as it traces). The
     // devices run it on the whole mesh, where a collective over the manual axes runs within the
     // devices that share their automatic coordinates, as JAX's does.
+    const int enclosing = automatic_devices_;
     automatic_devices_ = mesh_devices(mesh) / mesh_devices(body_mesh);
     std::vector<ValueType> outs;
     try {
       outs = jaxpr(*sm->body, blocks, &body_mesh);
     } catch (...) {
-      automatic_devices_ = 1;
+      automatic_devices_ = enclosing;
       throw;
     }
-    automatic_devices_ = 1;
+    automatic_devices_ = enclosing;
     if (out_specs.size() != outs.size()) {
       throw PrimitiveError(std::to_string(out_specs.size()) + " out_specs for " +
                            std::to_string(outs.size()) + " results");
@@ -217,7 +233,7 @@ class Checker {
       } catch (const InputError& e) {
         throw PrimitiveError(e.what());
       }
-      automatic_axis(body_mesh, "out_specs[" + std::to_string(i) + "]", out_specs[i]);
+      automatic_axis(spec_mesh, outer, "out_specs[" + std::to_string(i) + "]", out_specs[i]);
       if (out_specs[i].dims().size() > outs[i].shape.size()) {
         throw PrimitiveError("out_specs[" + std::to_string(i) + "] " + out_specs[i].str() +
                              " has more entries than its result " + type_str(outs[i]) +
@@ -254,16 +270,18 @@ class Checker {
   }
 
   // Refuses a spec of a partial shard_map that splits over an automatic axis (JAX: "in_specs
-  // refers to ... not in axis_names"): the body sees the automatic axes whole.
-  static void automatic_axis(const MeshShape& body_mesh, const std::string& what,
-                             const PartitionSpec& spec) {
+  // refers to ... not in axis_names"): the body sees the automatic axes whole; or, nested, over
+  // an axis an enclosing shard_map is manual over (its blocks are cut along it already).
+  static void automatic_axis(const MeshShape& spec_mesh, const MeshShape* outer,
+                             const std::string& what, const PartitionSpec& spec) {
     for (const auto& axes : spec.dims()) {
       for (const std::string& a : axes) {
-        if (mesh_axis_position(body_mesh, a) < 0) {
-          throw PrimitiveError(what + " " + spec.str() + " splits over '" + a +
-                               "', an automatic axis (the shard_map is manual over " +
-                               mesh_axis_names(body_mesh) + " only)");
-        }
+        if (mesh_axis_position(spec_mesh, a) >= 0) continue;
+        const bool enclosing = outer != nullptr && mesh_axis_position(*outer, a) >= 0;
+        throw PrimitiveError(
+            what + " " + spec.str() + " splits over '" + a + "', " +
+            (enclosing ? "which its enclosing shard_map is manual over" : "an automatic axis") +
+            " (the shard_map is manual over " + mesh_axis_names(spec_mesh) + " only)");
       }
     }
   }

@@ -217,6 +217,7 @@ class Compiler {
       } else if (eqn.primitive == "shard_map") {
         s.kind = Step::Kind::kShardMap;
         if (!in_body && shard_maps_ != nullptr) s.shard_map = shard_map(jx.eqns[e], depth);
+        if (in_body && nested_ != nullptr) s.shard_map = nested(jx.eqns[e], depth);
       } else {
         s.prim = s.declared = find_primitive(eqn.primitive);
         MESHRUN_CHECK(s.prim != nullptr, "the reader refuses unknown primitives");
@@ -267,8 +268,25 @@ class Compiler {
     return raw;
   }
 
+  // A shard_map in a body: its params and body, kept apart from the numbered ones.
+  const CompiledShardMap* nested(const Eqn& eqn, int depth) {
+    auto sm = std::make_unique<CompiledShardMap>();
+    sm->eqn = &eqn;
+    sm->export_index = export_index_;
+    read_params(*sm);
+    const Jaxpr* body = eqn.sub("jaxpr");
+    MESHRUN_CHECK(body != nullptr, "the reader checks a shard_map's jaxpr");
+    bodies_.push_back(jaxpr(*body, true, depth + 1));
+    sm->body = bodies_.back().get();
+    nested_->push_back(std::move(sm));
+    return nested_->back().get();
+  }
+
   std::size_t export_index_;
   std::vector<std::unique_ptr<CompiledShardMap>>* shard_maps_;
+
+ public:
+  std::vector<std::unique_ptr<CompiledShardMap>>* nested_ = nullptr;
 
  public:
   std::vector<std::unique_ptr<CompiledJaxpr>> bodies_;
@@ -293,6 +311,7 @@ CompiledProgram compile_program(const ProgramFile& file) {
     CompiledExport ce;
     ce.exp = &file.exports[e];
     Compiler c(e, &ce.shard_maps);
+    c.nested_ = &ce.nested_shard_maps;
     ce.jaxpr = c.jaxpr(ce.exp->jaxpr, false);
     for (auto& body : c.bodies_) ce.jaxpr->subs.push_back(std::move(body));
     p.exports.push_back(std::move(ce));

@@ -101,6 +101,9 @@ struct CompiledExport {
   const Export* exp = nullptr;
   std::unique_ptr<CompiledJaxpr> jaxpr;
   std::vector<std::unique_ptr<CompiledShardMap>> shard_maps;  // in evaluation order
+  // The shard_maps inside a shard_map body (a nested partial one): run by each device on its
+  // own blocks (eval.cpp), not calls of the engine, so not numbered among `shard_maps`.
+  std::vector<std::unique_ptr<CompiledShardMap>> nested_shard_maps;
 };
 
 struct CompiledProgram {

@@ -1,10 +1,10 @@
 // Partial manual shard_maps (JAX's axis_names= a subset of the mesh axes, issue #50): what the
 // body may not name is refused before anything runs, exit 2, one line naming the file, the
 // equation and why -- a spec or a collective over an automatic axis, manual_axes naming an axis
-// the mesh lacks or one twice, or not a list -- and a shard_map nested in a partial one (not run
-// yet). The programs are tests/jax/corpus/partial-auto.json with one text replaced, and
-// tests/cli/programs/partial-nested.json (exported from partial_nested.py, after JAX's
-// test_nested_partial_auto). On the old code the edited programs ran (manual_axes was ignored).
+// the mesh lacks or one twice, or not a list; a nested shard_map manual over, or splitting over,
+// an axis its enclosing one is manual over. The programs are tests/jax/corpus/partial-auto.json
+// and partial-nested.json with one text replaced. On the old code the edited partial-auto
+// programs ran (manual_axes was ignored) and every nested one was refused as nested.
 #include <boost/test/unit_test.hpp>
 
 #include <string>
@@ -70,16 +70,43 @@ BOOST_AUTO_TEST_CASE(what_a_partial_shard_map_may_not_name_is_exit_2_in_one_line
   BOOST_TEST(ok.code == 0, ok.err);
 }
 
-BOOST_AUTO_TEST_CASE(a_shard_map_nested_in_a_partial_one_is_exit_2_in_one_line) {
+BOOST_AUTO_TEST_CASE(a_nested_shard_map_over_an_enclosing_manual_axis_is_exit_2_in_one_line) {
   TempDir dir;
-  const std::string c = dir.write("c.json", R"({"problem": "partial-nested", "name": "c",
- "mesh": {"i": 2, "j": 4}, "input": {"x": [[1,2,3,4,5,6,7,8],[1,2,3,4,5,6,7,8]]}})");
-  const std::string program = "tests/cli/programs/partial-nested.json";
-  const Result r = run({"run", program, c});
+  const std::string program = "tests/jax/corpus/partial-nested.json";
+  const std::string text = slurp(kSource + "/" + program);
+  const std::string inner = R"("manual_axes":["j"])";
+  const std::string eqn =
+      ": exports[0].jaxpr.eqns[0].params.jaxpr.eqns[0].params.jaxpr.eqns[0] "
+      "(shard_map at partial_nested.py:30 (make.<locals>.h)): ";
+  struct Bad {
+    std::string from, to, why;
+  };
+  const std::vector<Bad> bad = {
+      {inner, R"("manual_axes":["i"])",
+       "manual over 'i', which its enclosing shard_map is manual over already"},
+      {inner + R"(,"in_specs":[[null,"j"]])", inner + R"(,"in_specs":[["i","j"]])",
+       "in_specs[0] P('i', 'j') splits over 'i', which its enclosing shard_map is manual over "
+       "(the shard_map is manual over ('j',) only)"},
+  };
+  for (const Bad& b : bad) {
+    std::string edited = text;
+    const std::size_t at = edited.find(b.from);
+    BOOST_REQUIRE(at != std::string::npos);
+    const std::string file = dir.write("bad.json", edited.replace(at, b.from.size(), b.to));
+    const Result r = run({"run", file, "tests/jax/corpus/partial-nested/case1.json"});
+    BOOST_TEST_CONTEXT(b.to) {
+      BOOST_TEST(r.code == 2);
+      BOOST_TEST(r.out == "");
+      BOOST_TEST(r.err == "meshrun: " + file + eqn + b.why + "\n");
+    }
+  }
+  // Without "manual_axes" the inner shard_map is manual over every axis, 'i' included.
+  std::string full = text;
+  full.erase(full.find(inner), inner.size() + 1);
+  const std::string file = dir.write("full.json", full);
+  const Result r = run({"run", file, "tests/jax/corpus/partial-nested/case1.json"});
   BOOST_TEST(r.code == 2);
-  BOOST_TEST(r.out == "");
-  BOOST_TEST(r.err == "meshrun: " + program +
-                          ": exports[0].jaxpr.eqns[0].params.jaxpr.eqns[0].params.jaxpr.eqns[0] "
-                          "(shard_map at partial_nested.py:23 (make.<locals>.h)): a shard_map "
-                          "inside a shard_map body\n");
+  BOOST_TEST(r.err ==
+             "meshrun: " + file + eqn +
+                 "manual over 'i', which its enclosing shard_map is manual over already\n");
 }
