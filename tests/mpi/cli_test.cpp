@@ -422,6 +422,7 @@ BOOST_AUTO_TEST_CASE(the_grouped_corpus_programs_print_the_same_bytes) {
                                                 {"partial-auto-ppermute", 8},
                                                 {"partial-nested", 8},
                                                 {"partial-nested-3d", 8},
+                                                {"partial-nested-grad", 8},
                                                 {"vmap-spmd", 8}}) {
     if (devices % ranks() != 0) continue;
     const std::string at = "tests/jax/corpus/" + program;

@@ -56,6 +56,7 @@ PROGRAMS = {
     "partial-nested": {"module": "partial_nested", "sizes": dict(N=8, D=8)},
     "partial-nested-3d": {"module": "partial_nested_3d", "sizes": dict(N=4, D=6)},
     "vmap-spmd": {"module": "vmap_spmd", "sizes": dict(B=4, N=8, D=3)},
+    "partial-nested-grad": {"module": "partial_nested_grad", "sizes": dict(N=8, D=8)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")
