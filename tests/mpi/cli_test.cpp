@@ -409,7 +409,9 @@ BOOST_AUTO_TEST_CASE(every_shard_map_call_of_a_program_runs_across_ranks) {
 // write: the same bytes as one process's stdout, and a failed write is exit 6 on every rank.
 // axis_index_groups (issue #50): the corpus's grouped programs (after JAX's shard_map tests) print
 // one process's bytes at every R, their whole --trace too; subgroups listed out of rank order
-// cross the ranks. groups-all-to-all's mesh has 4 devices: not at R = 8.
+// cross the ranks. groups-all-to-all's mesh has 4 devices: not at R = 8. The partial manual
+// shard_maps too (issue #50): blocks replicated over the automatic axes, the psums within the
+// devices that share them, and the nested shard_maps' gathers at their exit, across the ranks.
 BOOST_AUTO_TEST_CASE(the_grouped_corpus_programs_print_the_same_bytes) {
   TempDir dir;
   for (const auto& [program, devices] :
