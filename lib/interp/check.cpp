@@ -64,8 +64,7 @@ class Checker {
                                           std::to_string(outs.size()));
       }
       if (step.kind == Step::Kind::kPrimitive || step.kind == Step::Kind::kAbsorbed) {
-        cost_.add(eqn, *step.declared, ops, outs, mesh != nullptr ? mesh_devices(*mesh) : 1,
-                  times_);
+        cost_.add(eqn, *step.declared, ops, outs, devices(mesh), times_);
       }
       for (std::size_t k = 0; k < outs.size(); ++k) {
         budget(eqn, outs[k], mesh);
@@ -98,8 +97,7 @@ class Checker {
     if (prim->flops != nullptr) {
       // What --timings divides by: the products' flops, on every device of a body.
       flops_ += static_cast<double>(prim->flops(eqn, ops, outs)) *
-                (mesh != nullptr ? static_cast<double>(mesh_devices(*mesh)) : 1.0) *
-                static_cast<double>(times_);
+                static_cast<double>(devices(mesh)) * static_cast<double>(times_);
     }
     return outs;
   }
@@ -125,7 +123,7 @@ class Checker {
         throw;
       }
       const auto per_iteration = static_cast<std::uint64_t>(cj.jaxpr->eqns.size() + 1);
-      const std::uint64_t devices = mesh != nullptr ? mesh_devices(*mesh) : 1;
+      const auto devices = static_cast<std::uint64_t>(this->devices(mesh));
       if (plan.kind == Primitive::Control::kScan) {
         cost_.add_overhead(eqn,
                            sat_times(sat_times(times_, per_iteration), kIterationFlops * devices),
@@ -151,8 +149,7 @@ class Checker {
   // Its params as compile_program read them (and refused them, in this order).
   std::vector<ValueType> shard_map(const CompiledShardMap* sm, const std::vector<ValueType>& ops,
                                    const MeshShape* outer) {
-    if (outer != nullptr || sm == nullptr)
-      throw PrimitiveError("a shard_map inside a shard_map body");
+    if (sm == nullptr) throw PrimitiveError("a shard_map inside a shard_map body");
     if (!sm->mesh_error.empty()) throw PrimitiveError(sm->mesh_error);
     const MeshShape& mesh = sm->mesh;
     if (mesh != b_.exp->mesh) {
@@ -163,6 +160,23 @@ class Checker {
     const Eqn& eqn = *sm->eqn;
     const std::vector<PartitionSpec>& in_specs = sm->in_specs;
     const std::vector<PartitionSpec>& out_specs = sm->out_specs;
+    // Its specs split over its own manual axes; its body is manual over those and the enclosing
+    // shard_maps' (a shard_map nested in a partial one, over some of the remaining axes).
+    const MeshShape spec_mesh = manual_mesh(*sm);
+    MeshShape body_mesh = spec_mesh;
+    if (outer != nullptr) {
+      for (const auto& axis : spec_mesh) {
+        if (mesh_axis_position(*outer, axis.first) >= 0) {
+          throw PrimitiveError("manual over '" + axis.first +
+                               "', which its enclosing shard_map is manual over already");
+        }
+      }
+      body_mesh.clear();
+      for (const auto& axis : mesh)
+        if (mesh_axis_position(*outer, axis.first) >= 0 ||
+            mesh_axis_position(spec_mesh, axis.first) >= 0)
+          body_mesh.push_back(axis);
+    }
     if (in_specs.size() != ops.size()) {
       throw PrimitiveError(std::to_string(in_specs.size()) + " in_specs for " +
                            std::to_string(ops.size()) + " operands");
@@ -175,6 +189,7 @@ class Checker {
       } catch (const InputError& e) {
         throw PrimitiveError(e.what());
       }
+      automatic_axis(spec_mesh, outer, "in_specs[" + std::to_string(i) + "]", in_specs[i]);
       if (in_specs[i].dims().size() > ops[i].shape.size()) {
         throw PrimitiveError("in_specs[" + std::to_string(i) + "] " + in_specs[i].str() +
                              " has more entries than its operand " + type_str(ops[i]) +
@@ -193,7 +208,20 @@ class Checker {
       }
       blocks.push_back(block);
     }
-    std::vector<ValueType> outs = jaxpr(*sm->body, blocks, &mesh);
+    // A partial shard_map's body on its manual axes only: a collective or axis_index naming an
+    // automatic axis is refused as naming no axis of the mesh (JAX refuses it as it traces). The
+    // devices run it on the whole mesh, where a collective over the manual axes runs within the
+    // devices that share their automatic coordinates, as JAX's does.
+    const int enclosing = automatic_devices_;
+    automatic_devices_ = mesh_devices(mesh) / mesh_devices(body_mesh);
+    std::vector<ValueType> outs;
+    try {
+      outs = jaxpr(*sm->body, blocks, &body_mesh);
+    } catch (...) {
+      automatic_devices_ = enclosing;
+      throw;
+    }
+    automatic_devices_ = enclosing;
     if (out_specs.size() != outs.size()) {
       throw PrimitiveError(std::to_string(out_specs.size()) + " out_specs for " +
                            std::to_string(outs.size()) + " results");
@@ -205,6 +233,7 @@ class Checker {
       } catch (const InputError& e) {
         throw PrimitiveError(e.what());
       }
+      automatic_axis(spec_mesh, outer, "out_specs[" + std::to_string(i) + "]", out_specs[i]);
       if (out_specs[i].dims().size() > outs[i].shape.size()) {
         throw PrimitiveError("out_specs[" + std::to_string(i) + "] " + out_specs[i].str() +
                              " has more entries than its result " + type_str(outs[i]) +
@@ -216,6 +245,53 @@ class Checker {
     return outs;
   }
 
+  // The mesh restricted to sm's manual axes, in the mesh's order (the mesh itself when it has
+  // no manual_axes); refuses a manual axis the mesh lacks or one named twice.
+  static MeshShape manual_mesh(const CompiledShardMap& sm) {
+    if (sm.manual_axes.empty()) return sm.mesh;
+    for (std::size_t k = 0; k < sm.manual_axes.size(); ++k) {
+      const std::string& a = sm.manual_axes[k];
+      if (mesh_axis_position(sm.mesh, a) < 0) {
+        throw PrimitiveError("manual_axes names '" + a +
+                             "', which is not in the mesh's axis names " +
+                             mesh_axis_names(sm.mesh));
+      }
+      if (std::find(sm.manual_axes.begin(), sm.manual_axes.begin() + static_cast<std::ptrdiff_t>(k),
+                    a) != sm.manual_axes.begin() + static_cast<std::ptrdiff_t>(k)) {
+        throw PrimitiveError("manual_axes names '" + a + "' more than once");
+      }
+    }
+    MeshShape m;
+    for (const auto& axis : sm.mesh)
+      if (std::find(sm.manual_axes.begin(), sm.manual_axes.end(), axis.first) !=
+          sm.manual_axes.end())
+        m.push_back(axis);
+    return m;
+  }
+
+  // Refuses a spec of a partial shard_map that splits over an automatic axis (JAX: "in_specs
+  // refers to ... not in axis_names"): the body sees the automatic axes whole; or, nested, over
+  // an axis an enclosing shard_map is manual over (its blocks are cut along it already).
+  static void automatic_axis(const MeshShape& spec_mesh, const MeshShape* outer,
+                             const std::string& what, const PartitionSpec& spec) {
+    for (const auto& axes : spec.dims()) {
+      for (const std::string& a : axes) {
+        if (mesh_axis_position(spec_mesh, a) >= 0) continue;
+        const bool enclosing = outer != nullptr && mesh_axis_position(*outer, a) >= 0;
+        throw PrimitiveError(
+            what + " " + spec.str() + " splits over '" + a + "', " +
+            (enclosing ? "which its enclosing shard_map is manual over" : "an automatic axis") +
+            " (the shard_map is manual over " + mesh_axis_names(spec_mesh) + " only)");
+      }
+    }
+  }
+
+  // The devices a body runs on: a partial shard_map's on the whole mesh (those that differ only
+  // in their automatic coordinates compute the same), though it is checked on its manual axes.
+  int devices(const MeshShape* mesh) const {
+    return mesh != nullptr ? mesh_devices(*mesh) * automatic_devices_ : 1;
+  }
+
   // Memory, bounded before anything runs: no value above kMaxValueElements, and every value of
   // the run together (on every device, as if none were released) within kMaxRunElements.
   void budget(const Eqn& eqn, const ValueType& t, const MeshShape* mesh) {
@@ -225,7 +301,7 @@ class Checker {
                                         " elements, more than 2^28 (1 GiB), the most one value "
                                         "may hold");
     }
-    elements_ += n * (mesh != nullptr ? static_cast<double>(mesh_devices(*mesh)) : 1.0);
+    elements_ += n * static_cast<double>(devices(mesh));
     if (elements_ > static_cast<double>(kMaxRunElements)) {
       throw InputError(eqn.place(),
                        "the run's values add up to more than 2^32 elements (16 "
@@ -238,6 +314,8 @@ class Checker {
   std::uint64_t times_ =
       1;  // how often the equations being checked run: the enclosing scans' lengths
   double flops_ = 0;
+  int automatic_devices_ = 1;  // in a partial shard_map's body: the automatic axes'
+                               // devices (devices())
   double elements_ = 0;
 
  public:

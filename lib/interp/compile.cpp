@@ -138,13 +138,28 @@ void read_params(CompiledShardMap& sm) {
     sm.mesh_error = e.what();
   }
   try {
+    const json& m = eqn.params.value("manual_axes", json());
+    if (!m.is_null()) {
+      if (!m.is_array() || m.empty())
+        throw PrimitiveError("param 'manual_axes' must be a non-empty list of mesh axis names");
+      for (const json& a : m) {
+        if (!a.is_string())
+          throw PrimitiveError("param 'manual_axes' must be a non-empty list of mesh axis names");
+        sm.manual_axes.push_back(a.get<std::string>());
+      }
+    }
+  } catch (const PrimitiveError& e) {
+    sm.manual_axes.clear();
+    sm.param_error = e.what();
+  }
+  try {
     // A "false" string or a 0 read as the default true would change the run without a word.
     const bool vma = param_bool(eqn, "check_vma", true);
     const bool rep = param_bool(eqn, "check_rep", true);
     const auto it = eqn.params.find("check_vma");
     sm.check_vma = it != eqn.params.end() && !it->is_null() ? vma : rep;
   } catch (const PrimitiveError& e) {
-    sm.param_error = e.what();
+    if (sm.param_error.empty()) sm.param_error = e.what();
   }
   try {
     sm.in_specs = shard_map_specs(eqn, "in_specs");
@@ -202,6 +217,7 @@ class Compiler {
       } else if (eqn.primitive == "shard_map") {
         s.kind = Step::Kind::kShardMap;
         if (!in_body && shard_maps_ != nullptr) s.shard_map = shard_map(jx.eqns[e], depth);
+        if (in_body && nested_ != nullptr) s.shard_map = nested(jx.eqns[e], depth);
       } else {
         s.prim = s.declared = find_primitive(eqn.primitive);
         MESHRUN_CHECK(s.prim != nullptr, "the reader refuses unknown primitives");
@@ -252,8 +268,25 @@ class Compiler {
     return raw;
   }
 
+  // A shard_map in a body: its params and body, kept apart from the numbered ones.
+  const CompiledShardMap* nested(const Eqn& eqn, int depth) {
+    auto sm = std::make_unique<CompiledShardMap>();
+    sm->eqn = &eqn;
+    sm->export_index = export_index_;
+    read_params(*sm);
+    const Jaxpr* body = eqn.sub("jaxpr");
+    MESHRUN_CHECK(body != nullptr, "the reader checks a shard_map's jaxpr");
+    bodies_.push_back(jaxpr(*body, true, depth + 1));
+    sm->body = bodies_.back().get();
+    nested_->push_back(std::move(sm));
+    return nested_->back().get();
+  }
+
   std::size_t export_index_;
   std::vector<std::unique_ptr<CompiledShardMap>>* shard_maps_;
+
+ public:
+  std::vector<std::unique_ptr<CompiledShardMap>>* nested_ = nullptr;
 
  public:
   std::vector<std::unique_ptr<CompiledJaxpr>> bodies_;
@@ -278,6 +311,7 @@ CompiledProgram compile_program(const ProgramFile& file) {
     CompiledExport ce;
     ce.exp = &file.exports[e];
     Compiler c(e, &ce.shard_maps);
+    c.nested_ = &ce.nested_shard_maps;
     ce.jaxpr = c.jaxpr(ce.exp->jaxpr, false);
     for (auto& body : c.bodies_) ce.jaxpr->subs.push_back(std::move(body));
     p.exports.push_back(std::move(ce));

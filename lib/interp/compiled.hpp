@@ -83,6 +83,10 @@ struct CompiledShardMap {
   // reports it at the equation, before any run, in the order it checks them).
   MeshShape mesh;
   std::string mesh_error;
+  // params.manual_axes: the axes a partial shard_map (JAX's axis_names=) is manual over, in the
+  // file's order; empty when absent (manual over every axis of `mesh`). check_export refuses the
+  // ones `mesh` lacks and specs or collectives that name the others (the automatic axes).
+  std::vector<std::string> manual_axes;
   std::vector<PartitionSpec> in_specs, out_specs;
   bool specs_read = false;  // both lists of specs were read
   bool check_vma = true;    // check_vma, or check_rep before JAX 0.7; true when absent
@@ -97,6 +101,9 @@ struct CompiledExport {
   const Export* exp = nullptr;
   std::unique_ptr<CompiledJaxpr> jaxpr;
   std::vector<std::unique_ptr<CompiledShardMap>> shard_maps;  // in evaluation order
+  // The shard_maps inside a shard_map body (a nested partial one): run by each device on its
+  // own blocks (eval.cpp), not calls of the engine, so not numbered among `shard_maps`.
+  std::vector<std::unique_ptr<CompiledShardMap>> nested_shard_maps;
 };
 
 struct CompiledProgram {

@@ -10,6 +10,7 @@
 #include "interp/prim_util.hpp"
 #include "io/json_text.hpp"
 #include "mesh/device.hpp"
+#include "shard/partition_spec.hpp"
 #include "support/errors.hpp"
 
 namespace meshrun::interp {
@@ -28,6 +29,40 @@ Value literal(const Atom& a) {
       std::string(ctx.file) + (ctx.file.empty() ? "" : ": ") + eqn.place() + ": " + err.what();
   if (ctx.device != nullptr) throw UnimplementedError(what);
   throw InputError("", what);
+}
+
+// A shard_map inside a shard_map body (one nested in a partial shard_map, check_export has
+// checked it is manual over axes the enclosing ones are not), on this device: its operands cut
+// to this device's blocks along its in_specs (local, no communication), its body run here, and
+// each result split along its out_specs gathered back over those axes (a tiled all_gather per
+// split dimension, the collective XLA's partitioner inserts at the nested shard_map's exit).
+std::vector<Value> run_nested(const CompiledShardMap& sm, std::vector<Value> in, PrimContext& ctx) {
+  Device& dev = *ctx.device;
+  const MeshShape& mesh = dev.mesh();
+  std::vector<Value> args;
+  args.reserve(in.size());
+  for (std::size_t i = 0; i < in.size() && i < sm.in_specs.size(); ++i)
+    args.emplace_back(in[i].dtype, block_of(in[i].t, sm.in_specs[i], mesh, dev.index()));
+  std::vector<Value> outs = eval_jaxpr(*sm.body, std::move(args), ctx, nullptr);
+  const Primitive* gather = find_primitive("all_gather");
+  MESHRUN_CHECK(gather != nullptr, "all_gather is registered");
+  for (std::size_t i = 0; i < outs.size() && i < sm.out_specs.size(); ++i) {
+    const auto& dims = sm.out_specs[i].dims();
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d].empty()) continue;
+      Eqn e;
+      e.primitive = "all_gather";
+      e.params = nlohmann::json{{"axes", dims[d]}, {"all_gather_dimension", d}, {"tiled", true}};
+      e.where = sm.eqn->where;
+      e.source = sm.eqn->source;
+      Value* op = &outs[i];
+      const bool owned = true;
+      std::vector<Value> g =
+          gather->eval(e, std::span<Value* const>(&op, 1), std::span<const bool>(&owned, 1), ctx);
+      outs[i] = std::move(g.at(0));
+    }
+  }
+  return outs;
 }
 
 }  // namespace
@@ -141,9 +176,19 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
           rethrow_at(err, eqn, ctx);  // a while beyond its limit, a branch index out of range
         }
       } else {
-        if (shard_map == nullptr || step.shard_map == nullptr)
+        if (step.shard_map == nullptr)
           throw PrimitiveError(eqn.place() + ": a shard_map inside a shard_map body");
-        outs = (*shard_map)(*step.shard_map, in);
+        if (shard_map != nullptr) {
+          outs = (*shard_map)(*step.shard_map, in);
+        } else if (ctx.device != nullptr) {
+          try {
+            outs = run_nested(*step.shard_map, std::move(in), ctx);
+          } catch (const PrimitiveError& err) {
+            rethrow_at(err, eqn, ctx);
+          }
+        } else {
+          throw PrimitiveError(eqn.place() + ": a shard_map inside a shard_map body");
+        }
       }
     }
     if (ctx.observer != nullptr) {

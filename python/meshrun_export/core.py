@@ -415,9 +415,13 @@ class Walker:
             manual = p.pop("newly_manual_axes", None)
             if manual is None:
                 manual = set(mesh.axis_names) - set(p.pop("auto", frozenset()))
+            if not set(manual) <= set(mesh.axis_names):
+                self.fail(e, f"shard_map manual over {sorted(manual)}, not all axes of "
+                             f"{list(mesh.axis_names)}")
             if set(manual) != set(mesh.axis_names):
-                self.fail(e, "shard_map manual over only some of the mesh axes "
-                             f"({sorted(manual)} of {list(mesh.axis_names)})")
+                # Partial (axis_names= a subset): the others stay automatic. Only then written,
+                # in mesh order, so that the exports of full shard_maps do not change.
+                out["manual_axes"] = [str(a) for a in mesh.axis_names if a in set(manual)]
             p.pop("auto", None)
             if "in_specs" in p:
                 out["in_specs"] = [spec(s, "shard_map in_specs") for s in p.pop("in_specs")]

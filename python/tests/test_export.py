@@ -194,11 +194,20 @@ class Refused(unittest.TestCase):
         for p in found:
             self.assertEqual(p["axis_index_groups"], groups)
 
-    def test_partial_manual(self):
+    def test_partial_manual_writes_its_manual_axes(self):
+        """Issue #50: axis_names= a subset of the mesh axes reaches the file as manual_axes, in
+        mesh order; a full shard_map's eqn has none (its exports do not change)."""
         m = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
-        f = jax.jit(jax.shard_map(lambda a: a * 2, mesh=m, in_specs=P("data"),
-                                  out_specs=P("data"), axis_names={"data"}))
-        self.refuse(f, [S((8, 4), F32)], "manual over only some")
+        f = jax.jit(jax.shard_map(lambda a: jax.lax.psum(a * 2, "data"), mesh=m,
+                                  in_specs=P("data"), out_specs=P(), axis_names={"data"}))
+        prog = mx.export(f, S((8, 4), F32), names=["a"], outputs=["out"])
+        sm = [e["params"] for e in _eqns(prog) if e["primitive"] == "shard_map"]
+        self.assertEqual([p.get("manual_axes") for p in sm], [["data"]])
+        full = jax.jit(jax.shard_map(lambda a: a * 2, mesh=m, in_specs=P("data", "model"),
+                                     out_specs=P("data", "model")))
+        prog = mx.export(full, S((8, 4), F32), names=["a"], outputs=["out"])
+        sm = [e["params"] for e in _eqns(prog) if e["primitive"] == "shard_map"]
+        self.assertEqual([p.get("manual_axes") for p in sm], [None])
 
 
 class SortsScansWindows(unittest.TestCase):

@@ -423,14 +423,23 @@ BOOST_AUTO_TEST_CASE(every_shard_map_call_of_a_program_runs_across_ranks) {
 // write: the same bytes as one process's stdout, and a failed write is exit 6 on every rank.
 // axis_index_groups (issue #50): the corpus's grouped programs (after JAX's shard_map tests) print
 // one process's bytes at every R, their whole --trace too; subgroups listed out of rank order
-// cross the ranks. groups-all-to-all's mesh has 4 devices: not at R = 8.
+// cross the ranks. groups-all-to-all's mesh has 4 devices: not at R = 8. The partial manual
+// shard_maps too (issue #50): blocks replicated over the automatic axes, the psums within the
+// devices that share them, and the nested shard_maps' gathers at their exit, across the ranks.
 BOOST_AUTO_TEST_CASE(the_grouped_corpus_programs_print_the_same_bytes) {
   TempDir dir;
   for (const auto& [program, devices] :
        std::vector<std::pair<std::string, int>>{{"groups-reduce", 8},
                                                 {"groups-gather", 8},
                                                 {"groups-scatter", 8},
-                                                {"groups-all-to-all", 4}}) {
+                                                {"groups-all-to-all", 4},
+                                                // partial manual shard_maps (issue #50)
+                                                {"partial-auto", 8},
+                                                {"partial-auto-ppermute", 8},
+                                                {"partial-nested", 8},
+                                                {"partial-nested-3d", 8},
+                                                {"partial-nested-grad", 8},
+                                                {"vmap-spmd", 8}}) {
     if (devices % ranks() != 0) continue;
     const std::string at = "tests/jax/corpus/" + program;
     same_run_and_trace({"run", at + ".json", at + "/case1.json", "--exact"}, dir);

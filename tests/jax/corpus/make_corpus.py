@@ -61,6 +61,13 @@ PROGRAMS = {
     "embed-xent": {"module": "embed_xent", "sizes": dict(V=6, E=4, C=3, N=16, T=5)},
     "embed-scores": {"module": "embed_xent", "factory": "make_scores",
                      "sizes": dict(V=6, E=4, C=3, N=16, T=5)},
+    # partial manual shard_maps, axis_names= a subset of the mesh axes (issue #50)
+    "partial-auto": {"module": "partial_auto", "sizes": dict(N=8, D=8)},
+    "partial-auto-ppermute": {"module": "partial_auto_ppermute", "sizes": dict(N=16)},
+    "partial-nested": {"module": "partial_nested", "sizes": dict(N=8, D=8)},
+    "partial-nested-3d": {"module": "partial_nested_3d", "sizes": dict(N=4, D=6)},
+    "vmap-spmd": {"module": "vmap_spmd", "sizes": dict(B=4, N=8, D=3)},
+    "partial-nested-grad": {"module": "partial_nested_grad", "sizes": dict(N=8, D=8)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")
