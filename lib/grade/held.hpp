@@ -1,6 +1,6 @@
-// No device holds a whole input: the per-device shapes of what a shard_map body holds, checked
-// on the export the run bound (rules.hpp uses it for "no device holds a full weight matrix w1 or
-// w2" and "no device holds a full x or y").
+// No device holds a whole input: which elements of each input a value holds, seen by values,
+// checked on the export the run bound (rules.hpp uses it for "no device holds a full weight
+// matrix w1 or w2" and "no device holds a full x or y").
 #pragma once
 
 #include <string>

@@ -171,7 +171,7 @@ RuleKinds shipped() {
            const std::vector<std::string> names = strings(s["inputs"]);
            return no_full_in_body(
                cx.lp, names, s["axis"].get<std::string>(),
-               "no device holds a full " + either(names) + " (per-device shapes)",
+               "no device holds a full " + either(names) + " (by values)",
                s.contains("at_once") && s["at_once"].get<bool>());
          }});
   k.add({"input_split",

@@ -302,7 +302,9 @@ void Mesh::run(const std::function<void(Device&)>& body, Trace* trace) {
     m.aborted.store(false, std::memory_order_relaxed);
     m.groups->begin_run(go, [&m] { m.aborted_elsewhere(); });  // fresh groups per run
     const auto local = static_cast<std::size_t>(m.local);
-    if (trace) trace->collectives.assign(local, {});
+    // A later shard_map call of the same program run adds to the first's collectives.
+    if (trace && (trace->calls == 0 || trace->collectives.size() != local))
+      trace->collectives.assign(local, {});
     if (trace && trace->profile) trace->profile->devices.assign(local, {});
     m.errors.assign(local, nullptr);
     m.stalled_at.assign(local, "");

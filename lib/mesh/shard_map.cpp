@@ -72,8 +72,10 @@ void record_inputs(Trace& trace, const MeshShape& mesh, const std::vector<ArgDef
   trace.mesh = mesh;
   trace.axis = mesh[0].first;
   trace.devices = mesh_devices(mesh);
-  trace.inputs.clear();
-  trace.outputs.clear();
+  if (trace.calls == 0) {  // a later call of the same run adds to the first's
+    trace.inputs.clear();
+    trace.outputs.clear();
+  }
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     ArrayRecord rec{in_specs[i].name, inputs[i].shape, in_specs[i].spec, {}};
     for (int d = 0; d < trace.devices; ++d)
@@ -172,7 +174,9 @@ std::vector<Tensor> shard_map(Mesh& mesh, const Body& body, const std::vector<Ar
         trace);
   }
   const ProfilePhase phase(profile, "assemble");
-  return assemble_outputs(mesh.shape(), out_specs, std::move(outs), trace);
+  std::vector<Tensor> result = assemble_outputs(mesh.shape(), out_specs, std::move(outs), trace);
+  if (trace) ++trace->calls;
+  return result;
 }
 
 std::vector<Tensor> InProcessEngine::shard_map(const ShardMapCall& call,

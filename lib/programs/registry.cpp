@@ -68,7 +68,10 @@ std::vector<Tensor> run_program(Engine& engine, const ProgramDef& program,
 
 std::vector<Tensor> shard_map(Mesh& mesh, const ProgramDef& program,
                               const std::vector<TensorRef>& inputs, Trace* trace) {
-  if (trace) trace->program = program.name;
+  if (trace) {
+    trace->program = program.name;
+    trace->calls = 0;  // every shard_map call of this run is recorded
+  }
   program.computation->check(mesh.shape(), inputs);
   InProcessEngine engine(mesh, trace);
   return run_program(engine, program, inputs);

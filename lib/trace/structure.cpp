@@ -9,6 +9,15 @@ namespace meshrun {
 
 namespace {
 
+// Every record of `name` (a program of several shard_maps may take x in more than one).
+std::vector<const ArrayRecord*> all_of(const std::vector<ArrayRecord>& list,
+                                       const std::string& name) {
+  std::vector<const ArrayRecord*> out;
+  for (const ArrayRecord& a : list)
+    if (a.name == name) out.push_back(&a);
+  return out;
+}
+
 const ArrayRecord* find(const std::vector<ArrayRecord>& list, const std::string& name) {
   auto it =
       std::find_if(list.begin(), list.end(), [&](const ArrayRecord& a) { return a.name == name; });
@@ -71,7 +80,9 @@ std::string dims_text(const std::string& name, int dim, const std::string& axis)
 StructuralRule input_split(const std::string& input, int dim, const std::string& axis) {
   return {"every device received only its block of " + dims_text(input, dim, axis) +
               ", never the full " + input,
-          [input, dim, axis](const Trace& t) {
+          [input, dim, axis](const Trace& t) -> std::optional<std::string> {
+            for (const ArrayRecord* a : all_of(t.inputs, input))
+              if (auto why = check_blocks(a, input, dim, axis, t)) return why;
             return check_blocks(find(t.inputs, input), input, dim, axis, t);
           }};
 }
@@ -79,7 +90,9 @@ StructuralRule input_split(const std::string& input, int dim, const std::string&
 StructuralRule output_split(const std::string& output, int dim, const std::string& axis) {
   return {output + " left split: each device returned only its block (" +
               dims_text(output, dim, axis) + ")",
-          [output, dim, axis](const Trace& t) {
+          [output, dim, axis](const Trace& t) -> std::optional<std::string> {
+            for (const ArrayRecord* a : all_of(t.outputs, output))
+              if (auto why = check_blocks(a, output, dim, axis, t)) return why;
             return check_blocks(find(t.outputs, output), output, dim, axis, t);
           }};
 }

@@ -42,8 +42,14 @@ struct Trace {
   MeshShape mesh;
   std::string axis;  // the first axis of the mesh (on a one-axis mesh, its axis)
   int devices = 0;   // on the whole mesh
+  // Of every shard_map call of the program's run, in order (issue #47: a program of several
+  // shard_maps is graded on all of them): the arrays each call took and returned that are the
+  // program's inputs and outputs, and below each device's collectives over all the calls.
   std::vector<ArrayRecord> inputs;
   std::vector<ArrayRecord> outputs;
+  // The shard_map calls recorded in this run so far: the run of a program (programs/program.hpp's
+  // shard_map) sets it to 0, each call adds one; a call with 0 starts the record afresh.
+  int calls = 0;
   // [device]: its collectives in order. Each device appends only to its own vector.
   std::vector<std::vector<CollectiveRecord>> collectives;
   // When given (--timings, --profile): the run's timeline, recorded alongside (profile.hpp).

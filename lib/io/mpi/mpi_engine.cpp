@@ -49,6 +49,7 @@ void Keepalive::stop() {
 RootEngine::RootEngine(MpiJob& job, const MeshShape& mesh, const MeshOptions& options, Trace& trace,
                        bool profiling)
     : job_(job), mesh_(mesh), options_(options), trace_(trace), profiling_(profiling) {
+  trace_.calls = 0;  // a program's run: every shard_map call of it is recorded
   keepalive_.emplace(job_, Step::kStart);
 }
 

@@ -17,9 +17,9 @@
 // job's bound, sees it alive, and a stopped rank 0 is still found within the bound.
 //
 // Each call is a shard_map of its own on every rank, as in one process (a Mesh::run each): its
-// --inject counts, its collectives entered and the trace's blocks and collectives start afresh,
-// so the trace, the --inject check and the profile's device spans are the last call's on both
-// backends (docs/mpi.md).
+// --inject counts and its collectives entered start afresh, so the --inject check and the
+// profile's device spans are the last call's on both backends (docs/mpi.md); the trace's blocks
+// and collectives are every call's, added up from the first (issue #47: every call is graded).
 #pragma once
 
 #include <optional>

@@ -234,9 +234,11 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
   check_mpi_mesh(mesh, job.ranks());
   const int n = mesh_devices(mesh);
   const int k = n / job.ranks();
-  // As one process's Mesh::run: this call's collectives only, none of an earlier call's, even
-  // when it fails before its devices run.
-  if (trace) trace->collectives.assign(static_cast<std::size_t>(n), {});
+  // As one process's Mesh::run: the first call of a program's run starts the collectives afresh,
+  // a later one adds to them (every call is graded and traced, issue #47), even when it fails
+  // before its devices run.
+  if (trace && (trace->calls == 0 || trace->collectives.size() != static_cast<std::size_t>(n)))
+    trace->collectives.assign(static_cast<std::size_t>(n), {});
   MpiOptions mpi = protocol;
   mpi.timeout = options.timeout;
   std::shared_ptr<MpiMesh> groups;
@@ -366,6 +368,7 @@ MpiShardMapResult mpi_shard_map(MpiJob& job, const MeshShape& mesh, const Body& 
   }
   const ProfilePhase phase(profile, "assemble");
   result.outputs = assemble_outputs(mesh, out_specs, std::move(outs), trace);
+  if (trace) ++trace->calls;
   return result;
 }
 
