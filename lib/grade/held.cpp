@@ -369,7 +369,8 @@ class HoldsObserver final : public ValueObserver {
       whole[g] = true;
       p.wholes.push_back({&jx, eqn, k, occurrence, g, p.seq});
       for (std::size_t e = 0; e < graded_[g].size; ++e)
-        if (held[g] != graded_[g].size) mine.push_back(static_cast<std::uint32_t>(graded_[g].offset + e));
+        if (held[g] != graded_[g].size)
+          mine.push_back(static_cast<std::uint32_t>(graded_[g].offset + e));
     }
     if (at_once_) live(p, jx, eqn, k, std::move(mine), whole, occurrence);
   }
@@ -380,9 +381,9 @@ class HoldsObserver final : public ValueObserver {
   // w1; a ring that passes each block on and adds it as it passes never holds all of x at once.
   struct Live {
     std::unordered_map<int, std::vector<std::uint32_t>> held;  // var -> its elements
-    std::vector<std::uint32_t> count;                           // element -> live values
-    std::vector<std::size_t> covered;                           // graded -> elements held
-    std::vector<std::size_t> values;                            // graded -> live values holding some
+    std::vector<std::uint32_t> count;                          // element -> live values
+    std::vector<std::size_t> covered;                          // graded -> elements held
+    std::vector<std::size_t> values;                           // graded -> live values holding some
   };
   void live(auto& p, const Jaxpr& jx, const Eqn* eqn, std::size_t k,
             std::vector<std::uint32_t> mine, const std::vector<bool>& whole,
@@ -430,8 +431,7 @@ class HoldsObserver final : public ValueObserver {
     const int var = eqn == nullptr ? jx.invars[k] : eqn->out[k];
     add(var, std::move(mine));
     for (std::size_t g = 0; g < graded_.size(); ++g) {
-      if (graded_[g].size > 1 && !whole[g] && l.values[g] > 1 &&
-          l.covered[g] == graded_[g].size) {
+      if (graded_[g].size > 1 && !whole[g] && l.values[g] > 1 && l.covered[g] == graded_[g].size) {
         Whole w{&jx, eqn, k, occurrence, g, p.seq};
         w.pieces = l.values[g];
         p.wholes.push_back(w);

@@ -169,10 +169,9 @@ RuleKinds shipped() {
          nullptr,
          [](const json& s, const RuleContext& cx) {
            const std::vector<std::string> names = strings(s["inputs"]);
-           return no_full_in_body(
-               cx.lp, names, s["axis"].get<std::string>(),
-               "no device holds a full " + either(names) + " (by values)",
-               s.contains("at_once") && s["at_once"].get<bool>());
+           return no_full_in_body(cx.lp, names, s["axis"].get<std::string>(),
+                                  "no device holds a full " + either(names) + " (by values)",
+                                  s.contains("at_once") && s["at_once"].get<bool>());
          }});
   k.add({"input_split",
          {{"input", F::kInput}, {"dim", F::kDim}, {"axis", F::kAxis, false}},
