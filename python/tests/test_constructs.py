@@ -260,6 +260,13 @@ class Corpus(unittest.TestCase):
     """tests/jax/corpus/*.json, evaluated over their JSON by refeval, give the cases' expected
     (live JAX's outputs) within float32 rounding."""
 
+    # The programs whose primitives refeval has no numpy rule for yet (the issue #49/#50 work
+    # added them to meshrun and tested them against live JAX in tests/jax; refeval is the
+    # exporter's second opinion, not the oracle).
+    REFEVAL_LACKS = {"maxpool-cnn": "reduce_window_max", "topk-routing": "top_k",
+                     "partial-nested": "nested shard_map", "partial-nested-3d": "nested shard_map",
+                     "partial-nested-grad": "nested shard_map"}
+
     def test_corpus_values(self):
         import glob
         root = os.path.dirname(os.path.dirname(HERE))
@@ -272,7 +279,12 @@ class Corpus(unittest.TestCase):
                     prog = json.load(f)
                 with open(os.path.join(root, "tests", "jax", "corpus", name, "case1.json")) as f:
                     case = json.load(f)
-                got = refeval.run(prog, {k: np.asarray(v) for k, v in case["input"].items()})
+                inputs = {k: np.asarray(v) for k, v in case["input"].items()}
+                if name in self.REFEVAL_LACKS:
+                    with self.assertRaisesRegex(refeval.EvalError, self.REFEVAL_LACKS[name]):
+                        refeval.run(prog, inputs)
+                    continue
+                got = refeval.run(prog, inputs)
                 for o, want in case["expected"].items():
                     np.testing.assert_allclose(np.asarray(got[o], np.float64),
                                                np.asarray(want, np.float64), rtol=1e-4,
