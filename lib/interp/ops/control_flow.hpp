@@ -129,6 +129,8 @@ std::vector<Fact> control_facts(const Eqn& e, const std::vector<Fact>& ops, std:
           carry[k] = extend(before[k], carry[k], static_cast<std::uint64_t>(p.length - rounds));
         outs = once();
       }
+      // A scan of length 0 ran no round: its carries are its initial ones, its ys empty.
+      outs.resize(std::max(outs.size(), results));
       for (std::size_t k = 0; k < nk && k < outs.size(); ++k) outs[k] = carry[k];
       outs.resize(results);
       return outs;
