@@ -384,6 +384,7 @@ class HoldsObserver final : public ValueObserver {
     std::vector<std::uint32_t> count;                          // element -> live values
     std::vector<std::size_t> covered;                          // graded -> elements held
     std::vector<std::size_t> values;                           // graded -> live values holding some
+    std::vector<bool> read;  // var -> some equation or the outvars read it (made once a jaxpr)
   };
   void live(auto& p, const Jaxpr& jx, const Eqn* eqn, std::size_t k,
             std::vector<std::uint32_t> mine, const std::vector<bool>& whole,
@@ -396,11 +397,16 @@ class HoldsObserver final : public ValueObserver {
     }
     Live& l = p.live[&jx];
     const bool fresh = (eqn == nullptr && k == 0) || (index == 0 && k == 0 && jx.invars.empty());
-    if (fresh || l.count.empty()) {
-      l.held.clear();
+    if (l.count.empty()) {  // the jaxpr's first activation on the device
       l.count.assign(p.stamp.size(), 0);
       l.covered.assign(graded_.size(), 0);
       l.values.assign(graded_.size(), 0);
+      l.read.assign(jx.types.size(), false);
+      for (const Eqn& q : jx.eqns)
+        for (const Atom& a : q.in)
+          if (!a.is_literal()) l.read[static_cast<std::size_t>(a.var)] = true;
+      for (const Atom& a : jx.outvars)
+        if (!a.is_literal()) l.read[static_cast<std::size_t>(a.var)] = true;
     }
     const auto graded_of = [&](std::uint32_t e) {
       std::size_t g = 0;
@@ -428,6 +434,13 @@ class HoldsObserver final : public ValueObserver {
       for (std::size_t g = 0; g < graded_.size(); ++g) l.values[g] -= touches[g];
       l.held.erase(it);
     };
+    if (fresh) {  // a new activation (a loop's next iteration): the last one's values are gone,
+      // dropped one by one -- what they held, not the whole count table, so an iteration costs
+      // what it holds
+      std::vector<int> vars;
+      for (const auto& [v, elements] : l.held) vars.push_back(v);
+      for (const int v : vars) drop(v);
+    }
     const int var = eqn == nullptr ? jx.invars[k] : eqn->out[k];
     add(var, std::move(mine));
     for (std::size_t g = 0; g < graded_.size(); ++g) {
@@ -439,19 +452,12 @@ class HoldsObserver final : public ValueObserver {
     }
     if (eqn != nullptr && k + 1 == eqn->out.size()) {
       for (const int v : eqn->last_use) drop(v);
-      // An output no equation reads and the jaxpr does not return dies at once.
+      // An output no equation reads and the jaxpr does not return dies at once (a variable is
+      // defined once: read anywhere is read after its equation).
       for (const int out : eqn->out) {
-        if (!read_later(jx, index, out)) drop(out);
+        if (!l.read[static_cast<std::size_t>(out)]) drop(out);
       }
     }
-  }
-  static bool read_later(const Jaxpr& jx, std::ptrdiff_t index, int var) {
-    for (const Atom& a : jx.outvars)
-      if (!a.is_literal() && a.var == var) return true;
-    for (std::size_t e = static_cast<std::size_t>(index) + 1; e < jx.eqns.size(); ++e)
-      for (const Atom& a : jx.eqns[e].in)
-        if (!a.is_literal() && a.var == var) return true;
-    return false;
   }
 
   struct PerDevice {
