@@ -291,8 +291,12 @@ struct Drawn {
   std::unordered_map<std::uint32_t, std::uint32_t> element;  // mantissa -> offset + element
 };
 
+// The run's inputs with the graded ones' elements replaced by distinct random values (a mantissa
+// each, recorded), and the other float32 inputs (`others`) by random values too, recorded as
+// nothing: a case's zero weights would otherwise make a gradient an exact copy of y (-2 * y when
+// w and b are 0), and a right ring of gradients would seem to pass y round.
 Drawn draw(const std::vector<TensorRef>& run_inputs, const std::vector<GradedInput>& graded,
-           std::uint64_t seed) {
+           const std::vector<bool>& others, std::uint64_t seed) {
   Drawn d;
   for (const TensorRef& t : run_inputs)
     d.inputs.emplace_back(t.shape, std::vector<float>(t.data, t.data + t.size()));
@@ -310,6 +314,15 @@ Drawn draw(const std::vector<TensorRef>& run_inputs, const std::vector<GradedInp
       data[e] = std::bit_cast<float>(sign | (exponent << 23) | m);
     }
   }
+  for (std::size_t i = 0; i < others.size() && i < d.inputs.size(); ++i) {
+    if (!others[i]) continue;
+    for (float& f : d.inputs[i].data) {
+      const std::uint32_t sign = (rng() & 1u) ? 0x80000000u : 0u;
+      const std::uint32_t exponent = (rng() & 1u) ? 126u : 127u;
+      f = std::bit_cast<float>(sign | (exponent << 23) |
+                               (static_cast<std::uint32_t>(rng()) & 0x7FFFFFu));
+    }
+  }
   return d;
 }
 
@@ -323,20 +336,41 @@ struct Whole {
   std::uint64_t seq = 0;  // the device's how-manieth value
   // 1: one value holds it all; more: that many values alive at once hold it together (at_once).
   std::size_t pieces = 1;
-  auto key() const { return std::make_tuple(jx, eqn, k, occurrence, graded); }
+  // Over the run (HoldScope::kRun): no set of values alive together held it all, but the
+  // device's values did over the whole run (`pieces` of them); the value that completed it is
+  // where, and two draws agree on the device and the input, not on which value was the last.
+  bool over_run = false;
+  auto key() const {
+    return over_run ? std::make_tuple(static_cast<const Jaxpr*>(nullptr),
+                                      static_cast<const Eqn*>(nullptr), std::size_t{0},
+                                      std::uint64_t{0}, graded)
+                    : std::make_tuple(jx, eqn, k, occurrence, graded);
+  }
 };
 
 class HoldsObserver final : public ValueObserver {
  public:
-  HoldsObserver(const Drawn& d, const std::vector<GradedInput>& graded, int devices, bool at_once)
-      : d_(d), graded_(graded), devices_(static_cast<std::size_t>(devices)), at_once_(at_once) {
+  HoldsObserver(const Drawn& d, const std::vector<GradedInput>& graded, int devices,
+                HoldScope scope)
+      : d_(d),
+        graded_(graded),
+        devices_(static_cast<std::size_t>(devices)),
+        at_once_(scope != HoldScope::kValue),
+        over_run_(scope == HoldScope::kRun) {
     std::size_t total = 0;
     min_size_ = SIZE_MAX;
     for (const GradedInput& g : graded) {
       total += g.size;
       min_size_ = std::min(min_size_, g.size);
     }
-    for (PerDevice& p : devices_) p.stamp.assign(total, 0);
+    for (PerDevice& p : devices_) {
+      p.stamp.assign(total, 0);
+      if (over_run_) {
+        p.ever.assign(total, false);
+        p.ever_covered.assign(graded.size(), 0);
+        p.ever_values.assign(graded.size(), 0);
+      }
+    }
   }
 
   void seen(int device, const Jaxpr& jx, const Eqn* eqn, std::size_t k, const Value& v) override {
@@ -372,7 +406,34 @@ class HoldsObserver final : public ValueObserver {
         if (held[g] != graded_[g].size)
           mine.push_back(static_cast<std::uint32_t>(graded_[g].offset + e));
     }
+    if (over_run_) run_union(p, jx, eqn, k, mine, whole, occurrence);
     if (at_once_) live(p, jx, eqn, k, std::move(mine), whole, occurrence);
+  }
+
+  // Over the run: every element any value of the device ever held. A device that received all
+  // of w1 a row at a time, or every block of x round a ring, computed with all of it -- the
+  // work of every device, done on one -- though no two of those values were alive together.
+  void run_union(auto& p, const Jaxpr& jx, const Eqn* eqn, std::size_t k,
+                 const std::vector<std::uint32_t>& mine, const std::vector<bool>& whole,
+                 std::uint64_t occurrence) {
+    std::vector<bool> adds(graded_.size(), false);
+    for (const std::uint32_t e : mine) {
+      if (p.ever[e]) continue;
+      p.ever[e] = true;
+      std::size_t g = 0;
+      while (g + 1 < graded_.size() && e >= graded_[g + 1].offset) ++g;
+      ++p.ever_covered[g];
+      adds[g] = true;
+    }
+    for (std::size_t g = 0; g < graded_.size(); ++g) {
+      if (!adds[g]) continue;
+      ++p.ever_values[g];
+      if (whole[g] || graded_[g].size <= 1 || p.ever_covered[g] != graded_[g].size) continue;
+      Whole w{&jx, eqn, k, occurrence, g, p.seq};
+      w.pieces = p.ever_values[g];
+      w.over_run = true;
+      p.wholes.push_back(w);
+    }
   }
 
   // at_once: the values of one activation of `jx` on the device while they live (from their
@@ -467,6 +528,9 @@ class HoldsObserver final : public ValueObserver {
     std::map<std::pair<const void*, std::size_t>, std::uint64_t> occurrences;
     std::vector<Whole> wholes;
     std::map<const Jaxpr*, Live> live;
+    std::vector<bool> ever;                 // over_run: element -> some value held it
+    std::vector<std::size_t> ever_covered;  // graded -> elements ever held
+    std::vector<std::size_t> ever_values;   // graded -> values that added some
   };
   const std::vector<PerDevice>& devices() const { return devices_; }
 
@@ -508,21 +572,22 @@ class HoldsObserver final : public ValueObserver {
   std::vector<PerDevice> devices_;
   std::size_t min_size_ = 0;
   bool at_once_ = false;
+  bool over_run_ = false;
 };
 
 // The values that hold a whole graded input at both draws, per device (in the order the device
 // computed them); nullopt when the program could not run on the drawn values.
 std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     const LoadedProgram& lp, const MeshShape& mesh, const std::vector<TensorRef>& run_inputs,
-    const std::vector<GradedInput>& graded, bool at_once) {
+    const std::vector<GradedInput>& graded, const std::vector<bool>& others, HoldScope scope) {
   int devices = 1;
   for (const auto& [axis, n] : mesh) devices *= n;
   std::vector<std::vector<Whole>> confirmed(static_cast<std::size_t>(devices));
   std::set<std::tuple<int, const Jaxpr*, const Eqn*, std::size_t, std::uint64_t, std::size_t>>
       first;
   for (const std::uint64_t seed : {0x9E3779B97F4A7C15ull, 0xD1B54A32D192ED03ull}) {
-    const Drawn d = draw(run_inputs, graded, seed);
-    HoldsObserver obs(d, graded, devices, at_once);
+    const Drawn d = draw(run_inputs, graded, others, seed);
+    HoldsObserver obs(d, graded, devices, scope);
     try {
       run_observed(lp, mesh, refs(d.inputs), obs);
     } catch (const InternalError&) {
@@ -553,9 +618,9 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
 // runs on Mesh()) computed on the whole arrays on one device: it fails.
 StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string> names,
                                const std::string& axis, const std::string& description,
-                               bool at_once) {
+                               HoldScope scope) {
   return {
-      description, [&lp, names, axis, at_once](const Trace& t) -> std::optional<std::string> {
+      description, [&lp, names, axis, scope](const Trace& t) -> std::optional<std::string> {
         const int pos = mesh_axis_position(t.mesh, axis);
         if (t.input_values != nullptr && pos < 0) {
           std::string all;
@@ -613,13 +678,27 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
           graded.push_back({i, def, t.input_values->at(def).size(), total});
           total += graded.back().size;
         }
+        // The other float32 inputs, drawn at random too (not graded).
+        std::vector<bool> others(t.input_values->size(), false);
+        for (std::size_t i = 0; i < lp.def_input.size() && i < b.exp->jaxpr.invars.size(); ++i) {
+          if (b.exp->jaxpr.types[b.exp->jaxpr.invars[i]].dtype == DType::kF32 &&
+              lp.def_input[i] < others.size())
+            others[lp.def_input[i]] = true;
+        }
+        for (const GradedInput& g : graded) others[g.def_input] = false;
         bool by_values = false;
         if (!graded.empty() && total < (std::size_t{1} << 21)) {
-          if (const auto wholes = wholes_by_values(lp, t.mesh, *t.input_values, graded, at_once)) {
+          if (const auto wholes =
+                  wholes_by_values(lp, t.mesh, *t.input_values, graded, others, scope)) {
             by_values = true;
             for (std::size_t d = 0; d < wholes->size(); ++d) {
               if ((*wholes)[d].empty()) continue;
-              const Whole& w = (*wholes)[d].front();
+              // A value or values alive at once, where there are (the more precise place);
+              // else the run's union.
+              const auto& ws = (*wholes)[d];
+              const auto precise =
+                  std::find_if(ws.begin(), ws.end(), [](const Whole& o) { return !o.over_run; });
+              const Whole& w = precise != ws.end() ? *precise : ws.front();
               std::size_t same = 0;
               for (const auto& on : *wholes) {
                 same += std::any_of(on.begin(), on.end(), [&](const Whole& o) {
@@ -641,6 +720,12 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
               }
               const std::string who = same == wholes->size() ? std::string("every device")
                                                              : "device " + std::to_string(d);
+              if (w.over_run) {
+                return who + " receives every element of " + name + " " + whole_type(name) +
+                       " over the run, in " + std::to_string(w.pieces) +
+                       " values never all alive at once (the last: " + declared(type) + ", " + how +
+                       "): it computes with all of " + name + ", not its block";
+              }
               if (w.pieces > 1) {
                 return who + " holds all the elements of " + name + " " + whole_type(name) +
                        " in " + std::to_string(w.pieces) +

@@ -23,11 +23,18 @@ namespace meshrun::interp {
 // most, per input) stays for the work outside the shard_maps and for a program that cannot run on
 // the drawn values. docs/grading.md says what the values check cannot see.
 // `lp` must outlive the rule.
-// With `at_once`, values alive at one time on one device count together: two halves of w1 both
-// alive hold all of it (the weights' rules); without, one value must hold it all (a ring passes
-// every block of x through a device and may keep them apart).
+// What counts together, the scope:
+// - kValue: one value must hold it all (a ring passes every block of x through a device and may
+//   keep them apart: ring-allreduce);
+// - kAlive (`at_once`): values alive at one time on one device count together, so two halves of
+//   w1 both alive hold all of it;
+// - kRun (`over_the_run`): every value a device ever computed counts together, as well as the
+//   above, so w1 received a row at a time, or x's blocks passed round a ring and each used, are
+//   all of it: the device did every device's share of the work (the weights' and the data's
+//   rules).
+enum class HoldScope { kValue, kAlive, kRun };
 StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string> names,
                                const std::string& axis, const std::string& description,
-                               bool at_once = false);
+                               HoldScope scope = HoldScope::kValue);
 
 }  // namespace meshrun::interp

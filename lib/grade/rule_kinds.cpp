@@ -28,6 +28,8 @@ std::string text(const json& spec, const char* key, const std::string& otherwise
 
 int dim(const json& spec) { return spec.at("dim").get<int>(); }
 
+bool flag(const json& spec, const char* key) { return spec.contains(key) && spec[key].get<bool>(); }
+
 std::string either(const std::vector<std::string>& names) {
   std::string s;
   for (std::size_t i = 0; i < names.size(); ++i)
@@ -165,13 +167,18 @@ RuleKinds shipped() {
          },
          nullptr});
   k.add({"no_full_in_body",
-         {{"inputs", F::kInputs}, {"axis", F::kAxis}, {"at_once", F::kFlag, false}},
+         {{"inputs", F::kInputs},
+          {"axis", F::kAxis},
+          {"at_once", F::kFlag, false},
+          {"over_the_run", F::kFlag, false}},
          nullptr,
          [](const json& s, const RuleContext& cx) {
            const std::vector<std::string> names = strings(s["inputs"]);
            return no_full_in_body(cx.lp, names, s["axis"].get<std::string>(),
                                   "no device holds a full " + either(names) + " (by values)",
-                                  s.contains("at_once") && s["at_once"].get<bool>());
+                                  flag(s, "over_the_run") ? HoldScope::kRun
+                                  : flag(s, "at_once")    ? HoldScope::kAlive
+                                                          : HoldScope::kValue);
          }});
   k.add({"input_split",
          {{"input", F::kInput}, {"dim", F::kDim}, {"axis", F::kAxis, false}},
