@@ -10,6 +10,7 @@
 #include "interp/compiled.hpp"
 #include "interp/eval.hpp"
 #include "interp/program_impl.hpp"
+#include "interp/scalar_ops.hpp"
 #include "mesh/device.hpp"
 #include "mesh/mesh.hpp"
 #include "shard/partition_spec.hpp"
@@ -22,6 +23,11 @@ namespace {
 std::vector<Value> run_body(const std::string& file, const CompiledShardMap& sm,
                             const DimBindings& dims, Device& dev, std::vector<Value> args,
                             std::uint64_t max_while_iterations, ValueObserver* observer = nullptr) {
+  // XLA:CPU runs a program with denormals flushed (FTZ and DAZ): every operation of the body --
+  // additions, products, dots, comparisons, the collectives' folds -- flushes as JAX's does
+  // (exp(-100) and 2e-38 * 0.5 are 0 in JAX). The case's inputs are read and the outputs written
+  // outside, so a subnormal passes through a program that does not compute on it.
+  const prim::FlushDenormals flush;
   PrimContext ctx;
   ctx.observer = observer;
   ctx.max_while_iterations = max_while_iterations;
@@ -157,6 +163,7 @@ std::vector<Tensor> whole_run(const LoadedProgram& lp, Engine& engine,
     }
     return result;
   };
+  const prim::FlushDenormals flush;  // as run_body's: the equations around the shard_maps too
   PrimContext ctx;
   ctx.dims = dims.get();
   ctx.file = lp.file.path;

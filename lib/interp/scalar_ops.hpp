@@ -19,15 +19,33 @@
 
 namespace meshrun::interp::prim {
 
+// XLA:CPU runs with denormals flushed to zero (MXCSR FTZ and DAZ): a subnormal operand of its
+// arithmetic counts as a zero of its sign, and a subnormal result becomes one. ftz(x) is that
+// flush, for the approximations below that follow XLA's code operation by operation.
+inline float ftz(float a) {
+  std::uint32_t u;
+  std::memcpy(&u, &a, 4);
+  if ((u & 0x7f800000u) != 0) return a;
+  u &= 0x80000000u;
+  float r;
+  std::memcpy(&r, &u, 4);
+  return r;
+}
+
 // IEEE 754-2019 maximum and minimum, as JAX's max/min: NaN propagates (the first NaN operand is
-// returned), and -0 < +0.
+// returned), and -0 < +0; a subnormal operand is a zero of its sign, as under XLA's flush
+// (max(-1e-45, 0) is +0, min(1e-39, 1) is +0 in JAX).
 inline float max_ieee(float a, float b) {
+  a = ftz(a);
+  b = ftz(b);
   if (std::isnan(a)) return a;
   if (std::isnan(b)) return b;
   if (a == b) return std::signbit(a) ? b : a;
   return a > b ? a : b;
 }
 inline float min_ieee(float a, float b) {
+  a = ftz(a);
+  b = ftz(b);
   if (std::isnan(a)) return a;
   if (std::isnan(b)) return b;
   if (a == b) return std::signbit(a) ? a : b;
@@ -66,18 +84,6 @@ inline float sign(float a) {
   return std::isnan(a) ? a : a > 0 ? 1.0f : a < 0 ? -1.0f : a;  // keeps -0 and +0
 }
 inline float square(float a) { return a * a; }
-// XLA:CPU runs with denormals flushed to zero (MXCSR FTZ and DAZ): a subnormal operand of its
-// arithmetic counts as a zero of its sign, and a subnormal result becomes one. ftz(x) is that
-// flush, for the approximations below that follow XLA's code operation by operation.
-inline float ftz(float a) {
-  std::uint32_t u;
-  std::memcpy(&u, &a, 4);
-  if ((u & 0x7f800000u) != 0) return a;
-  u &= 0x80000000u;
-  float r;
-  std::memcpy(&r, &u, 4);
-  return r;
-}
 // XLA:CPU's exp for float32: the Cephes polynomial of its polynomial_approximations, x clamped
 // to [-87.8, 88.8], n = floor(x log2(e) + 1/2) clamped to [-127, 127], x - n ln(2) in two parts
 // and the polynomial with fused multiply-adds (as LLVM contracts them), times 2^n built from its

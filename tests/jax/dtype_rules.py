@@ -441,6 +441,25 @@ TABLE.update({
 })
 # ---- end of issue #49's elementwise block
 
+# ---- XLA:CPU's flush of subnormals (FTZ and DAZ) in the plain arithmetic: a subnormal operand
+# counts as a zero of its sign, a subnormal result becomes one (lib/interp/program_run.cpp).
+SUB_X = np.array([1e-39, -3e-39, 2e-38, -2e-38, 1.2e-38, 1.5e-38, 3e-38, 1e-40, 0.0, -0.0, 1.0,
+                  -1.0, 1e-30, 5e-39, -1e-45, 1.17549435e-38], np.float32)
+SUB_Y = np.array([0.0, 1e-39, -1.9e-38, 1.0e-38, 0.5, -0.5, 0.25, 1.0, 1e-39, -2e-39, 1e-38,
+                  2.0, 1e-9, 1.0, 0.0, 0.75], np.float32)
+TABLE.update({
+    "flush": [("add-f32", lax.add, (SUB_X, SUB_Y)), ("sub-f32", lax.sub, (SUB_X, SUB_Y)),
+              ("mul-f32", lax.mul, (SUB_X, SUB_Y)), ("max-f32", lax.max, (SUB_X, SUB_Y)),
+              ("min-f32", lax.min, (SUB_X, SUB_Y)), ("div-f32", lax.div, (SUB_X, SUB_Y + 2.0)),
+              ("dot-f32", lambda a, b: lax.dot_general(a.reshape(4, 4), b.reshape(4, 4),
+                                                       (((1,), (0,)), ((), ()))), (SUB_X, SUB_Y)),
+              ("reduce_sum-f32", lambda a: jnp.sum(a.reshape(4, 4) * 0.5, axis=1), (SUB_X,)),
+              ("reduce_max-f32", lambda a: jnp.max(a.reshape(4, 4), axis=1), (SUB_X,))],
+# (Not select: XLA rewrites select(a > b, a, b) into max, which flushes, while a select of
+# another shape passes a subnormal's bits through -- an optimizer's pattern, not arithmetic.)
+})
+# ---- end of the flush block
+
 
 def main():
     target = os.path.join(HERE, "dtype_rules")
