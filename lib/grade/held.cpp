@@ -340,19 +340,24 @@ struct Whole {
   // device's values did over the whole run (`pieces` of them); the value that completed it is
   // where, and two draws agree on the device and the input, not on which value was the last.
   bool over_run = false;
+  // Elements from outside the device's blocks (HoldScope::kRun): the device held `pieces` elements
+  // of the input it was never handed (the first held where this says), at both draws.
+  bool foreign = false;
   auto key() const {
-    return over_run ? std::make_tuple(static_cast<const Jaxpr*>(nullptr),
-                                      static_cast<const Eqn*>(nullptr), std::size_t{0},
-                                      std::uint64_t{0}, graded)
-                    : std::make_tuple(jx, eqn, k, occurrence, graded);
+    return over_run || foreign ? std::make_tuple(static_cast<const Jaxpr*>(nullptr),
+                                                 static_cast<const Eqn*>(nullptr), std::size_t{0},
+                                                 std::uint64_t{0}, graded)
+                               : std::make_tuple(jx, eqn, k, occurrence, graded);
   }
 };
 
 class HoldsObserver final : public ValueObserver {
  public:
+  // `bodies`: the shard_map bodies, whose operands as received are a device's own blocks.
   HoldsObserver(const Drawn& d, const std::vector<GradedInput>& graded, int devices,
-                HoldScope scope)
-      : d_(d),
+                HoldScope scope, std::set<const Jaxpr*> bodies)
+      : bodies_(std::move(bodies)),
+        d_(d),
         graded_(graded),
         devices_(static_cast<std::size_t>(devices)),
         at_once_(scope != HoldScope::kValue),
@@ -367,6 +372,8 @@ class HoldsObserver final : public ValueObserver {
       p.stamp.assign(total, 0);
       if (over_run_) {
         p.ever.assign(total, false);
+        p.own.assign(total, false);
+        p.first_site.assign(total, 0);
         p.ever_covered.assign(graded.size(), 0);
         p.ever_values.assign(graded.size(), 0);
       }
@@ -406,7 +413,11 @@ class HoldsObserver final : public ValueObserver {
         if (held[g] != graded_[g].size)
           mine.push_back(static_cast<std::uint32_t>(graded_[g].offset + e));
     }
-    if (over_run_) run_union(p, jx, eqn, k, mine, whole, occurrence);
+    if (over_run_) {
+      if (eqn == nullptr && bodies_.count(&jx) != 0)
+        for (const std::uint32_t e : mine) p.own[e] = true;
+      run_union(p, jx, eqn, k, mine, whole, occurrence);
+    }
     if (at_once_) live(p, jx, eqn, k, std::move(mine), whole, occurrence);
   }
 
@@ -420,6 +431,9 @@ class HoldsObserver final : public ValueObserver {
     for (const std::uint32_t e : mine) {
       if (p.ever[e]) continue;
       p.ever[e] = true;
+      if (p.sites.empty() || p.sites.back().seq != p.seq)
+        p.sites.push_back({&jx, eqn, k, occurrence, 0, p.seq});
+      p.first_site[e] = static_cast<std::uint32_t>(p.sites.size());
       std::size_t g = 0;
       while (g + 1 < graded_.size() && e >= graded_[g + 1].offset) ++g;
       ++p.ever_covered[g];
@@ -529,10 +543,24 @@ class HoldsObserver final : public ValueObserver {
     std::vector<Whole> wholes;
     std::map<const Jaxpr*, Live> live;
     std::vector<bool> ever;                 // over_run: element -> some value held it
+    std::vector<bool> own;                  // element -> a shard_map handed it to the device
+    std::vector<std::uint32_t> first_site;  // element -> 1 + its first holder in `sites`
+    std::vector<Whole> sites;
     std::vector<std::size_t> ever_covered;  // graded -> elements ever held
     std::vector<std::size_t> ever_values;   // graded -> values that added some
   };
   const std::vector<PerDevice>& devices() const { return devices_; }
+
+  // Per graded input, the elements device `dev` held and was never handed (over_run).
+  std::vector<std::vector<std::uint32_t>> foreign(std::size_t dev) const {
+    std::vector<std::vector<std::uint32_t>> out(graded_.size());
+    if (!over_run_) return out;
+    const PerDevice& p = devices_[dev];
+    for (std::size_t g = 0; g < graded_.size(); ++g)
+      for (std::size_t e = graded_[g].offset; e < graded_[g].offset + graded_[g].size; ++e)
+        if (p.ever[e] && !p.own[e]) out[g].push_back(static_cast<std::uint32_t>(e));
+    return out;
+  }
 
  private:
   // A value holds all of input g as a scaled copy: one factor c such that every element's
@@ -567,6 +595,7 @@ class HoldsObserver final : public ValueObserver {
     return false;
   }
 
+  std::set<const Jaxpr*> bodies_;
   const Drawn& d_;
   const std::vector<GradedInput>& graded_;
   std::vector<PerDevice> devices_;
@@ -579,15 +608,18 @@ class HoldsObserver final : public ValueObserver {
 // computed them); nullopt when the program could not run on the drawn values.
 std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     const LoadedProgram& lp, const MeshShape& mesh, const std::vector<TensorRef>& run_inputs,
-    const std::vector<GradedInput>& graded, const std::vector<bool>& others, HoldScope scope) {
+    const std::vector<GradedInput>& graded, const std::vector<bool>& others, HoldScope scope,
+    const std::set<const Jaxpr*>& bodies) {
   int devices = 1;
   for (const auto& [axis, n] : mesh) devices *= n;
   std::vector<std::vector<Whole>> confirmed(static_cast<std::size_t>(devices));
   std::set<std::tuple<int, const Jaxpr*, const Eqn*, std::size_t, std::uint64_t, std::size_t>>
       first;
+  // [device][graded]: the foreign elements of the first draw (sorted).
+  std::vector<std::vector<std::vector<std::uint32_t>>> foreign_first;
   for (const std::uint64_t seed : {0x9E3779B97F4A7C15ull, 0xD1B54A32D192ED03ull}) {
     const Drawn d = draw(run_inputs, graded, others, seed);
-    HoldsObserver obs(d, graded, devices, scope);
+    HoldsObserver obs(d, graded, devices, scope, bodies);
     try {
       run_observed(lp, mesh, refs(d.inputs), obs);
     } catch (const InternalError&) {
@@ -603,6 +635,25 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
         } else if (first.count(key) != 0) {
           confirmed[static_cast<std::size_t>(dev)].push_back(w);
         }
+      }
+      // Elements from outside its blocks, held at both draws: where the first was held.
+      const auto per = static_cast<std::size_t>(dev);
+      const auto foreign = obs.foreign(per);
+      if (seed == 0x9E3779B97F4A7C15ull) {
+        foreign_first.push_back(foreign);
+        continue;
+      }
+      for (std::size_t g = 0; g < graded.size(); ++g) {
+        std::vector<std::uint32_t> both;
+        std::set_intersection(foreign[g].begin(), foreign[g].end(), foreign_first[per][g].begin(),
+                              foreign_first[per][g].end(), std::back_inserter(both));
+        if (both.empty()) continue;
+        const auto& p = obs.devices()[per];
+        Whole w = p.sites[p.first_site[both.front()] - 1];
+        w.graded = g;
+        w.pieces = both.size();
+        w.foreign = true;
+        confirmed[per].push_back(w);
       }
     }
   }
@@ -678,6 +729,9 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
           graded.push_back({i, def, t.input_values->at(def).size(), total});
           total += graded.back().size;
         }
+        std::set<const Jaxpr*> bodies;
+        for (const auto& sm : lp.compiled.of(b.exp).shard_maps)
+          if (sm->body != nullptr) bodies.insert(sm->body->run);
         // The other float32 inputs, drawn at random too (not graded).
         std::vector<bool> others(t.input_values->size(), false);
         for (std::size_t i = 0; i < lp.def_input.size() && i < b.exp->jaxpr.invars.size(); ++i) {
@@ -689,7 +743,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         bool by_values = false;
         if (!graded.empty() && total < (std::size_t{1} << 21)) {
           if (const auto wholes =
-                  wholes_by_values(lp, t.mesh, *t.input_values, graded, others, scope)) {
+                  wholes_by_values(lp, t.mesh, *t.input_values, graded, others, scope, bodies)) {
             by_values = true;
             for (std::size_t d = 0; d < wholes->size(); ++d) {
               if ((*wholes)[d].empty()) continue;
@@ -720,6 +774,12 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
               }
               const std::string who = same == wholes->size() ? std::string("every device")
                                                              : "device " + std::to_string(d);
+              if (w.foreign) {
+                return who + " holds " + std::to_string(w.pieces) + " element" +
+                       (w.pieces == 1 ? "" : "s") + " of " + name + " " + whole_type(name) +
+                       " from outside its block (the first in " + declared(type) + ", " + how +
+                       "): it computes with another device's share of " + name;
+              }
               if (w.over_run) {
                 return who + " receives every element of " + name + " " + whole_type(name) +
                        " over the run, in " + std::to_string(w.pieces) +

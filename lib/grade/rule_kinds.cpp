@@ -175,7 +175,11 @@ RuleKinds shipped() {
          [](const json& s, const RuleContext& cx) {
            const std::vector<std::string> names = strings(s["inputs"]);
            return no_full_in_body(cx.lp, names, s["axis"].get<std::string>(),
-                                  "no device holds a full " + either(names) + " (by values)",
+                                  flag(s, "over_the_run")
+                                      ? "no device holds a full " + either(names) +
+                                            ", nor an element of another device's block (by "
+                                            "values)"
+                                      : "no device holds a full " + either(names) + " (by values)",
                                   flag(s, "over_the_run") ? HoldScope::kRun
                                   : flag(s, "at_once")    ? HoldScope::kAlive
                                                           : HoldScope::kValue);

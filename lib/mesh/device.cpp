@@ -244,7 +244,10 @@ Tensor Device::grouped(CollectiveOp op, const Tensor& x, AxisNames axes,
   const SpanEnd end{*this};
   // before() records it as the ungrouped op would be, its result varying: the subgroups differ.
   Communicator& c = before(op, axes, x.shape, shape);
-  if (log_ != nullptr) log_->back().out_varying = true;
+  if (log_ != nullptr) {
+    log_->back().out_varying = true;
+    log_->back().moves = k > 1;
+  }
   Tensor y(shape);
   c.grouped(op, groups, x.span(), y.span());
   return y;
@@ -268,6 +271,13 @@ Tensor Device::ppermute(const Tensor& x, AxisNames axes,
   }
   const SpanEnd end{*this};
   Communicator& c = before(CollectiveOp::kPermute, axes, x.shape, x.shape);
+  if (log_ != nullptr) {
+    const int me = axis_index(axes);
+    const int from = source_of[static_cast<std::size_t>(me)];
+    bool sends_away = false;
+    for (auto [src, dst] : perm) sends_away = sends_away || (src == me && dst != me);
+    log_->back().moves = sends_away || (from >= 0 && from != me);
+  }
   Tensor y(x.shape);
   c.permute(x.span(), y.span(), source_of);
   return y;

@@ -65,7 +65,7 @@ bool over_axis(const std::string& label, const std::string& axis) {
 std::size_t reduced_elements(const Trace& t, int d, const std::string& axis, bool tuples) {
   std::size_t reduced = 0;
   for (const CollectiveRecord& c : t.collectives.at(static_cast<std::size_t>(d)))
-    if (is_reduction(c) && (tuples ? over_axis(c.axis, axis) : c.axis == axis))
+    if (c.moves && is_reduction(c) && (tuples ? over_axis(c.axis, axis) : c.axis == axis))
       reduced += shape_size(c.in_shape);
   return reduced;
 }
@@ -154,7 +154,7 @@ StructuralRule combined_over(const std::string& axis, std::vector<std::string> o
             for (int d = 0; d < t.devices; ++d) {
               std::size_t sent = 0;
               for (const CollectiveRecord& c : t.collectives.at(static_cast<std::size_t>(d)))
-                if (over_axis(c.axis, axis)) sent += shape_size(c.in_shape);
+                if (c.moves && over_axis(c.axis, axis)) sent += shape_size(c.in_shape);
               const std::size_t want = std::max<std::size_t>(need(t, d), 1);
               if (sent < want) {
                 return "device " + std::to_string(d) + " passed " + std::to_string(sent) +

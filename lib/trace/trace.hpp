@@ -23,6 +23,11 @@ struct CollectiveRecord {
   Shape out_shape;    // what it got back
   bool out_varying;   // the result differs from device to device (psum_scatter, ppermute)
   std::uint64_t seq;  // the collective's sequence number on the device, from 1
+  // The device exchanged data with another: false for a collective over subgroups of one device
+  // (axis_index_groups [[0], [1], ...]) and a ppermute that sends this device's value to itself
+  // and receives only its own -- a call that combines nothing, which the rules on what was
+  // combined or reduced across devices do not count.
+  bool moves = true;
   std::size_t bytes() const { return shape_size(in_shape) * sizeof(float); }
 };
 
