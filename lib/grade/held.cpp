@@ -289,6 +289,13 @@ struct GradedInput {
 struct Drawn {
   std::vector<Tensor> inputs;
   std::unordered_map<std::uint32_t, std::uint32_t> element;  // mantissa -> offset + element
+  // Per graded input, how many of its elements `element` knows: a value holding that many
+  // holds it all (every element of a draw; of the case's own values, those it can tell apart).
+  std::vector<std::size_t> need;
+  bool scaled = true;  // scaled copies are searched (a draw's values, not a case's)
+  // The bits of a number that name an element: a draw's fraction bits (so e, -e and e times a
+  // power of two are e), a case's magnitude (0.2 and 0.8 share their fraction bits).
+  std::uint32_t key_bits = 0x7FFFFFu;
 };
 
 // The run's inputs with the graded ones' elements replaced by distinct random values (a mantissa
@@ -301,6 +308,7 @@ Drawn draw(const std::vector<TensorRef>& run_inputs, const std::vector<GradedInp
   for (const TensorRef& t : run_inputs)
     d.inputs.emplace_back(t.shape, std::vector<float>(t.data, t.data + t.size()));
   std::mt19937_64 rng(seed);
+  for (const GradedInput& g : graded) d.need.push_back(g.size);
   for (const GradedInput& g : graded) {
     std::vector<float>& data = d.inputs[g.def_input].data;
     for (std::size_t e = 0; e < g.size; ++e) {
@@ -322,6 +330,43 @@ Drawn draw(const std::vector<TensorRef>& run_inputs, const std::vector<GradedInp
       f = std::bit_cast<float>(sign | (exponent << 23) |
                                (static_cast<std::uint32_t>(rng()) & 0x7FFFFFu));
     }
+  }
+  return d;
+}
+
+// The case's own values, for the run the numbers were checked on: a program that behaves
+// otherwise on random values (it tests whether its inputs look like a case's decimals, or are a
+// case it knows) shows here what it does. An element is told apart by its magnitude when no
+// other element of the float32 inputs has it and its fraction bits are not a round number's (the
+// low 8 bits zero: 0.5, 3, 1.25); an input with fewer than 4 such elements, or under half of its
+// own, is not checked on them (need beyond reach).
+Drawn case_values(const std::vector<TensorRef>& run_inputs, const std::vector<GradedInput>& graded,
+                  const std::vector<bool>& others) {
+  Drawn d;
+  d.scaled = false;
+  d.key_bits = 0x7FFFFFFFu;
+  for (const TensorRef& t : run_inputs)
+    d.inputs.emplace_back(t.shape, std::vector<float>(t.data, t.data + t.size()));
+  std::unordered_map<std::uint32_t, std::size_t> count;
+  const auto mantissa = [&](const GradedInput& g, std::size_t e) {
+    return std::bit_cast<std::uint32_t>(d.inputs[g.def_input].data[e]) & 0x7FFFFFFFu;
+  };
+  for (const GradedInput& g : graded)
+    for (std::size_t e = 0; e < g.size; ++e) ++count[mantissa(g, e)];
+  // A magnitude the other float32 inputs have too names no element (w1's 0.8 is not y's).
+  for (std::size_t i = 0; i < others.size() && i < d.inputs.size(); ++i) {
+    if (!others[i]) continue;
+    for (const float f : d.inputs[i].data) ++count[std::bit_cast<std::uint32_t>(f) & 0x7FFFFFFFu];
+  }
+  for (const GradedInput& g : graded) {
+    std::size_t known = 0;
+    for (std::size_t e = 0; e < g.size; ++e) {
+      const std::uint32_t m = mantissa(g, e);
+      if ((m & 0xFFu) == 0 || count[m] != 1) continue;
+      d.element.emplace(m, static_cast<std::uint32_t>(g.offset + e));
+      ++known;
+    }
+    d.need.push_back(known >= 4 && 2 * known >= g.size ? known : SIZE_MAX);
   }
   return d;
 }
@@ -393,7 +438,7 @@ class HoldsObserver final : public ValueObserver {
     for (const float f : v.t.data) {
       const std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
       if ((bits & 0x7FFFFFFFu) == 0) continue;
-      const auto it = d_.element.find(bits & 0x7FFFFFu);
+      const auto it = d_.element.find(bits & d_.key_bits);
       if (it == d_.element.end() || p.stamp[it->second] == p.serial) continue;
       p.stamp[it->second] = p.serial;
       mine.push_back(it->second);
@@ -406,11 +451,11 @@ class HoldsObserver final : public ValueObserver {
     std::vector<bool> whole(graded_.size(), false);
     for (std::size_t g = 0; g < graded_.size(); ++g) {
       if (graded_[g].size <= 1) continue;
-      if (held[g] != graded_[g].size && !scaled_copy(v, graded_[g], magnitudes)) continue;
+      if (held[g] != d_.need[g] && !scaled_copy(v, graded_[g], magnitudes)) continue;
       whole[g] = true;
       p.wholes.push_back({&jx, eqn, k, occurrence, g, p.seq});
       for (std::size_t e = 0; e < graded_[g].size; ++e)
-        if (held[g] != graded_[g].size)
+        if (held[g] != d_.need[g])
           mine.push_back(static_cast<std::uint32_t>(graded_[g].offset + e));
     }
     if (over_run_) {
@@ -442,7 +487,7 @@ class HoldsObserver final : public ValueObserver {
     for (std::size_t g = 0; g < graded_.size(); ++g) {
       if (!adds[g]) continue;
       ++p.ever_values[g];
-      if (whole[g] || graded_[g].size <= 1 || p.ever_covered[g] != graded_[g].size) continue;
+      if (whole[g] || graded_[g].size <= 1 || p.ever_covered[g] != d_.need[g]) continue;
       Whole w{&jx, eqn, k, occurrence, g, p.seq};
       w.pieces = p.ever_values[g];
       w.over_run = true;
@@ -519,7 +564,7 @@ class HoldsObserver final : public ValueObserver {
     const int var = eqn == nullptr ? jx.invars[k] : eqn->out[k];
     add(var, std::move(mine));
     for (std::size_t g = 0; g < graded_.size(); ++g) {
-      if (graded_[g].size > 1 && !whole[g] && l.values[g] > 1 && l.covered[g] == graded_[g].size) {
+      if (graded_[g].size > 1 && !whole[g] && l.values[g] > 1 && l.covered[g] == d_.need[g]) {
         Whole w{&jx, eqn, k, occurrence, g, p.seq};
         w.pieces = l.values[g];
         p.wholes.push_back(w);
@@ -570,7 +615,7 @@ class HoldsObserver final : public ValueObserver {
   // not tried, nor inputs of under 4 elements (chance would match them among many numbers).
   bool scaled_copy(const Value& v, const GradedInput& g, std::vector<float>& magnitudes) const {
     constexpr double kTol = 1.0 / 65536;
-    if (g.size < 4 || v.t.size() < g.size || v.t.size() > 64 * g.size) return false;
+    if (!d_.scaled || g.size < 4 || v.t.size() < g.size || v.t.size() > 64 * g.size) return false;
     if (magnitudes.empty()) {
       for (const float f : v.t.data) {
         const float a = std::fabs(f);
@@ -656,6 +701,22 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
         confirmed[per].push_back(w);
       }
     }
+  }
+  // The case's own values (one run, nothing to confirm: a value must hold every element told
+  // apart), values alive at once at most -- over the run a right ring of gradients may pass a
+  // case's copies of y round (w and b zero make the gradient -2 * y).
+  const Drawn c = case_values(run_inputs, graded, others);
+  HoldsObserver obs(c, graded, devices, std::min(scope, HoldScope::kAlive), bodies);
+  try {
+    run_observed(lp, mesh, run_inputs, obs);
+  } catch (const InternalError&) {
+    throw;
+  } catch (const std::exception&) {
+    return confirmed;
+  }
+  for (int dev = 0; dev < devices; ++dev) {
+    for (const Whole& w : obs.devices()[static_cast<std::size_t>(dev)].wholes)
+      confirmed[static_cast<std::size_t>(dev)].push_back(w);
   }
   return confirmed;
 }
