@@ -331,7 +331,7 @@ std::vector<std::string> local_names() {
           : family == AF_INET6
               ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr)
               : nullptr;
-      if (raw != nullptr && ::inet_ntop(family, raw, a, sizeof a) != nullptr) names.push_back(a);
+      if (raw != nullptr && ::inet_ntop(family, raw, a, sizeof a) != nullptr) names.emplace_back(a);
     }
     ::freeifaddrs(list);
   }
