@@ -6,7 +6,8 @@
 //
 // The signal comes when the *thread* that forked the process ends, not the whole parent: OpenMPI
 // 4.1's mpirun and orted start their local ranks from their main thread (its event loop), which
-// lives as long as they do.
+// lives as long as they do -- below 32 ranks on a host (odls_base_cutoff); with more, from helper
+// threads (odls_base_max_threads), not checked here.
 #pragma once
 
 #include <sys/types.h>
