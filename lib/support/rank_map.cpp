@@ -23,6 +23,15 @@ std::optional<long> number(std::string_view s) {
   return v;
 }
 
+// A host's name as mpirun keeps it (orte_keep_fqdn_hostnames false, its default): up to its first
+// dot ("node4.test" is node4: checked, it placed rank 1 of "node4.test slots=1, node1.test
+// slots=1" on node4), an address whole.
+std::string short_name(const std::string& n) {
+  const bool address =
+      n.find(':') != std::string::npos || n.find_first_not_of("0123456789.") == std::string::npos;
+  return address ? n : n.substr(0, n.find('.'));
+}
+
 // OpenMPI's hostfile: "HOST [slots=N] [max_slots=M]" a line, '#' to the end of a line a comment.
 // nullopt for anything else, a host without slots (its core count), or a host on two lines.
 std::optional<std::vector<Host>> read_hostfile(const std::string& path) {
@@ -35,7 +44,7 @@ std::optional<std::vector<Host>> read_hostfile(const std::string& path) {
     std::istringstream words(line);
     std::string name;
     if (!(words >> name)) continue;
-    Host h{.name = name};
+    Host h{.name = short_name(name)};
     bool has_slots = false;
     for (std::string w; words >> w;) {
       const auto eq = w.find('=');
@@ -50,7 +59,7 @@ std::optional<std::vector<Host>> read_hostfile(const std::string& path) {
         return std::nullopt;
       }
     }
-    if (!has_slots || !seen.insert(name).second) return std::nullopt;
+    if (!has_slots || !seen.insert(h.name).second) return std::nullopt;
     hosts.push_back(h);
   }
   if (hosts.empty()) return std::nullopt;
@@ -138,7 +147,8 @@ bool unknown_placement(const std::string& o) {
 
 bool placement_mca(std::string_view name) {
   return name.starts_with("rmaps_") || name.starts_with("ras_") ||
-         name == "orte_default_hostfile" || name == "orte_hostfile";
+         name == "orte_default_hostfile" || name == "orte_hostfile" ||
+         name == "orte_keep_fqdn_hostnames";
 }
 
 }  // namespace
@@ -206,7 +216,8 @@ std::optional<std::vector<std::string>> mpirun_rank_hosts(const std::vector<std:
   // OpenMPI's node list starts with mpirun's own host (checked: hostfile "node4, node2, node1",
   // mpirun on node1 -> rank 0 on node1).
   const auto here = std::find_if(hosts->begin(), hosts->end(), [&](const Host& h) {
-    return std::find(local.begin(), local.end(), h.name) != local.end();
+    return std::any_of(local.begin(), local.end(),
+                       [&](const std::string& l) { return short_name(l) == h.name; });
   });
   if (here != hosts->end()) std::rotate(hosts->begin(), here, here + 1);
   long total = 0;

@@ -6,6 +6,7 @@
 //   - a hostfile (--hostfile/--machinefile FILE) whose every host has `slots=N` (OpenMPI's default
 //     for a host without it is that host's core count, not known here), each host on one line;
 //     mpirun's own host, when the hostfile names it, comes first, the others in the file's order;
+//     a name is kept up to its first dot, as mpirun keeps it ("node4.test" is node4);
 //   - mapped by slot (OpenMPI's default, whatever it maps by inside a node; --map-by slot, core,
 //     socket, numa, ..., --byslot): each host filled to its slots in the hostfile's order;
 //   - -npernode N, --npernode N, -N N, --map-by ppr:N:node, --pernode (N = 1): N ranks a host, in

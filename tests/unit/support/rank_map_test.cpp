@@ -103,6 +103,17 @@ BOOST_AUTO_TEST_CASE(mpiruns_own_host_comes_first) {
   Dir d;
   BOOST_TEST(placed(d, {"node4 slots=1", "node2 slots=2", "node1 slots=1"}, "-np 4") ==
              "node1 node4 node2 node2");
+  // Names with a domain: mpirun keeps them up to the first dot (orte_keep_fqdn_hostnames).
+  BOOST_TEST(placed(d, {"node4.test slots=1", "node1.test slots=1", "node2.test slots=2"},
+                    "-np 4") == "node1 node4 node2 node2");
+  BOOST_TEST(placed(d, {"node4.test slots=1", "node2 slots=2", "node1 slots=1"}, "-np 4") ==
+             "node1 node4 node2 node2");
+  BOOST_TEST(placed(d, kEven, "-np 4 --mca orte_keep_fqdn_hostnames 1") == "unknown");
+  // Addresses, whole (not run: the test hosts' rsh agent takes names only).
+  BOOST_TEST(placed(d, {"10.77.0.4 slots=1", "10.77.0.1 slots=1"}, "-np 2") ==
+             "10.77.0.1 10.77.0.4");
+  BOOST_TEST(placed(d, {"10.77.0.4 slots=1", "10.77.0.10 slots=1"}, "-np 2") ==
+             "10.77.0.4 10.77.0.10");
 }
 
 BOOST_AUTO_TEST_CASE(by_node_is_round_robin_over_hosts_of_equal_slots) {
