@@ -66,83 +66,34 @@ std::optional<std::vector<Host>> read_hostfile(const std::string& path) {
   return hosts;
 }
 
+// Whether `word` is one of the space-separated words of `list`.
+bool one_of(std::string_view list, std::string_view word) {
+  while (!list.empty()) {
+    const std::size_t space = std::min(list.find(' '), list.size());
+    if (list.substr(0, space) == word) return true;
+    list.remove_prefix(std::min(space + 1, list.size()));
+  }
+  return false;
+}
+
 // mpirun 4.1's options that take a value (mpirun --help all), without their leading dashes; mca
 // and gmca take two.
 bool takes_value(const std::string& o) {
-  static const std::set<std::string> k{"am",
-                                       "app",
-                                       "bind-to",
-                                       "c",
-                                       "np",
-                                       "n",
-                                       "cf",
-                                       "cartofile",
-                                       "cpu-list",
-                                       "cpu-set",
-                                       "cpus-per-proc",
-                                       "cpus-per-rank",
-                                       "debugger",
-                                       "default-hostfile",
-                                       "H",
-                                       "host",
-                                       "hnp",
-                                       "hostfile",
-                                       "launch-agent",
-                                       "machinefile",
-                                       "map-by",
-                                       "max-restarts",
-                                       "max-vm-size",
-                                       "N",
-                                       "npernode",
-                                       "npersocket",
-                                       "ompi-server",
-                                       "output-filename",
-                                       "path",
-                                       "personality",
-                                       "ppr",
-                                       "prefix",
-                                       "preload-files",
-                                       "rank-by",
-                                       "report-events",
-                                       "report-pid",
-                                       "report-uri",
-                                       "rf",
-                                       "rankfile",
-                                       "stdin",
-                                       "timeout",
-                                       "tune",
-                                       "wd",
-                                       "wdir",
-                                       "x",
-                                       "xml-file",
-                                       "xterm"};
-  return k.contains(o);
+  return one_of(
+      "am app bind-to c np n cf cartofile cpu-list cpu-set cpus-per-proc cpus-per-rank debugger "
+      "default-hostfile H host hnp hostfile launch-agent machinefile map-by max-restarts "
+      "max-vm-size N npernode npersocket ompi-server output-filename path personality ppr prefix "
+      "preload-files rank-by report-events report-pid report-uri rf rankfile stdin timeout tune "
+      "wd wdir x xml-file xterm",
+      o);
 }
 
 // Options that change the placement in ways not computed here.
 bool unknown_placement(const std::string& o) {
-  static const std::set<std::string> k{"app",
-                                       "am",
-                                       "tune",
-                                       "cf",
-                                       "cartofile",
-                                       "cpu-list",
-                                       "cpu-set",
-                                       "cpus-per-proc",
-                                       "cpus-per-rank",
-                                       "default-hostfile",
-                                       "H",
-                                       "host",
-                                       "hnp",
-                                       "dvm",
-                                       "npersocket",
-                                       "ppr",
-                                       "rank-by",
-                                       "rf",
-                                       "rankfile",
-                                       "nolocal",
-                                       "bycore"};
-  return k.contains(o);
+  return one_of(
+      "app am tune cf cartofile cpu-list cpu-set cpus-per-proc cpus-per-rank default-hostfile H "
+      "host hnp dvm npersocket ppr rank-by rf rankfile nolocal bycore",
+      o);
 }
 
 bool placement_mca(std::string_view name) {
@@ -193,14 +144,12 @@ std::optional<std::vector<std::string>> mpirun_rank_hosts(const std::vector<std:
     } else if (o == "byslot") {
       policy = "slot";
     } else if (o == "map-by") {
-      static const std::set<std::string> by_slot{
-          "slot", "hwthread", "core", "l1cache", "l2cache", "l3cache", "socket", "numa", "board"};
       if (v.starts_with("ppr:") && v.ends_with(":node")) {
         per_node = number(std::string_view(v).substr(4, v.size() - 9));
         if (!per_node || *per_node == 0) return std::nullopt;
       } else if (v == "node") {
         policy = "node";
-      } else if (by_slot.contains(v)) {
+      } else if (one_of("slot hwthread core l1cache l2cache l3cache socket numa board", v)) {
         policy = "slot";
       } else {
         return std::nullopt;
