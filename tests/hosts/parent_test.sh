@@ -80,11 +80,12 @@ held() {
     wait "$parent" 2>/dev/null
     return
   fi
-  local pid
+  local pid comm
   pid=$(cat "$dir/$at")
+  comm=$(ps -o comm= -p "$pid")
   kill -9 "$parent"
   wait "$parent" 2>/dev/null
-  gone_within "held at '$at' ($(ps -o comm= -p "$pid")), its parent killed" "$pid"
+  gone_within "held at '$at' ($comm), its parent killed" "$pid"
 }
 held exec
 held init

@@ -17,7 +17,9 @@
 # link up:
 #   never    rank 3 held before exec and never let go: a rank that never reaches MPI_Init
 #   daemon   node4's daemon (orted) killed while rank 3 waits before MPI_Init
-# Each checks the same, and prints its time, exit code and what was left on each host.
+# Each checks the same, and prints its time, exit code and what was left on each host. First, the
+# placement the launcher computes (meshrun-watch map, which names rank 3 for the unreachable host)
+# against mpirun's own on these hosts.
 source "$(dirname "$0")/common.sh" "$1"
 hosts_test_up 4
 TIMEOUT=3
