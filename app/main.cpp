@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "process.hpp"
+#include "support/end_with_parent.hpp"
 #include "support/errors.hpp"
 
 namespace {
@@ -39,6 +40,9 @@ bool plain_case_word(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace meshrun;
+  // Issue 51: a rank ends with its orted (or mpirun), MPI or not (kept across the exec of
+  // meshrun-mpi, and asked again there).
+  end_with_parent_under_mpirun();
   record_command_line(argc, argv);  // what every rank of an MPI job must agree on
   tune_process();
 #ifndef MESHRUN_HAVE_MPI

@@ -17,10 +17,16 @@
 //     code. A server it cannot reach within SECONDS: CMD is not run, exit 3. CMD's --daemonize is
 //     dropped (orted would leave the session).
 //
-// No dependency but the C library: it must start where MPI has not (and may never).
+//   meshrun-watch map MPIRUN-WORDS...
+//     For meshrun-mpirun: the host of each rank as mpirun will place them ("RANK HOST" a line,
+//     support/rank_map.hpp), from the words it gives mpirun; exit 1 (nothing printed) when that
+//     cannot be computed.
+//
+// No MPI: it must start where MPI has not (and may never).
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <csignal>
@@ -38,7 +44,16 @@
 #include <string>
 #include <vector>
 
+#include "support/end_with_parent.hpp"
+#include "support/rank_map.hpp"
+#include "support/startup_point.hpp"
+
+extern char** environ;
+
 namespace {
+
+using meshrun::connect_numeric;
+using meshrun::end_with_parent;
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kBeat = std::chrono::milliseconds(500);
@@ -228,34 +243,8 @@ int connect_any(const std::string& addrs, int port, double secs) {
       if (comma == std::string::npos) comma = addrs.size();
       const std::string a = addrs.substr(from, comma - from);
       from = comma + 1;
-      sockaddr_storage sa{};
-      socklen_t len = 0;
-      auto* v4 = reinterpret_cast<sockaddr_in*>(&sa);
-      auto* v6 = reinterpret_cast<sockaddr_in6*>(&sa);
-      if (::inet_pton(AF_INET, a.c_str(), &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = htons(static_cast<std::uint16_t>(port));
-        len = sizeof *v4;
-      } else if (::inet_pton(AF_INET6, a.c_str(), &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons(static_cast<std::uint16_t>(port));
-        len = sizeof *v6;
-      } else {
-        continue;
-      }
-      const int fd = ::socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-      if (fd < 0) continue;
-      if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), len) == 0) return fd;
-      if (errno == EINPROGRESS) {
-        pollfd p{fd, POLLOUT, 0};
-        if (::poll(&p, 1, 1000) == 1) {
-          int err = 0;
-          socklen_t el = sizeof err;
-          ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
-          if (err == 0) return fd;
-        }
-      }
-      ::close(fd);
+      const int fd = connect_numeric(a, port, 1000);
+      if (fd >= 0) return fd;
     }
     ::usleep(200000);
   }
@@ -274,10 +263,12 @@ int watch(const std::string& id, double secs, int port, const std::string& addrs
     return 3;
   }
   send_all(fd, "watch " + id + " " + host + "\n");
+  const pid_t self = ::getpid();
   const pid_t child = ::fork();
   if (child < 0) return 4;
   if (child == 0) {
     ::setsid();
+    end_with_parent(self);  // orted ends with its watch, however the watch ends
     // orted stays in this session, a child of the watch: without its --daemonize (which mpirun's
     // rsh launch adds when it does not spawn a tree), which would leave it.
     std::vector<char*> words;
@@ -323,14 +314,47 @@ int watch(const std::string& id, double secs, int port, const std::string& addrs
   }
 }
 
+// This host as a hostfile may name it: its hostname (and that up to the first dot), "localhost",
+// and its addresses.
+std::vector<std::string> local_names() {
+  std::vector<std::string> names{host_name(), "localhost"};
+  names.push_back(names[0].substr(0, names[0].find('.')));
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) == 0) {
+    for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+      if (i->ifa_addr == nullptr) continue;
+      char a[INET6_ADDRSTRLEN] = {};
+      const int family = i->ifa_addr->sa_family;
+      const void* raw =
+          family == AF_INET
+              ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr)
+          : family == AF_INET6
+              ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr)
+              : nullptr;
+      if (raw != nullptr && ::inet_ntop(family, raw, a, sizeof a) != nullptr) names.emplace_back(a);
+    }
+    ::freeifaddrs(list);
+  }
+  return names;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "serve" && argc == 4) return serve(argv[2], std::atof(argv[3]));
+  if (mode == "map") {
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+    const auto hosts = meshrun::mpirun_rank_hosts({argv + 2, argv + argc}, env, local_names());
+    if (!hosts) return 1;
+    for (std::size_t r = 0; r < hosts->size(); ++r) std::printf("%zu %s\n", r, (*hosts)[r].c_str());
+    return 0;
+  }
   if (mode == "watch" && argc >= 7)
     return watch(argv[2], std::atof(argv[3]), std::atoi(argv[4]), argv[5], argv + 6);
   std::fprintf(stderr,
-               "usage: meshrun-watch serve DIR SECONDS | watch ID SECONDS PORT ADDRS CMD...\n");
+               "usage: meshrun-watch serve DIR SECONDS | watch ID SECONDS PORT ADDRS CMD... | map "
+               "WORDS...\n");
   return 2;
 }

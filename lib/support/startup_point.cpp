@@ -19,39 +19,6 @@ namespace meshrun {
 
 namespace {
 
-// A connection to address `a` (numeric), port `port`, within a second; -1 if none.
-int connect_to(const std::string& a, int port) {
-  sockaddr_storage sa{};
-  socklen_t len = 0;
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&sa);
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&sa);
-  if (::inet_pton(AF_INET, a.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(static_cast<std::uint16_t>(port));
-    len = sizeof *v4;
-  } else if (::inet_pton(AF_INET6, a.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(static_cast<std::uint16_t>(port));
-    len = sizeof *v6;
-  } else {
-    return -1;
-  }
-  const int fd = ::socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return -1;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), len) == 0) return fd;
-  if (errno == EINPROGRESS) {
-    pollfd p{fd, POLLOUT, 0};
-    if (::poll(&p, 1, 1000) == 1) {
-      int err = 0;
-      socklen_t el = sizeof err;
-      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
-      if (err == 0) return fd;
-    }
-  }
-  ::close(fd);
-  return -1;
-}
-
 void tell_watch(const char* watch, const char* rank, const char* moment) {
   char id[64] = {}, addrs[1024] = {};
   int port = 0;
@@ -65,7 +32,7 @@ void tell_watch(const char* watch, const char* rank, const char* moment) {
   for (std::size_t from = 0; from <= list.size();) {
     std::size_t comma = list.find(',', from);
     if (comma == std::string::npos) comma = list.size();
-    const int fd = connect_to(list.substr(from, comma - from), port);
+    const int fd = connect_numeric(list.substr(from, comma - from), port, 1000);
     from = comma + 1;
     if (fd < 0) continue;
     pollfd p{fd, POLLOUT, 0};
@@ -98,6 +65,38 @@ void hook(const char* rank, const char* moment) {
 }
 
 }  // namespace
+
+int connect_numeric(const std::string& a, int port, int wait_ms) {
+  sockaddr_storage sa{};
+  socklen_t len = 0;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&sa);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&sa);
+  if (::inet_pton(AF_INET, a.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<std::uint16_t>(port));
+    len = sizeof *v4;
+  } else if (::inet_pton(AF_INET6, a.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<std::uint16_t>(port));
+    len = sizeof *v6;
+  } else {
+    return -1;
+  }
+  const int fd = ::socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return -1;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), len) == 0) return fd;
+  if (errno == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    if (::poll(&p, 1, wait_ms) == 1) {
+      int err = 0;
+      socklen_t el = sizeof err;
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
+      if (err == 0) return fd;
+    }
+  }
+  ::close(fd);
+  return -1;
+}
 
 void startup_point(const char* moment) {
   const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");

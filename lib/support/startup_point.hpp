@@ -9,7 +9,14 @@
 // Each does nothing outside a job of meshrun-mpirun (no MESHRUN_WATCH) and no test hook.
 #pragma once
 
+#include <string>
+
 namespace meshrun {
+
+// A non-blocking TCP connection to the numeric address `addr` (IPv4 or IPv6), port `port`, made
+// within `wait_ms`; -1 when `addr` is not numeric or none was made. (The notes below, and
+// meshrun-watch's connection to its server.)
+int connect_numeric(const std::string& addr, int port, int wait_ms);
 
 // Under mpirun (OMPI_COMM_WORLD_RANK set), the first time each moment is reached:
 //  - with MESHRUN_WATCH ("ID PORT ADDR[,ADDR...]", set by meshrun-mpirun), one line "rank ID R N

@@ -17,7 +17,9 @@
 # link up:
 #   never    rank 3 held before exec and never let go: a rank that never reaches MPI_Init
 #   daemon   node4's daemon (orted) killed while rank 3 waits before MPI_Init
-# Each checks the same, and prints its time, exit code and what was left on each host.
+# Each checks the same, and prints its time, exit code and what was left on each host. First, the
+# placement the launcher computes (meshrun-watch map, which names rank 3 for the unreachable host)
+# against mpirun's own on these hosts.
 source "$(dirname "$0")/common.sh" "$1"
 hosts_test_up 4
 TIMEOUT=3
@@ -91,7 +93,8 @@ kill_orted4() {
 }
 
 # unreachable: node4's link down before the command starts (a host that never came up, a wrong
-# hostfile entry, a firewall): no rank starts there, so the line names the host alone.
+# hostfile entry, a firewall): no rank starts there, and the line names rank 3 from the placement
+# the launcher computed from the hostfile (meshrun-watch map, checked against mpirun below).
 unreachable() {
   hosts_link 4 down
   run_on_hosts 1 4 60 mlp-train "$CASE" --timeout "$TIMEOUT"
@@ -99,7 +102,7 @@ unreachable() {
   left=$(left_per_host)
   lines=$(grep -c '^meshrun: ' "$TMP/err")
   if [ "$CODE" = 3 ] && [ "$lines" = 1 ] && [ "$ERR" = "$(grep '^meshrun: ' "$TMP/err")" ] &&
-     echo "$ERR" | grep -q 'host node4' && [ -z "$OUT" ] &&
+     echo "$ERR" | grep -q 'rank 3 on host node4' && [ -z "$OUT" ] &&
      [ "$(echo "$SECS <= $limit" | bc)" = 1 ]; then
     ok "unreachable: exit 3 in ${SECS}s (bound ${limit}s), left at exit: $left: $ERR"
   else
@@ -108,6 +111,25 @@ unreachable() {
   nothing_left unreachable 10
   hosts_link 4 up
 }
+
+# The placement meshrun-watch map computes (what the launcher names the ranks of a host from,
+# before any started) against mpirun's own, on these hosts: the test's hostfile (1 slot a host)
+# and 2 slots a host with 6 ranks.
+placement() {
+  local slots=$1 np=$2 hf want got
+  hf=$(hosts_hostfile "$slots")
+  want=$(timeout 60 $(hosts_enter 1) mpirun $(hosts_mpirun_args) --hostfile "$hf" -np "$np" \
+           sh -c 'echo "$OMPI_COMM_WORLD_RANK $(hostname)"' 2>&1 | sort -n | tr '\n' ';')
+  got=$($(hosts_enter 1) "$BUILD_DIR/meshrun-watch" map --hostfile "$hf" -np "$np" "$MESHRUN" |
+        tr '\n' ';')
+  if [ -n "$got" ] && [ "$got" = "$want" ]; then
+    ok "placement, $slots slot(s) a host, -np $np: $got as mpirun's"
+  else
+    fail "placement, $slots slot(s) a host, -np $np: computed '$got', mpirun's '$want'"
+  fi
+}
+placement 1 4
+placement 2 6
 
 unreachable
 moment exec exec hosts_link 4 down
