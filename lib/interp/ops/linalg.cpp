@@ -1,0 +1,348 @@
+// Linear algebra as JAX 0.10.2 computes it on CPU (issue #49): cholesky, triangular_solve, lu (with
+// its int32 pivots and permutation), custom_linear_solve (jnp.linalg.solve and inv hold one), and
+// the stack of jnp.stack. Batch dimensions lead, as JAX's: a [..., m, n] operand is that many
+// independent matrices.
+//
+// JAX's CPU kernels are LAPACK's and BLAS's (scipy's OpenBLAS: spotrf, strsm, sgetrf); these are
+// their unblocked algorithms at the sizes programs use:
+// - triangular_solve: strsm's order, right-looking substitution with the diagonal's reciprocal
+//   (OpenBLAS packs 1/a_ii) and a fused multiply-add per update; JAX's bits on the sizes measured
+//   (docs/program-format.md), a few ulps off on others.
+// - cholesky: potf2's left-looking order (l_jj = sqrt(a_jj - <l_j, l_j>), the column below it
+//   times 1/l_jj); within tolerance of JAX (OpenBLAS's dot and gemv kernels sum in SIMD lanes).
+//   The upper triangle is the input's, as potrf leaves it (JAX masks it after); a matrix that is
+//   not positive definite (a pivot <= 0) is all NaN, as JAX's lowering makes it.
+// - lu: getf2's left-looking order with partial pivoting: the first largest |value| of the column
+//   is the pivot, the multipliers times its reciprocal; a zero pivot leaves its column unscaled
+//   (a singular matrix factors, as LAPACK's). Pivots 0-based, and the permutation they make.
+// - custom_linear_solve: its value is its `jaxpr` (JAX's `solve` jaxpr) on the solve's consts and
+//   b (JAX's impl); the exporter keeps only those operands (the matvec and transpose jaxprs are
+//   for differentiation, which the export has already done). A holder: the evaluator runs it.
+// - stack: the operands along a new axis `axis`, exact.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "interp/prim_util.hpp"
+
+namespace meshrun::interp::prim {
+namespace {
+
+using U64 = std::uint64_t;
+
+U64 sat_mul(U64 a, U64 b) { return __builtin_mul_overflow(a, b, &a) ? UINT64_MAX : a; }
+
+// The number of matrices of a [..., r, c] shape.
+std::size_t batch_of(const Shape& s) {
+  std::size_t n = 1;
+  for (std::size_t i = 0; i + 2 < s.size(); ++i) n *= s[i];
+  return n;
+}
+U64 batch_u64(const Shape& s) {
+  U64 n = 1;
+  for (std::size_t i = 0; i + 2 < s.size(); ++i) n = sat_mul(n, s[i]);
+  return n;
+}
+
+void need_matrix(const Eqn& eqn, const ValueType& t, const char* what) {
+  check_dtype(eqn, t.dtype, kF);
+  if (t.shape.size() < 2) {
+    fail(eqn.primitive + ": " + what + " must have rank >= 2 ([..., rows, columns]), got shape " +
+         dims_str(t.shape));
+  }
+}
+void need_square(const Eqn& eqn, const ValueType& t, const char* what) {
+  need_matrix(eqn, t, what);
+  const std::size_t r = t.shape.size();
+  if (t.shape[r - 1] != t.shape[r - 2]) {
+    fail(eqn.primitive + ": " + what + " must be square in its last two dimensions, got shape " +
+         dims_str(t.shape));
+  }
+}
+
+// ---- cholesky ----
+
+Types cholesky_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&) {
+  expect_operands(eqn, in.size(), 1);
+  need_square(eqn, in[0], "the operand");
+  return {in[0]};
+}
+
+// n^3 / 3 multiply-adds a matrix, 2 flops each (dot_general's measure), and n square roots and
+// divisions: counted as n^3 + n^2 (the loops' overhead at small n).
+U64 cholesky_flops(const Eqn&, std::span<const ValueType> ops, std::span<const ValueType>) {
+  const U64 n = ops[0].shape.back();
+  return sat_mul(batch_u64(ops[0].shape), sat_mul(sat_mul(n, n), n + 1));
+}
+
+Values cholesky_eval(const Eqn&, std::span<Value* const> in, std::span<const bool> owned,
+                     PrimContext&) {
+  Value out = pass_through(in[0], owned[0]);
+  const std::size_t n = out.t.shape.back();
+  const std::size_t mats = batch_of(out.t.shape);
+  for (std::size_t b = 0; b < mats; ++b) {
+    float* a = out.t.data.data() + b * n * n;
+    const auto at = [&](std::size_t i, std::size_t j) -> float& { return a[i * n + j]; };
+    bool ok = true;
+    for (std::size_t j = 0; j < n && ok; ++j) {
+      float dot = 0;
+      for (std::size_t k = 0; k < j; ++k) dot += at(j, k) * at(j, k);
+      float ajj = at(j, j) - dot;
+      if (ajj <= 0) {
+        ok = false;
+        break;
+      }
+      ajj = std::sqrt(ajj);
+      at(j, j) = ajj;
+      const float inv = 1.0f / ajj;
+      for (std::size_t i = j + 1; i < n; ++i) {
+        float s = 0;
+        for (std::size_t k = 0; k < j; ++k) s += at(i, k) * at(j, k);
+        at(i, j) = (at(i, j) - s) * inv;
+      }
+    }
+    if (!ok) std::fill(a, a + n * n, std::numeric_limits<float>::quiet_NaN());
+  }
+  return one(std::move(out));
+}
+
+// ---- triangular_solve ----
+
+struct TriParams {
+  bool left = false, lower = false, transpose = false, unit = false;
+};
+
+TriParams tri_params(const Eqn& eqn) {
+  TriParams p;
+  p.left = param_bool(eqn, "left_side", false);
+  p.lower = param_bool(eqn, "lower", false);
+  p.transpose = param_bool(eqn, "transpose_a", false);
+  p.unit = param_bool(eqn, "unit_diagonal", false);
+  return p;
+}
+
+Types triangular_solve_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&) {
+  expect_operands(eqn, in.size(), 2);
+  need_square(eqn, in[0], "a");
+  need_matrix(eqn, in[1], "b");
+  const TriParams p = tri_params(eqn);
+  const Shape &a = in[0].shape, &b = in[1].shape;
+  const std::size_t m = a.back();
+  bool ok = a.size() == b.size();
+  for (std::size_t i = 0; ok && i + 2 < a.size(); ++i) ok = a[i] == b[i];
+  if (ok) ok = (p.left ? b[b.size() - 2] : b.back()) == m;
+  if (!ok) {
+    fail(std::string("triangular_solve: b of shape ") + dims_str(b) + " does not fit a of shape " +
+         dims_str(a) + " (same batch dimensions, b's " + (p.left ? "rows" : "columns") +
+         " = a's size, left_side=" + (p.left ? "true" : "false") + ")");
+  }
+  return {in[1]};
+}
+
+// m^2 / 2 multiply-adds a right-hand side of m elements, 2 flops each: m + 1 an element of b.
+U64 triangular_solve_flops(const Eqn&, std::span<const ValueType> ops, std::span<const ValueType>) {
+  const U64 m = ops[0].shape.back();
+  const Shape& b = ops[1].shape;
+  return sat_mul(sat_mul(batch_u64(b), sat_mul(b[b.size() - 2], b.back())), m + 1);
+}
+
+Values triangular_solve_eval(const Eqn& eqn, std::span<Value* const> in,
+                             std::span<const bool> owned, PrimContext&) {
+  const TriParams p = tri_params(eqn);
+  const Value& av = *in[0];
+  Value out = pass_through(in[1], owned[1]);
+  const std::size_t m = av.t.shape.back();
+  const Shape& bs = out.t.shape;
+  const std::size_t rows = bs[bs.size() - 2], cols = bs.back();
+  const std::size_t mats = batch_of(bs);
+  // Left: op(a) x = b, each column of b. Right: x op(a) = b, i.e. op(a)^T x^T = b^T, each row.
+  // t(i, k): the matrix solved with, op(a) or op(a)^T.
+  const bool trans = p.left ? p.transpose : !p.transpose;
+  // The stored triangle is `lower`; t's is lower when exactly one of (lower, transposed) holds.
+  const bool forward = p.lower != trans;
+  const std::size_t nrhs = p.left ? cols : rows;
+  std::vector<float> x(m), inv(m);
+  for (std::size_t b = 0; b < mats; ++b) {
+    const float* a = av.t.data.data() + b * m * m;
+    float* o = out.t.data.data() + b * rows * cols;
+    const auto t = [&](std::size_t i, std::size_t k) {
+      return trans ? a[k * m + i] : a[i * m + k];
+    };
+    for (std::size_t i = 0; i < m; ++i) inv[i] = 1.0f / a[i * m + i];
+    for (std::size_t r = 0; r < nrhs; ++r) {
+      // element i of the right-hand side r
+      const auto el = [&](std::size_t i) -> float& {
+        return p.left ? o[i * cols + r] : o[r * cols + i];
+      };
+      for (std::size_t i = 0; i < m; ++i) x[i] = el(i);
+      for (std::size_t s = 0; s < m; ++s) {
+        const std::size_t i = forward ? s : m - 1 - s;
+        if (!p.unit) x[i] *= inv[i];
+        const float xi = x[i];
+        if (forward) {
+          for (std::size_t k = i + 1; k < m; ++k) x[k] = std::fma(-xi, t(k, i), x[k]);
+        } else {
+          for (std::size_t k = 0; k < i; ++k) x[k] = std::fma(-xi, t(k, i), x[k]);
+        }
+      }
+      for (std::size_t i = 0; i < m; ++i) el(i) = x[i];
+    }
+  }
+  return one(std::move(out));
+}
+
+// ---- lu ----
+
+Types lu_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&) {
+  expect_operands(eqn, in.size(), 1);
+  need_matrix(eqn, in[0], "the operand");
+  const Shape& s = in[0].shape;
+  const std::size_t m = s[s.size() - 2], n = s.back();
+  if (m > static_cast<std::size_t>(kMaxInt)) {
+    fail("lu: " + std::to_string(m) +
+         " rows, beyond the int32 pivots meshrun holds exactly (2^24)");
+  }
+  Shape piv(s.begin(), s.end() - 2), perm(s.begin(), s.end() - 2);
+  piv.push_back(std::min(m, n));
+  perm.push_back(m);
+  return {in[0], make_type(DType::kI32, std::move(piv)), make_type(DType::kI32, std::move(perm))};
+}
+
+// Under m n min(m, n) multiply-adds a matrix (n^3 / 3 for a square one), 2 flops each, plus the
+// pivot searches: counted as m n (min(m, n) + 1).
+U64 lu_flops(const Eqn&, std::span<const ValueType> ops, std::span<const ValueType>) {
+  const Shape& s = ops[0].shape;
+  const U64 m = s[s.size() - 2], n = s.back();
+  return sat_mul(batch_u64(s), sat_mul(sat_mul(m, n), std::min(m, n) + 1));
+}
+
+Values lu_eval(const Eqn&, std::span<Value* const> in, std::span<const bool> owned, PrimContext&) {
+  Value out = pass_through(in[0], owned[0]);
+  const Shape& s = out.t.shape;
+  const std::size_t m = s[s.size() - 2], n = s.back(), k = std::min(m, n);
+  const std::size_t mats = batch_of(s);
+  Shape ps(s.begin(), s.end() - 2), qs(s.begin(), s.end() - 2);
+  ps.push_back(k);
+  qs.push_back(m);
+  Value piv(DType::kI32, Tensor(ps)), perm(DType::kI32, Tensor(qs));
+  std::vector<std::size_t> ipiv(k), pm(m);
+  std::vector<float> col(m);
+  for (std::size_t b = 0; b < mats; ++b) {
+    float* a = out.t.data.data() + b * m * n;
+    const auto at = [&](std::size_t i, std::size_t j) -> float& { return a[i * n + j]; };
+    for (std::size_t j = 0; j < n; ++j) {
+      for (std::size_t i = 0; i < m; ++i) col[i] = at(i, j);
+      // The earlier columns' row swaps, then the unit lower triangle's solve (trsv) on the rows
+      // above the diagonal.
+      const std::size_t above = std::min(j, m);
+      for (std::size_t i = 0; i < above; ++i) std::swap(col[i], col[ipiv[i]]);
+      for (std::size_t i = 1; i < above; ++i) {
+        float dot = 0;
+        for (std::size_t q = 0; q < i; ++q) dot += at(i, q) * col[q];
+        col[i] -= dot;
+      }
+      if (j < m) {
+        // The rest of the column less L's rows times the solved part (gemv), then the pivot.
+        for (std::size_t i = j; i < m; ++i) {
+          float dot = 0;
+          for (std::size_t q = 0; q < j; ++q) dot += at(i, q) * col[q];
+          col[i] -= dot;
+        }
+        std::size_t jp = j;
+        for (std::size_t i = j + 1; i < m; ++i)
+          if (std::fabs(col[i]) > std::fabs(col[jp])) jp = i;
+        ipiv[j] = jp;
+        const float pivot = col[jp];
+        for (std::size_t i = 0; i < m; ++i) at(i, j) = col[i];
+        if (pivot != 0) {
+          if (jp != j)
+            for (std::size_t q = 0; q <= j; ++q) std::swap(at(j, q), at(jp, q));
+          const float inv = 1.0f / pivot;
+          for (std::size_t i = j + 1; i < m; ++i) at(i, j) *= inv;
+        }
+      } else {
+        for (std::size_t i = 0; i < m; ++i) at(i, j) = col[i];
+      }
+    }
+    for (std::size_t i = 0; i < m; ++i) pm[i] = i;
+    for (std::size_t i = 0; i < k; ++i) std::swap(pm[i], pm[ipiv[i]]);
+    for (std::size_t i = 0; i < k; ++i) piv.t.data[b * k + i] = static_cast<float>(ipiv[i]);
+    for (std::size_t i = 0; i < m; ++i) perm.t.data[b * m + i] = static_cast<float>(pm[i]);
+  }
+  Values r;
+  r.push_back(std::move(out));
+  r.push_back(std::move(piv));
+  r.push_back(std::move(perm));
+  return r;
+}
+
+// ---- stack ----
+
+std::size_t stack_axis(const Eqn& eqn, std::size_t rank) {
+  return checked_axis(eqn, "axis", param_int(eqn, "axis"), rank + 1);
+}
+
+Types stack_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&) {
+  expect_operands(eqn, in.size(), 1, true);
+  for (const ValueType& t : in) {
+    if (t.dtype != in[0].dtype || t.shape != in[0].shape) {
+      fail("stack: operands of one shape and dtype, got " + std::string(dtype_word(in[0].dtype)) +
+           dims_str(in[0].shape) + " and " + dtype_word(t.dtype) + dims_str(t.shape));
+    }
+  }
+  const std::size_t axis = stack_axis(eqn, in[0].shape.size());
+  Shape s = in[0].shape;
+  s.insert(s.begin() + static_cast<std::ptrdiff_t>(axis), in.size());
+  return {make_type(in[0].dtype, std::move(s))};
+}
+
+Values stack_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>, PrimContext&) {
+  const Shape& s = in[0]->t.shape;
+  const std::size_t axis = stack_axis(eqn, s.size());
+  std::size_t outer = 1, inner = 1;
+  for (std::size_t i = 0; i < axis; ++i) outer *= s[i];
+  for (std::size_t i = axis; i < s.size(); ++i) inner *= s[i];
+  Shape os = s;
+  os.insert(os.begin() + static_cast<std::ptrdiff_t>(axis), in.size());
+  Value out(in[0]->dtype, Tensor(os));
+  float* o = out.t.data.data();
+  for (std::size_t q = 0; q < outer; ++q)
+    for (const Value* v : in) {
+      const float* src = v->t.data.data() + q * inner;
+      o = std::copy(src, src + inner, o);
+    }
+  return one(std::move(out));
+}
+
+template <auto Infer, auto Eval, auto Flops>
+constexpr Primitive priced() {
+  Primitive p{Infer, Eval};
+  p.flops = Flops;
+  return p;
+}
+
+constexpr Primitive solve_holder() {
+  Primitive p{nullptr, nullptr};
+  p.holds_jaxpr = "jaxpr";
+  return p;
+}
+
+}  // namespace
+
+std::span<const Entry> linalg_entries() {
+  static const Entry kEntries[] = {
+      {"cholesky", priced<&cholesky_infer, &cholesky_eval, &cholesky_flops>()},
+      {"triangular_solve",
+       priced<&triangular_solve_infer, &triangular_solve_eval, &triangular_solve_flops>()},
+      {"lu", priced<&lu_infer, &lu_eval, &lu_flops>()},
+      {"custom_linear_solve", solve_holder()},
+      {"stack", {&stack_infer, &stack_eval}},
+  };
+  return kEntries;
+}
+
+}  // namespace meshrun::interp::prim
