@@ -5,16 +5,20 @@
 //
 // JAX's CPU kernels are LAPACK's and BLAS's (scipy's OpenBLAS: spotrf, strsm, sgetrf); these are
 // their unblocked algorithms at the sizes programs use:
-// - triangular_solve: strsm's order, right-looking substitution with the diagonal's reciprocal
-//   (OpenBLAS packs 1/a_ii) and a fused multiply-add per update; JAX's bits on the sizes measured
-//   (docs/program-format.md), a few ulps off on others.
+// - triangular_solve: strsm's order: blocks of 16 rows (4 on the right side), each less the rows
+//   solved before it (one FMA sum), then right-looking substitution within it with the diagonal's
+//   reciprocal (OpenBLAS packs 1/a_ii) and an FMA per update. JAX's bits on every side, triangle
+//   and transpose at every size measured (3 to 33, docs/program-format.md).
 // - cholesky: potf2's left-looking order (l_jj = sqrt(a_jj - <l_j, l_j>), the column below it
 //   times 1/l_jj); within tolerance of JAX (OpenBLAS's dot and gemv kernels sum in SIMD lanes).
 //   The upper triangle is the input's, as potrf leaves it (JAX masks it after); a matrix that is
 //   not positive definite (a pivot <= 0) is all NaN, as JAX's lowering makes it.
-// - lu: getf2's left-looking order with partial pivoting: the first largest |value| of the column
-//   is the pivot, the multipliers times its reciprocal; a zero pivot leaves its column unscaled
-//   (a singular matrix factors, as LAPACK's). Pivots 0-based, and the permutation they make.
+// - lu: getf2's left-looking order with partial pivoting (each element less one dot product,
+//   summed in order with FMAs: the closest to JAX of the orders tried, bit for bit at n <= 3),
+//   the first largest |value| of the column is the pivot, the multipliers times its reciprocal; a
+//   zero pivot leaves its column unscaled (a singular matrix factors, as LAPACK's). Pivots
+//   0-based, and the permutation they make; within tolerance of JAX from n = 4 (OpenBLAS's gemv
+//   kernel groups the sums).
 // - custom_linear_solve: its value is its `jaxpr` (JAX's `solve` jaxpr) on the solve's consts and
 //   b (JAX's impl); the exporter keeps only those operands (the matvec and transpose jaxprs are
 //   for differentiation, which the export has already done). A holder: the evaluator runs it.
@@ -150,6 +154,36 @@ U64 triangular_solve_flops(const Eqn&, std::span<const ValueType> ops, std::span
   return sat_mul(sat_mul(batch_u64(b), sat_mul(b[b.size() - 2], b.back())), m + 1);
 }
 
+// OpenBLAS's strsm (JAX's CPU kernel) solves in blocks of kUnroll rows (16, its sgemm kernel's M
+// unroll, on the left; 4, its N unroll, on the right): forward, the full blocks from the top, then
+// the rest in blocks of 8, 4, 2, 1 as m's bits hold them; backward, the rest first, from the
+// bottom in blocks of 1, 2, 4, 8, then the full blocks upward. [begin, end) of each, in order.
+std::vector<std::pair<std::size_t, std::size_t>> trsm_blocks(std::size_t m, std::size_t unroll,
+                                                             bool forward) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  if (forward) {
+    std::size_t s = 0;
+    for (std::size_t q = 0; q < m / unroll; ++q, s += unroll) out.emplace_back(s, s + unroll);
+    for (std::size_t i = unroll >> 1; i > 0; i >>= 1) {
+      if ((m & i) != 0) {
+        out.emplace_back(s, s + i);
+        s += i;
+      }
+    }
+  } else {
+    for (std::size_t i = 1; i < unroll; i <<= 1) {
+      if ((m & i) != 0) {
+        const std::size_t e = m & ~(i - 1);
+        out.emplace_back(e - i, e);
+      }
+    }
+    const std::size_t top = m & ~(unroll - 1);
+    for (std::size_t q = 0; q < m / unroll; ++q)
+      out.emplace_back(top - unroll * (q + 1), top - unroll * q);
+  }
+  return out;
+}
+
 Values triangular_solve_eval(const Eqn& eqn, std::span<Value* const> in,
                              std::span<const bool> owned, PrimContext&) {
   const TriParams p = tri_params(eqn);
@@ -165,6 +199,7 @@ Values triangular_solve_eval(const Eqn& eqn, std::span<Value* const> in,
   // The stored triangle is `lower`; t's is lower when exactly one of (lower, transposed) holds.
   const bool forward = p.lower != trans;
   const std::size_t nrhs = p.left ? cols : rows;
+  const auto blocks = trsm_blocks(m, p.left ? 16 : 4, forward);
   std::vector<float> x(m), inv(m);
   for (std::size_t b = 0; b < mats; ++b) {
     const float* a = av.t.data.data() + b * m * m;
@@ -172,6 +207,7 @@ Values triangular_solve_eval(const Eqn& eqn, std::span<Value* const> in,
     const auto t = [&](std::size_t i, std::size_t k) {
       return trans ? a[k * m + i] : a[i * m + k];
     };
+    // OpenBLAS packs the diagonal's reciprocals (1 for a unit diagonal: x * 1 is x).
     for (std::size_t i = 0; i < m; ++i) inv[i] = 1.0f / a[i * m + i];
     for (std::size_t r = 0; r < nrhs; ++r) {
       // element i of the right-hand side r
@@ -179,14 +215,27 @@ Values triangular_solve_eval(const Eqn& eqn, std::span<Value* const> in,
         return p.left ? o[i * cols + r] : o[r * cols + i];
       };
       for (std::size_t i = 0; i < m; ++i) x[i] = el(i);
-      for (std::size_t s = 0; s < m; ++s) {
-        const std::size_t i = forward ? s : m - 1 - s;
-        if (!p.unit) x[i] *= inv[i];
-        const float xi = x[i];
-        if (forward) {
-          for (std::size_t k = i + 1; k < m; ++k) x[k] = std::fma(-xi, t(k, i), x[k]);
-        } else {
-          for (std::size_t k = 0; k < i; ++k) x[k] = std::fma(-xi, t(k, i), x[k]);
+      for (const auto& [s, e] : blocks) {
+        // The block less the solved part (sgemm: one sum of FMAs from 0 in k's order,
+        // subtracted once), ...
+        const std::size_t k0 = forward ? 0 : e, k1 = forward ? s : m;
+        if (k0 < k1) {
+          for (std::size_t q = s; q < e; ++q) {
+            float acc = 0;
+            for (std::size_t k = k0; k < k1; ++k) acc = std::fma(t(q, k), x[k], acc);
+            x[q] -= acc;
+          }
+        }
+        // ... then substitution within it, right-looking, an FMA per update.
+        for (std::size_t step = 0; step < e - s; ++step) {
+          const std::size_t i = forward ? s + step : e - 1 - step;
+          if (!p.unit) x[i] *= inv[i];
+          const float xi = x[i];
+          if (forward) {
+            for (std::size_t k = i + 1; k < e; ++k) x[k] = std::fma(-xi, t(k, i), x[k]);
+          } else {
+            for (std::size_t k = s; k < i; ++k) x[k] = std::fma(-xi, t(k, i), x[k]);
+          }
         }
       }
       for (std::size_t i = 0; i < m; ++i) el(i) = x[i];
@@ -242,14 +291,14 @@ Values lu_eval(const Eqn&, std::span<Value* const> in, std::span<const bool> own
       for (std::size_t i = 0; i < above; ++i) std::swap(col[i], col[ipiv[i]]);
       for (std::size_t i = 1; i < above; ++i) {
         float dot = 0;
-        for (std::size_t q = 0; q < i; ++q) dot += at(i, q) * col[q];
+        for (std::size_t q = 0; q < i; ++q) dot = std::fma(at(i, q), col[q], dot);
         col[i] -= dot;
       }
       if (j < m) {
         // The rest of the column less L's rows times the solved part (gemv), then the pivot.
         for (std::size_t i = j; i < m; ++i) {
           float dot = 0;
-          for (std::size_t q = 0; q < j; ++q) dot += at(i, q) * col[q];
+          for (std::size_t q = 0; q < j; ++q) dot = std::fma(at(i, q), col[q], dot);
           col[i] -= dot;
         }
         std::size_t jp = j;
