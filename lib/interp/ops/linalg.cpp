@@ -9,16 +9,17 @@
 //   solved before it (one FMA sum), then right-looking substitution within it with the diagonal's
 //   reciprocal (OpenBLAS packs 1/a_ii) and an FMA per update. JAX's bits on every side, triangle
 //   and transpose at every size measured (3 to 33, docs/program-format.md).
-// - cholesky: potf2's left-looking order (l_jj = sqrt(a_jj - <l_j, l_j>), the column below it
-//   times 1/l_jj); within tolerance of JAX (OpenBLAS's dot and gemv kernels sum in SIMD lanes).
-//   The upper triangle is the input's, as potrf leaves it (JAX masks it after); a matrix that is
-//   not positive definite (a pivot <= 0) is all NaN, as JAX's lowering makes it.
-// - lu: getf2's left-looking order with partial pivoting (each element less one dot product,
-//   summed in order with FMAs: the closest to JAX of the orders tried, bit for bit at n <= 3),
-//   the first largest |value| of the column is the pivot, the multipliers times its reciprocal; a
-//   zero pivot leaves its column unscaled (a singular matrix factors, as LAPACK's). Pivots
-//   0-based, and the permutation they make; within tolerance of JAX from n = 4 (OpenBLAS's gemv
-//   kernel groups the sums).
+// - cholesky: potf2_L (n <= 32, OpenBLAS's unblocked size): l_jj = sqrt(a_jj - <l_j, l_j>), the
+//   column below it less L's rows times l_j, times 1/l_jj, with OpenBLAS's sdot and sgemv
+//   kernels' sums (below). The upper triangle is the input's, as potrf leaves it (JAX masks it
+//   after); a matrix that is not positive definite (a pivot <= 0; a NaN goes on, as potf2's) is
+//   all NaN, as JAX's lowering makes it.
+// - lu: getf2 (min(m, n) <= 17, OpenBLAS's unblocked size), left-looking with partial pivoting:
+//   the first largest |value| of the column is the pivot, the multipliers times its reciprocal;
+//   a pivot below FLT_MIN (zero among them) neither swaps nor scales (a singular matrix factors,
+//   as getf2's). Pivots 0-based, and the permutation they make.
+//   JAX's bits for cholesky and lu at those sizes; beyond, JAX's OpenBLAS blocks (potrf's trsm
+//   and syrk, getrf's recursion) and meshrun does not: within tolerance (docs/program-format.md).
 // - custom_linear_solve: its value is its `jaxpr` (JAX's `solve` jaxpr) on the solve's consts and
 //   b (JAX's impl); the exporter keeps only those operands (the matvec and transpose jaxprs are
 //   for differentiation, which the export has already done). A holder: the evaluator runs it.
@@ -50,6 +51,48 @@ U64 batch_u64(const Shape& s) {
   U64 n = 1;
   for (std::size_t i = 0; i + 2 < s.size(); ++i) n = sat_mul(n, s[i]);
   return n;
+}
+
+// ---- OpenBLAS's level-1/2 kernels as potf2 and getf2 call them (x86_64, SkylakeX: what JAX's
+// scipy OpenBLAS runs on an AVX-512 CPU), each element's arithmetic in its order. `at(k)` and
+// `bt(k)` read the k-th elements of the two vectors.
+
+// sdot of strided vectors (kernel/x86_64/sdot.c): a double sum of pairs, each pair fmaf(y0, x0,
+// y1 * x1) in float; an odd last element's float product; rounded to float at the end.
+template <class A, class B>
+float sdot_strided(std::size_t n, A at, B bt) {
+  double d = 0;
+  std::size_t i = 0;
+  for (; i + 1 < n; i += 2) d += static_cast<double>(std::fma(at(i), bt(i), at(i + 1) * bt(i + 1)));
+  if (i < n) d += static_cast<double>(at(i) * bt(i));
+  return static_cast<float>(d);
+}
+
+// y[r] -= sum_k a(r, k) x[k] for r < rows, k < cols: sgemv_n with alpha -1
+// (kernel/x86_64/sgemv_n_4.c). Up to 48 columns other than 4, the SkylakeX kernel: one sum of
+// FMAs from 0 in k's order a row, subtracted once (y + alpha * sum, fused). 4 columns: the Haswell
+// 4x4 kernel on the first rows & -4 -- rows in chunks of 4 and 8 with two sums (columns 0, 2 and
+// 1, 3) added, then chunks of 16 with one -- and the rest as the first case.
+template <class A>
+void sgemv_n_sub(std::size_t rows, std::size_t cols, A a, const float* x, float* y,
+                 std::size_t y_stride) {
+  if (cols == 0) return;
+  const auto one_sum = [&](std::size_t r) {
+    float acc = 0;
+    for (std::size_t k = 0; k < cols; ++k) acc = std::fma(a(r, k), x[k], acc);
+    y[r * y_stride] -= acc;
+  };
+  std::size_t r = 0;
+  if (cols == 4) {
+    const std::size_t nb = rows & ~std::size_t{3};
+    const std::size_t two_sums = (nb & 4) + (nb & 8);
+    for (; r < two_sums; ++r) {
+      const float s0 = std::fma(a(r, 2), x[2], a(r, 0) * x[0]);
+      const float s1 = std::fma(a(r, 3), x[3], a(r, 1) * x[1]);
+      y[r * y_stride] -= s0 + s1;
+    }
+  }
+  for (; r < rows; ++r) one_sum(r);
 }
 
 void need_matrix(const Eqn& eqn, const ValueType& t, const char* what) {
@@ -88,25 +131,29 @@ Values cholesky_eval(const Eqn&, std::span<Value* const> in, std::span<const boo
   Value out = pass_through(in[0], owned[0]);
   const std::size_t n = out.t.shape.back();
   const std::size_t mats = batch_of(out.t.shape);
+  std::vector<float> row(n);
   for (std::size_t b = 0; b < mats; ++b) {
     float* a = out.t.data.data() + b * n * n;
     const auto at = [&](std::size_t i, std::size_t j) -> float& { return a[i * n + j]; };
     bool ok = true;
+    // potf2_L: column j's diagonal less row j's dot with itself, its square root, the rest of
+    // the column less L's rows times row j (gemv), times the root's reciprocal.
     for (std::size_t j = 0; j < n && ok; ++j) {
-      float dot = 0;
-      for (std::size_t k = 0; k < j; ++k) dot += at(j, k) * at(j, k);
-      float ajj = at(j, j) - dot;
-      if (ajj <= 0) {
+      const auto lj = [&](std::size_t k) { return at(j, k); };
+      float ajj = at(j, j) - sdot_strided(j, lj, lj);
+      if (ajj <= 0) {  // as potf2: a NaN goes on
         ok = false;
         break;
       }
       ajj = std::sqrt(ajj);
       at(j, j) = ajj;
-      const float inv = 1.0f / ajj;
-      for (std::size_t i = j + 1; i < n; ++i) {
-        float s = 0;
-        for (std::size_t k = 0; k < j; ++k) s += at(i, k) * at(j, k);
-        at(i, j) = (at(i, j) - s) * inv;
+      if (j + 1 < n) {
+        for (std::size_t k = 0; k < j; ++k) row[k] = at(j, k);
+        sgemv_n_sub(
+            n - j - 1, j, [&](std::size_t r, std::size_t k) { return at(j + 1 + r, k); },
+            row.data(), &at(j + 1, j), n);
+        const float inv = 1.0f / ajj;
+        for (std::size_t i = j + 1; i < n; ++i) at(i, j) *= inv;
       }
     }
     if (!ok) std::fill(a, a + n * n, std::numeric_limits<float>::quiet_NaN());
@@ -283,34 +330,34 @@ Values lu_eval(const Eqn&, std::span<Value* const> in, std::span<const bool> own
   for (std::size_t b = 0; b < mats; ++b) {
     float* a = out.t.data.data() + b * m * n;
     const auto at = [&](std::size_t i, std::size_t j) -> float& { return a[i * n + j]; };
+    // getf2 (lapack/getf2/getf2_k.c), column by column.
     for (std::size_t j = 0; j < n; ++j) {
       for (std::size_t i = 0; i < m; ++i) col[i] = at(i, j);
-      // The earlier columns' row swaps, then the unit lower triangle's solve (trsv) on the rows
-      // above the diagonal.
+      // The earlier columns' row swaps, then the unit lower triangle's solve on the rows above
+      // the diagonal (a dot a row).
       const std::size_t above = std::min(j, m);
       for (std::size_t i = 0; i < above; ++i) std::swap(col[i], col[ipiv[i]]);
       for (std::size_t i = 1; i < above; ++i) {
-        float dot = 0;
-        for (std::size_t q = 0; q < i; ++q) dot = std::fma(at(i, q), col[q], dot);
-        col[i] -= dot;
+        col[i] -= sdot_strided(
+            i, [&](std::size_t q) { return at(i, q); }, [&](std::size_t q) { return col[q]; });
       }
       if (j < m) {
-        // The rest of the column less L's rows times the solved part (gemv), then the pivot.
-        for (std::size_t i = j; i < m; ++i) {
-          float dot = 0;
-          for (std::size_t q = 0; q < j; ++q) dot = std::fma(at(i, q), col[q], dot);
-          col[i] -= dot;
-        }
+        // The rest of the column less L's rows times the solved part (gemv), then the pivot:
+        // the first largest |value| (isamax).
+        sgemv_n_sub(
+            m - j, j, [&](std::size_t r, std::size_t q) { return at(j + r, q); }, col.data(),
+            col.data() + j, 1);
         std::size_t jp = j;
         for (std::size_t i = j + 1; i < m; ++i)
           if (std::fabs(col[i]) > std::fabs(col[jp])) jp = i;
         ipiv[j] = jp;
         const float pivot = col[jp];
         for (std::size_t i = 0; i < m; ++i) at(i, j) = col[i];
-        if (pivot != 0) {
+        // getf2 swaps and scales only for a pivot of a normal magnitude (>= FLT_MIN).
+        if (std::fabs(pivot) >= std::numeric_limits<float>::min()) {
+          const float inv = 1.0f / pivot;
           if (jp != j)
             for (std::size_t q = 0; q <= j; ++q) std::swap(at(j, q), at(jp, q));
-          const float inv = 1.0f / pivot;
           for (std::size_t i = j + 1; i < m; ++i) at(i, j) *= inv;
         }
       } else {
