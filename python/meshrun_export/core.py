@@ -531,6 +531,8 @@ class Walker:
                 self.fail(e, "triangular_solve with conjugate_a on complex operands")
         elif name == "stack":
             out["axis"] = take("axis", int)
+        elif name == "lu_pivots_to_permutation":
+            out["permutation_size"] = take("permutation_size", int)
         elif name == "custom_linear_solve":
             # Its value is the `solve` jaxpr on the solve's consts and b (JAX's impl); the other
             # jaxprs serve differentiation, done before the export. Operands: matvec, vecmat,

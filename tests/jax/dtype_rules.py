@@ -483,6 +483,13 @@ TABLE.update({
            ("perm-tall", lambda x: lax.linalg.lu(x)[2], (LA_X[0, :, :3],))],
     "custom_linear_solve": [("f32-solve", jnp.linalg.solve, (LA_SPD[0, :3, :3], LA_B[0, :3])),
                             ("f32-inv", jnp.linalg.inv, (LA_LOW[0, :3, :3],))],
+    "lu_pivots_to_permutation": [
+        ("i32-out-of-range", lambda p: lax.linalg.lu_pivots_to_permutation(p, 7),
+         (np.array([2, -1, 7, 0, -9, 3], np.int32),)),
+        ("i32-batch", lambda p: lax.linalg.lu_pivots_to_permutation(p, 4),
+         (np.array([[2, 2, 3], [0, 1, 2]], np.int32),))],
+    "lu_solve": [("f32", lambda a, b: jax.scipy.linalg.lu_solve(jax.scipy.linalg.lu_factor(a), b),
+                  (LA_X[2], LA_B[2]))],
     "cho_solve": [("f32", lambda a, b: jax.scipy.linalg.cho_solve(
         (jnp.linalg.cholesky(a), True), b), (LA_SPD[1], LA_B[1]))],
     "stack": [("f32-axis1", lambda x, y: jnp.stack([x, y, x], axis=1), (F.reshape(2, 4), G.reshape(2, 4))),

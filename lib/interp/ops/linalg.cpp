@@ -1,7 +1,7 @@
 // Linear algebra as JAX 0.10.2 computes it on CPU (issue #49): cholesky, triangular_solve, lu (with
-// its int32 pivots and permutation), custom_linear_solve (jnp.linalg.solve and inv hold one), and
-// the stack of jnp.stack. Batch dimensions lead, as JAX's: a [..., m, n] operand is that many
-// independent matrices.
+// its int32 pivots and permutation), lu_pivots_to_permutation, custom_linear_solve
+// (jnp.linalg.solve and inv hold one), and the stack of jnp.stack. Batch dimensions lead, as JAX's:
+// a [..., m, n] operand is that many independent matrices.
 //
 // JAX's CPU kernels are LAPACK's and BLAS's (scipy's OpenBLAS: spotrf, strsm, sgetrf); these are
 // their unblocked algorithms at the sizes programs use:
@@ -376,6 +376,72 @@ Values lu_eval(const Eqn&, std::span<Value* const> in, std::span<const bool> own
   return r;
 }
 
+// ---- lu_pivots_to_permutation ----
+// jax.scipy.linalg.lu_solve's: JAX lowers it on CPU as a loop of jnp indexing (linalg.py's
+// _generic_lu_pivots_to_permutation): for i < k, j = pivots[i] (negative: + size, as jnp wraps),
+// y = perm[j] clamped into the array (a gather), perm[i] = y and perm[j] = perm's old [i], each
+// write dropped out of bounds (a scatter): an out-of-range pivot gives JAX's result, never a read
+// outside the array.
+
+std::size_t permutation_size(const Eqn& eqn) {
+  const std::int64_t n = param_int(eqn, "permutation_size");
+  if (n < 0 || n > kMaxInt) {
+    fail("lu_pivots_to_permutation param 'permutation_size': " + std::to_string(n) +
+         " (0 to 2^24: int32 held exactly)");
+  }
+  return static_cast<std::size_t>(n);
+}
+
+Types pivots_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&) {
+  expect_operands(eqn, in.size(), 1);
+  check_dtype(eqn, in[0].dtype, kI);
+  if (in[0].shape.empty()) fail("lu_pivots_to_permutation of a scalar: pivots are [..., k]");
+  Shape s = in[0].shape;
+  const std::size_t m = permutation_size(eqn);
+  if (m < s.back()) {
+    fail("lu_pivots_to_permutation: permutation_size " + std::to_string(m) +
+         " below the pivots' trailing dimension " + std::to_string(s.back()) + " (JAX's rule)");
+  }
+  s.back() = m;
+  return {make_type(DType::kI32, std::move(s))};
+}
+
+// k steps a permutation, each a few element moves; the output written once.
+U64 pivots_flops(const Eqn&, std::span<const ValueType> ops, std::span<const ValueType> outs) {
+  U64 n = 1;
+  for (std::size_t d : ops[0].shape) n = sat_mul(n, d);
+  U64 o = 1;
+  for (std::size_t d : outs[0].shape) o = sat_mul(o, d);
+  return sat_mul(n, 4) + o;
+}
+
+Values pivots_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>,
+                   PrimContext&) {
+  const Shape& s = in[0]->t.shape;
+  const std::size_t k = s.back(), m = permutation_size(eqn);
+  Shape os = s;
+  os.back() = m;
+  Value out(DType::kI32, Tensor(os));
+  const std::size_t rows =
+      k == 0 ? out.t.size() / std::max<std::size_t>(m, 1) : in[0]->t.size() / k;
+  const auto sm = static_cast<std::int64_t>(m);
+  for (std::size_t r = 0; r < rows; ++r) {
+    float* p = out.t.data.data() + r * m;
+    for (std::size_t i = 0; i < m; ++i) p[i] = static_cast<float>(i);
+    if (m == 0) continue;
+    const float* piv = in[0]->t.data.data() + r * k;
+    for (std::size_t i = 0; i < k; ++i) {
+      auto j = static_cast<std::int64_t>(piv[i]);
+      if (j < 0) j += sm;
+      const float x = p[std::min(i, m - 1)];
+      const float y = p[std::clamp<std::int64_t>(j, 0, sm - 1)];
+      if (i < m) p[i] = y;
+      if (j >= 0 && j < sm) p[j] = x;
+    }
+  }
+  return one(std::move(out));
+}
+
 // ---- stack ----
 
 std::size_t stack_axis(const Eqn& eqn, std::size_t rank) {
@@ -435,6 +501,7 @@ std::span<const Entry> linalg_entries() {
       {"triangular_solve",
        priced<&triangular_solve_infer, &triangular_solve_eval, &triangular_solve_flops>()},
       {"lu", priced<&lu_infer, &lu_eval, &lu_flops>()},
+      {"lu_pivots_to_permutation", priced<&pivots_infer, &pivots_eval, &pivots_flops>()},
       {"custom_linear_solve", solve_holder()},
       {"stack", {&stack_infer, &stack_eval}},
   };
