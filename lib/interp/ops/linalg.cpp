@@ -24,6 +24,8 @@
 //   b (JAX's impl); the exporter keeps only those operands (the matvec and transpose jaxprs are
 //   for differentiation, which the export has already done). A holder: the evaluator runs it.
 // - stack: the operands along a new axis `axis`, exact.
+// Denormals are flushed (FTZ and DAZ) while they run, as XLA:CPU's threads run JAX's LAPACK calls:
+// a subnormal operand counts as zero, a subnormal result becomes one.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -128,6 +130,7 @@ U64 cholesky_flops(const Eqn&, std::span<const ValueType> ops, std::span<const V
 
 Values cholesky_eval(const Eqn&, std::span<Value* const> in, std::span<const bool> owned,
                      PrimContext&) {
+  const FlushDenormals flush;  // XLA:CPU runs LAPACK with MXCSR's FTZ and DAZ
   Value out = pass_through(in[0], owned[0]);
   const std::size_t n = out.t.shape.back();
   const std::size_t mats = batch_of(out.t.shape);
@@ -234,6 +237,7 @@ std::vector<std::pair<std::size_t, std::size_t>> trsm_blocks(std::size_t m, std:
 Values triangular_solve_eval(const Eqn& eqn, std::span<Value* const> in,
                              std::span<const bool> owned, PrimContext&) {
   const TriParams p = tri_params(eqn);
+  const FlushDenormals flush;  // XLA:CPU runs BLAS with MXCSR's FTZ and DAZ
   const Value& av = *in[0];
   Value out = pass_through(in[1], owned[1]);
   const std::size_t m = av.t.shape.back();
@@ -317,6 +321,7 @@ U64 lu_flops(const Eqn&, std::span<const ValueType> ops, std::span<const ValueTy
 }
 
 Values lu_eval(const Eqn&, std::span<Value* const> in, std::span<const bool> owned, PrimContext&) {
+  const FlushDenormals flush;  // XLA:CPU runs LAPACK with MXCSR's FTZ and DAZ
   Value out = pass_through(in[0], owned[0]);
   const Shape& s = out.t.shape;
   const std::size_t m = s[s.size() - 2], n = s.back(), k = std::min(m, n);
