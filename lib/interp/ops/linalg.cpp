@@ -121,11 +121,16 @@ Types cholesky_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimCo
   return {in[0]};
 }
 
-// n^3 / 3 multiply-adds a matrix, 2 flops each (dot_general's measure), and n square roots and
-// divisions: counted as n^3 + n^2 (the loops' overhead at small n).
+// What one multiply-add of these kernels costs: 3 ns (a libm fma and the loop: 32 lu, cholesky
+// and triangular_solve of 128 x 128 took 2.8 to 3.0 ns a multiply-add of thread CPU time on the
+// 2-core AMD EPYC), in the budget's flops, 100 a nanosecond (cost.cpp).
+constexpr U64 kMultiplyAdd = 300;
+
+// n^3 / 3 multiply-adds a matrix, and n square roots and reciprocals.
 U64 cholesky_flops(const Eqn&, std::span<const ValueType> ops, std::span<const ValueType>) {
   const U64 n = ops[0].shape.back();
-  return sat_mul(batch_u64(ops[0].shape), sat_mul(sat_mul(n, n), n + 1));
+  return sat_mul(sat_mul(batch_u64(ops[0].shape), sat_mul(n, n) + 1),
+                 sat_mul(n / 3 + 1, kMultiplyAdd));
 }
 
 Values cholesky_eval(const Eqn&, std::span<Value* const> in, std::span<const bool> owned,
@@ -197,11 +202,12 @@ Types triangular_solve_infer(const Eqn& eqn, std::span<const ValueType> in, cons
   return {in[1]};
 }
 
-// m^2 / 2 multiply-adds a right-hand side of m elements, 2 flops each: m + 1 an element of b.
+// m / 2 multiply-adds an element of b (m^2 / 2 a right-hand side of m), and its reciprocal.
 U64 triangular_solve_flops(const Eqn&, std::span<const ValueType> ops, std::span<const ValueType>) {
   const U64 m = ops[0].shape.back();
   const Shape& b = ops[1].shape;
-  return sat_mul(sat_mul(batch_u64(b), sat_mul(b[b.size() - 2], b.back())), m + 1);
+  return sat_mul(sat_mul(batch_u64(b), sat_mul(b[b.size() - 2], b.back())),
+                 sat_mul(m / 2 + 1, kMultiplyAdd));
 }
 
 // OpenBLAS's strsm (JAX's CPU kernel) solves in blocks of kUnroll rows (16, its sgemm kernel's M
@@ -312,12 +318,12 @@ Types lu_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&
   return {in[0], make_type(DType::kI32, std::move(piv)), make_type(DType::kI32, std::move(perm))};
 }
 
-// Under m n min(m, n) multiply-adds a matrix (n^3 / 3 for a square one), 2 flops each, plus the
-// pivot searches: counted as m n (min(m, n) + 1).
+// m n min(m, n) / 3 multiply-adds at most (n^3 / 3 for a square matrix), and the pivot searches.
 U64 lu_flops(const Eqn&, std::span<const ValueType> ops, std::span<const ValueType>) {
   const Shape& s = ops[0].shape;
   const U64 m = s[s.size() - 2], n = s.back();
-  return sat_mul(batch_u64(s), sat_mul(sat_mul(m, n), std::min(m, n) + 1));
+  return sat_mul(sat_mul(batch_u64(s), sat_mul(m, n)),
+                 sat_mul(std::min(m, n) / 3 + 1, kMultiplyAdd));
 }
 
 Values lu_eval(const Eqn&, std::span<Value* const> in, std::span<const bool> owned, PrimContext&) {
