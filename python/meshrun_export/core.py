@@ -455,6 +455,9 @@ class Walker:
             branches = take("branches")
             out["branches"] = [self.sub(e, b) for b in branches]
             p.pop("linear", None)  # older JAX: changes no value
+            # lax.platform_dependent's cond: which platforms each branch is for, used by JAX to
+            # prune branches when lowering; the index (platform_index) chooses: no value changes
+            p.pop("branches_platforms", None)
         elif name == "checkpoint":
             out["jaxpr"] = self.sub(e, take("jaxpr"))
             for k in ("prevent_cse", "differentiated", "policy"):
@@ -531,6 +534,10 @@ class Walker:
                 self.fail(e, "triangular_solve with conjugate_a on complex operands")
         elif name == "stack":
             out["axis"] = take("axis", int)
+        elif name == "platform_index":  # lax.platform_dependent (jnp.diagonal, det, slogdet)
+            out["platforms"] = take("platforms", lambda ps: [
+                None if x is None else [str(q) for q in x] for x in ps])
+            p.pop("has_default", None)  # older JAX: the None entry says it
         elif name == "lu_pivots_to_permutation":
             out["permutation_size"] = take("permutation_size", int)
         elif name == "custom_linear_solve":

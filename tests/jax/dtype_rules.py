@@ -492,6 +492,11 @@ TABLE.update({
                   (LA_X[2], LA_B[2]))],
     "cho_solve": [("f32", lambda a, b: jax.scipy.linalg.cho_solve(
         (jnp.linalg.cholesky(a), True), b), (LA_SPD[1], LA_B[1]))],
+    # lax.platform_dependent: a platform_index and a cond on it (CPU's branch)
+    "platform_index": [("diagonal", jnp.diagonal, (LA_X[1],)),
+                       ("det", jnp.linalg.det, (LA_X,)),
+                       ("slogdet", lambda a: jnp.linalg.slogdet(a)[1], (LA_X,)),
+                       ("slogdet-sign", lambda a: jnp.linalg.slogdet(a)[0], (LA_X,))],
     "stack": [("f32-axis1", lambda x, y: jnp.stack([x, y, x], axis=1), (F.reshape(2, 4), G.reshape(2, 4))),
               ("i32", lambda x, y: jnp.stack([x, y]), (I, J)),
               ("bool-last", lambda x, y: jnp.stack([x, y], axis=-1), (B, C))],

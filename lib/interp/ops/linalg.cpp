@@ -24,6 +24,7 @@
 //   b (JAX's impl); the exporter keeps only those operands (the matvec and transpose jaxprs are
 //   for differentiation, which the export has already done). A holder: the evaluator runs it.
 // - stack: the operands along a new axis `axis`, exact.
+// - platform_index: lax.platform_dependent's index, CPU's (jnp.diagonal, det and slogdet need it).
 // Denormals are flushed (FTZ and DAZ) while they run, as XLA:CPU's threads run JAX's LAPACK calls:
 // a subnormal operand counts as zero, a subnormal result becomes one.
 #include <algorithm>
@@ -453,6 +454,46 @@ Values pivots_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const b
   return one(std::move(out));
 }
 
+// ---- platform_index ----
+// lax.platform_dependent's branch index (jnp.diagonal, jnp.linalg.det and slogdet hold one, with a
+// cond on it): `platforms`, a list of lists of platform names or null (the default); the index of
+// the first list naming "cpu" -- JAX's CPU -- else of the default, else refused (JAX would not
+// lower it on CPU).
+
+std::size_t platform_index_of(const Eqn& eqn) {
+  if (!eqn.params.is_object() || !eqn.params.contains("platforms") ||
+      !eqn.params.at("platforms").is_array()) {
+    fail("platform_index param 'platforms' missing or not a list");
+  }
+  const nlohmann::json& ps = eqn.params.at("platforms");
+  std::size_t fallback = ps.size();
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    const nlohmann::json& e = ps[i];
+    if (e.is_null()) {
+      if (fallback == ps.size()) fallback = i;
+      continue;
+    }
+    if (!e.is_array()) fail("platform_index param 'platforms': an entry not a list nor null");
+    for (const nlohmann::json& name : e)
+      if (name.is_string() && name.get<std::string>() == "cpu") return i;
+  }
+  if (fallback == ps.size()) fail("platform_index: no branch for cpu and no default");
+  return fallback;
+}
+
+Types platform_index_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&) {
+  expect_operands(eqn, in.size(), 0);
+  platform_index_of(eqn);
+  return {make_type(DType::kI32, {})};
+}
+
+Values platform_index_eval(const Eqn& eqn, std::span<Value* const>, std::span<const bool>,
+                           PrimContext&) {
+  Value out(DType::kI32, Tensor(Shape{}));
+  out.t.data[0] = static_cast<float>(platform_index_of(eqn));
+  return one(std::move(out));
+}
+
 // ---- stack ----
 
 std::size_t stack_axis(const Eqn& eqn, std::size_t rank) {
@@ -515,6 +556,7 @@ std::span<const Entry> linalg_entries() {
       {"lu_pivots_to_permutation", priced<&pivots_infer, &pivots_eval, &pivots_flops>()},
       {"custom_linear_solve", solve_holder()},
       {"stack", {&stack_infer, &stack_eval}},
+      {"platform_index", {&platform_index_infer, &platform_index_eval}},
   };
   return kEntries;
 }
