@@ -146,6 +146,20 @@ BOOST_AUTO_TEST_CASE(stack_inserts_the_new_axis) {
   check_bits(v, {2, 2}, {1, 3, 2, 4});
 }
 
+// lax.platform_dependent's index: CPU's list, else the default (null), else refused.
+BOOST_AUTO_TEST_CASE(platform_index_picks_cpus_branch) {
+  const auto idx = [](json platforms) {
+    return run1(make("platform_index", {{"platforms", platforms}}), {}).t.data[0];
+  };
+  BOOST_TEST(idx(json::array({json::array({"mosaic"}), nullptr})) == 1.0f);
+  BOOST_TEST(idx(json::array({nullptr, json::array({"cuda", "cpu"})})) == 1.0f);
+  BOOST_TEST(idx(json::array({json::array({"tpu"}), json::array({"cpu"}), nullptr})) == 1.0f);
+  CHECK_ERROR(
+      infer_error(make("platform_index", {{"platforms", json::array({json::array({"tpu"})})}}), {}),
+      "no branch for cpu and no default");
+  CHECK_ERROR(infer_error(make("platform_index"), {}), "'platforms' missing");
+}
+
 // A bad shape is one message from infer, before anything runs.
 BOOST_AUTO_TEST_CASE(bad_shapes_and_dtypes_are_refused_before_running) {
   CHECK_ERROR(infer_error(make("cholesky"), {F32({3, 4})}),
