@@ -453,6 +453,14 @@ LA_B = _LA.standard_normal((3, 4, 2)).astype(np.float32)
 LA_LOW = (np.tril(LA_X) + 3 * np.eye(4)).astype(np.float32)  # well away from singular
 LA_SING = np.array([[0, 0, 1], [0, 0, 2], [1, 1, 1]], np.float32)  # LAPACK's zero pivot
 LA_NOT_PD = np.array([[1, 2], [2, 1]], np.float32)
+# Larger: where OpenBLAS's kernels' sums show (the 4-column sgemv, sdot's pairs, strsm's blocks of
+# 16): lu of 16 x 16 and 17 x 12, cholesky of 24 x 24, a solve with m = 20.
+LA_X16 = _LA.standard_normal((16, 16)).astype(np.float32)
+LA_T17 = _LA.standard_normal((17, 12)).astype(np.float32)
+LA_SPD24 = (lambda y: (y @ y.T + 24 * np.eye(24)).astype(np.float32))(
+    _LA.standard_normal((24, 24)).astype(np.float32))
+LA_LOW20 = (np.tril(_LA.standard_normal((20, 20))) + 4 * np.eye(20)).astype(np.float32)
+LA_B20 = _LA.standard_normal((20, 5)).astype(np.float32)
 
 
 def _tri(left, lower, trans, unit):
@@ -483,6 +491,14 @@ TABLE.update({
            ("perm-tall", lambda x: lax.linalg.lu(x)[2], (LA_X[0, :, :3],))],
     "custom_linear_solve": [("f32-solve", jnp.linalg.solve, (LA_SPD[0, :3, :3], LA_B[0, :3])),
                             ("f32-inv", jnp.linalg.inv, (LA_LOW[0, :3, :3],))],
+    "lu-large": [("f32-16x16", lambda x: lax.linalg.lu(x)[0], (LA_X16,)),
+                 ("pivots-16x16", lambda x: lax.linalg.lu(x)[1], (LA_X16,)),
+                 ("f32-17x12", lambda x: lax.linalg.lu(x)[0], (LA_T17,))],
+    "cholesky-large": [("f32-24x24", lax.linalg.cholesky, (LA_SPD24,))],
+    "triangular_solve-large": [("f32-m20-upper-t", lambda a, b: lax.linalg.triangular_solve(
+        a.T, b, left_side=True, lower=False, transpose_a=True), (LA_LOW20, LA_B20)),
+        ("f32-m20-right", lambda a, b: lax.linalg.triangular_solve(
+            a, b.T, left_side=False, lower=True), (LA_LOW20, LA_B20))],
     "lu_pivots_to_permutation": [
         ("i32-out-of-range", lambda p: lax.linalg.lu_pivots_to_permutation(p, 7),
          (np.array([2, -1, 7, 0, -9, 3], np.int32),)),
