@@ -146,6 +146,24 @@ BOOST_AUTO_TEST_CASE(stack_inserts_the_new_axis) {
   check_bits(v, {2, 2}, {1, 3, 2, 4});
 }
 
+// Arrays of no element: the types and values JAX 0.10.2 gives (lu of f32[3,0]: pivots i32[0],
+// permutation [0, 1, 2]), nothing read.
+BOOST_AUTO_TEST_CASE(empty_matrices_and_batches) {
+  const std::vector<Value> a = run_raw(make("lu"), {F({3, 0}, {})});
+  BOOST_TEST(a[1].t.shape == Shape({0}));
+  check_bits(a[2], {3}, {0, 1, 2});
+  BOOST_TEST(run_raw(make("lu"), {F({0, 3}, {})})[2].t.shape == Shape({0}));
+  BOOST_TEST(run1(make("cholesky"), {F({2, 0, 0}, {})}).t.shape == Shape({2, 0, 0}));
+  BOOST_TEST(run1(make("cholesky"), {F({0, 2, 2}, {})}).t.shape == Shape({0, 2, 2}));
+  BOOST_TEST(run1(tri(true, true, false, false), {F({0, 0}, {}), F({0, 3}, {})}).t.shape ==
+             Shape({0, 3}));
+  check_bits(run1(tri(false, false, false, false), {F({2, 2}, {2, 1, 0, 4}), F({0, 2}, {})}),
+             {0, 2}, {});
+  check_bits(run1(make("lu_pivots_to_permutation", {{"permutation_size", 2}}), {I({0}, {})}), {2},
+             {0, 1});
+  BOOST_TEST(run1(make("stack", {{"axis", 0}}), {F({0}, {}), F({0}, {})}).t.shape == Shape({2, 0}));
+}
+
 // lax.platform_dependent's index: CPU's list, else the default (null), else refused.
 BOOST_AUTO_TEST_CASE(platform_index_picks_cpus_branch) {
   const auto idx = [](json platforms) {
