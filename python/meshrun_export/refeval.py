@@ -677,7 +677,8 @@ def _platform_index(ev, p):
     return np.asarray((hit or dflt)[0], np.int32)
 
 
-_LINALG = {"cholesky": _cholesky, "platform_index": _platform_index, "triangular_solve": _triangular_solve,
+_LINALG = {"cholesky": _cholesky, "platform_index": _platform_index,
+           "triangular_solve": _triangular_solve,
            "lu_pivots_to_permutation": _pivots_to_permutation,
            "stack": lambda ev, p, *xs: np.stack(xs, axis=p["axis"])}
 # ---- end of issue #49's linear algebra block

@@ -513,7 +513,8 @@ TABLE.update({
                        ("det", jnp.linalg.det, (LA_X,)),
                        ("slogdet", lambda a: jnp.linalg.slogdet(a)[1], (LA_X,)),
                        ("slogdet-sign", lambda a: jnp.linalg.slogdet(a)[0], (LA_X,))],
-    "stack": [("f32-axis1", lambda x, y: jnp.stack([x, y, x], axis=1), (F.reshape(2, 4), G.reshape(2, 4))),
+    "stack": [("f32-axis1", lambda x, y: jnp.stack([x, y, x], axis=1),
+               (F.reshape(2, 4), G.reshape(2, 4))),
               ("i32", lambda x, y: jnp.stack([x, y]), (I, J)),
               ("bool-last", lambda x, y: jnp.stack([x, y], axis=-1), (B, C))],
 })
