@@ -37,6 +37,8 @@ std::span<const Entry> window_entries();      // reduce_window*, select_and_* (o
 std::span<const Entry> float_math_entries();
 std::span<const Entry> bit_entries();
 std::span<const Entry> conv_entries();
+// Issue #49: cholesky, triangular_solve, lu, custom_linear_solve, stack (ops/linalg.cpp).
+std::span<const Entry> linalg_entries();
 
 using Types = std::vector<ValueType>;
 using Values = std::vector<Value>;

@@ -235,7 +235,11 @@ class Walker:
             self.sources.append(src)
             try:
                 ins = [atom(a, e) for a in e.invars]
+                self._keep = None
                 prim, params = self.params(e)
+                keep, self._keep = self._keep, None  # set by this eqn's params only
+                if keep is not None:  # custom_linear_solve: the solve's operands only
+                    ins = [ins[i] for i in keep]
                 rec = {"primitive": prim, "params": params, "in": ins,
                        "out": [var(v) for v in e.outvars]}
             except Unsupported as err:
@@ -451,6 +455,9 @@ class Walker:
             branches = take("branches")
             out["branches"] = [self.sub(e, b) for b in branches]
             p.pop("linear", None)  # older JAX: changes no value
+            # lax.platform_dependent's cond: which platforms each branch is for, used by JAX to
+            # prune branches when lowering; the index (platform_index) chooses: no value changes
+            p.pop("branches_platforms", None)
         elif name == "checkpoint":
             out["jaxpr"] = self.sub(e, take("jaxpr"))
             for k in ("prevent_cse", "differentiated", "policy"):
@@ -516,6 +523,35 @@ class Walker:
         elif name == "rev":
             out["dimensions"] = take("dimensions", ints)
         # ---- end of issue #49's conv block
+        # ---- issue #49: linear algebra (lib/interp/ops/linalg.cpp)
+        elif name in ("cholesky", "lu"):
+            pass
+        elif name == "triangular_solve":
+            for k in ("left_side", "lower", "transpose_a", "unit_diagonal"):
+                out[k] = take(k, bool)
+            if take("conjugate_a", bool, False) and np.iscomplexobj(
+                    np.empty((), e.invars[0].aval.dtype)):
+                self.fail(e, "triangular_solve with conjugate_a on complex operands")
+        elif name == "stack":
+            out["axis"] = take("axis", int)
+        elif name == "platform_index":  # lax.platform_dependent (jnp.diagonal, det, slogdet)
+            out["platforms"] = take("platforms", lambda ps: [
+                None if x is None else [str(q) for q in x] for x in ps])
+            p.pop("has_default", None)  # older JAX: the None entry says it
+        elif name == "lu_pivots_to_permutation":
+            out["permutation_size"] = take("permutation_size", int)
+        elif name == "custom_linear_solve":
+            # Its value is the `solve` jaxpr on the solve's consts and b (JAX's impl); the other
+            # jaxprs serve differentiation, done before the export. Operands: matvec, vecmat,
+            # solve, transpose_solve consts, then b.
+            lens = take("const_lengths")
+            jaxprs = take("jaxprs")
+            start = lens.matvec + lens.vecmat
+            ops = len(e.invars)
+            b0 = start + lens.solve + lens.transpose_solve
+            out["jaxpr"] = self.sub(e, jaxprs.solve)  # (walks eqns: _keep after it)
+            self._keep = list(range(start, start + lens.solve)) + list(range(b0, ops))
+        # ---- end of issue #49's linear algebra block
         else:
             self.fail(e, f"unsupported primitive '{e.primitive.name}'")
 

@@ -110,7 +110,7 @@ class Evaluator:
     # --------------------------------------------------------------------------------------
     def eqn(self, e, ins, mesh):
         p, prim = e["params"], e["primitive"]
-        if prim == "jit":
+        if prim in ("jit", "custom_linear_solve"):  # custom_linear_solve: its solve jaxpr
             return self.jaxpr(p["jaxpr"], ins, mesh)
         if prim in ("custom_jvp_call", "custom_vjp_call", "closed_call", "call", "core_call"):
             return self.jaxpr(p["call_jaxpr"], ins, mesh)
@@ -143,6 +143,14 @@ class Evaluator:
             if mesh is None:
                 return parts(ins[0])
             return [list(r) for r in zip(*(parts(x) for x in ins[0]))]
+        if prim == "sort":  # one result per operand (lu's transposed solve sorts its pivots)
+            if mesh is None:
+                return _sort(p, ins)
+            return [list(r) for r in zip(*(_sort(p, dev) for dev in zip(*ins)))]
+        if prim == "lu":  # three results: factors, pivots, permutation
+            if mesh is None:
+                return _lu(self, p, ins[0])
+            return [list(r) for r in zip(*(_lu(self, p, x) for x in ins[0]))]
         f = _LOCAL.get(prim)
         if f is None:
             raise EvalError(f"unknown primitive {prim}")
@@ -578,6 +586,103 @@ _CONV = {"conv_general_dilated": _conv,
          "rev": lambda ev, p, x: np.flip(x, axis=tuple(p["dimensions"]))}
 # ---- end of issue #49's block
 
+# ---- issue #49: linear algebra (lib/interp/ops/linalg.cpp), in float64: a second opinion on
+# the exported program, not JAX's bits
+def _batched(f, *xs):
+    xs = [np.asarray(x) for x in xs]
+    lead = xs[0].shape[:-2]
+    outs = [f(*(x.reshape((-1,) + x.shape[-2:])[i] for x in xs))
+            for i in range(int(np.prod(lead, dtype=np.int64)))]
+    return outs, lead
+
+
+def _cholesky(ev, p, a):
+    def one(m):
+        try:
+            low = np.linalg.cholesky(m.astype(np.float64))
+        except np.linalg.LinAlgError:
+            return np.full(m.shape, np.nan)
+        return np.where(np.tri(m.shape[0], dtype=bool), low, m)
+    outs, lead = _batched(one, a)
+    return np.asarray(outs, np.float32).reshape(np.shape(a))
+
+
+def _triangular_solve(ev, p, a, b):
+    def one(m, r):
+        t = np.tril(m) if p["lower"] else np.triu(m)
+        if p["unit_diagonal"]:
+            np.fill_diagonal(t, 1)
+        t = t.T if p["transpose_a"] else t
+        t, r = t.astype(np.float64), r.astype(np.float64)
+        return np.linalg.solve(t, r) if p["left_side"] else np.linalg.solve(t.T, r.T).T
+    outs, lead = _batched(one, a, b)
+    return np.asarray(outs, np.float32).reshape(np.shape(b))
+
+
+def _lu_one(m):
+    a = m.astype(np.float64)
+    rows, cols = a.shape
+    piv = []
+    for j in range(min(rows, cols)):
+        k = j + int(np.argmax(np.abs(a[j:, j])))
+        piv.append(k)
+        a[[j, k]] = a[[k, j]]
+        if a[j, j] != 0:
+            a[j + 1:, j] /= a[j, j]
+            a[j + 1:, j + 1:] -= np.outer(a[j + 1:, j], a[j, j + 1:])
+    perm = list(range(rows))
+    for i, k in enumerate(piv):
+        perm[i], perm[k] = perm[k], perm[i]
+    return a, np.asarray(piv), np.asarray(perm)
+
+
+def _lu(ev, p, a):
+    outs, lead = _batched(_lu_one, a)
+    return [np.asarray([o[0] for o in outs], np.float32).reshape(np.shape(a)),
+            np.asarray([o[1] for o in outs], np.int32).reshape(lead + (min(np.shape(a)[-2:]),)),
+            np.asarray([o[2] for o in outs], np.int32).reshape(lead + (np.shape(a)[-2],))]
+
+
+def _pivots_to_permutation(ev, p, piv):
+    piv = np.asarray(piv)
+    m = p["permutation_size"]
+    rows = piv.reshape(-1, piv.shape[-1])
+    out = np.tile(np.arange(m, dtype=np.int32), (rows.shape[0], 1))
+    for r, row in enumerate(rows):
+        q = out[r]
+        for i, j in enumerate(row):
+            j = j + m if j < 0 else j
+            x, y = q[min(i, m - 1)], q[min(max(j, 0), m - 1)]
+            if i < m:
+                q[i] = y
+            if 0 <= j < m:
+                q[j] = x
+    return out.reshape(piv.shape[:-1] + (m,))
+
+
+def _sort(p, ins):
+    if p["num_keys"] != 1:
+        raise EvalError("sort with more than one key")
+    keys = np.asarray(ins[0])
+    order = np.argsort(keys, axis=p["dimension"], kind="stable")
+    return [np.take_along_axis(np.asarray(x), order, axis=p["dimension"]) for x in ins]
+
+
+def _platform_index(ev, p):
+    ps = p["platforms"]
+    hit = [i for i, x in enumerate(ps) if x is not None and "cpu" in x]
+    dflt = [i for i, x in enumerate(ps) if x is None]
+    if not hit and not dflt:
+        raise EvalError("platform_index: no branch for cpu")
+    return np.asarray((hit or dflt)[0], np.int32)
+
+
+_LINALG = {"cholesky": _cholesky, "platform_index": _platform_index,
+           "triangular_solve": _triangular_solve,
+           "lu_pivots_to_permutation": _pivots_to_permutation,
+           "stack": lambda ev, p, *xs: np.stack(xs, axis=p["axis"])}
+# ---- end of issue #49's linear algebra block
+
 _LOCAL = {
     "dynamic_slice": _dynamic_slice, "dynamic_update_slice": _dynamic_update_slice,
     "add": _f32(np.add), "add_any": _f32(np.add), "sub": _f32(np.subtract),
@@ -621,4 +726,5 @@ _LOCAL = {
     "scatter-min": _scatter(lambda a, b: np.minimum(a, b)),
     "scatter-max": _scatter(lambda a, b: np.maximum(a, b)),
     **_CONV,
+    **_LINALG,
 }

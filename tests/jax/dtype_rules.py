@@ -459,6 +459,84 @@ TABLE.update({
 # another shape passes a subnormal's bits through -- an optimizer's pattern, not arithmetic.)
 })
 # ---- end of the flush block
+# ---- issue #49, linear algebra (lib/interp/ops/linalg.cpp): cholesky, triangular_solve (each
+# side, triangle, transpose, unit diagonal), lu's factors, int32 pivots and permutation, jnp.linalg
+# solve / inv (lu + custom_linear_solve), jnp.stack. Matrices up to 4 x 4 and batches of them, where
+# meshrun's LAPACK orders give JAX's bits (tests/unit/interp/primitives/linalg_prims_test.cpp
+# and the batched-solve corpus program: the larger ones, within tolerance). A NaN is written -7.
+_LA = np.random.default_rng(4949)
+LA_X = _LA.standard_normal((3, 4, 4)).astype(np.float32)  # 3 general 4 x 4
+LA_SPD = (LA_X @ LA_X.transpose(0, 2, 1) + 4 * np.eye(4)).astype(np.float32)
+LA_B = _LA.standard_normal((3, 4, 2)).astype(np.float32)
+LA_LOW = (np.tril(LA_X) + 3 * np.eye(4)).astype(np.float32)  # well away from singular
+LA_SING = np.array([[0, 0, 1], [0, 0, 2], [1, 1, 1]], np.float32)  # LAPACK's zero pivot
+LA_NOT_PD = np.array([[1, 2], [2, 1]], np.float32)
+# Larger: where OpenBLAS's kernels' sums show (the 4-column sgemv, sdot's pairs, strsm's blocks of
+# 16): lu of 16 x 16 and 17 x 12, cholesky of 24 x 24, a solve with m = 20.
+LA_X16 = _LA.standard_normal((16, 16)).astype(np.float32)
+LA_T17 = _LA.standard_normal((17, 12)).astype(np.float32)
+LA_SPD24 = (lambda y: (y @ y.T + 24 * np.eye(24)).astype(np.float32))(
+    _LA.standard_normal((24, 24)).astype(np.float32))
+LA_LOW20 = (np.tril(_LA.standard_normal((20, 20))) + 4 * np.eye(20)).astype(np.float32)
+LA_B20 = _LA.standard_normal((20, 5)).astype(np.float32)
+
+
+def _tri(left, lower, trans, unit):
+    def f(a, b):
+        if not left:
+            b = jnp.swapaxes(b, -1, -2)
+        return lax.linalg.triangular_solve(a if lower else jnp.swapaxes(a, -1, -2), b,
+                                           left_side=left, lower=lower, transpose_a=trans,
+                                           unit_diagonal=unit)
+    return f
+
+
+TABLE.update({
+    "cholesky": [("f32", lax.linalg.cholesky, (LA_SPD[0],)),
+                 ("f32-batch", lax.linalg.cholesky, (LA_SPD,)),
+                 ("f32-not-pd", finite(lax.linalg.cholesky), (LA_NOT_PD,))],
+    "triangular_solve": [
+        (f"f32-{'left' if l else 'right'}-{'lower' if lo else 'upper'}{'-t' if t else ''}"
+         f"{'-unit' if u else ''}", _tri(l, lo, t, u), (LA_LOW, LA_B))
+        for l, lo, t, u in ((1, 1, 0, 0), (1, 0, 1, 0), (1, 1, 1, 1), (0, 1, 0, 0),
+                            (0, 0, 1, 0), (0, 0, 0, 1))],
+    "lu": [("f32-3x3", lambda x: lax.linalg.lu(x)[0], (LA_X[0, :3, :3],)),
+           ("pivots-batch", lambda x: lax.linalg.lu(x)[1], (LA_X,)),
+           ("perm-batch", lambda x: lax.linalg.lu(x)[2], (LA_X,)),
+           ("f32-singular", lambda x: lax.linalg.lu(x)[0], (LA_SING,)),
+           ("pivots-singular", lambda x: lax.linalg.lu(x)[1], (LA_SING,)),
+           ("perm-wide", lambda x: lax.linalg.lu(x)[2], (LA_X[0, :2, :],)),
+           ("perm-tall", lambda x: lax.linalg.lu(x)[2], (LA_X[0, :, :3],))],
+    "custom_linear_solve": [("f32-solve", jnp.linalg.solve, (LA_SPD[0, :3, :3], LA_B[0, :3])),
+                            ("f32-inv", jnp.linalg.inv, (LA_LOW[0, :3, :3],))],
+    "lu-large": [("f32-16x16", lambda x: lax.linalg.lu(x)[0], (LA_X16,)),
+                 ("pivots-16x16", lambda x: lax.linalg.lu(x)[1], (LA_X16,)),
+                 ("f32-17x12", lambda x: lax.linalg.lu(x)[0], (LA_T17,))],
+    "cholesky-large": [("f32-24x24", lax.linalg.cholesky, (LA_SPD24,))],
+    "triangular_solve-large": [("f32-m20-upper-t", lambda a, b: lax.linalg.triangular_solve(
+        a.T, b, left_side=True, lower=False, transpose_a=True), (LA_LOW20, LA_B20)),
+        ("f32-m20-right", lambda a, b: lax.linalg.triangular_solve(
+            a, b.T, left_side=False, lower=True), (LA_LOW20, LA_B20))],
+    "lu_pivots_to_permutation": [
+        ("i32-out-of-range", lambda p: lax.linalg.lu_pivots_to_permutation(p, 7),
+         (np.array([2, -1, 7, 0, -9, 3], np.int32),)),
+        ("i32-batch", lambda p: lax.linalg.lu_pivots_to_permutation(p, 4),
+         (np.array([[2, 2, 3], [0, 1, 2]], np.int32),))],
+    "lu_solve": [("f32", lambda a, b: jax.scipy.linalg.lu_solve(jax.scipy.linalg.lu_factor(a), b),
+                  (LA_X[2], LA_B[2]))],
+    "cho_solve": [("f32", lambda a, b: jax.scipy.linalg.cho_solve(
+        (jnp.linalg.cholesky(a), True), b), (LA_SPD[1], LA_B[1]))],
+    # lax.platform_dependent: a platform_index and a cond on it (CPU's branch)
+    "platform_index": [("diagonal", jnp.diagonal, (LA_X[1],)),
+                       ("det", jnp.linalg.det, (LA_X,)),
+                       ("slogdet", lambda a: jnp.linalg.slogdet(a)[1], (LA_X,)),
+                       ("slogdet-sign", lambda a: jnp.linalg.slogdet(a)[0], (LA_X,))],
+    "stack": [("f32-axis1", lambda x, y: jnp.stack([x, y, x], axis=1),
+               (F.reshape(2, 4), G.reshape(2, 4))),
+              ("i32", lambda x, y: jnp.stack([x, y]), (I, J)),
+              ("bool-last", lambda x, y: jnp.stack([x, y], axis=-1), (B, C))],
+})
+# ---- end of issue #49's linear algebra block
 
 
 def main():

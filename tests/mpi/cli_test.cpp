@@ -320,6 +320,17 @@ BOOST_AUTO_TEST_CASE(the_sorting_and_pooling_programs_run_across_ranks) {
   }
 }
 
+// Linear algebra across ranks (issue #49): per-device batched solves (cholesky, triangular_solve,
+// lu with its pivots, custom_linear_solve, stack, psum) and their value_and_grad: stdout and the
+// --trace of mpirun are one process's byte for byte.
+BOOST_AUTO_TEST_CASE(the_linear_algebra_program_runs_across_ranks) {
+  TempDir dir;
+  const std::string program = "tests/jax/corpus/batched-solve.json";
+  const std::string c = "tests/jax/corpus/batched-solve/case1.json";
+  same_run_and_trace({"run", program, c, "--exact"}, dir);
+  same_as_one_process({"run", program, c});
+}
+
 // Programs of several shard_map calls (issue 48): a jax.grad's forward and backward shard_maps
 // (dp-grad, fsdp-remat), a shard_map in a scan (the same call three times), a scan beside a
 // shard_map and one inside a body. Rank 0 hands every call to the ranks in turn (RootEngine,

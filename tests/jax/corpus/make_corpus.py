@@ -68,6 +68,8 @@ PROGRAMS = {
     "partial-nested-3d": {"seed": 5200, "module": "partial_nested_3d", "sizes": dict(N=4, D=6)},
     "vmap-spmd": {"seed": 5210, "module": "vmap_spmd", "sizes": dict(B=4, N=8, D=3)},
     "partial-nested-grad": {"seed": 5220, "module": "partial_nested_grad", "sizes": dict(N=8, D=8)},
+    # ---- linear algebra (issue #49): cholesky, triangular_solve, lu, custom_linear_solve, stack
+    "batched-solve": {"seed": 5310, "module": "batched_solve", "sizes": dict(N=16, D=4, K=2)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")

@@ -125,7 +125,9 @@ BOOST_AUTO_TEST_CASE(the_holders_of_a_jaxpr_are_entries_naming_their_param) {
                                                       {"scan", "jaxpr"},
                                                       {"while", "cond_jaxpr"},
                                                       {"cond", "branches"},
-                                                      {"shard_map", "jaxpr"}};
+                                                      {"shard_map", "jaxpr"},
+                                                      // linear algebra (ops/linalg.cpp)
+                                                      {"custom_linear_solve", "jaxpr"}};
   // Control flow: run as loops and branches, not inlined as calls; while's second jaxpr, cond's
   // list of them.
   const std::map<std::string, Primitive::Control> control = {{"scan", Primitive::Control::kScan},
