@@ -327,8 +327,11 @@ Drawn draw(const std::vector<TensorRef>& run_inputs, const std::vector<GradedInp
     for (float& f : d.inputs[i].data) {
       const std::uint32_t sign = (rng() & 1u) ? 0x80000000u : 0u;
       const std::uint32_t exponent = (rng() & 1u) ? 126u : 127u;
-      f = std::bit_cast<float>(sign | (exponent << 23) |
-                               (static_cast<std::uint32_t>(rng()) & 0x7FFFFFu));
+      std::uint32_t m = 0;
+      do {  // never a graded element's fraction bits (a replicated input would "hold" it)
+        m = static_cast<std::uint32_t>(rng()) & 0x7FFFFFu;
+      } while (d.element.count(m) != 0);
+      f = std::bit_cast<float>(sign | (exponent << 23) | m);
     }
   }
   return d;
@@ -419,6 +422,7 @@ class HoldsObserver final : public ValueObserver {
         p.ever.assign(total, false);
         p.own.assign(total, false);
         p.first_site.assign(total, 0);
+        p.first_at.assign(total, 0);
         p.ever_covered.assign(graded.size(), 0);
         p.ever_values.assign(graded.size(), 0);
       }
@@ -435,13 +439,15 @@ class HoldsObserver final : public ValueObserver {
     ++p.serial;
     std::vector<std::size_t> held(graded_.size(), 0);
     std::vector<std::uint32_t> mine;  // the elements it holds (for at_once)
-    for (const float f : v.t.data) {
-      const std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
+    std::vector<std::uint32_t> at;    // where in the value each of `mine` is
+    for (std::size_t i = 0; i < v.t.data.size(); ++i) {
+      const std::uint32_t bits = std::bit_cast<std::uint32_t>(v.t.data[i]);
       if ((bits & 0x7FFFFFFFu) == 0) continue;
       const auto it = d_.element.find(bits & d_.key_bits);
       if (it == d_.element.end() || p.stamp[it->second] == p.serial) continue;
       p.stamp[it->second] = p.serial;
       mine.push_back(it->second);
+      at.push_back(static_cast<std::uint32_t>(i));
       for (std::size_t g = 0; g < graded_.size(); ++g) {
         if (it->second >= graded_[g].offset && it->second < graded_[g].offset + graded_[g].size)
           ++held[g];
@@ -461,7 +467,7 @@ class HoldsObserver final : public ValueObserver {
     if (over_run_) {
       if (eqn == nullptr && bodies_.count(&jx) != 0)
         for (const std::uint32_t e : mine) p.own[e] = true;
-      run_union(p, jx, eqn, k, mine, whole, occurrence);
+      run_union(p, jx, eqn, k, mine, at, whole, occurrence);
     }
     if (at_once_) live(p, jx, eqn, k, std::move(mine), whole, occurrence);
   }
@@ -470,15 +476,17 @@ class HoldsObserver final : public ValueObserver {
   // of w1 a row at a time, or every block of x round a ring, computed with all of it -- the
   // work of every device, done on one -- though no two of those values were alive together.
   void run_union(auto& p, const Jaxpr& jx, const Eqn* eqn, std::size_t k,
-                 const std::vector<std::uint32_t>& mine, const std::vector<bool>& whole,
-                 std::uint64_t occurrence) {
+                 const std::vector<std::uint32_t>& mine, const std::vector<std::uint32_t>& at,
+                 const std::vector<bool>& whole, std::uint64_t occurrence) {
     std::vector<bool> adds(graded_.size(), false);
-    for (const std::uint32_t e : mine) {
+    for (std::size_t j = 0; j < mine.size(); ++j) {
+      const std::uint32_t e = mine[j];
       if (p.ever[e]) continue;
       p.ever[e] = true;
       if (p.sites.empty() || p.sites.back().seq != p.seq)
         p.sites.push_back({&jx, eqn, k, occurrence, 0, p.seq});
       p.first_site[e] = static_cast<std::uint32_t>(p.sites.size());
+      p.first_at[e] = j < at.size() ? at[j] : UINT32_MAX;  // (a scaled copy: no one place)
       std::size_t g = 0;
       while (g + 1 < graded_.size() && e >= graded_[g + 1].offset) ++g;
       ++p.ever_covered[g];
@@ -590,20 +598,42 @@ class HoldsObserver final : public ValueObserver {
     std::vector<bool> ever;                 // over_run: element -> some value held it
     std::vector<bool> own;                  // element -> a shard_map handed it to the device
     std::vector<std::uint32_t> first_site;  // element -> 1 + its first holder in `sites`
+    std::vector<std::uint32_t> first_at;    // element -> its place in that value
     std::vector<Whole> sites;
     std::vector<std::size_t> ever_covered;  // graded -> elements ever held
     std::vector<std::size_t> ever_values;   // graded -> values that added some
   };
   const std::vector<PerDevice>& devices() const { return devices_; }
 
-  // Per graded input, the elements device `dev` held and was never handed (over_run).
-  std::vector<std::vector<std::uint32_t>> foreign(std::size_t dev) const {
-    std::vector<std::vector<std::uint32_t>> out(graded_.size());
+  // An element device `dev` held and was never handed, and where it first held it: the value
+  // (its equation, output, occurrence) and the place in it. Two draws must agree on all of it --
+  // a number that matches an element by chance (one in 2^23 per element) does so at another
+  // place at the other draw.
+  struct ForeignAt {
+    std::uint32_t element = 0;
+    const Jaxpr* jx = nullptr;
+    const Eqn* eqn = nullptr;
+    std::size_t k = 0;
+    std::uint64_t occurrence = 0;
+    std::uint32_t at = 0;
+    bool same(const ForeignAt& o) const {
+      return element == o.element && jx == o.jx && eqn == o.eqn && k == o.k &&
+             occurrence == o.occurrence && at == o.at && at != UINT32_MAX;
+    }
+  };
+  // Per graded input, in element order (over_run).
+  std::vector<std::vector<ForeignAt>> foreign(std::size_t dev) const {
+    std::vector<std::vector<ForeignAt>> out(graded_.size());
     if (!over_run_) return out;
     const PerDevice& p = devices_[dev];
-    for (std::size_t g = 0; g < graded_.size(); ++g)
-      for (std::size_t e = graded_[g].offset; e < graded_[g].offset + graded_[g].size; ++e)
-        if (p.ever[e] && !p.own[e]) out[g].push_back(static_cast<std::uint32_t>(e));
+    for (std::size_t g = 0; g < graded_.size(); ++g) {
+      for (std::size_t e = graded_[g].offset; e < graded_[g].offset + graded_[g].size; ++e) {
+        if (!p.ever[e] || p.own[e]) continue;
+        const Whole& s = p.sites[p.first_site[e] - 1];
+        out[g].push_back(
+            {static_cast<std::uint32_t>(e), s.jx, s.eqn, s.k, s.occurrence, p.first_at[e]});
+      }
+    }
     return out;
   }
 
@@ -661,7 +691,28 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
   std::set<std::tuple<int, const Jaxpr*, const Eqn*, std::size_t, std::uint64_t, std::size_t>>
       first;
   // [device][graded]: the foreign elements of the first draw (sorted).
-  std::vector<std::vector<std::vector<std::uint32_t>>> foreign_first;
+  std::vector<std::vector<std::vector<HoldsObserver::ForeignAt>>> foreign_first;
+  // The case's own values (one run, nothing to confirm: a value must hold every element told
+  // apart), values alive at once at most -- over the run a right ring of gradients may pass a
+  // case's copies of y round (w and b zero make the gradient -2 * y). Run first: a program
+  // that fails on random values is still seen on its own.
+  std::vector<std::vector<Whole>> on_case(static_cast<std::size_t>(devices));
+  {
+    const Drawn c = case_values(run_inputs, graded, others);
+    HoldsObserver obs(c, graded, devices, std::min(scope, HoldScope::kAlive), bodies);
+    try {
+      run_observed(lp, mesh, run_inputs, obs);
+      for (int dev = 0; dev < devices; ++dev)
+        on_case[static_cast<std::size_t>(dev)] =
+            obs.devices()[static_cast<std::size_t>(dev)].wholes;
+    } catch (const InternalError&) {
+      throw;
+    } catch (const std::exception&) {
+    }
+  }
+  const bool seen_on_case =
+      std::any_of(on_case.begin(), on_case.end(), [](const auto& w) { return !w.empty(); });
+
   for (const std::uint64_t seed : {0x9E3779B97F4A7C15ull, 0xD1B54A32D192ED03ull}) {
     const Drawn d = draw(run_inputs, graded, others, seed);
     HoldsObserver obs(d, graded, devices, scope, bodies);
@@ -670,6 +721,7 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     } catch (const InternalError&) {
       throw;
     } catch (const std::exception&) {
+      if (seen_on_case) return on_case;
       return std::nullopt;
     }
     for (int dev = 0; dev < devices; ++dev) {
@@ -689,35 +741,27 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
         continue;
       }
       for (std::size_t g = 0; g < graded.size(); ++g) {
-        std::vector<std::uint32_t> both;
-        std::set_intersection(foreign[g].begin(), foreign[g].end(), foreign_first[per][g].begin(),
-                              foreign_first[per][g].end(), std::back_inserter(both));
-        if (both.empty()) continue;
         const auto& p = obs.devices()[per];
-        Whole w = p.sites[p.first_site[both.front()] - 1];
+        std::size_t both = 0;
+        std::uint32_t earliest = UINT32_MAX;  // the first of them the device held, in `sites`
+        auto a = foreign_first[per][g].begin();
+        for (const auto& f : foreign[g]) {
+          while (a != foreign_first[per][g].end() && a->element < f.element) ++a;
+          if (a == foreign_first[per][g].end() || !a->same(f)) continue;
+          ++both;
+          earliest = std::min(earliest, p.first_site[f.element]);
+        }
+        if (both == 0) continue;
+        Whole w = p.sites[earliest - 1];
         w.graded = g;
-        w.pieces = both.size();
+        w.pieces = both;
         w.foreign = true;
         confirmed[per].push_back(w);
       }
     }
   }
-  // The case's own values (one run, nothing to confirm: a value must hold every element told
-  // apart), values alive at once at most -- over the run a right ring of gradients may pass a
-  // case's copies of y round (w and b zero make the gradient -2 * y).
-  const Drawn c = case_values(run_inputs, graded, others);
-  HoldsObserver obs(c, graded, devices, std::min(scope, HoldScope::kAlive), bodies);
-  try {
-    run_observed(lp, mesh, run_inputs, obs);
-  } catch (const InternalError&) {
-    throw;
-  } catch (const std::exception&) {
-    return confirmed;
-  }
-  for (int dev = 0; dev < devices; ++dev) {
-    for (const Whole& w : obs.devices()[static_cast<std::size_t>(dev)].wholes)
-      confirmed[static_cast<std::size_t>(dev)].push_back(w);
-  }
+  for (std::size_t dev = 0; dev < on_case.size(); ++dev)
+    confirmed[dev].insert(confirmed[dev].end(), on_case[dev].begin(), on_case[dev].end());
   return confirmed;
 }
 
@@ -809,11 +853,13 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
             for (std::size_t d = 0; d < wholes->size(); ++d) {
               if ((*wholes)[d].empty()) continue;
               // A value or values alive at once, where there are (the more precise place);
-              // else the run's union.
+              // else the run's union; else elements of another device's block.
               const auto& ws = (*wholes)[d];
-              const auto precise =
-                  std::find_if(ws.begin(), ws.end(), [](const Whole& o) { return !o.over_run; });
-              const Whole& w = precise != ws.end() ? *precise : ws.front();
+              const auto precise = std::find_if(
+                  ws.begin(), ws.end(), [](const Whole& o) { return !o.over_run && !o.foreign; });
+              const auto run =
+                  std::find_if(ws.begin(), ws.end(), [](const Whole& o) { return o.over_run; });
+              const Whole& w = precise != ws.end() ? *precise : run != ws.end() ? *run : ws.front();
               std::size_t same = 0;
               for (const auto& on : *wholes) {
                 same += std::any_of(on.begin(), on.end(), [&](const Whole& o) {

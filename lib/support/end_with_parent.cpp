@@ -24,9 +24,12 @@ void end_with_parent(pid_t parent) {
 void end_with_parent_under_mpirun() {
 #ifdef __linux__
   if (std::getenv("OMPI_COMM_WORLD_RANK") == nullptr) return;
+  // The parent as it is now (orted, or mpirun itself -- PID 1 in a container that starts the
+  // job with mpirun): if it changes across the prctl, it died in between and no signal comes.
+  // Not "the parent is PID 1", which every rank of `docker run ... mpirun` would take for dead.
+  const pid_t parent = ::getppid();
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  // The parent's pid is not known here: reparented to init means it died before the prctl.
-  if (::getppid() == 1) ::kill(::getpid(), SIGKILL);
+  if (::getppid() != parent) ::kill(::getpid(), SIGKILL);
 #endif
 }
 

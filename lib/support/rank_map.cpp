@@ -19,7 +19,9 @@ struct Host {
 std::optional<long> number(std::string_view s) {
   long v = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v < 0) return std::nullopt;
+  // Beyond 2^16 (slots, ranks, ranks a node) no placement is worked out: a line of the
+  // launcher's must not build a list of 10^18 names nor overflow the total.
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0 || v > 65536) return std::nullopt;
   return v;
 }
 

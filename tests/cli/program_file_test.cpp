@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -383,6 +384,37 @@ BOOST_AUTO_TEST_CASE(a_program_with_equations_around_its_shard_map_is_graded_by_
   BOOST_TEST(r.code == 0, r.out << r.err);
   const std::vector<std::string> lines = lines_of(r.out);
   BOOST_TEST((!lines.empty() && lines.back() == "9 passed, 0 failed"), r.out);
+}
+
+// A right program on a large case is not failed by chance: a computed number has one graded
+// element's fraction bits about once in 2^23 / N (N = 65536 elements of w here), so the rule on
+// another device's elements needs both draws to see the element at the same place of the same
+// value. With the two draws compared as sets, matmul-2d's plain right program held "2 elements
+// of w from outside its block" on this case (review of 2026-12-06). The expected out is zeros:
+// only the structure is read.
+BOOST_AUTO_TEST_CASE(a_right_program_on_a_large_case_holds_nothing_by_chance) {
+  meshrun::testing::TempDir dir;
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> cents(-200, 200);
+  const auto matrix = [&](int rows, int cols) {
+    nlohmann::json m = nlohmann::json::array();
+    for (int i = 0; i < rows; ++i) {
+      nlohmann::json row = nlohmann::json::array();
+      for (int j = 0; j < cols; ++j) row.push_back(cents(rng) / 100.0);
+      m.push_back(row);
+    }
+    return m;
+  };
+  nlohmann::json c;
+  c["problem"] = "matmul-2d";
+  c["input"] = {{"x", matrix(512, 128)}, {"w", matrix(128, 512)}};
+  c["expected"] = {{"out", nlohmann::json::array()}};
+  for (int i = 0; i < 512; ++i) c["expected"]["out"].push_back(std::vector<double>(512, 0.0));
+  const std::string path = dir.write("big.json", c.dump());
+  const Result r = run({"check", "--program", "cases/submissions/matmul-2d/right.json", path});
+  const std::vector<std::string> lines = lines_of(r.out);
+  BOOST_REQUIRE(!lines.empty());
+  BOOST_TEST(lines.front().find("structure ok (7 rules)") != std::string::npos, r.out);
 }
 
 // A program graded as an exercise has the exercise's dtypes. Graded by value within a tolerance,

@@ -20,6 +20,7 @@ void put(Wire& w, const CollectiveRecord& r) {
   w.put(r.out_shape);
   w.put(static_cast<std::uint64_t>(r.out_varying));
   w.put(r.seq);
+  w.put(static_cast<std::uint64_t>(r.moves));
 }
 
 // --timings, --profile: times travel as nanoseconds after the sending rank's reference point
@@ -86,6 +87,7 @@ CollectiveRecord record(Wire& w) {
   r.out_shape = w.shape();
   r.out_varying = w.u64() != 0;
   r.seq = w.u64();
+  r.moves = w.u64() != 0;
   return r;
 }
 

@@ -157,4 +157,7 @@ BOOST_AUTO_TEST_CASE(what_cannot_be_computed_is_unknown) {
       kLocal));
   // Without -np: every slot.
   BOOST_TEST(placed(d, {"node1 slots=1", "node2 slots=1"}, "") == "node1 node2");
+  // Numbers past 2^16: no list of 10^18 names is built, no total overflows.
+  BOOST_TEST(placed(d, {"node1 slots=999999999999999999", "node2 slots=1"}, "") == "unknown");
+  BOOST_TEST(placed(d, kEven, "-np 100000") == "unknown");
 }
