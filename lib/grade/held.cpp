@@ -391,6 +391,9 @@ struct Whole {
   // Elements from outside the device's blocks (HoldScope::kRun): the device held `pieces` elements
   // of the input it was never handed (the first held where this says), at both draws.
   bool foreign = false;
+  // Outside every shard_map (device -1): `eqn` is a product or a reduction one of whose operands
+  // holds all of the input -- the computation done whole, on one device.
+  bool outside = false;
   auto key() const {
     return over_run || foreign ? std::make_tuple(static_cast<const Jaxpr*>(nullptr),
                                                  static_cast<const Eqn*>(nullptr), std::size_t{0},
@@ -430,6 +433,7 @@ class HoldsObserver final : public ValueObserver {
   }
 
   void seen(int device, const Jaxpr& jx, const Eqn* eqn, std::size_t k, const Value& v) override {
+    if (device == -1) return outside_seen(jx, eqn, k, v);
     if (device < 0 || static_cast<std::size_t>(device) >= devices_.size()) return;
     PerDevice& p = devices_[static_cast<std::size_t>(device)];
     ++p.seq;
@@ -605,6 +609,56 @@ class HoldsObserver final : public ValueObserver {
   };
   const std::vector<PerDevice>& devices() const { return devices_; }
 
+  // Outside every shard_map (the equations around them, jits included): which values hold all of
+  // a graded input (by values, as a body's), and the products and reductions that take one as
+  // an operand. A shard_map that hands back its blocks laundered (`(eye * (1 + 0 * x[0, 0])) @
+  // x`, a max over an axis of length 1) and the whole step computed outside on them is the work
+  // of every device done on one, whatever the count model says of a product.
+  void outside_seen(const Jaxpr& jx, const Eqn* eqn, std::size_t k, const Value& v) {
+    if (out_stamp_.empty()) out_stamp_.assign(devices_.empty() ? 0 : devices_[0].stamp.size(), 0);
+    ++out_serial_;
+    std::vector<std::size_t> held(graded_.size(), 0);
+    for (const float f : v.t.data) {
+      const std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
+      if ((bits & 0x7FFFFFFFu) == 0) continue;
+      const auto it = d_.element.find(bits & d_.key_bits);
+      if (it == d_.element.end() || out_stamp_[it->second] == out_serial_) continue;
+      out_stamp_[it->second] = out_serial_;
+      std::size_t g = 0;
+      while (g + 1 < graded_.size() && it->second >= graded_[g + 1].offset) ++g;
+      ++held[g];
+    }
+    std::vector<bool> whole(graded_.size(), false);
+    bool any = false;
+    for (std::size_t g = 0; g < graded_.size(); ++g) {
+      whole[g] = graded_[g].size > 1 && held[g] == d_.need[g];
+      any = any || whole[g];
+    }
+    const int var = eqn == nullptr ? jx.invars[k] : eqn->out[k];
+    if (any) out_whole_[{&jx, var}] = whole;
+    static const std::set<std::string> kComputes = {"dot_general", "conv_general_dilated",
+                                                    "reduce_sum",  "reduce_max",
+                                                    "reduce_min",  "reduce_prod",
+                                                    "cumsum",      "cumprod",
+                                                    "cummax",      "cummin",
+                                                    "argmax",      "argmin"};
+    if (eqn == nullptr || k != 0 || kComputes.count(eqn->primitive) == 0) return;
+    for (const Atom& a : eqn->in) {
+      if (a.is_literal()) continue;
+      const auto it = out_whole_.find({&jx, a.var});
+      if (it == out_whole_.end()) continue;
+      for (std::size_t g = 0; g < graded_.size(); ++g) {
+        if (!it->second[g]) continue;
+        Whole w{&jx, eqn, 0, 0, g, 0};
+        w.outside = true;
+        if (std::none_of(outside_.begin(), outside_.end(),
+                         [&](const Whole& o) { return o.key() == w.key(); }))
+          outside_.push_back(w);
+      }
+    }
+  }
+  const std::vector<Whole>& outside() const { return outside_; }
+
   // An element device `dev` held and was never handed, and where it first held it: the value
   // (its equation, output, occurrence) and the place in it. Two draws must agree on all of it --
   // a number that matches an element by chance (one in 2^23 per element) does so at another
@@ -671,6 +725,10 @@ class HoldsObserver final : public ValueObserver {
   }
 
   std::set<const Jaxpr*> bodies_;
+  std::vector<std::uint32_t> out_stamp_;
+  std::uint32_t out_serial_ = 0;
+  std::map<std::pair<const Jaxpr*, int>, std::vector<bool>> out_whole_;
+  std::vector<Whole> outside_;
   const Drawn& d_;
   const std::vector<GradedInput>& graded_;
   std::vector<PerDevice> devices_;
@@ -692,6 +750,7 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
       first;
   // [device][graded]: the foreign elements of the first draw (sorted).
   std::vector<std::vector<std::vector<HoldsObserver::ForeignAt>>> foreign_first;
+  std::vector<Whole> outside_first;
   // The case's own values (one run, nothing to confirm: a value must hold every element told
   // apart), values alive at once at most -- over the run a right ring of gradients may pass a
   // case's copies of y round (w and b zero make the gradient -2 * y). Run first: a program
@@ -723,6 +782,15 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     } catch (const std::exception&) {
       if (seen_on_case) return on_case;
       return std::nullopt;
+    }
+    if (seed == 0x9E3779B97F4A7C15ull) {
+      outside_first = obs.outside();
+    } else {
+      for (const Whole& w : obs.outside())
+        if (std::any_of(outside_first.begin(), outside_first.end(),
+                        [&](const Whole& o) { return o.key() == w.key(); }) &&
+            devices > 0)
+          confirmed[0].push_back(w);  // (outside: kept with device 0's, marked)
     }
     for (int dev = 0; dev < devices; ++dev) {
       for (const Whole& w : obs.devices()[static_cast<std::size_t>(dev)].wholes) {
@@ -851,10 +919,12 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
                   wholes_by_values(lp, t.mesh, *t.input_values, graded, others, scope, bodies)) {
             by_values = true;
             for (std::size_t d = 0; d < wholes->size(); ++d) {
-              if ((*wholes)[d].empty()) continue;
               // A value or values alive at once, where there are (the more precise place);
               // else the run's union; else elements of another device's block.
-              const auto& ws = (*wholes)[d];
+              std::vector<Whole> ws;
+              for (const Whole& o : (*wholes)[d])
+                if (!o.outside) ws.push_back(o);
+              if (ws.empty()) continue;
               const auto precise = std::find_if(
                   ws.begin(), ws.end(), [](const Whole& o) { return !o.over_run && !o.foreign; });
               const auto run =
@@ -900,6 +970,15 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
               }
               return who + " holds " + declared(type) + ", all the elements of " + name + " " +
                      whole_type(name) + " (" + how + ")";
+            }
+            for (const Whole& o : wholes->empty() ? std::vector<Whole>{} : (*wholes)[0]) {
+              if (!o.outside) continue;
+              const std::string name =
+                  lp.file.inputs[static_cast<std::size_t>(graded[o.graded].file_input)].name;
+              return o.eqn->primitive + at(*o.eqn) + " computes on all of " + name + " " +
+                     whole_type(name) +
+                     " outside every shard_map (an operand holds every element of it, by "
+                     "values): the work of every device, done on one";
             }
           }
         }
