@@ -11,8 +11,6 @@ per run, its GFLOP/s (2 a multiply-add of the convs) and meshrun / JAX.
 """
 import json
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +24,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 import meshrun_export as mx  # noqa: E402
+from per_run import jax_per_run, meshrun_per_run  # noqa: E402
 
 N = 10
 B, H, W, C, F, K = 8, 32, 32, 16, 32, 3
@@ -42,28 +41,6 @@ def forward(x, w):
 
 def grad(x, w):
     return jax.grad(lambda x, w: jnp.sum(jnp.tanh(conv(x, w)) ** 2), argnums=(0, 1))(x, w)
-
-
-def meshrun_per_run(meshrun, prog, case):
-    def total(repeat):
-        r = subprocess.run([meshrun, "run", "--repeat", str(repeat), "--timings", prog, case],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise SystemExit(f"meshrun run {prog}: exit {r.returncode}: {r.stderr.strip()}")
-        return json.loads(r.stderr.strip().splitlines()[-1])["total_s"]
-    one = min(total(1) for _ in range(3))
-    many = min(total(N + 1) for _ in range(3))
-    return (many - one) / N
-
-
-def jax_per_run(fn, args):
-    jax.block_until_ready(fn(*args))
-    times = []
-    for _ in range(N):
-        t = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def main():
@@ -83,8 +60,8 @@ def main():
             fn = jax.jit(f)
             prog = mx.export(fn, x, w, names=["x", "w"], outputs=outs, name=name)
             Path(tmp, name + ".json").write_text(mx.dumps(prog))
-            m = meshrun_per_run(meshrun, str(Path(tmp, name + ".json")), str(case))
-            j = jax_per_run(fn, (x, w))
+            m = meshrun_per_run(meshrun, str(Path(tmp, name + ".json")), str(case), N)
+            j = jax_per_run(fn, (x, w), N)
             flops = one_conv * convs
             print(f"{name} ({convs} conv): meshrun {m * 1e3:.2f} ms/run "
                   f"({flops / m / 1e9:.1f} GFLOP/s), JAX {j * 1e3:.2f} ms/run "

@@ -14,8 +14,6 @@ the median. Printed: each one's time per run and per iteration, and meshrun / JA
 """
 import json
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +29,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 import meshrun_export as mx  # noqa: E402
+from per_run import jax_per_run, meshrun_per_run  # noqa: E402
 import ring_allreduce  # noqa: E402
 
 STEPS = 10_000
@@ -42,28 +41,6 @@ def scan_program(c0, xs):
         c = jnp.tanh(c * 0.9 + x)
         return c, c
     return jax.lax.scan(step, c0, xs)
-
-
-def meshrun_per_run(meshrun, prog, case):
-    def total(repeat):
-        r = subprocess.run([meshrun, "run", "--repeat", str(repeat), "--timings", prog, case],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise SystemExit(f"meshrun run {prog}: exit {r.returncode}: {r.stderr.strip()}")
-        return json.loads(r.stderr.strip().splitlines()[-1])["total_s"]
-    one = min(total(1) for _ in range(3))
-    many = min(total(N + 1) for _ in range(3))
-    return (many - one) / N
-
-
-def jax_per_run(fn, args):
-    jax.block_until_ready(fn(*args))
-    times = []
-    for _ in range(N):
-        t = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def row(name, iterations, m, j):
@@ -87,8 +64,9 @@ def main():
         Path(tmp, "scan.json").write_text(mx.dumps(prog))
         Path(tmp, "scan-case.json").write_text(json.dumps(
             {"input": {"c0": c0.tolist(), "xs": xs.tolist()}}))
-        m = meshrun_per_run(meshrun, str(Path(tmp, "scan.json")), str(Path(tmp, "scan-case.json")))
-        j = jax_per_run(fn, (c0, xs))
+        m = meshrun_per_run(meshrun, str(Path(tmp, "scan.json")),
+                            str(Path(tmp, "scan-case.json")), N)
+        j = jax_per_run(fn, (c0, xs), N)
         row(f"(a) scan of {STEPS} steps, c f32[4]", STEPS, m, j)
         # (b) ring all-reduce with fori_loop, 8 devices, x f32[64, 1024]
         x = rng.standard_normal((64, 1024)).astype(np.float32)
@@ -96,8 +74,9 @@ def main():
         prog = mx.export(ring, x, names=["x"], outputs=["sum"], name="ring")
         Path(tmp, "ring.json").write_text(mx.dumps(prog))
         Path(tmp, "ring-case.json").write_text(json.dumps({"input": {"x": x.tolist()}}))
-        m = meshrun_per_run(meshrun, str(Path(tmp, "ring.json")), str(Path(tmp, "ring-case.json")))
-        j = jax_per_run(ring, (x,))
+        m = meshrun_per_run(meshrun, str(Path(tmp, "ring.json")),
+                            str(Path(tmp, "ring-case.json")), N)
+        j = jax_per_run(ring, (x,), N)
         row("(b) fori_loop ring all-reduce, 8 devices, x f32[64,1024] (14 steps)", 14, m, j)
 
 
