@@ -440,23 +440,9 @@ class HoldsObserver final : public ValueObserver {
     const std::uint64_t occurrence =
         p.occurrences[{eqn != nullptr ? static_cast<const void*>(eqn) : &jx, k}]++;
     if (!at_once_ && v.t.size() < min_size_) return;
-    ++p.serial;
-    std::vector<std::size_t> held(graded_.size(), 0);
     std::vector<std::uint32_t> mine;  // the elements it holds (for at_once)
     std::vector<std::uint32_t> at;    // where in the value each of `mine` is
-    for (std::size_t i = 0; i < v.t.data.size(); ++i) {
-      const std::uint32_t bits = std::bit_cast<std::uint32_t>(v.t.data[i]);
-      if ((bits & 0x7FFFFFFFu) == 0) continue;
-      const auto it = d_.element.find(bits & d_.key_bits);
-      if (it == d_.element.end() || p.stamp[it->second] == p.serial) continue;
-      p.stamp[it->second] = p.serial;
-      mine.push_back(it->second);
-      at.push_back(static_cast<std::uint32_t>(i));
-      for (std::size_t g = 0; g < graded_.size(); ++g) {
-        if (it->second >= graded_[g].offset && it->second < graded_[g].offset + graded_[g].size)
-          ++held[g];
-      }
-    }
+    const std::vector<std::size_t> held = match(v, p.stamp, ++p.serial, &mine, &at);
     std::vector<float> magnitudes;  // sorted, for scaled_copy, made once a value
     std::vector<bool> whole(graded_.size(), false);
     for (std::size_t g = 0; g < graded_.size(); ++g) {
@@ -491,8 +477,7 @@ class HoldsObserver final : public ValueObserver {
         p.sites.push_back({&jx, eqn, k, occurrence, 0, p.seq});
       p.first_site[e] = static_cast<std::uint32_t>(p.sites.size());
       p.first_at[e] = j < at.size() ? at[j] : UINT32_MAX;  // (a scaled copy: no one place)
-      std::size_t g = 0;
-      while (g + 1 < graded_.size() && e >= graded_[g + 1].offset) ++g;
+      const std::size_t g = graded_of(e);
       ++p.ever_covered[g];
       adds[g] = true;
     }
@@ -540,11 +525,6 @@ class HoldsObserver final : public ValueObserver {
       for (const Atom& a : jx.outvars)
         if (!a.is_literal()) l.read[static_cast<std::size_t>(a.var)] = true;
     }
-    const auto graded_of = [&](std::uint32_t e) {
-      std::size_t g = 0;
-      while (g + 1 < graded_.size() && e >= graded_[g + 1].offset) ++g;
-      return g;
-    };
     const auto add = [&](int var, std::vector<std::uint32_t> elements) {
       if (elements.empty() || l.held.count(var) != 0) return;
       std::vector<bool> touches(graded_.size(), false);
@@ -616,18 +596,7 @@ class HoldsObserver final : public ValueObserver {
   // of every device done on one, whatever the count model says of a product.
   void outside_seen(const Jaxpr& jx, const Eqn* eqn, std::size_t k, const Value& v) {
     if (out_stamp_.empty()) out_stamp_.assign(devices_.empty() ? 0 : devices_[0].stamp.size(), 0);
-    ++out_serial_;
-    std::vector<std::size_t> held(graded_.size(), 0);
-    for (const float f : v.t.data) {
-      const std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
-      if ((bits & 0x7FFFFFFFu) == 0) continue;
-      const auto it = d_.element.find(bits & d_.key_bits);
-      if (it == d_.element.end() || out_stamp_[it->second] == out_serial_) continue;
-      out_stamp_[it->second] = out_serial_;
-      std::size_t g = 0;
-      while (g + 1 < graded_.size() && it->second >= graded_[g + 1].offset) ++g;
-      ++held[g];
-    }
+    const std::vector<std::size_t> held = match(v, out_stamp_, ++out_serial_, nullptr, nullptr);
     std::vector<bool> whole(graded_.size(), false);
     bool any = false;
     for (std::size_t g = 0; g < graded_.size(); ++g) {
@@ -692,6 +661,32 @@ class HoldsObserver final : public ValueObserver {
   }
 
  private:
+  // The graded input element e (an offset over all of them) belongs to.
+  std::size_t graded_of(std::uint32_t e) const {
+    std::size_t g = 0;
+    while (g + 1 < graded_.size() && e >= graded_[g + 1].offset) ++g;
+    return g;
+  }
+
+  // The elements of the graded inputs `v` holds, each once (`stamp` marks them with `serial`):
+  // how many of each input, and, when asked, which and where in `v`.
+  std::vector<std::size_t> match(const Value& v, std::vector<std::uint32_t>& stamp,
+                                 std::uint32_t serial, std::vector<std::uint32_t>* elements,
+                                 std::vector<std::uint32_t>* places) const {
+    std::vector<std::size_t> held(graded_.size(), 0);
+    for (std::size_t i = 0; i < v.t.data.size(); ++i) {
+      const std::uint32_t bits = std::bit_cast<std::uint32_t>(v.t.data[i]);
+      if ((bits & 0x7FFFFFFFu) == 0) continue;
+      const auto it = d_.element.find(bits & d_.key_bits);
+      if (it == d_.element.end() || stamp[it->second] == serial) continue;
+      stamp[it->second] = serial;
+      ++held[graded_of(it->second)];
+      if (elements != nullptr) elements->push_back(it->second);
+      if (places != nullptr) places->push_back(static_cast<std::uint32_t>(i));
+    }
+    return held;
+  }
+
   // A value holds all of input g as a scaled copy: one factor c such that every element's
   // magnitude times c is one of the value's numbers within 2^-16 of itself (`w1 * 3`, a one-hot
   // of 3s, `exp(log(w1))` a few ulps off). The candidates for c are the value's numbers over the
