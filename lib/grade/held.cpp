@@ -7,12 +7,15 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
 #include <tuple>
 #include <unordered_map>
 
+#include "grade/depends.hpp"
 #include "interp/eval.hpp"
 #include "interp/ops/control_flow.hpp"
 #include "interp/program.hpp"
@@ -280,6 +283,8 @@ std::int64_t out_split(const Eqn& e, std::size_t k, const MeshShape& mesh) {
 // small integer, iota or one-hot entry (whose mantissas end in zeros) is taken for one.
 // A value holds a whole input when it holds every one of its elements, at both draws.
 
+constexpr std::uint64_t kFirstDraw = 0x9E3779B97F4A7C15ull;
+
 struct GradedInput {
   int file_input = -1;        // in the program file
   std::size_t def_input = 0;  // in the run's inputs
@@ -293,6 +298,11 @@ struct Drawn {
   // holds it all (every element of a draw; of the case's own values, those it can tell apart).
   std::vector<std::size_t> need;
   bool scaled = true;  // scaled copies are searched (a draw's values, not a case's)
+  // Per graded input: its whole array is searched for as it is, bit for bit, in every value (a
+  // case's, whose elements repeat: 0.2 in w1, b1 and w2 names none of them, but a value that is
+  // w1 gathered is w1's array). Only an input of 4 distinct numbers or more (a case's zero w is
+  // any zero value).
+  std::vector<bool> copy_searched;
   // The bits of a number that name an element: a draw's fraction bits (so e, -e and e times a
   // power of two are e), a case's magnitude (0.2 and 0.8 share their fraction bits).
   std::uint32_t key_bits = 0x7FFFFFu;
@@ -370,6 +380,10 @@ Drawn case_values(const std::vector<TensorRef>& run_inputs, const std::vector<Gr
       ++known;
     }
     d.need.push_back(known >= 4 && 2 * known >= g.size ? known : SIZE_MAX);
+    std::set<std::uint32_t> distinct;
+    for (std::size_t e = 0; e < g.size && distinct.size() < 4; ++e)
+      distinct.insert(std::bit_cast<std::uint32_t>(d.inputs[g.def_input].data[e]));
+    d.copy_searched.push_back(distinct.size() >= 4);
   }
   return d;
 }
@@ -447,7 +461,8 @@ class HoldsObserver final : public ValueObserver {
     std::vector<bool> whole(graded_.size(), false);
     for (std::size_t g = 0; g < graded_.size(); ++g) {
       if (graded_[g].size <= 1) continue;
-      if (held[g] != d_.need[g] && !scaled_copy(v, graded_[g], magnitudes)) continue;
+      if (held[g] != d_.need[g] && !scaled_copy(v, graded_[g], magnitudes) && !whole_copy(v, g))
+        continue;
       whole[g] = true;
       p.wholes.push_back({&jx, eqn, k, occurrence, g, p.seq});
       for (std::size_t e = 0; e < graded_[g].size; ++e)
@@ -687,6 +702,19 @@ class HoldsObserver final : public ValueObserver {
     return held;
   }
 
+  // The value's numbers hold input g's whole array, bit for bit, in its order (Drawn's
+  // copy_searched).
+  bool whole_copy(const Value& v, std::size_t g) const {
+    if (g >= d_.copy_searched.size() || !d_.copy_searched[g]) return false;
+    const std::vector<float>& in = d_.inputs[graded_[g].def_input].data;
+    if (v.t.data.size() < in.size()) return false;
+    const auto same = [](float a, float b) {
+      return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+    };
+    return std::search(v.t.data.begin(), v.t.data.end(), in.begin(), in.end(), same) !=
+           v.t.data.end();
+  }
+
   // A value holds all of input g as a scaled copy: one factor c such that every element's
   // magnitude times c is one of the value's numbers within 2^-16 of itself (`w1 * 3`, a one-hot
   // of 3s, `exp(log(w1))` a few ulps off). The candidates for c are the value's numbers over the
@@ -767,7 +795,7 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
   const bool seen_on_case =
       std::any_of(on_case.begin(), on_case.end(), [](const auto& w) { return !w.empty(); });
 
-  for (const std::uint64_t seed : {0x9E3779B97F4A7C15ull, 0xD1B54A32D192ED03ull}) {
+  for (const std::uint64_t seed : {kFirstDraw, std::uint64_t{0xD1B54A32D192ED03ull}}) {
     const Drawn d = draw(run_inputs, graded, others, seed);
     HoldsObserver obs(d, graded, devices, scope, bodies);
     try {
@@ -778,7 +806,7 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
       if (seen_on_case) return on_case;
       return std::nullopt;
     }
-    if (seed == 0x9E3779B97F4A7C15ull) {
+    if (seed == kFirstDraw) {
       outside_first = obs.outside();
     } else {
       for (const Whole& w : obs.outside())
@@ -790,7 +818,7 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     for (int dev = 0; dev < devices; ++dev) {
       for (const Whole& w : obs.devices()[static_cast<std::size_t>(dev)].wholes) {
         const auto key = std::tuple_cat(std::make_tuple(dev), w.key());
-        if (seed == 0x9E3779B97F4A7C15ull) {
+        if (seed == kFirstDraw) {
           first.insert(key);
         } else if (first.count(key) != 0) {
           confirmed[static_cast<std::size_t>(dev)].push_back(w);
@@ -799,7 +827,7 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
       // Elements from outside its blocks, held at both draws: where the first was held.
       const auto per = static_cast<std::size_t>(dev);
       const auto foreign = obs.foreign(per);
-      if (seed == 0x9E3779B97F4A7C15ull) {
+      if (seed == kFirstDraw) {
         foreign_first.push_back(foreign);
         continue;
       }
@@ -830,16 +858,170 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
 
 }  // namespace
 
+// The numbers a device's shard_map operands hold as received, as elements of the graded inputs
+// (a draw's values: fraction bits name an element).
+class HandedObserver final : public ValueObserver {
+ public:
+  HandedObserver(const Drawn& d, std::size_t elements, int devices, std::set<const Jaxpr*> bodies)
+      : d_(d),
+        bodies_(std::move(bodies)),
+        handed_(static_cast<std::size_t>(devices), std::vector<bool>(elements, false)) {}
+  void seen(int device, const Jaxpr& jx, const Eqn* eqn, std::size_t, const Value& v) override {
+    if (device < 0 || static_cast<std::size_t>(device) >= handed_.size() || eqn != nullptr ||
+        bodies_.count(&jx) == 0)
+      return;
+    for (const float f : v.t.data) {
+      const std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
+      if ((bits & 0x7FFFFFFFu) == 0) continue;
+      const auto it = d_.element.find(bits & d_.key_bits);
+      if (it != d_.element.end()) handed_[static_cast<std::size_t>(device)][it->second] = true;
+    }
+  }
+  const std::vector<std::vector<bool>>& handed() const { return handed_; }
+
+ private:
+  const Drawn& d_;
+  std::set<const Jaxpr*> bodies_;
+  std::vector<std::vector<bool>> handed_;
+};
+
+std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& lp, const Trace& t,
+                                                          const std::vector<std::string>& names,
+                                                          int dim, const std::string& axis) {
+  const int pos = mesh_axis_position(t.mesh, axis);
+  if (t.input_values == nullptr || pos < 0) return {false, std::nullopt};
+  const std::int64_t n = t.mesh[static_cast<std::size_t>(pos)].second;
+  Binding b;
+  std::vector<Shape> shapes;
+  for (std::size_t i : lp.def_input) shapes.push_back(t.input_values->at(i).shape);
+  try {
+    b = bind(lp.file, t.mesh, shapes, {});
+  } catch (const InputError&) {
+    return {false, std::nullopt};
+  }
+  std::vector<GradedInput> graded;
+  std::vector<std::string> graded_names;
+  std::size_t total = 0;
+  for (const std::string& name : names) {
+    const int i = input_index(lp.file, name);
+    if (i < 0 || static_cast<std::size_t>(i) >= lp.def_input.size()) continue;
+    const std::size_t def = lp.def_input[static_cast<std::size_t>(i)];
+    if (b.exp->jaxpr.types[b.exp->jaxpr.invars[static_cast<std::size_t>(i)]].dtype != DType::kF32 ||
+        def >= t.input_values->size() ||
+        static_cast<std::size_t>(dim) >= t.input_values->at(def).shape.size())
+      return {false, std::nullopt};  // not seen by values: the syntactic verdict stands
+    graded.push_back({i, def, t.input_values->at(def).size(), total});
+    graded_names.push_back(name);
+    total += graded.back().size;
+  }
+  if (graded.empty() || total >= (std::size_t{1} << 21)) return {false, std::nullopt};
+  std::set<const Jaxpr*> bodies;
+  for (const auto& sm : lp.compiled.of(b.exp).shard_maps)
+    if (sm->body != nullptr) bodies.insert(sm->body->run);
+  std::vector<bool> others(t.input_values->size(), false);
+  for (std::size_t i = 0; i < lp.def_input.size() && i < b.exp->jaxpr.invars.size(); ++i)
+    if (b.exp->jaxpr.types[b.exp->jaxpr.invars[i]].dtype == DType::kF32 &&
+        lp.def_input[i] < others.size())
+      others[lp.def_input[i]] = true;
+  for (const GradedInput& g : graded) others[g.def_input] = false;
+  const Drawn d = draw(*t.input_values, graded, others, kFirstDraw);
+  int devices = 1;
+  for (const auto& [a, size] : t.mesh) devices *= size;
+  HandedObserver obs(d, total, devices, bodies);
+  try {
+    run_observed(lp, t.mesh, refs(d.inputs), obs);
+  } catch (const InternalError&) {
+    throw;
+  } catch (const std::exception&) {
+    return {false, std::nullopt};
+  }
+  const std::string slices = dim == 0 ? "rows" : "slices along dimension " + std::to_string(dim);
+  const std::string slice = dim == 0 ? "row" : "slice";
+  std::size_t stride_axis = 1;  // devices are numbered row-major over the mesh's axes
+  for (std::size_t a = static_cast<std::size_t>(pos) + 1; a < t.mesh.size(); ++a)
+    stride_axis *= static_cast<std::size_t>(t.mesh[a].second);
+  // [graded][device]: the slices the device is handed whole.
+  std::vector<std::vector<std::vector<bool>>> rows(
+      graded.size(), std::vector<std::vector<bool>>(obs.handed().size()));
+  for (std::size_t dev = 0; dev < obs.handed().size(); ++dev) {
+    const std::vector<bool>& h = obs.handed()[dev];
+    for (std::size_t k = 0; k < graded.size(); ++k) {
+      const GradedInput& g = graded[k];
+      const Shape& shape = t.input_values->at(g.def_input).shape;
+      const auto extent = static_cast<std::size_t>(shape[static_cast<std::size_t>(dim)]);
+      std::size_t stride = 1;
+      for (std::size_t a = static_cast<std::size_t>(dim) + 1; a < shape.size(); ++a)
+        stride *= static_cast<std::size_t>(shape[a]);
+      if (extent == 0 || g.size == 0) continue;
+      std::vector<std::size_t> count(extent, 0);
+      for (std::size_t e = 0; e < g.size; ++e)
+        if (h[g.offset + e]) ++count[(e / stride) % extent];
+      const std::size_t per = g.size / extent;  // elements of one slice
+      std::size_t whole = 0;
+      for (std::size_t r = 0; r < extent; ++r) {
+        if (count[r] == 0) continue;
+        if (count[r] != per) {
+          return {true, "device " + std::to_string(dev) + " is handed " + std::to_string(count[r]) +
+                            " of the " + std::to_string(per) + " elements of " + slice + " " +
+                            std::to_string(r) + " of " + graded_names[k] +
+                            " (by values, its shard_map operands as received): " + graded_names[k] +
+                            " reaches the body split other than by " + slices + " over '" + axis +
+                            "'"};
+        }
+        ++whole;
+        rows[k][dev].resize(extent, false);
+        rows[k][dev][r] = true;
+      }
+      const auto share = (extent + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n);
+      if (whole > share) {
+        return {true, "device " + std::to_string(dev) + " is handed " + std::to_string(whole) +
+                          " " + slices + " of " + graded_names[k] + ", more than its share (" +
+                          std::to_string(share) + " of " + std::to_string(extent) + " over '" +
+                          axis + "')"};
+      }
+    }
+  }
+  // Devices that differ only along `axis` are handed different slices (x split over 'model' is
+  // rows, the same rows on every device of a 'data' coordinate).
+  for (std::size_t k = 0; k < graded.size(); ++k) {
+    for (std::size_t dev = 0; dev < rows[k].size(); ++dev) {
+      if ((dev / stride_axis) % static_cast<std::size_t>(n) != 0) continue;
+      for (std::int64_t c = 1; c < n; ++c) {
+        const std::size_t other = dev + static_cast<std::size_t>(c) * stride_axis;
+        if (other >= rows[k].size()) continue;
+        const std::vector<bool>& a = rows[k][dev];
+        const std::vector<bool>& o = rows[k][other];
+        for (std::size_t r = 0; r < a.size() && r < o.size(); ++r) {
+          if (!a[r] || !o[r]) continue;
+          return {true, "devices " + std::to_string(dev) + " and " + std::to_string(other) +
+                            ", which differ only along '" + axis + "', are both handed " + slice +
+                            " " + std::to_string(r) + " of " + graded_names[k] +
+                            " (by values): it is not split by " + slices + " over '" + axis + "'"};
+        }
+      }
+    }
+  }
+  return {true, std::nullopt};
+}
+
 // No device holds a full `name`: no value of a shard_map body holds as many of `name`'s elements
 // as the whole input -- its per-device shapes under the run's binding, whatever collective or
 // layout made them. Nothing to check on a mesh whose `axis` has one device (the block is whole).
 // A run whose mesh has no `axis` at all (a program of no shard_map, `jit(lambda x, w: x @ w)`,
 // runs on Mesh()) computed on the whole arrays on one device: it fails.
+// What the dependence runs found, per mesh and inputs (the rule's cases share them).
+struct DependsCache {
+  std::mutex mutex;
+  std::map<std::string, std::optional<DependsFinding>> found;
+};
+
 StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string> names,
                                const std::string& axis, const std::string& description,
                                HoldScope scope) {
   return {
-      description, [&lp, names, axis, scope](const Trace& t) -> std::optional<std::string> {
+      description,
+      [&lp, names, axis, scope,
+       cache = std::make_shared<DependsCache>()](const Trace& t) -> std::optional<std::string> {
         const int pos = mesh_axis_position(t.mesh, axis);
         if (t.input_values != nullptr && pos < 0) {
           std::string all;
@@ -880,6 +1062,49 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         };
         const auto at = [](const Eqn& e) {
           return e.source.empty() ? std::string() : " at " + e.source;
+        };
+        // A value's type and where it was computed, or handed in.
+        const auto place = [&](const Jaxpr* jx, const Eqn* eqn, std::size_t k) {
+          const Type& type = eqn != nullptr ? jx->types[eqn->out[k]] : jx->types[jx->invars[k]];
+          std::string how;
+          if (eqn != nullptr) {
+            how = eqn->primitive + at(*eqn);
+          } else {
+            how = "as it is handed in";
+            for (const auto& sm : lp.compiled.of(b.exp).shard_maps)
+              if (sm->body != nullptr && sm->body->run == jx)
+                how = "as the shard_map hands it in" + at(*sm->eqn);
+          }
+          return declared(type) + ", " + how;
+        };
+        // The dependence runs on the first draw, once per mesh and inputs a program is graded
+        // on (the cases of an exercise share them: the draws replace the float32 ones).
+        const auto dependence = [&](const std::vector<GradedInput>& graded,
+                                    const std::vector<bool>& others,
+                                    const std::set<const Jaxpr*>& bodies) {
+          std::string key = mesh_str(t.mesh);
+          for (std::size_t i = 0; i < t.input_values->size(); ++i) {
+            const TensorRef& in = t.input_values->at(i);
+            key += '|';
+            for (const std::int64_t d : in.shape) key += std::to_string(d) + ',';
+            const bool drawn = (i < others.size() && others[i]) ||
+                               std::any_of(graded.begin(), graded.end(),
+                                           [&](const GradedInput& g) { return g.def_input == i; });
+            if (!drawn)
+              key.append(reinterpret_cast<const char*>(in.data), in.size() * sizeof(float));
+          }
+          std::lock_guard<std::mutex> lock(cache->mutex);
+          const auto it = cache->found.find(key);
+          if (it != cache->found.end()) return it->second;
+          std::vector<DependsInput> inputs;
+          for (const GradedInput& g : graded) inputs.push_back({g.def_input, g.size});
+          const Drawn d = draw(*t.input_values, graded, others, kFirstDraw);
+          std::vector<bool> redrawable = others;
+          for (const GradedInput& g : graded) redrawable[g.def_input] = true;
+          const auto f = held_by_dependence(lp, t.mesh, d.inputs, inputs, redrawable,
+                                            scope == HoldScope::kRun, bodies);
+          cache->found.emplace(key, f);
+          return f;
         };
         // What each device holds, by values: the inputs' elements a value holds, at two
         // draws of random values. The count model below is only the fallback for a program
@@ -974,6 +1199,36 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
                      whole_type(name) +
                      " outside every shard_map (an operand holds every element of it, by "
                      "values): the work of every device, done on one";
+            }
+            // No copy of an element anywhere: the elements it holds in other encodings, by
+            // dependence (depends.hpp), on the first draw's values.
+            if (const auto f = dependence(graded, others, bodies)) {
+              const std::string name =
+                  lp.file.inputs[static_cast<std::size_t>(graded[f->input].file_input)].name;
+              const std::string who = "device " + std::to_string(f->device);
+              const std::string enc =
+                  " (numbers each computed from one element of " + name +
+                  " alone, which give it back: an encoding of it, seen by redrawing its elements)";
+              switch (f->kind) {
+                case DependsFinding::kOutside:
+                  return f->eqn->primitive + at(*f->eqn) + " computes on all of " + name + " " +
+                         whole_type(name) + " outside every shard_map, held encoded" + enc +
+                         ": the work of every device, done on one";
+                case DependsFinding::kWhole:
+                  return who + " holds every element of " + name + " " + whole_type(name) +
+                         " encoded in one value (" + place(f->jx, f->eqn, f->k) + ")" + enc;
+                case DependsFinding::kOverRun:
+                  return who + " holds every element of " + name + " " + whole_type(name) +
+                         " encoded over the run, in " + std::to_string(f->values) +
+                         " values (the last: " + place(f->jx, f->eqn, f->k) + ")" + enc +
+                         ": it computes with all of " + name + ", not its block";
+                case DependsFinding::kForeign:
+                  return who + " holds " + std::to_string(f->elements) + " element" +
+                         (f->elements == 1 ? "" : "s") + " of " + name + " " + whole_type(name) +
+                         " from outside its block, encoded (the first in " +
+                         place(f->jx, f->eqn, f->k) + ")" + enc +
+                         ": it computes with another device's share of " + name;
+              }
             }
           }
         }

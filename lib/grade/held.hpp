@@ -3,7 +3,9 @@
 // matrix w1 or w2" and "no device holds a full x or y").
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "interp/program.hpp"
@@ -36,5 +38,14 @@ enum class HoldScope { kValue, kAlive, kRun };
 StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string> names,
                                const std::string& axis, const std::string& description,
                                HoldScope scope = HoldScope::kValue);
+
+// Whether each device is handed, of each input `names`, whole slices along `dim` (rows, for
+// dim 0) and no more of them than its share over `axis`, by values: what its shard_map operands
+// hold as received, on one draw of random values -- so x handed transposed, or by strided rows,
+// is rows; a column block is not. first: the values could be checked (else the caller's own
+// verdict stands); second: what broke it.
+std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& lp, const Trace& t,
+                                                          const std::vector<std::string>& names,
+                                                          int dim, const std::string& axis);
 
 }  // namespace meshrun::interp

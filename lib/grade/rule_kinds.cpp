@@ -162,7 +162,7 @@ RuleKinds shipped() {
   k.add({"enters_split",
          {{"inputs", F::kInputs}, {"dim", F::kDim}, {"axis", F::kAxis}},
          [](const json& s, const RuleContext& cx, const Export& exp) {
-           return enters_split_rule(cx.lp.file, exp, strings(s["inputs"]), dim(s),
+           return enters_split_rule(cx.lp, exp, strings(s["inputs"]), dim(s),
                                     s["axis"].get<std::string>());
          },
          nullptr});

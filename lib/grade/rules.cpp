@@ -95,11 +95,16 @@ StructuralRule traced_rule(const ProgramFile& file, const Export& exp, const std
                      why);
 }
 
-StructuralRule enters_split_rule(const ProgramFile& file, const Export& exp,
+StructuralRule enters_split_rule(const LoadedProgram& lp, const Export& exp,
                                  const std::vector<std::string>& names, int dim,
                                  const std::string& axis) {
   // The inputs reach the body only as their blocks along `dim` over `axis`: no operand derived
-  // from them is otherwise split, and no closed-over array (a full x baked in) flows in.
+  // from them is otherwise split, and no closed-over array (a full x baked in) flows in. An
+  // operand derived from them and split otherwise (x.T split by columns, x reshaped to (N/n, n,
+  // D) and split in the middle) is judged by values: each device must be handed whole rows, its
+  // share of them (handed_slices).
+  const ProgramFile& file = lp.file;
+  std::optional<std::string> split_why;
   Flow f;
   const Mask reaches = outputs_reach(file, exp, f);
   const std::string blocks = dim == 0 ? "rows" : "dimension " + std::to_string(dim);
@@ -113,9 +118,10 @@ StructuralRule enters_split_rule(const ProgramFile& file, const Export& exp,
                                  axis) != dims[static_cast<std::size_t>(dim)].end();
     for (const std::string& name : names) {
       const int i = input_index(file, name);
-      if (i >= 0 && i < 63 && (op.depends & (Mask{1} << i)) && !split) {
-        why = "shard_map operand " + std::to_string(k) + " (" + op.type + ", " + op.spec.str() +
-              ") is derived from " + name + " but not split by " + blocks + " over '" + axis + "'";
+      if (i >= 0 && i < 63 && (op.depends & (Mask{1} << i)) && !split && !split_why) {
+        split_why = "shard_map operand " + std::to_string(k) + " (" + op.type + ", " +
+                    op.spec.str() + ") is derived from " + name + " but not split by " + blocks +
+                    " over '" + axis + "'";
       }
     }
     if (!why && (op.depends & kConstant)) {
@@ -132,9 +138,18 @@ StructuralRule enters_split_rule(const ProgramFile& file, const Export& exp,
       why = "no output depends on the input " + name;
     }
   }
-  return static_rule("no full " + either(names) + " flows into the body: they reach it as " +
-                         (dim == 0 ? std::string("row blocks") : blocks + " blocks") + " only",
-                     why);
+  StructuralRule rule =
+      static_rule("no full " + either(names) + " flows into the body: they reach it as " +
+                      (dim == 0 ? std::string("row blocks") : blocks + " blocks") + " only",
+                  why);
+  if (!why && split_why) {
+    rule.check = [&lp, names, dim, axis, split_why](const Trace& t) -> std::optional<std::string> {
+      const auto [seen, broken] = handed_slices(lp, t, names, dim, axis);
+      // Broken by values too: the operand the syntax names says where.
+      return seen && !broken ? std::nullopt : split_why;
+    };
+  }
+  return rule;
 }
 
 // `rule` on the arrays the trace recorded under these names: a program computing around its

@@ -39,7 +39,7 @@ StructuralRule inputs_given_rule(const ProgramFile& file, const ProgramDef& exer
 StructuralRule traced_rule(const ProgramFile& file, const Export& exp, const std::string& name);
 //   no full `names` flows into the body: every shard_map operand derived from them is split
 //   along `dim` over `axis`, no closed-over array reaches the body, the outputs depend on them.
-StructuralRule enters_split_rule(const ProgramFile& file, const Export& exp,
+StructuralRule enters_split_rule(const LoadedProgram& lp, const Export& exp,
                                  const std::vector<std::string>& names, int dim,
                                  const std::string& axis);
 
