@@ -96,7 +96,8 @@ class Recorder final : public ValueObserver {
 };
 
 // A constant-weight code for `n` elements: distinct `length`-bit words of `weight` ones, drawn
-// at random from a space at least 16 times larger than n, so a number that depends on several
+// at random from a space at least `sparse` times larger than n (16: L = 12 for 32 elements, 21
+// for 65536, 27 for 2^20), so a number that depends on several
 // elements and changed in a subset of their runs rarely spells a codeword, and two independent
 // codes agree on it by chance about once in n times that.
 struct Code {
@@ -111,10 +112,10 @@ double choose(int n, int k) {
   return c;
 }
 
-Code make_code(std::size_t n, std::mt19937_64& rng) {
+Code make_code(std::size_t n, int sparse, std::mt19937_64& rng) {
   Code c;
   c.length = 4;
-  while (choose(c.length, c.length / 2) < 16.0 * static_cast<double>(n)) ++c.length;
+  while (choose(c.length, c.length / 2) < sparse * static_cast<double>(n)) ++c.length;
   c.weight = c.length / 2;
   std::vector<int> positions(static_cast<std::size_t>(c.length));
   c.word.reserve(n);
@@ -203,9 +204,12 @@ std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const 
     const DependsInput& in = inputs[g];
     if (in.size <= 1 || in.size > (std::size_t{1} << 20) || in.def_input >= base.size()) continue;
     std::vector<std::vector<std::vector<std::int32_t>>> decoded(slots.size());
+    // The first code is denser (4 times the input's size): it only tells whether any device
+    // (or the code outside) has a number that is not a copy and may hold an element it was not
+    // handed; a right program has none, and its grading costs these runs alone.
     for (int code_index = 0; code_index < 2; ++code_index) {
       std::mt19937_64 rng(0x5DEECE66Dull * (g + 1) + 0x9E3779B97F4A7C15ull * code_index);
-      const Code code = make_code(in.size, rng);
+      const Code code = make_code(in.size, code_index == 0 ? 4 : 16, rng);
       rec.clear_masks();
       for (int r = 0; r < code.length; ++r) {
         std::vector<Tensor> redraw = base;
@@ -215,6 +219,7 @@ std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const 
         rec.start(r);
         if (!run(redraw)) return std::nullopt;
       }
+      bool suspect = false;  // (code 0) a number not a copy names an element not handed
       for (std::size_t slot = 0; slot < slots.size(); ++slot) {
         const Recorder::Slot& s = slots[slot];
         auto& dec = decoded[slot];
@@ -230,6 +235,10 @@ std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const 
             const auto e = static_cast<std::int32_t>(it->second);
             if (code_index == 0) {
               dec[i][j] = e;
+              suspect = suspect ||
+                        (!own(slot, in.def_input, it->second) &&
+                         std::bit_cast<std::uint32_t>(s.base[i][j]) !=
+                             std::bit_cast<std::uint32_t>(base[in.def_input].data[it->second]));
             } else if (j < dec[i].size() && dec[i][j] == e) {
               candidates[slot].push_back(
                   {static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j),
@@ -238,6 +247,7 @@ std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const 
           }
         }
       }
+      if (code_index == 0 && !suspect) break;
     }
   }
 
@@ -263,8 +273,9 @@ std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const 
         others.emplace_back(input, e);
       }
     }
+    if (others.size() > (std::size_t{1} << 20)) return std::nullopt;  // codes of 31 bits at most
     std::mt19937_64 rng(0xA0761D6478BD642Full + slot);
-    const Code code = make_code(others.size(), rng);
+    const Code code = make_code(others.size(), 16, rng);
     rec.clear_masks();
     for (int r = 0; r < code.length; ++r) {
       std::vector<Tensor> redraw = base;

@@ -440,6 +440,7 @@ class HoldsObserver final : public ValueObserver {
         p.own.assign(total, false);
         p.first_site.assign(total, 0);
         p.first_at.assign(total, 0);
+        p.first_size.assign(total, 0);
         p.ever_covered.assign(graded.size(), 0);
         p.ever_values.assign(graded.size(), 0);
       }
@@ -472,7 +473,7 @@ class HoldsObserver final : public ValueObserver {
     if (over_run_) {
       if (eqn == nullptr && bodies_.count(&jx) != 0)
         for (const std::uint32_t e : mine) p.own[e] = true;
-      run_union(p, jx, eqn, k, mine, at, whole, occurrence);
+      run_union(p, jx, eqn, k, mine, at, whole, occurrence, v.t.data.size());
     }
     if (at_once_) live(p, jx, eqn, k, std::move(mine), whole, occurrence);
   }
@@ -482,7 +483,7 @@ class HoldsObserver final : public ValueObserver {
   // work of every device, done on one -- though no two of those values were alive together.
   void run_union(auto& p, const Jaxpr& jx, const Eqn* eqn, std::size_t k,
                  const std::vector<std::uint32_t>& mine, const std::vector<std::uint32_t>& at,
-                 const std::vector<bool>& whole, std::uint64_t occurrence) {
+                 const std::vector<bool>& whole, std::uint64_t occurrence, std::size_t size) {
     std::vector<bool> adds(graded_.size(), false);
     for (std::size_t j = 0; j < mine.size(); ++j) {
       const std::uint32_t e = mine[j];
@@ -492,6 +493,7 @@ class HoldsObserver final : public ValueObserver {
         p.sites.push_back({&jx, eqn, k, occurrence, 0, p.seq});
       p.first_site[e] = static_cast<std::uint32_t>(p.sites.size());
       p.first_at[e] = j < at.size() ? at[j] : UINT32_MAX;  // (a scaled copy: no one place)
+      p.first_size[e] = size;
       const std::size_t g = graded_of(e);
       ++p.ever_covered[g];
       adds[g] = true;
@@ -598,6 +600,7 @@ class HoldsObserver final : public ValueObserver {
     std::vector<bool> own;                  // element -> a shard_map handed it to the device
     std::vector<std::uint32_t> first_site;  // element -> 1 + its first holder in `sites`
     std::vector<std::uint32_t> first_at;    // element -> its place in that value
+    std::vector<std::size_t> first_size;    // element -> that value's numbers
     std::vector<Whole> sites;
     std::vector<std::size_t> ever_covered;  // graded -> elements ever held
     std::vector<std::size_t> ever_values;   // graded -> values that added some
@@ -654,10 +657,12 @@ class HoldsObserver final : public ValueObserver {
     std::size_t k = 0;
     std::uint64_t occurrence = 0;
     std::uint32_t at = 0;
-    bool same(const ForeignAt& o) const {
+    std::size_t size = 0;  // the value's numbers
+    bool same_value(const ForeignAt& o) const {
       return element == o.element && jx == o.jx && eqn == o.eqn && k == o.k &&
-             occurrence == o.occurrence && at == o.at && at != UINT32_MAX;
+             occurrence == o.occurrence;
     }
+    bool same(const ForeignAt& o) const { return same_value(o) && at == o.at && at != UINT32_MAX; }
   };
   // Per graded input, in element order (over_run).
   std::vector<std::vector<ForeignAt>> foreign(std::size_t dev) const {
@@ -668,8 +673,8 @@ class HoldsObserver final : public ValueObserver {
       for (std::size_t e = graded_[g].offset; e < graded_[g].offset + graded_[g].size; ++e) {
         if (!p.ever[e] || p.own[e]) continue;
         const Whole& s = p.sites[p.first_site[e] - 1];
-        out[g].push_back(
-            {static_cast<std::uint32_t>(e), s.jx, s.eqn, s.k, s.occurrence, p.first_at[e]});
+        out[g].push_back({static_cast<std::uint32_t>(e), s.jx, s.eqn, s.k, s.occurrence,
+                          p.first_at[e], p.first_size[e]});
       }
     }
     return out;
@@ -835,12 +840,38 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
         const auto& p = obs.devices()[per];
         std::size_t both = 0;
         std::uint32_t earliest = UINT32_MAX;  // the first of them the device held, in `sites`
+        // Elements first held in the same value at both draws but at another place (a block
+        // written at an offset computed from the values): counted when there are so many of
+        // them in one value that chance cannot explain it -- at least 4, and 16 times the
+        // matches chance gives (each number has some element's fraction bits about once in
+        // 2^23 / N, so N (size / 2^23)^2 elements of a value match at both draws by chance).
+        std::map<std::tuple<const Jaxpr*, const Eqn*, std::size_t, std::uint64_t>,
+                 std::vector<std::uint32_t>>
+            moved;
         auto a = foreign_first[per][g].begin();
         for (const auto& f : foreign[g]) {
           while (a != foreign_first[per][g].end() && a->element < f.element) ++a;
-          if (a == foreign_first[per][g].end() || !a->same(f)) continue;
+          if (a == foreign_first[per][g].end() || !a->same_value(f)) continue;
+          if (!a->same(f)) {
+            moved[{f.jx, f.eqn, f.k, f.occurrence}].push_back(f.element);
+            continue;
+          }
           ++both;
           earliest = std::min(earliest, p.first_site[f.element]);
+        }
+        for (const auto& [site, elements] : moved) {
+          double chance = 0;
+          for (const auto& f : foreign[g])
+            if (std::make_tuple(f.jx, f.eqn, f.k, f.occurrence) == site) {
+              const double r = static_cast<double>(f.size) / 8388608.0;
+              chance = static_cast<double>(graded[g].size) * r * r;
+              break;
+            }
+          if (elements.size() < 4 || static_cast<double>(elements.size()) < 16 * chance) continue;
+          for (const std::uint32_t e : elements) {
+            ++both;
+            earliest = std::min(earliest, p.first_site[e]);
+          }
         }
         if (both == 0) continue;
         Whole w = p.sites[earliest - 1];

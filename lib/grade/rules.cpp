@@ -2,6 +2,7 @@
 #include "grade/rules.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -95,6 +96,41 @@ StructuralRule traced_rule(const ProgramFile& file, const Export& exp, const std
                      why);
 }
 
+// Whether a constant of `exp` (at any depth) holds the whole array of one of the inputs `names`
+// on the run's case, bit for bit and in its order (an input of 4 distinct numbers or more).
+bool constants_hold(const LoadedProgram& lp, const Export& exp, const Trace& t,
+                    const std::vector<std::string>& names) {
+  std::vector<std::vector<float>> arrays;
+  for (const std::string& name : names) {
+    const int i = input_index(lp.file, name);
+    if (i < 0 || static_cast<std::size_t>(i) >= lp.def_input.size() ||
+        lp.def_input[static_cast<std::size_t>(i)] >= t.input_values->size())
+      continue;
+    const TensorRef& in = t.input_values->at(lp.def_input[static_cast<std::size_t>(i)]);
+    std::vector<float> data(in.data, in.data + in.size());
+    std::vector<float> distinct = data;
+    std::sort(distinct.begin(), distinct.end());
+    if (std::unique(distinct.begin(), distinct.end()) - distinct.begin() >= 4)
+      arrays.push_back(std::move(data));
+  }
+  const auto same = [](float a, float b) {
+    return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+  };
+  const std::function<bool(const Jaxpr&, int)> walk = [&](const Jaxpr& jx, int depth) {
+    for (const Const& c : jx.consts)
+      for (const std::vector<float>& a : arrays)
+        if (c.data.size() >= a.size() &&
+            std::search(c.data.begin(), c.data.end(), a.begin(), a.end(), same) != c.data.end())
+          return true;
+    if (depth > 64) return false;
+    for (const Eqn& e : jx.eqns)
+      for (const auto& [key, sub] : e.subs)
+        if (walk(*sub, depth + 1)) return true;
+    return false;
+  };
+  return walk(exp.jaxpr, 0);
+}
+
 StructuralRule enters_split_rule(const LoadedProgram& lp, const Export& exp,
                                  const std::vector<std::string>& names, int dim,
                                  const std::string& axis) {
@@ -104,7 +140,7 @@ StructuralRule enters_split_rule(const LoadedProgram& lp, const Export& exp,
   // D) and split in the middle) is judged by values: each device must be handed whole rows, its
   // share of them (handed_slices).
   const ProgramFile& file = lp.file;
-  std::optional<std::string> split_why;
+  std::optional<std::string> split_why, const_why;
   Flow f;
   const Mask reaches = outputs_reach(file, exp, f);
   const std::string blocks = dim == 0 ? "rows" : "dimension " + std::to_string(dim);
@@ -124,13 +160,13 @@ StructuralRule enters_split_rule(const LoadedProgram& lp, const Export& exp,
                     " over '" + axis + "'";
       }
     }
-    if (!why && (op.depends & kConstant)) {
-      why = "shard_map operand " + std::to_string(k) + " (" + op.type + ", " + op.spec.str() +
-            ") is a closed-over array";
+    if (!const_why && (op.depends & kConstant)) {
+      const_why = "shard_map operand " + std::to_string(k) + " (" + op.type + ", " + op.spec.str() +
+                  ") is a closed-over array";
     }
   }
-  if (!why && !f.body_constants.empty()) {
-    why = "the body closes over an array " + f.body_constants.front();
+  if (!const_why && !f.body_constants.empty()) {
+    const_why = "the body closes over an array " + f.body_constants.front();
   }
   for (const std::string& name : names) {
     const int i = input_index(file, name);
@@ -142,8 +178,14 @@ StructuralRule enters_split_rule(const LoadedProgram& lp, const Export& exp,
       static_rule("no full " + either(names) + " flows into the body: they reach it as " +
                       (dim == 0 ? std::string("row blocks") : blocks + " blocks") + " only",
                   why);
-  if (!why && split_why) {
-    rule.check = [&lp, names, dim, axis, split_why](const Trace& t) -> std::optional<std::string> {
+  if (!why && (split_why || const_why)) {
+    rule.check = [&lp, &exp, names, dim, axis, split_why,
+                  const_why](const Trace& t) -> std::optional<std::string> {
+      // A closed-over array is x baked in when it holds the case's x, bit for bit; a small
+      // table of the program's own (the weights of a mean, np.full(n, 1 / n)) is not.
+      if (const_why && (t.input_values == nullptr || constants_hold(lp, exp, t, names)))
+        return const_why;
+      if (!split_why) return std::nullopt;
       const auto [seen, broken] = handed_slices(lp, t, names, dim, axis);
       // Broken by values too: the operand the syntax names says where.
       return seen && !broken ? std::nullopt : split_why;
