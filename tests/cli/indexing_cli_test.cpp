@@ -280,6 +280,80 @@ BOOST_AUTO_TEST_CASE(every_bad_scatter_param_is_one_line_exit_2) {
           "scatter-add does not accept dtype bool");
 }
 
+// x.at[i].apply(f) (issue #49): scatter-apply runs its update_jaxpr on each element an index
+// vector selects, once per occurrence (XLA:CPU's scatter loop calls it per update). f = 2 v + 1
+// here; JAX's own bits, elementwise math and repeated indices included, are
+// tests/jax/dtype_rules/scatter_apply-*.
+json apply_body(json eqns, const std::string& dtype = "f32") {
+  return {{"invars", json::array({{{"id", 0}, {"type", type(dtype, json::array())}},
+                                  {{"id", 1}, {"type", type(dtype, json::array())}}})},
+          {"constvars", json::array()},
+          {"consts", json::array()},
+          {"eqns", std::move(eqns)},
+          {"outvars", json::array({{{"var", 3}}})}};
+}
+
+json two_v_plus_one() {
+  const json s = type("f32", json::array());
+  return json::array({{{"primitive", "mul"},
+                       {"params", json::object()},
+                       {"in", json::array({{{"var", 0}}, {{"lit", 2.0}, {"dtype", "f32"}}})},
+                       {"out", json::array({{{"id", 2}, {"type", s}}})}},
+                      {{"primitive", "add"},
+                       {"params", json::object()},
+                       {"in", json::array({{{"var", 2}}, {{"lit", 1.0}, {"dtype", "f32"}}})},
+                       {"out", json::array({{{"id", 3}, {"type", s}}})}}});
+}
+
+json apply_params(const std::string& mode, json body) {
+  json p = scatter_params(mode);
+  p["update_jaxpr"] = std::move(body);
+  return p;
+}
+
+BOOST_AUTO_TEST_CASE(scatter_apply_runs_f_once_per_occurrence) {
+  TempDir dir;
+  // fill: 0, 7 and 3 once each (the updates u are not read)
+  BOOST_TEST(
+      run_ok(dir, program("scatter-apply", apply_params("fill", apply_body(two_v_plus_one())), kF8,
+                          kF8, kFK)) == "{\"y\":[21.0,11.0,12.0,27.0,14.0,15.0,16.0,35.0]}\n");
+  // clip: 0, -1 and -2^24 all land on 0 (10 -> 21 -> 43 -> 87), 7, 8 and 2^24 on 7
+  BOOST_TEST(
+      run_ok(dir, program("scatter-apply", apply_params("clip", apply_body(two_v_plus_one())), kF8,
+                          kF8, kFK)) == "{\"y\":[87.0,11.0,12.0,27.0,14.0,15.0,16.0,143.0]}\n");
+}
+
+BOOST_AUTO_TEST_CASE(a_scatter_apply_body_not_elementwise_is_one_line_exit_2) {
+  TempDir dir;
+  const auto with_body = [&](json body) {
+    return program("scatter-apply", apply_params("fill", std::move(body)), kF8, kF8, kFK);
+  };
+  json wide = two_v_plus_one();  // v broadcast to f32[3]: not a function of one element
+  wide[0] = {{"primitive", "broadcast_in_dim"},
+             {"params", {{"shape", {3}}, {"broadcast_dimensions", json::array()}}},
+             {"in", json::array({{{"var", 0}}})},
+             {"out", json::array({{{"id", 2}, {"type", type("f32", {3})}}})}};
+  refused(dir, with_body(apply_body(wide)),
+          "(scatter-apply): scatter-apply: its update_jaxpr.eqns[0].out[0]: broadcast_in_dim "
+          "gives f32[3], not a scalar (meshrun runs a body elementwise over its scalar invars)");
+  json coll = two_v_plus_one();  // a collective: no device's value to take
+  coll[0]["primitive"] = "psum";
+  coll[0]["params"] = {{"axes", {"data"}}};
+  coll[0]["in"] = json::array({{{"var", 0}}});
+  refused(dir, with_body(apply_body(coll)), "its update_jaxpr.eqns[0]: primitive 'psum'");
+  json consts = apply_body(two_v_plus_one());
+  consts["constvars"] = json::array({{{"id", 9}, {"type", type("f32", {8})}}});
+  refused(dir, with_body(consts), "its update_jaxpr: closes over values (constvars)");
+  refused(dir, with_body(apply_body(two_v_plus_one(), "i32")),
+          "its invars must be two scalars of the operand's and the updates' dtype, float32 and "
+          "float32");
+  json unknown = two_v_plus_one();
+  unknown[1]["in"][0]["var"] = 7;
+  refused(dir, with_body(apply_body(unknown)),
+          "its update_jaxpr.eqns[1].in[0]: a variable used before it is defined");
+  refused(dir, with_body(nullptr), "its update_jaxpr: not a jaxpr");
+}
+
 // The compute budget counts each index vector's own work: 2^28 of them (a scalar index
 // broadcast) is beyond the default 2^38 flops, refused before the run.
 BOOST_AUTO_TEST_CASE(the_budget_counts_every_index_vector) {

@@ -538,6 +538,40 @@ TABLE.update({
 })
 # ---- end of issue #49's linear algebra block
 
+# ---- issue #49, x.at[i].apply(f) (scatter-apply, lib/interp/ops/indexing.cpp): f once per
+# occurrence of an index (APPLY_K: 64 indices into 40, most repeated, some out of bounds, which
+# jnp's .at drops), f's bits as JAX's -- XLA's exp and tanh, sin, FMA contraction (v * 1.5 - 0.25
+# is one FMA in XLA:CPU's code of the body), a custom_jvp call (relu), int32 and bool bodies,
+# windows of rows under clip, lax.scatter_apply on raw indices. (Not log1p: XLA's scalar code of
+# the body differs from its vector code there, docs/program-format.md#indexing.)
+_AP = np.random.default_rng(4950)
+APPLY_X = _AP.uniform(-3, 3, 40).astype(np.float32)
+APPLY_K = _AP.integers(-48, 48, 64).astype(np.int32)
+APPLY_I = _AP.integers(-20, 20, 40).astype(np.int32)
+APPLY_B = _AP.integers(0, 2, 40).astype(bool)
+TABLE.update({
+    "scatter_apply": [
+        ("f32-affine", lambda x, k: x.at[k].apply(lambda v: v * 1.5 - 0.25), (APPLY_X, APPLY_K)),
+        ("f32-exp", lambda x, k: x.at[k].apply(lambda v: jnp.exp(v) * 0.5 - 1.25),
+         (APPLY_X, APPLY_K)),
+        ("f32-tanh-exp", lambda x, k: x.at[k].apply(
+            lambda v: jnp.tanh(v) * 1.5 + jnp.exp(-v * v) * 0.25), (APPLY_X, APPLY_K)),
+        ("f32-sin", lambda x, k: x.at[k].apply(lambda v: jnp.sin(v) + v * v * 0.125),
+         (APPLY_X, APPLY_K)),
+        ("f32-relu", lambda x, k: x.at[k].apply(jax.nn.relu), (APPLY_X - 1.0, APPLY_K)),
+        ("f32-rows-clip", lambda x, k: x.reshape(8, 5).at[k % 12 - 2].apply(
+            lambda v: jnp.cos(v) - v, mode="clip"), (APPLY_X, APPLY_K)),
+        ("f32-lax-promise", lambda x, k: lax.scatter_apply(
+            x, k[:, None], lambda v: v * v - 1.0, SD1, update_shape=k.shape,
+            mode="promise_in_bounds"),
+         (APPLY_X, APPLY_K)),
+        ("i32", lambda x, k: x.at[k % 40].apply(lambda v: v * 2 - 3 * (v > 0)),
+         (APPLY_I, APPLY_K)),
+        ("bool", lambda x, k: x.at[k].apply(jnp.logical_not), (APPLY_B, APPLY_K)),
+    ],
+})
+# ---- end of issue #49's scatter-apply block
+
 
 def main():
     target = os.path.join(HERE, "dtype_rules")
