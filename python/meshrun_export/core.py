@@ -576,15 +576,20 @@ class Walker:
 # (x.at[i].apply(f), lax.scatter_apply) is `scatter-apply`, its update_jaxpr kept.
 _SCATTERS = {"scatter": None, "scatter-add": "add", "scatter-sub": "sub", "scatter-mul": "mul",
              "scatter-min": "min", "scatter-max": "max"}
-_MODES = {"CLIP": "clip", "FILL_OR_DROP": "fill", "PROMISE_IN_BOUNDS": "promise_in_bounds"}
+_MODES = {"CLIP": "clip", "FILL_OR_DROP": "fill", "PROMISE_IN_BOUNDS": "promise_in_bounds",
+          "ONE_HOT": "one_hot"}
 
 
 def gather_mode(walker, e, m):
-    """GatherScatterMode -> "clip" | "fill" | "promise_in_bounds" (ONE_HOT is refused)."""
+    """GatherScatterMode -> "clip" | "fill" | "promise_in_bounds" | "one_hot" (a scatter's: XLA's
+    scatter, dropping an out-of-bounds window; a gather's JAX itself cannot lower)."""
     key = getattr(m, "name", None) or str(m).rsplit(".", 1)[-1]
     if key not in _MODES:
-        walker.fail(e, f"{e.primitive.name} with mode {m} (meshrun runs clip, fill and "
-                       "promise_in_bounds)")
+        walker.fail(e, f"{e.primitive.name} with mode {m} (meshrun runs clip, fill, "
+                       "promise_in_bounds and a scatter's one_hot)")
+    if key == "ONE_HOT" and e.primitive.name == "gather":
+        walker.fail(e, "gather with mode one_hot (JAX 0.10.2 cannot lower it either; "
+                       "jnp.take_along_axis(..., mode='one_hot') is a one-hot matmul, which runs)")
     return _MODES[key]
 
 

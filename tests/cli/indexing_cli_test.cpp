@@ -167,6 +167,11 @@ BOOST_AUTO_TEST_CASE(a_scatter_of_any_index_writes_inside_the_array) {
                    "{\"y\":[1.0,11.0,12.0,64.0,14.0,15.0,16.0,2.0]}\n",
                mode);
   }
+  // one_hot (JAX's GatherScatterMode.ONE_HOT): XLA's plain scatter, as promise_in_bounds
+  BOOST_TEST(run_ok(dir, program("scatter-add", scatter_params("one_hot"), kF8, kF8, kFK)) ==
+             "{\"y\":[11.0,11.0,12.0,77.0,14.0,15.0,16.0,19.0]}\n");
+  BOOST_TEST(run_ok(dir, program("scatter", scatter_params("one_hot"), kF8, kF8, kFK)) ==
+             "{\"y\":[1.0,11.0,12.0,64.0,14.0,15.0,16.0,2.0]}\n");
   // clip: 8 and 2^24 land on 7 (17 + 2 + 4 + 16), -1 and -2^24 on 0 (10 + 1 + 8 + 32); a set
   // keeps the last in index order (32 and 16).
   BOOST_TEST(run_ok(dir, program("scatter-add", scatter_params("clip"), kF8, kF8, kFK)) ==
@@ -236,7 +241,10 @@ BOOST_AUTO_TEST_CASE(every_bad_gather_param_is_one_line_exit_2) {
   refused(dir, with("start_indices_batching_dims", {1}),
           "Gather op cannot have the index vector dimension as a batching dimension");
   refused(dir, with("mode", "wrap"),
-          "gather param 'mode' must be \"clip\", \"fill\" or \"promise_in_bounds\", got \"wrap\"");
+          "gather param 'mode' must be \"clip\", \"fill\", \"promise_in_bounds\" or (a scatter) "
+          "\"one_hot\", got \"wrap\"");
+  // JAX's GatherScatterMode.ONE_HOT on a gather: JAX 0.10.2 cannot lower it either
+  refused(dir, with("mode", "one_hot"), "gather with mode \"one_hot\": JAX 0.10.2 cannot lower it");
   refused(dir, with("mode", nullptr), "param 'mode' missing");
   refused(dir, with("fill_value", "lots"), "gather param 'fill_value' must be null or a float32");
   refused(dir, with("unique_indices", 1), "param 'unique_indices' must be a bool, got an integer");

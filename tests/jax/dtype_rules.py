@@ -572,6 +572,29 @@ TABLE.update({
 })
 # ---- end of issue #49's scatter-apply block
 
+# ---- issue #49, JAX's GatherScatterMode.ONE_HOT: a scatter's is XLA's plain scatter (an
+# out-of-bounds window dropped, lib/interp/ops/indexing.cpp); jnp.take_along_axis(mode="one_hot")
+# is a bool one-hot matrix times the operand, a dot_general of two dtypes (lib/interp/dot.cpp:
+# JAX's higher dtype of the two). A lax.gather of mode one_hot JAX itself cannot lower.
+TABLE.update({
+    "scatter_add_one_hot": _gs(["f32", "i32"], scatter1("scatter_add", "one_hot"), ("x", K, "y")),
+    "scatter_one_hot": _gs(["f32", "bool"], scatter1("scatter", "one_hot"), ("x", K, "y")),
+    "take_along_axis_one_hot": [
+        (d, lambda x, k: jnp.take_along_axis(x.reshape(2, 4), k.reshape(2, 4), axis=1,
+                                             mode="one_hot"), (X[d][0], K)) for d in ("f32", "i32")]
+    + [("f32-axis0", lambda x, k: jnp.take_along_axis(x.reshape(4, 2), k.reshape(4, 2) % 5, axis=0,
+                                                      mode="one_hot"), (F, K)),
+       ("f32-1d", lambda x, k: jnp.take_along_axis(x, k, axis=0, mode="one_hot"), (LONG[0], K))],
+    "dot_general_mixed": [
+        ("bool-f32", lambda b, x: lax.dot_general(b.reshape(2, 4), x.reshape(4, 2),
+                                                  (((1,), (0,)), ((), ()))), (B, F)),
+        ("i32-f32", lambda i, x: lax.dot_general(x.reshape(2, 4), i.reshape(4, 2),
+                                                 (((1,), (0,)), ((), ()))), (I, F)),
+        ("bool-i32", lambda b, i: lax.dot_general(b.reshape(2, 4), i.reshape(4, 2),
+                                                  (((1,), (0,)), ((), ()))), (B, I))],
+})
+# ---- end of issue #49's one_hot block
+
 
 def main():
     target = os.path.join(HERE, "dtype_rules")

@@ -45,8 +45,18 @@ Mode read_mode(const Eqn& eqn) {
     if (s == "clip") return Mode::kClip;
     if (s == "fill" || s == "drop") return Mode::kFill;
     if (s == "promise_in_bounds") return Mode::kPromise;
+    // JAX's GatherScatterMode.ONE_HOT: a scatter lowers it as XLA's plain scatter (only clip
+    // clamps first), which drops an out-of-bounds window, as promise_in_bounds; a gather of it
+    // JAX 0.10.2 cannot lower (an assertion in _gather_lower), so neither is it run here.
+    if (s == "one_hot" && eqn.primitive != "gather") return Mode::kPromise;
+    if (s == "one_hot")
+      fail(
+          "gather with mode \"one_hot\": JAX 0.10.2 cannot lower it either (jnp.take_along_axis's "
+          "one_hot mode is a one-hot matmul, which runs)");
   }
-  fail(eqn.primitive + " param 'mode' must be \"clip\", \"fill\" or \"promise_in_bounds\", got " +
+  fail(eqn.primitive +
+       " param 'mode' must be \"clip\", \"fill\", \"promise_in_bounds\" or (a scatter) "
+       "\"one_hot\", got " +
        m.dump().substr(0, 40));
 }
 
