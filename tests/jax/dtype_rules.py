@@ -181,8 +181,8 @@ TABLE.update({
     "cummin": [("f32", lambda x: lax.cummin(x, axis=1, reverse=True), (LONG,)),
                ("f32-zeros", lambda x: lax.cummin(x), (ZEROS,)),
                ("i32", lambda x: lax.cummin(x, reverse=True), (J,))],
-    # logaddexp's exp and log1p are the C library's on meshrun, XLA's own approximations on JAX:
-    # the last bit may differ (the forward scan of F does, at out[6]); this one agrees.
+    # logaddexp's exp and log1p are XLA's own approximations, on JAX and on meshrun alike
+    # (scalar_ops.hpp); more entries in the cumlogsumexp block below.
     "cumlogsumexp": [("f32-reverse", lambda x: lax.cumlogsumexp(x, reverse=True), (F,))],
     "sort": [("f32", lambda x: jnp.sort(x, axis=1), (LONG,)),
              ("f32-zeros", lambda x: lax.sort((x, lax.iota(jnp.float32, 8)))[1], (ZEROS,)),
@@ -594,6 +594,15 @@ TABLE.update({
                                                   (((1,), (0,)), ((), ()))), (B, I))],
 })
 # ---- end of issue #49's one_hot block
+
+# ---- issue #49, cumlogsumexp's bits: its logaddexp runs XLA:CPU's exp and log1p (scalar_ops.hpp)
+# in XLA's scan order, JAX's bits on 1.1 * 10^6 random elements (docs/program-format.md); the
+# forward scan of F, rows of 40 (XLA's tree beyond 16) of magnitudes 1e-4 to 1e4, both ways.
+TABLE["cumlogsumexp"] = TABLE["cumlogsumexp"] + [
+    ("f32", lambda x: lax.cumlogsumexp(x), (F,)),
+    ("f32-long", lambda x: lax.cumlogsumexp(x, axis=1), (LONG,)),
+    ("f32-long-reverse", lambda x: lax.cumlogsumexp(x * 1e-3, axis=1, reverse=True), (LONG,))]
+# ---- end of the cumlogsumexp block
 
 
 def main():
