@@ -604,6 +604,21 @@ TABLE["cumlogsumexp"] = TABLE["cumlogsumexp"] + [
     ("f32-long-reverse", lambda x: lax.cumlogsumexp(x * 1e-3, axis=1, reverse=True), (LONG,))]
 # ---- end of the cumlogsumexp block
 
+# ---- issue #49, atan's two codes on XLA:CPU (lib/interp/ops/float_math.cpp): the C library's
+# atan2f in the vectorized loop, XLA's own atan_f32 in scalar code -- an array of rank <= 1 of up to
+# 49 elements throughout, the last n % 4 of a longer one (up to 2^16), a scatter-apply's body.
+# MATH_X's 32 edges (zeros, subnormals, 1e-7, +-1, 3e38), 49 and 55 of its seeded values, a rank-0
+# atan, and x.at[i].apply(jnp.arctan) with repeated indices.
+ATAN_X = _R.permutation(MATH_X[32:]).astype(np.float32)
+TABLE["atan"] = TABLE["atan"] + [
+    ("f32-edges32", lax.atan, (MATH_X[:32],)),
+    ("f32-49", lax.atan, (ATAN_X[:49],)),
+    ("f32-55-tail", lax.atan, (ATAN_X[:55],)),
+    ("f32-rank0", lambda x: lax.atan(x[2]) + lax.atan(x[6]), (ATAN_X[:8],))]
+TABLE["scatter_apply"] = TABLE["scatter_apply"] + [
+    ("f32-atan", lambda x, k: x.at[k].apply(lambda v: jnp.arctan(v) * 2.5), (APPLY_X, APPLY_K))]
+# ---- end of the atan block
+
 
 def main():
     target = os.path.join(HERE, "dtype_rules")
