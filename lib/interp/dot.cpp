@@ -101,15 +101,21 @@ DType out_dtype(const Eqn& eqn, DType in) {
   return param_dtype(eqn, "preferred_element_type");
 }
 
+// Operands of two dtypes (jnp.take_along_axis(..., mode="one_hot"): a bool one-hot matrix times
+// float32): JAX's dtype rule (_dot_general_dtype_rule, XLA's HigherPrecisionType) gives the
+// higher of the two, float32 over int32 over bool, and XLA converts both operands to it -- exact
+// here, where bool is 0 or 1 and int32 within 2^24, so the product is that dtype's.
+DType compute_dtype(DType a, DType b) {
+  const auto rank = [](DType t) { return t == DType::kF32 ? 2 : t == DType::kI32 ? 1 : 0; };
+  return rank(a) >= rank(b) ? a : b;
+}
+
 std::vector<ValueType> dot_infer(const Eqn& eqn, std::span<const ValueType> in,
                                  const PrimContext&) {
   expect_operands(eqn, in.size(), 2);
-  if (in[0].dtype != in[1].dtype) {
-    fail(std::string("dot_general requires arguments to have the same dtypes, got ") +
-         dtype_word(in[0].dtype) + ", " + dtype_word(in[1].dtype));
-  }
-  if (in[0].dtype == DType::kBool) fail("dot_general does not accept dtype bool");
-  const DType dtype = out_dtype(eqn, in[0].dtype);
+  const DType compute = compute_dtype(in[0].dtype, in[1].dtype);
+  if (compute == DType::kBool) fail("dot_general does not accept dtype bool");
+  const DType dtype = out_dtype(eqn, compute);
   if (dtype == DType::kBool) fail("dot_general preferred_element_type bool is not supported");
   const DotDims d = dot_dims(eqn, in[0].shape, in[1].shape);
   Shape out = pick(in[0].shape, d.lb);
@@ -156,7 +162,8 @@ std::vector<Value> dot_eval(const Eqn& eqn, std::span<Value* const> in, std::spa
   Shape shape = pick(l.shape, d.lb);
   for (std::size_t s : pick(l.shape, d.lf)) shape.push_back(s);
   for (std::size_t s : pick(r.shape, d.rf)) shape.push_back(s);
-  Value out(out_dtype(eqn, in[0]->dtype), Tensor(shape));
+  const bool fl = compute_dtype(in[0]->dtype, in[1]->dtype) == DType::kF32;
+  Value out(out_dtype(eqn, compute_dtype(in[0]->dtype, in[1]->dtype)), Tensor(shape));
   if (nb * m * n == 0)
     return [&] {
       std::vector<Value> v;
@@ -173,7 +180,7 @@ std::vector<Value> dot_eval(const Eqn& eqn, std::span<Value* const> in, std::spa
   std::vector<float> lbuf, rbuf;
   const float* a = l.data.data();
   bool a_t = false;
-  if (is_identity(l_km) && !is_identity(l_mk) && in[0]->dtype == DType::kF32) {
+  if (is_identity(l_km) && !is_identity(l_mk) && fl) {
     a_t = true;
   } else if (!is_identity(l_mk)) {
     lbuf = permuted(l, l_mk);
@@ -181,14 +188,14 @@ std::vector<Value> dot_eval(const Eqn& eqn, std::span<Value* const> in, std::spa
   }
   const float* b = r.data.data();
   bool b_t = false;
-  if (is_identity(r_nk) && !is_identity(r_kn) && in[0]->dtype == DType::kF32) {
+  if (is_identity(r_nk) && !is_identity(r_kn) && fl) {
     b_t = true;  // x @ w.T: w's rows are op(B)'s columns, packed by the gemm as it goes
   } else if (!is_identity(r_kn)) {
     rbuf = permuted(r, r_kn);
     b = rbuf.data();
   }
   float* c = out.t.data.data();
-  if (in[0]->dtype == DType::kF32) {
+  if (fl) {
     if (k > 0) {
       for (std::size_t i = 0; i < nb; ++i)
         gemm(Gemm::dense(a + i * m * k, b + i * k * n, c + i * m * n, m, k, n, a_t, b_t));

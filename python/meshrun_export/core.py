@@ -8,6 +8,7 @@ import numpy as np
 import jax
 import jax.extend.core as jcore
 from jax._src import source_info_util
+from jax._src.core import jaxprs_in_params as _jaxprs_in_params
 
 FORMAT_VERSION = 1
 EXPORTER = "meshrun_export 1"
@@ -336,7 +337,13 @@ class Walker:
         elif name in _SCATTERS:
             update = take("update_jaxpr", default=None)
             consts = take("update_consts", default=())
-            check_scatter_update(self, e, name, update, consts)
+            if name == "scatter" and update is not None:
+                # x.at[i].apply(f), lax.scatter_apply: f's body, run elementwise by meshrun
+                name = "scatter-apply"
+                check_apply_body(self, e, update, consts)
+                out["update_jaxpr"] = self.sub(e, update)
+            else:
+                check_scatter_update(self, e, name, update, consts)
             dn = take("dimension_numbers")
             out["update_window_dims"] = ints(dn.update_window_dims)
             out["inserted_window_dims"] = ints(dn.inserted_window_dims)
@@ -565,25 +572,50 @@ class Walker:
 
 
 # Indexing (meshrun's lib/interp/ops/indexing.cpp): gather and the scatters, each scatter's
-# combine as its update_jaxpr computes it (a scatter with another function, x.at[i].apply, is
-# refused).
+# combine as its update_jaxpr computes it; a plain scatter with an update function
+# (x.at[i].apply(f), lax.scatter_apply) is `scatter-apply`, its update_jaxpr kept.
 _SCATTERS = {"scatter": None, "scatter-add": "add", "scatter-sub": "sub", "scatter-mul": "mul",
              "scatter-min": "min", "scatter-max": "max"}
-_MODES = {"CLIP": "clip", "FILL_OR_DROP": "fill", "PROMISE_IN_BOUNDS": "promise_in_bounds"}
+_MODES = {"CLIP": "clip", "FILL_OR_DROP": "fill", "PROMISE_IN_BOUNDS": "promise_in_bounds",
+          "ONE_HOT": "one_hot"}
 
 
 def gather_mode(walker, e, m):
-    """GatherScatterMode -> "clip" | "fill" | "promise_in_bounds" (ONE_HOT is refused)."""
+    """GatherScatterMode -> "clip" | "fill" | "promise_in_bounds" | "one_hot" (a scatter's: XLA's
+    scatter, dropping an out-of-bounds window; a gather's JAX itself cannot lower)."""
     key = getattr(m, "name", None) or str(m).rsplit(".", 1)[-1]
     if key not in _MODES:
-        walker.fail(e, f"{e.primitive.name} with mode {m} (meshrun runs clip, fill and "
-                       "promise_in_bounds)")
+        walker.fail(e, f"{e.primitive.name} with mode {m} (meshrun runs clip, fill, "
+                       "promise_in_bounds and a scatter's one_hot)")
+    if key == "ONE_HOT" and e.primitive.name == "gather":
+        walker.fail(e, "gather with mode one_hot (JAX 0.10.2 cannot lower it either; "
+                       "jnp.take_along_axis(..., mode='one_hot') is a one-hot matmul, which runs)")
     return _MODES[key]
+
+
+def check_apply_body(walker, e, update, consts):
+    """x.at[i].apply(f)'s body: elementwise over its scalar invars -- every value in it (calls'
+    bodies included) a scalar, no constants closed over."""
+    if consts:
+        walker.fail(e, "scatter with an update function closing over values (update_consts)")
+
+    def walk(j, depth):
+        j = getattr(j, "jaxpr", j)
+        if getattr(j, "constvars", ()):
+            walker.fail(e, "scatter with an update function closing over values")
+        for v in list(j.invars) + [o for q in j.eqns for o in q.outvars]:
+            if getattr(v.aval, "shape", None) != ():
+                walker.fail(e, f"scatter with an update function that is not elementwise over "
+                               f"its scalar invar (a value {v.aval.str_short()} in it)")
+        for q in j.eqns:
+            for sub in _jaxprs_in_params(q.params):
+                walk(sub, depth + 1)
+    walk(update, 0)
 
 
 def check_scatter_update(walker, e, name, update, consts):
     """The update_jaxpr of a scatter-* is the one binary op of its name on (operand, update);
-    plain scatter has none (x.at[i].apply's function is refused)."""
+    plain scatter has none (x.at[i].apply's is check_apply_body's)."""
     want = _SCATTERS[name]
     if consts:
         walker.fail(e, f"{name} with update_consts")
@@ -593,8 +625,7 @@ def check_scatter_update(walker, e, name, update, consts):
     ok = (want is not None and len(j.eqns) == 1 and j.eqns[0].primitive.name == want
           and list(j.eqns[0].invars) == list(j.invars) and list(j.outvars) == list(j.eqns[0].outvars))
     if not ok:
-        what = "x.at[i].apply or lax.scatter_apply" if want is None else f"not {want}"
-        walker.fail(e, f"{name} with an update function ({what}) is not supported")
+        walker.fail(e, f"{name} with an update function (not {want}) is not supported")
 
 
 def placement_text(t, prim):

@@ -161,9 +161,25 @@ class Refused(unittest.TestCase):
         self.refuse(lambda a: a + jax.random.normal(jax.random.key(0), (4, 3)), [x], "random")
 
     def test_scatter_with_a_function(self):
-        # x.at[i].apply(f): a scatter whose update_jaxpr is f, not a combine meshrun has
+        # x.at[i].apply(f) is scatter-apply with f's jaxpr (issue #49); a body that is not
+        # elementwise over its scalar invar is refused at the user's line.
         i = S((2,), jnp.int32)
-        self.refuse(lambda a, k: a.at[k].apply(jnp.sin), [S((4,), F32), i], "x.at[i].apply")
+        p = mx.export(lambda a, k: a.at[k].apply(jnp.sin), S((4,), F32), i, names=["a", "k"],
+                      outputs=["out"])
+        eqn = [e for e in p["exports"][0]["jaxpr"]["eqns"] if e["primitive"] == "scatter-apply"]
+        self.assertEqual(len(eqn), 1)
+        body = eqn[0]["params"]["update_jaxpr"]
+        self.assertEqual([e["primitive"] for e in body["eqns"]], ["sin"])
+        self.refuse(lambda a, k: a.at[k].apply(lambda v: jnp.sum(jnp.full(3, v))),
+                    [S((4,), F32), i], "not elementwise over its scalar invar")
+
+    def test_gather_one_hot(self):
+        # JAX 0.10.2 cannot lower a gather of mode one_hot either; a scatter's is exported
+        i = S((2, 1), jnp.int32)
+        dn = jax.lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
+                                            start_index_map=(0,))
+        self.refuse(lambda a, k: jax.lax.gather(a, k, dn, (1,), mode="one_hot"),
+                    [S((4,), F32), i], "gather with mode one_hot")
 
     def test_dtype(self):
         self.refuse(lambda a: a.astype(jnp.float16), [S((2,), F32)], "float16")

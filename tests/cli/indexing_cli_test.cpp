@@ -167,6 +167,11 @@ BOOST_AUTO_TEST_CASE(a_scatter_of_any_index_writes_inside_the_array) {
                    "{\"y\":[1.0,11.0,12.0,64.0,14.0,15.0,16.0,2.0]}\n",
                mode);
   }
+  // one_hot (JAX's GatherScatterMode.ONE_HOT): XLA's plain scatter, as promise_in_bounds
+  BOOST_TEST(run_ok(dir, program("scatter-add", scatter_params("one_hot"), kF8, kF8, kFK)) ==
+             "{\"y\":[11.0,11.0,12.0,77.0,14.0,15.0,16.0,19.0]}\n");
+  BOOST_TEST(run_ok(dir, program("scatter", scatter_params("one_hot"), kF8, kF8, kFK)) ==
+             "{\"y\":[1.0,11.0,12.0,64.0,14.0,15.0,16.0,2.0]}\n");
   // clip: 8 and 2^24 land on 7 (17 + 2 + 4 + 16), -1 and -2^24 on 0 (10 + 1 + 8 + 32); a set
   // keeps the last in index order (32 and 16).
   BOOST_TEST(run_ok(dir, program("scatter-add", scatter_params("clip"), kF8, kF8, kFK)) ==
@@ -236,7 +241,10 @@ BOOST_AUTO_TEST_CASE(every_bad_gather_param_is_one_line_exit_2) {
   refused(dir, with("start_indices_batching_dims", {1}),
           "Gather op cannot have the index vector dimension as a batching dimension");
   refused(dir, with("mode", "wrap"),
-          "gather param 'mode' must be \"clip\", \"fill\" or \"promise_in_bounds\", got \"wrap\"");
+          "gather param 'mode' must be \"clip\", \"fill\", \"promise_in_bounds\" or (a scatter) "
+          "\"one_hot\", got \"wrap\"");
+  // JAX's GatherScatterMode.ONE_HOT on a gather: JAX 0.10.2 cannot lower it either
+  refused(dir, with("mode", "one_hot"), "gather with mode \"one_hot\": JAX 0.10.2 cannot lower it");
   refused(dir, with("mode", nullptr), "param 'mode' missing");
   refused(dir, with("fill_value", "lots"), "gather param 'fill_value' must be null or a float32");
   refused(dir, with("unique_indices", 1), "param 'unique_indices' must be a bool, got an integer");
@@ -278,6 +286,80 @@ BOOST_AUTO_TEST_CASE(every_bad_scatter_param_is_one_line_exit_2) {
           program("scatter-add", scatter_params("clip"), type("bool", {8}), type("bool", {8}),
                   type("bool", {"K"})),
           "scatter-add does not accept dtype bool");
+}
+
+// x.at[i].apply(f) (issue #49): scatter-apply runs its update_jaxpr on each element an index
+// vector selects, once per occurrence (XLA:CPU's scatter loop calls it per update). f = 2 v + 1
+// here; JAX's own bits, elementwise math and repeated indices included, are
+// tests/jax/dtype_rules/scatter_apply-*.
+json apply_body(json eqns, const std::string& dtype = "f32") {
+  return {{"invars", json::array({{{"id", 0}, {"type", type(dtype, json::array())}},
+                                  {{"id", 1}, {"type", type(dtype, json::array())}}})},
+          {"constvars", json::array()},
+          {"consts", json::array()},
+          {"eqns", std::move(eqns)},
+          {"outvars", json::array({{{"var", 3}}})}};
+}
+
+json two_v_plus_one() {
+  const json s = type("f32", json::array());
+  return json::array({{{"primitive", "mul"},
+                       {"params", json::object()},
+                       {"in", json::array({{{"var", 0}}, {{"lit", 2.0}, {"dtype", "f32"}}})},
+                       {"out", json::array({{{"id", 2}, {"type", s}}})}},
+                      {{"primitive", "add"},
+                       {"params", json::object()},
+                       {"in", json::array({{{"var", 2}}, {{"lit", 1.0}, {"dtype", "f32"}}})},
+                       {"out", json::array({{{"id", 3}, {"type", s}}})}}});
+}
+
+json apply_params(const std::string& mode, json body) {
+  json p = scatter_params(mode);
+  p["update_jaxpr"] = std::move(body);
+  return p;
+}
+
+BOOST_AUTO_TEST_CASE(scatter_apply_runs_f_once_per_occurrence) {
+  TempDir dir;
+  // fill: 0, 7 and 3 once each (the updates u are not read)
+  BOOST_TEST(
+      run_ok(dir, program("scatter-apply", apply_params("fill", apply_body(two_v_plus_one())), kF8,
+                          kF8, kFK)) == "{\"y\":[21.0,11.0,12.0,27.0,14.0,15.0,16.0,35.0]}\n");
+  // clip: 0, -1 and -2^24 all land on 0 (10 -> 21 -> 43 -> 87), 7, 8 and 2^24 on 7
+  BOOST_TEST(
+      run_ok(dir, program("scatter-apply", apply_params("clip", apply_body(two_v_plus_one())), kF8,
+                          kF8, kFK)) == "{\"y\":[87.0,11.0,12.0,27.0,14.0,15.0,16.0,143.0]}\n");
+}
+
+BOOST_AUTO_TEST_CASE(a_scatter_apply_body_not_elementwise_is_one_line_exit_2) {
+  TempDir dir;
+  const auto with_body = [&](json body) {
+    return program("scatter-apply", apply_params("fill", std::move(body)), kF8, kF8, kFK);
+  };
+  json wide = two_v_plus_one();  // v broadcast to f32[3]: not a function of one element
+  wide[0] = {{"primitive", "broadcast_in_dim"},
+             {"params", {{"shape", {3}}, {"broadcast_dimensions", json::array()}}},
+             {"in", json::array({{{"var", 0}}})},
+             {"out", json::array({{{"id", 2}, {"type", type("f32", {3})}}})}};
+  refused(dir, with_body(apply_body(wide)),
+          "(scatter-apply): scatter-apply: its update_jaxpr.eqns[0].out[0]: broadcast_in_dim "
+          "gives f32[3], not a scalar (meshrun runs a body elementwise over its scalar invars)");
+  json coll = two_v_plus_one();  // a collective: no device's value to take
+  coll[0]["primitive"] = "psum";
+  coll[0]["params"] = {{"axes", {"data"}}};
+  coll[0]["in"] = json::array({{{"var", 0}}});
+  refused(dir, with_body(apply_body(coll)), "its update_jaxpr.eqns[0]: primitive 'psum'");
+  json consts = apply_body(two_v_plus_one());
+  consts["constvars"] = json::array({{{"id", 9}, {"type", type("f32", {8})}}});
+  refused(dir, with_body(consts), "its update_jaxpr: closes over values (constvars)");
+  refused(dir, with_body(apply_body(two_v_plus_one(), "i32")),
+          "its invars must be two scalars of the operand's and the updates' dtype, float32 and "
+          "float32");
+  json unknown = two_v_plus_one();
+  unknown[1]["in"][0]["var"] = 7;
+  refused(dir, with_body(apply_body(unknown)),
+          "its update_jaxpr.eqns[1].in[0]: a variable used before it is defined");
+  refused(dir, with_body(nullptr), "its update_jaxpr: not a jaxpr");
 }
 
 // The compute budget counts each index vector's own work: 2^28 of them (a scalar index

@@ -181,8 +181,8 @@ TABLE.update({
     "cummin": [("f32", lambda x: lax.cummin(x, axis=1, reverse=True), (LONG,)),
                ("f32-zeros", lambda x: lax.cummin(x), (ZEROS,)),
                ("i32", lambda x: lax.cummin(x, reverse=True), (J,))],
-    # logaddexp's exp and log1p are the C library's on meshrun, XLA's own approximations on JAX:
-    # the last bit may differ (the forward scan of F does, at out[6]); this one agrees.
+    # logaddexp's exp and log1p are XLA's own approximations, on JAX and on meshrun alike
+    # (scalar_ops.hpp); more entries in the cumlogsumexp block below.
     "cumlogsumexp": [("f32-reverse", lambda x: lax.cumlogsumexp(x, reverse=True), (F,))],
     "sort": [("f32", lambda x: jnp.sort(x, axis=1), (LONG,)),
              ("f32-zeros", lambda x: lax.sort((x, lax.iota(jnp.float32, 8)))[1], (ZEROS,)),
@@ -537,6 +537,87 @@ TABLE.update({
               ("bool-last", lambda x, y: jnp.stack([x, y], axis=-1), (B, C))],
 })
 # ---- end of issue #49's linear algebra block
+
+# ---- issue #49, x.at[i].apply(f) (scatter-apply, lib/interp/ops/indexing.cpp): f once per
+# occurrence of an index (APPLY_K: 64 indices into 40, most repeated, some out of bounds, which
+# jnp's .at drops), f's bits as JAX's -- XLA's exp and tanh, sin, FMA contraction (v * 1.5 - 0.25
+# is one FMA in XLA:CPU's code of the body), a custom_jvp call (relu), int32 and bool bodies,
+# windows of rows under clip, lax.scatter_apply on raw indices. (Not log1p: XLA's scalar code of
+# the body differs from its vector code there, docs/program-format.md#indexing.)
+_AP = np.random.default_rng(4950)
+APPLY_X = _AP.uniform(-3, 3, 40).astype(np.float32)
+APPLY_K = _AP.integers(-48, 48, 64).astype(np.int32)
+APPLY_I = _AP.integers(-20, 20, 40).astype(np.int32)
+APPLY_B = _AP.integers(0, 2, 40).astype(bool)
+TABLE.update({
+    "scatter_apply": [
+        ("f32-affine", lambda x, k: x.at[k].apply(lambda v: v * 1.5 - 0.25), (APPLY_X, APPLY_K)),
+        ("f32-exp", lambda x, k: x.at[k].apply(lambda v: jnp.exp(v) * 0.5 - 1.25),
+         (APPLY_X, APPLY_K)),
+        ("f32-tanh-exp", lambda x, k: x.at[k].apply(
+            lambda v: jnp.tanh(v) * 1.5 + jnp.exp(-v * v) * 0.25), (APPLY_X, APPLY_K)),
+        ("f32-sin", lambda x, k: x.at[k].apply(lambda v: jnp.sin(v) + v * v * 0.125),
+         (APPLY_X, APPLY_K)),
+        ("f32-relu", lambda x, k: x.at[k].apply(jax.nn.relu), (APPLY_X - 1.0, APPLY_K)),
+        ("f32-rows-clip", lambda x, k: x.reshape(8, 5).at[k % 12 - 2].apply(
+            lambda v: jnp.cos(v) - v, mode="clip"), (APPLY_X, APPLY_K)),
+        ("f32-lax-promise", lambda x, k: lax.scatter_apply(
+            x, k[:, None], lambda v: v * v - 1.0, SD1, update_shape=k.shape,
+            mode="promise_in_bounds"),
+         (APPLY_X, APPLY_K)),
+        ("i32", lambda x, k: x.at[k % 40].apply(lambda v: v * 2 - 3 * (v > 0)),
+         (APPLY_I, APPLY_K)),
+        ("bool", lambda x, k: x.at[k].apply(jnp.logical_not), (APPLY_B, APPLY_K)),
+    ],
+})
+# ---- end of issue #49's scatter-apply block
+
+# ---- issue #49, JAX's GatherScatterMode.ONE_HOT: a scatter's is XLA's plain scatter (an
+# out-of-bounds window dropped, lib/interp/ops/indexing.cpp); jnp.take_along_axis(mode="one_hot")
+# is a bool one-hot matrix times the operand, a dot_general of two dtypes (lib/interp/dot.cpp:
+# JAX's higher dtype of the two). A lax.gather of mode one_hot JAX itself cannot lower.
+TABLE.update({
+    "scatter_add_one_hot": _gs(["f32", "i32"], scatter1("scatter_add", "one_hot"), ("x", K, "y")),
+    "scatter_one_hot": _gs(["f32", "bool"], scatter1("scatter", "one_hot"), ("x", K, "y")),
+    "take_along_axis_one_hot": [
+        (d, lambda x, k: jnp.take_along_axis(x.reshape(2, 4), k.reshape(2, 4), axis=1,
+                                             mode="one_hot"), (X[d][0], K)) for d in ("f32", "i32")]
+    + [("f32-axis0", lambda x, k: jnp.take_along_axis(x.reshape(4, 2), k.reshape(4, 2) % 5, axis=0,
+                                                      mode="one_hot"), (F, K)),
+       ("f32-1d", lambda x, k: jnp.take_along_axis(x, k, axis=0, mode="one_hot"), (LONG[0], K))],
+    "dot_general_mixed": [
+        ("bool-f32", lambda b, x: lax.dot_general(b.reshape(2, 4), x.reshape(4, 2),
+                                                  (((1,), (0,)), ((), ()))), (B, F)),
+        ("i32-f32", lambda i, x: lax.dot_general(x.reshape(2, 4), i.reshape(4, 2),
+                                                 (((1,), (0,)), ((), ()))), (I, F)),
+        ("bool-i32", lambda b, i: lax.dot_general(b.reshape(2, 4), i.reshape(4, 2),
+                                                  (((1,), (0,)), ((), ()))), (B, I))],
+})
+# ---- end of issue #49's one_hot block
+
+# ---- issue #49, cumlogsumexp's bits: its logaddexp runs XLA:CPU's exp and log1p (scalar_ops.hpp)
+# in XLA's scan order, JAX's bits on 1.1 * 10^6 random elements (docs/program-format.md); the
+# forward scan of F, rows of 40 (XLA's tree beyond 16) of magnitudes 1e-4 to 1e4, both ways.
+TABLE["cumlogsumexp"] = TABLE["cumlogsumexp"] + [
+    ("f32", lambda x: lax.cumlogsumexp(x), (F,)),
+    ("f32-long", lambda x: lax.cumlogsumexp(x, axis=1), (LONG,)),
+    ("f32-long-reverse", lambda x: lax.cumlogsumexp(x * 1e-3, axis=1, reverse=True), (LONG,))]
+# ---- end of the cumlogsumexp block
+
+# ---- issue #49, atan's two codes on XLA:CPU (lib/interp/ops/float_math.cpp): the C library's
+# atan2f in the vectorized loop, XLA's own atan_f32 in scalar code -- an array of rank <= 1 of up to
+# 49 elements throughout, the last n % 4 of a longer one (up to 2^16), a scatter-apply's body.
+# MATH_X's 32 edges (zeros, subnormals, 1e-7, +-1, 3e38), 49 and 55 of its seeded values, a rank-0
+# atan, and x.at[i].apply(jnp.arctan) with repeated indices.
+ATAN_X = _R.permutation(MATH_X[32:]).astype(np.float32)
+TABLE["atan"] = TABLE["atan"] + [
+    ("f32-edges32", lax.atan, (MATH_X[:32],)),
+    ("f32-49", lax.atan, (ATAN_X[:49],)),
+    ("f32-55-tail", lax.atan, (ATAN_X[:55],)),
+    ("f32-rank0", lambda x: lax.atan(x[2]) + lax.atan(x[6]), (ATAN_X[:8],))]
+TABLE["scatter_apply"] = TABLE["scatter_apply"] + [
+    ("f32-atan", lambda x, k: x.at[k].apply(lambda v: jnp.arctan(v) * 2.5), (APPLY_X, APPLY_K))]
+# ---- end of the atan block
 
 
 def main():

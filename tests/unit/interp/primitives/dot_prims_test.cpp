@@ -102,9 +102,11 @@ BOOST_AUTO_TEST_CASE(dot_general_errors) {
   CHECK_ERROR(infer_error(make("dot_general", {{"contracting", {{1}}}, {"batch", {{}, {}}}}),
                           {F32({2, 3}), F32({3, 2})}),
               "[[lhs axes], [rhs axes]]");
-  CHECK_ERROR(
-      infer_error(make("dot_general", dims_json({1}, {0})), {F32({2, 3}), T(DType::kI32, {3, 2})}),
-      "same dtypes");
+  // Operands of two dtypes are JAX's (the higher dtype: jnp.take_along_axis's one_hot mode);
+  // two bools are not.
+  CHECK_ERROR(infer_error(make("dot_general", dims_json({1}, {0})),
+                          {T(DType::kBool, {2, 3}), T(DType::kBool, {3, 2})}),
+              "dot_general does not accept dtype bool");
   CHECK_ERROR(infer_error(make("dot_general", {{"batch", {{}, {}}}}), {F32({2, 3}), F32({3, 2})}),
               "param 'contracting' missing");
 }
