@@ -27,6 +27,7 @@ class Recorder final : public ValueObserver {
     const Jaxpr* jx = nullptr;
     const Eqn* eqn = nullptr;
     std::size_t k = 0;
+    std::size_t size = 0;  // its numbers; a value of equal numbers keeps one (`base`)
   };
   struct Slot {
     std::vector<Site> sites;
@@ -61,30 +62,49 @@ class Recorder final : public ValueObserver {
     const auto index = static_cast<std::size_t>(device + 1);
     if (device < -1 || index >= slots_.size()) return;
     Slot& s = slots_[index];
+    const std::vector<float>& d = v.t.data;
+    const auto equal = [&] {
+      return std::all_of(d.begin(), d.end(), [&](float f) {
+        return std::bit_cast<std::uint32_t>(f) == std::bit_cast<std::uint32_t>(d.front());
+      });
+    };
     if (run_ < 0) {
-      if (s.too_many) return;
-      s.numbers += v.t.data.size();
+      if (s.too_many) return;  // the values past the cap are not judged (nor recorded)
+      const bool constant = d.size() > 1 && equal();
+      s.numbers += constant ? 1 : d.size();
       if (s.numbers > cap_) {
         s.too_many = true;
         return;
       }
-      s.sites.push_back({&jx, eqn, k});
-      s.base.push_back(v.t.data);
+      s.sites.push_back({&jx, eqn, k, d.size()});
+      s.base.push_back(constant ? std::vector<float>{d.front()} : d);
       return;
     }
     const std::size_t i = s.next++;
-    if (i >= s.until) return;
-    if (i >= s.sites.size() || s.sites[i].jx != &jx || s.sites[i].eqn != eqn || s.sites[i].k != k ||
-        s.base[i].size() != v.t.data.size()) {
+    if (i >= s.until || i >= s.sites.size()) return;
+    if (s.sites[i].jx != &jx || s.sites[i].eqn != eqn || s.sites[i].k != k ||
+        s.sites[i].size != d.size()) {
       s.until = i;  // another path from here
       return;
     }
     const std::uint32_t bit = 1u << run_;
     const std::vector<float>& b = s.base[i];
     std::vector<std::uint32_t>& m = s.mask[i];
+    if (b.size() != d.size()) {  // a value of equal numbers: one number, changed or not
+      if (d.empty() || !equal() ||
+          std::bit_cast<std::uint32_t>(b[0]) != std::bit_cast<std::uint32_t>(d.front()))
+        m[0] |= bit;
+      return;
+    }
     for (std::size_t j = 0; j < b.size(); ++j)
-      if (std::bit_cast<std::uint32_t>(b[j]) != std::bit_cast<std::uint32_t>(v.t.data[j]))
-        m[j] |= bit;
+      if (std::bit_cast<std::uint32_t>(b[j]) != std::bit_cast<std::uint32_t>(d[j])) m[j] |= bit;
+  }
+
+  // After a redrawn run: a run that ended before the base run's last recorded value (a loop of
+  // fewer trips) took another path from there.
+  void finish() {
+    for (Slot& s : slots_)
+      if (s.next < s.sites.size()) s.until = std::min(s.until, s.next);
   }
 
   std::vector<Slot>& slots() { return slots_; }
@@ -178,8 +198,6 @@ std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const 
   rec.start(-1);
   if (!run(base)) return std::nullopt;
   std::vector<Recorder::Slot>& slots = rec.slots();
-  for (const Recorder::Slot& s : slots)
-    if (s.too_many) return std::nullopt;
 
   // What each device was handed: the numbers of its shard_map operands as received (the base
   // run's inputs are distinct random numbers, so the bits name the element).
@@ -218,6 +236,7 @@ std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const 
           if (code.word[e] & (1u << r)) data[e] = redrawn(data[e], rng);
         rec.start(r);
         if (!run(redraw)) return std::nullopt;
+        rec.finish();
       }
       bool suspect = false;  // (code 0) a number not a copy names an element not handed
       for (std::size_t slot = 0; slot < slots.size(); ++slot) {
@@ -286,6 +305,7 @@ std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const 
         }
       rec.start(r);
       if (!run(redraw)) return std::nullopt;
+      rec.finish();
     }
     const Recorder::Slot& s = slots[slot];
     std::erase_if(cs, [&](const Candidate& c) {

@@ -408,6 +408,9 @@ struct Whole {
   // Outside every shard_map (device -1): `eqn` is a product or a reduction one of whose operands
   // holds all of the input -- the computation done whole, on one device.
   bool outside = false;
+  // The device computed other values (places, shapes) on the case's numbers than on the first
+  // draw's: a cond or loop on the values, so what it does on the case is not what was seen.
+  bool path = false;
   auto key() const {
     return over_run || foreign ? std::make_tuple(static_cast<const Jaxpr*>(nullptr),
                                                  static_cast<const Eqn*>(nullptr), std::size_t{0},
@@ -452,6 +455,11 @@ class HoldsObserver final : public ValueObserver {
     if (device < 0 || static_cast<std::size_t>(device) >= devices_.size()) return;
     PerDevice& p = devices_[static_cast<std::size_t>(device)];
     ++p.seq;
+    p.path = (p.path ^
+              std::hash<const void*>{}(eqn != nullptr ? static_cast<const void*>(eqn)
+                                                      : static_cast<const void*>(&jx)) ^
+              (k << 48) ^ (static_cast<std::uint64_t>(v.t.size()) << 20)) *
+             0x100000001B3ull;
     const std::uint64_t occurrence =
         p.occurrences[{eqn != nullptr ? static_cast<const void*>(eqn) : &jx, k}]++;
     if (!at_once_ && v.t.size() < min_size_) return;
@@ -593,6 +601,7 @@ class HoldsObserver final : public ValueObserver {
     std::vector<std::uint32_t> stamp;
     std::uint32_t serial = 0;
     std::uint64_t seq = 0;
+    std::uint64_t path = 0;  // a hash of the places and sizes of its values, in order
     std::map<std::pair<const void*, std::size_t>, std::uint64_t> occurrences;
     std::vector<Whole> wholes;
     std::map<const Jaxpr*, Live> live;
@@ -784,14 +793,18 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
   // case's copies of y round (w and b zero make the gradient -2 * y). Run first: a program
   // that fails on random values is still seen on its own.
   std::vector<std::vector<Whole>> on_case(static_cast<std::size_t>(devices));
+  std::vector<std::uint64_t> case_path(static_cast<std::size_t>(devices), 0);
   {
     const Drawn c = case_values(run_inputs, graded, others);
     HoldsObserver obs(c, graded, devices, std::min(scope, HoldScope::kAlive), bodies);
     try {
       run_observed(lp, mesh, run_inputs, obs);
-      for (int dev = 0; dev < devices; ++dev)
+      for (int dev = 0; dev < devices; ++dev) {
         on_case[static_cast<std::size_t>(dev)] =
             obs.devices()[static_cast<std::size_t>(dev)].wholes;
+        case_path[static_cast<std::size_t>(dev)] =
+            obs.devices()[static_cast<std::size_t>(dev)].path;
+      }
     } catch (const InternalError&) {
       throw;
     } catch (const std::exception&) {
@@ -813,6 +826,15 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     }
     if (seed == kFirstDraw) {
       outside_first = obs.outside();
+      for (int dev = 0; dev < devices; ++dev) {
+        const auto& p = obs.devices()[static_cast<std::size_t>(dev)];
+        if (case_path[static_cast<std::size_t>(dev)] != 0 &&
+            case_path[static_cast<std::size_t>(dev)] != p.path) {
+          Whole w;
+          w.path = true;
+          confirmed[static_cast<std::size_t>(dev)].push_back(w);
+        }
+      }
     } else {
       for (const Whole& w : obs.outside())
         if (std::any_of(outside_first.begin(), outside_first.end(),
@@ -891,34 +913,49 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
 
 // The numbers a device's shard_map operands hold as received, as elements of the graded inputs
 // (a draw's values: fraction bits name an element).
+// `derived`: the operands (body, invar) derived from the inputs, whose every nonzero number must
+// be one of their elements exactly (a re-layout, not mixtures of them: `strange` counts the
+// others, per device).
 class HandedObserver final : public ValueObserver {
  public:
-  HandedObserver(const Drawn& d, std::size_t elements, int devices, std::set<const Jaxpr*> bodies)
+  HandedObserver(const Drawn& d, std::size_t elements, int devices, std::set<const Jaxpr*> bodies,
+                 std::set<std::pair<const Jaxpr*, std::size_t>> derived)
       : d_(d),
         bodies_(std::move(bodies)),
-        handed_(static_cast<std::size_t>(devices), std::vector<bool>(elements, false)) {}
-  void seen(int device, const Jaxpr& jx, const Eqn* eqn, std::size_t, const Value& v) override {
+        derived_(std::move(derived)),
+        handed_(static_cast<std::size_t>(devices), std::vector<bool>(elements, false)),
+        strange_(static_cast<std::size_t>(devices), 0) {}
+  void seen(int device, const Jaxpr& jx, const Eqn* eqn, std::size_t k, const Value& v) override {
     if (device < 0 || static_cast<std::size_t>(device) >= handed_.size() || eqn != nullptr ||
         bodies_.count(&jx) == 0)
       return;
+    const bool derived = derived_.count({&jx, k}) != 0;
     for (const float f : v.t.data) {
       const std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
       if ((bits & 0x7FFFFFFFu) == 0) continue;
       const auto it = d_.element.find(bits & d_.key_bits);
-      if (it != d_.element.end()) handed_[static_cast<std::size_t>(device)][it->second] = true;
+      if (it != d_.element.end()) {
+        handed_[static_cast<std::size_t>(device)][it->second] = true;
+      } else if (derived) {
+        ++strange_[static_cast<std::size_t>(device)];
+      }
     }
   }
   const std::vector<std::vector<bool>>& handed() const { return handed_; }
+  const std::vector<std::size_t>& strange() const { return strange_; }
 
  private:
   const Drawn& d_;
   std::set<const Jaxpr*> bodies_;
+  std::set<std::pair<const Jaxpr*, std::size_t>> derived_;
   std::vector<std::vector<bool>> handed_;
+  std::vector<std::size_t> strange_;
 };
 
 std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& lp, const Trace& t,
                                                           const std::vector<std::string>& names,
-                                                          int dim, const std::string& axis) {
+                                                          int dim, const std::string& axis,
+                                                          const DerivedOperands& derived_of) {
   const int pos = mesh_axis_position(t.mesh, axis);
   if (t.input_values == nullptr || pos < 0) return {false, std::nullopt};
   const std::int64_t n = t.mesh[static_cast<std::size_t>(pos)].second;
@@ -946,9 +983,16 @@ std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& l
     total += graded.back().size;
   }
   if (graded.empty() || total >= (std::size_t{1} << 21)) return {false, std::nullopt};
+  const std::vector<std::pair<const Eqn*, std::size_t>> derived = derived_of(*b.exp);
   std::set<const Jaxpr*> bodies;
-  for (const auto& sm : lp.compiled.of(b.exp).shard_maps)
-    if (sm->body != nullptr) bodies.insert(sm->body->run);
+  std::set<std::pair<const Jaxpr*, std::size_t>> derived_in_body;
+  for (const auto& sm : lp.compiled.of(b.exp).shard_maps) {
+    if (sm->body == nullptr) continue;
+    bodies.insert(sm->body->run);
+    for (const auto& [eqn, k] : derived)
+      if (eqn == sm->eqn) derived_in_body.insert({sm->body->run, k});
+  }
+  if (derived_in_body.size() != derived.size()) return {false, std::nullopt};
   std::vector<bool> others(t.input_values->size(), false);
   for (std::size_t i = 0; i < lp.def_input.size() && i < b.exp->jaxpr.invars.size(); ++i)
     if (b.exp->jaxpr.types[b.exp->jaxpr.invars[i]].dtype == DType::kF32 &&
@@ -958,7 +1002,7 @@ std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& l
   const Drawn d = draw(*t.input_values, graded, others, kFirstDraw);
   int devices = 1;
   for (const auto& [a, size] : t.mesh) devices *= size;
-  HandedObserver obs(d, total, devices, bodies);
+  HandedObserver obs(d, total, devices, bodies, derived_in_body);
   try {
     run_observed(lp, t.mesh, refs(d.inputs), obs);
   } catch (const InternalError&) {
@@ -968,6 +1012,12 @@ std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& l
   }
   const std::string slices = dim == 0 ? "rows" : "slices along dimension " + std::to_string(dim);
   const std::string slice = dim == 0 ? "row" : "slice";
+  for (std::size_t dev = 0; dev < obs.strange().size(); ++dev) {
+    if (obs.strange()[dev] == 0) continue;
+    return {true, "device " + std::to_string(dev) + " is handed " +
+                      std::to_string(obs.strange()[dev]) + " numbers derived from " +
+                      graded_names.front() + " that are none of its elements (by values)"};
+  }
   std::size_t stride_axis = 1;  // devices are numbered row-major over the mesh's axes
   for (std::size_t a = static_cast<std::size_t>(pos) + 1; a < t.mesh.size(); ++a)
     stride_axis *= static_cast<std::size_t>(t.mesh[a].second);
@@ -1174,7 +1224,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
               // else the run's union; else elements of another device's block.
               std::vector<Whole> ws;
               for (const Whole& o : (*wholes)[d])
-                if (!o.outside) ws.push_back(o);
+                if (!o.outside && !o.path) ws.push_back(o);
               if (ws.empty()) continue;
               const auto precise = std::find_if(
                   ws.begin(), ws.end(), [](const Whole& o) { return !o.over_run && !o.foreign; });
@@ -1259,6 +1309,16 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
                          " from outside its block, encoded (the first in " +
                          place(f->jx, f->eqn, f->k) + ")" + enc +
                          ": it computes with another device's share of " + name;
+              }
+            }
+            // Last: a device whose path on the case's numbers is not its path on random ones.
+            for (std::size_t d = 0; d < wholes->size(); ++d) {
+              for (const Whole& o : (*wholes)[d]) {
+                if (!o.path) continue;
+                return "device " + std::to_string(d) +
+                       " computes other values on the case's numbers than on random numbers in "
+                       "their place (a cond or a loop that depends on the values): what it does "
+                       "on the case is not what the values checks saw";
               }
             }
           }

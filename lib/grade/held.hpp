@@ -3,6 +3,7 @@
 // matrix w1 or w2" and "no device holds a full x or y").
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,6 +35,9 @@ namespace meshrun::interp {
 //   above, so w1 received a row at a time, or x's blocks passed round a ring and each used, are
 //   all of it: the device did every device's share of the work (the weights' and the data's
 //   rules).
+using DerivedOperands =
+    std::function<std::vector<std::pair<const Eqn*, std::size_t>>(const Export&)>;
+
 enum class HoldScope { kValue, kAlive, kRun };
 StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string> names,
                                const std::string& axis, const std::string& description,
@@ -44,8 +48,12 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
 // hold as received, on one draw of random values -- so x handed transposed, or by strided rows,
 // is rows; a column block is not. first: the values could be checked (else the caller's own
 // verdict stands); second: what broke it.
+// `derived`: the shard_map operands (equation, operand) derived from them, in the export the run
+// bound; each of their nonzero
+// numbers must be one of the inputs' elements (a re-layout of them, not mixtures).
 std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& lp, const Trace& t,
                                                           const std::vector<std::string>& names,
-                                                          int dim, const std::string& axis);
+                                                          int dim, const std::string& axis,
+                                                          const DerivedOperands& derived);
 
 }  // namespace meshrun::interp

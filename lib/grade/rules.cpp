@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -179,14 +180,33 @@ StructuralRule enters_split_rule(const LoadedProgram& lp, const Export& exp,
                       (dim == 0 ? std::string("row blocks") : blocks + " blocks") + " only",
                   why);
   if (!why && (split_why || const_why)) {
-    rule.check = [&lp, &exp, names, dim, axis, split_why,
-                  const_why](const Trace& t) -> std::optional<std::string> {
+    // Judged by values: every operand derived from the inputs (split or not), in the export
+    // the run bound.
+    const DerivedOperands derived = [&lp, names](const Export& bound) {
+      Flow g;
+      outputs_reach(lp.file, bound, g);
+      std::vector<std::pair<const Eqn*, std::size_t>> out;
+      std::map<const Eqn*, std::size_t> index;  // its place among its shard_map's operands
+      for (const FlowOperand& op : g.operands) {
+        const std::size_t k = index[op.shard_map]++;
+        for (const std::string& n : names) {
+          const int i = input_index(lp.file, n);
+          if (i >= 0 && i < 63 && (op.depends & (Mask{1} << i))) {
+            out.emplace_back(op.shard_map, k);
+            break;
+          }
+        }
+      }
+      return out;
+    };
+    rule.check = [&lp, &exp, names, dim, axis, split_why, const_why,
+                  derived](const Trace& t) -> std::optional<std::string> {
       // A closed-over array is x baked in when it holds the case's x, bit for bit; a small
       // table of the program's own (the weights of a mean, np.full(n, 1 / n)) is not.
       if (const_why && (t.input_values == nullptr || constants_hold(lp, exp, t, names)))
         return const_why;
       if (!split_why) return std::nullopt;
-      const auto [seen, broken] = handed_slices(lp, t, names, dim, axis);
+      const auto [seen, broken] = handed_slices(lp, t, names, dim, axis, derived);
       // Broken by values too: the operand the syntax names says where.
       return seen && !broken ? std::nullopt : split_why;
     };
