@@ -318,7 +318,9 @@ std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const 
   }
 
   std::optional<DependsFinding> found;
+  std::vector<DependsFinding> all;
   const auto better = [&](const DependsFinding& f) {
+    all.push_back(f);
     if (!found || f.device < found->device || (f.device == found->device && f.kind < found->kind))
       found = f;
   };
@@ -399,6 +401,14 @@ std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const 
         better(f);
       }
     }
+  }
+  if (found && found->device >= 0) {
+    std::set<int> alike;  // the devices with the same finding at the same place
+    for (const DependsFinding& f : all)
+      if (f.device >= 0 && f.kind == found->kind && f.input == found->input && f.jx == found->jx &&
+          f.eqn == found->eqn && f.k == found->k)
+        alike.insert(f.device);
+    found->every_device = static_cast<int>(alike.size()) == devices;
   }
   return found;
 }

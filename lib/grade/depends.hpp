@@ -33,6 +33,7 @@ struct DependsFinding {
   std::size_t input = 0;      // index into the DependsInput list
   std::size_t elements = 0;   // kForeign: how many; else the input's size
   std::size_t values = 0;     // kOverRun: in how many values
+  bool every_device = false;  // every device has the same finding at the same place
   const Jaxpr* jx = nullptr;  // where: the value (kWhole, kOutside: the product), or the first
   const Eqn* eqn = nullptr;   // value holding one of them (kForeign), or the last (kOverRun);
   std::size_t k = 0;          // eqn null: jx's operand k as received

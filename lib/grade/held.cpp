@@ -1286,7 +1286,8 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
             if (const auto f = dependence(graded, others, bodies)) {
               const std::string name =
                   lp.file.inputs[static_cast<std::size_t>(graded[f->input].file_input)].name;
-              const std::string who = "device " + std::to_string(f->device);
+              const std::string who =
+                  f->every_device ? "every device" : "device " + std::to_string(f->device);
               const std::string enc =
                   " (numbers each computed from one element of " + name +
                   " alone, which give it back: an encoding of it, seen by redrawing its elements)";
