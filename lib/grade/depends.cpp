@@ -164,17 +164,18 @@ float redrawn(float old, std::mt19937_64& rng) {
   }
 }
 
-bool computes(const std::string& primitive) {
-  static const std::set<std::string> kComputes = {"dot_general", "conv_general_dilated",
-                                                  "reduce_sum",  "reduce_max",
-                                                  "reduce_min",  "reduce_prod",
-                                                  "cumsum",      "cumprod",
-                                                  "cummax",      "cummin",
-                                                  "argmax",      "argmin"};
-  return kComputes.count(primitive) != 0;
-}
-
 }  // namespace
+
+bool computes(const std::string& primitive) {
+  static const std::set<std::string> kComputing = {"dot_general", "reduce_sum",
+                                                   "reduce_max",  "reduce_min",
+                                                   "reduce_prod", "reduce_and",
+                                                   "reduce_or",   "argmax",
+                                                   "argmin",      "cumsum",
+                                                   "cumprod",     "cummax",
+                                                   "cummin",      "conv_general_dilated"};
+  return kComputing.count(primitive) != 0;
+}
 
 std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const MeshShape& mesh,
                                                  const std::vector<Tensor>& base,

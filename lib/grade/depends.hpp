@@ -12,12 +12,18 @@
 #include <cstddef>
 #include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "interp/program.hpp"
 #include "tensor/tensor.hpp"
 
 namespace meshrun::interp {
+
+// A product or a reduction (dot_general, conv, reduce_*, the cumulative ops, argmax/argmin): what,
+// done on a whole input outside the shard_maps, is the work of every device done on one, and what
+// the count model takes to hold none of its operands' elements (held.cpp).
+bool computes(const std::string& primitive);
 
 struct DependsInput {
   std::size_t def_input = 0;  // in the run's inputs

@@ -136,20 +136,6 @@ Held of_input(int i, std::int64_t elements) {
   return h;
 }
 
-// A product or a reduction computes new values: it holds none of its operands' elements -- except
-// a product with an operand that depends on no input (iota, axis_index, literals: a one-hot or
-// permutation matrix), which may move its other operand's elements as a gather does.
-bool computes(const std::string& primitive) {
-  static const char* const kComputing[] = {"dot_general", "reduce_sum",
-                                           "reduce_max",  "reduce_min",
-                                           "reduce_prod", "reduce_and",
-                                           "reduce_or",   "argmax",
-                                           "argmin",      "cumsum",
-                                           "cumprod",     "cummax",
-                                           "cummin",      "conv_general_dilated"};
-  return std::find(std::begin(kComputing), std::end(kComputing), primitive) != std::end(kComputing);
-}
-
 // What the results of `e` hold, from its operands'.
 Held combine(const Eqn& e, const std::vector<Held>& h, const MeshShape& mesh) {
   Held out;
@@ -159,6 +145,10 @@ Held combine(const Eqn& e, const std::vector<Held>& h, const MeshShape& mesh) {
     ops.push_back(&h[a.var]);
     out.depends |= h[a.var].depends;
   }
+  // A product or a reduction (computes, depends.hpp) computes new values: it holds none of its
+  // operands' elements -- except a product with an operand that depends on no input (iota,
+  // axis_index, literals: a one-hot or permutation matrix), which may move its other operand's
+  // elements as a gather does.
   if (computes(e.primitive)) {
     const bool moves = e.primitive == "dot_general" && ops.size() == 2 &&
                        (ops[0]->depends == 0) != (ops[1]->depends == 0);
@@ -632,13 +622,7 @@ class HoldsObserver final : public ValueObserver {
     }
     const int var = eqn == nullptr ? jx.invars[k] : eqn->out[k];
     if (any) out_whole_[{&jx, var}] = whole;
-    static const std::set<std::string> kComputes = {"dot_general", "conv_general_dilated",
-                                                    "reduce_sum",  "reduce_max",
-                                                    "reduce_min",  "reduce_prod",
-                                                    "cumsum",      "cumprod",
-                                                    "cummax",      "cummin",
-                                                    "argmax",      "argmin"};
-    if (eqn == nullptr || k != 0 || kComputes.count(eqn->primitive) == 0) return;
+    if (eqn == nullptr || k != 0 || !computes(eqn->primitive)) return;
     for (const Atom& a : eqn->in) {
       if (a.is_literal()) continue;
       const auto it = out_whole_.find({&jx, a.var});
@@ -773,6 +757,51 @@ class HoldsObserver final : public ValueObserver {
   bool at_once_ = false;
   bool over_run_ = false;
 };
+
+// The run's binding (its shapes on the file's exports); nullopt when the run could not bind.
+std::optional<Binding> bind_run(const LoadedProgram& lp, const Trace& t) {
+  std::vector<Shape> shapes;
+  for (std::size_t i : lp.def_input) shapes.push_back(t.input_values->at(i).shape);
+  try {
+    return bind(lp.file, t.mesh, shapes, {});
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
+// What a check by values works on, in the export `b` bound: the graded inputs (the float32 ones
+// among `names`, with their names), the shard_map bodies, and the other float32 inputs, drawn at
+// random too (not graded).
+struct ByValues {
+  std::vector<GradedInput> graded;
+  std::vector<std::string> names;  // graded's
+  std::size_t total = 0;           // their elements
+  std::set<const Jaxpr*> bodies;
+  std::vector<bool> others;
+};
+ByValues by_values_of(const LoadedProgram& lp, const Binding& b, const Trace& t,
+                      const std::vector<std::string>& names) {
+  ByValues v;
+  const auto f32 = [&](std::size_t i) {
+    return b.exp->jaxpr.types[b.exp->jaxpr.invars[i]].dtype == DType::kF32;
+  };
+  for (const std::string& name : names) {
+    const int i = input_index(lp.file, name);
+    if (i < 0 || static_cast<std::size_t>(i) >= lp.def_input.size()) continue;
+    const std::size_t def = lp.def_input[static_cast<std::size_t>(i)];
+    if (!f32(static_cast<std::size_t>(i)) || def >= t.input_values->size()) continue;
+    v.graded.push_back({i, def, t.input_values->at(def).size(), v.total});
+    v.names.push_back(name);
+    v.total += v.graded.back().size;
+  }
+  for (const auto& sm : lp.compiled.of(b.exp).shard_maps)
+    if (sm->body != nullptr) v.bodies.insert(sm->body->run);
+  v.others.assign(t.input_values->size(), false);
+  for (std::size_t i = 0; i < lp.def_input.size() && i < b.exp->jaxpr.invars.size(); ++i)
+    if (f32(i) && lp.def_input[i] < v.others.size()) v.others[lp.def_input[i]] = true;
+  for (const GradedInput& g : v.graded) v.others[g.def_input] = false;
+  return v;
+}
 
 // The values that hold a whole graded input at both draws, per device (in the order the device
 // computed them); nullopt when the program could not run on the drawn values.
@@ -959,50 +988,36 @@ std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& l
   const int pos = mesh_axis_position(t.mesh, axis);
   if (t.input_values == nullptr || pos < 0) return {false, std::nullopt};
   const std::int64_t n = t.mesh[static_cast<std::size_t>(pos)].second;
-  Binding b;
-  std::vector<Shape> shapes;
-  for (std::size_t i : lp.def_input) shapes.push_back(t.input_values->at(i).shape);
-  try {
-    b = bind(lp.file, t.mesh, shapes, {});
-  } catch (const InputError&) {
-    return {false, std::nullopt};
-  }
-  std::vector<GradedInput> graded;
-  std::vector<std::string> graded_names;
-  std::size_t total = 0;
+  const std::optional<Binding> bound = bind_run(lp, t);
+  if (!bound) return {false, std::nullopt};
+  const Binding& b = *bound;
+  const ByValues v = by_values_of(lp, b, t, names);
+  const std::vector<GradedInput>& graded = v.graded;
+  const std::vector<std::string>& graded_names = v.names;
+  const std::size_t total = v.total;
+  std::size_t named = 0;  // the names that are inputs of the file
   for (const std::string& name : names) {
     const int i = input_index(lp.file, name);
-    if (i < 0 || static_cast<std::size_t>(i) >= lp.def_input.size()) continue;
-    const std::size_t def = lp.def_input[static_cast<std::size_t>(i)];
-    if (b.exp->jaxpr.types[b.exp->jaxpr.invars[static_cast<std::size_t>(i)]].dtype != DType::kF32 ||
-        def >= t.input_values->size() ||
-        static_cast<std::size_t>(dim) >= t.input_values->at(def).shape.size())
-      return {false, std::nullopt};  // not seen by values: the syntactic verdict stands
-    graded.push_back({i, def, t.input_values->at(def).size(), total});
-    graded_names.push_back(name);
-    total += graded.back().size;
+    named += i >= 0 && static_cast<std::size_t>(i) < lp.def_input.size();
   }
-  if (graded.empty() || total >= (std::size_t{1} << 21)) return {false, std::nullopt};
+  // An input not float32 or of no dimension `dim`: not seen by values, the syntax's verdict stands.
+  if (graded.empty() || graded.size() != named || total >= (std::size_t{1} << 21))
+    return {false, std::nullopt};
+  for (const GradedInput& g : graded)
+    if (static_cast<std::size_t>(dim) >= t.input_values->at(g.def_input).shape.size())
+      return {false, std::nullopt};
   const std::vector<std::pair<const Eqn*, std::size_t>> derived = derived_of(*b.exp);
-  std::set<const Jaxpr*> bodies;
   std::set<std::pair<const Jaxpr*, std::size_t>> derived_in_body;
   for (const auto& sm : lp.compiled.of(b.exp).shard_maps) {
     if (sm->body == nullptr) continue;
-    bodies.insert(sm->body->run);
     for (const auto& [eqn, k] : derived)
       if (eqn == sm->eqn) derived_in_body.insert({sm->body->run, k});
   }
-  if (derived_in_body.size() != derived.size()) return {false, std::nullopt};
-  std::vector<bool> others(t.input_values->size(), false);
-  for (std::size_t i = 0; i < lp.def_input.size() && i < b.exp->jaxpr.invars.size(); ++i)
-    if (b.exp->jaxpr.types[b.exp->jaxpr.invars[i]].dtype == DType::kF32 &&
-        lp.def_input[i] < others.size())
-      others[lp.def_input[i]] = true;
-  for (const GradedInput& g : graded) others[g.def_input] = false;
-  const Drawn d = draw(*t.input_values, graded, others, kFirstDraw);
+  if (derived_in_body.size() != derived.size()) return {false, std::nullopt};  // another export
+  const Drawn d = draw(*t.input_values, graded, v.others, kFirstDraw);
   int devices = 1;
   for (const auto& [a, size] : t.mesh) devices *= size;
-  HandedObserver obs(d, total, devices, bodies, derived_in_body);
+  HandedObserver obs(d, total, devices, v.bodies, derived_in_body);
   try {
     run_observed(lp, t.mesh, refs(d.inputs), obs);
   } catch (const InternalError&) {
@@ -1113,14 +1128,9 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         if (t.input_values == nullptr || pos < 0 ||
             t.mesh[static_cast<std::size_t>(pos)].second <= 1)
           return std::nullopt;
-        Binding b;
-        std::vector<Shape> shapes;
-        for (std::size_t i : lp.def_input) shapes.push_back(t.input_values->at(i).shape);
-        try {
-          b = bind(lp.file, t.mesh, shapes, {});
-        } catch (const InputError&) {
-          return std::nullopt;  // the run bound it: not reached
-        }
+        const std::optional<Binding> bound = bind_run(lp, t);
+        if (!bound) return std::nullopt;  // the run bound it: not reached
+        const Binding& b = *bound;
         const auto size = [&](const Type& type) {
           std::int64_t n = 1;
           for (const DimExpr& d : type.shape) n *= d.eval(b.dims, "dims");
@@ -1190,30 +1200,11 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         // What each device holds, by values: the inputs' elements a value holds, at two
         // draws of random values. The count model below is only the fallback for a program
         // that cannot run on them (and stays for the work done outside the shard_maps).
-        std::vector<GradedInput> graded;
-        std::size_t total = 0;
-        for (const std::string& name : names) {
-          const int i = input_index(lp.file, name);
-          if (i < 0 || static_cast<std::size_t>(i) >= lp.def_input.size()) continue;
-          const std::size_t def = lp.def_input[static_cast<std::size_t>(i)];
-          if (b.exp->jaxpr.types[b.exp->jaxpr.invars[static_cast<std::size_t>(i)]].dtype !=
-                  DType::kF32 ||
-              def >= t.input_values->size())
-            continue;
-          graded.push_back({i, def, t.input_values->at(def).size(), total});
-          total += graded.back().size;
-        }
-        std::set<const Jaxpr*> bodies;
-        for (const auto& sm : lp.compiled.of(b.exp).shard_maps)
-          if (sm->body != nullptr) bodies.insert(sm->body->run);
-        // The other float32 inputs, drawn at random too (not graded).
-        std::vector<bool> others(t.input_values->size(), false);
-        for (std::size_t i = 0; i < lp.def_input.size() && i < b.exp->jaxpr.invars.size(); ++i) {
-          if (b.exp->jaxpr.types[b.exp->jaxpr.invars[i]].dtype == DType::kF32 &&
-              lp.def_input[i] < others.size())
-            others[lp.def_input[i]] = true;
-        }
-        for (const GradedInput& g : graded) others[g.def_input] = false;
+        const ByValues setup = by_values_of(lp, b, t, names);
+        const std::vector<GradedInput>& graded = setup.graded;
+        const std::size_t total = setup.total;
+        const std::set<const Jaxpr*>& bodies = setup.bodies;
+        const std::vector<bool>& others = setup.others;
         bool by_values = false;
         if (!graded.empty() && total < (std::size_t{1} << 21)) {
           if (const auto wholes =
