@@ -383,6 +383,25 @@ def main():
     tp_case(rng, "b16-d8-h128-o8", "larger: B=16, D=8, H=128, O=8", 16, 8, 128, 8)
     write_relu_zero_case()
     write_mlp_cases(rng)
+    write_apart_cases(np.random.default_rng(20261206))
+
+
+def write_apart_cases(rng):
+    """Cases where the other devices' blocks hold far more numbers than a right program receives
+    (even n times over): there a program that receives as many as a block holds is judged by it
+    (docs/grading.md, mixtures)."""
+    r1 = lambda *s: rnd(rng, *s, decimals=1)
+    for name, desc, (b, d, h, o), mesh, lr in [
+            ("b64-d2-h8-o1-rows-apart", "B=64, D=2, H=8, O=1 on data=2, model=4: x and y far larger "
+             "than the gradients", (64, 2, 8, 1), (2, 4), 0.05),
+            ("b8-d16-h64-o1-weights-apart", "B=8, D=16, H=64, O=1 on data=1, model=8: w1 and w2 far "
+             "larger than the partial outputs", (8, 16, 64, 1), (1, 8), 0.05)]:
+        while True:
+            inputs = dict(x=r1(b, d), y=r1(b, o), w1=r1(d, h), b1=r1(h), w2=r1(h, o), b2=r1(o), lr=f32(lr))
+            z = inputs["x"].astype(np.float64) @ inputs["w1"] + inputs["b1"]
+            if np.min(np.abs(z)) > 0.01:
+                break
+        mlp_case(name, desc, inputs, mesh)
 
 
 if __name__ == "__main__":

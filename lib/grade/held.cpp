@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -16,6 +18,7 @@
 #include <unordered_map>
 
 #include "grade/depends.hpp"
+#include "grade/traffic.hpp"
 #include "interp/eval.hpp"
 #include "interp/ops/control_flow.hpp"
 #include "interp/program.hpp"
@@ -1105,10 +1108,45 @@ std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& l
 // layout made them. Nothing to check on a mesh whose `axis` has one device (the block is whole).
 // A run whose mesh has no `axis` at all (a program of no shard_map, `jit(lambda x, w: x @ w)`,
 // runs on Mesh()) computed on the whole arrays on one device: it fails.
+// What a check by values on the first draw is keyed by: the mesh, the inputs' shapes and the
+// values of those not drawn (the cases of an exercise share the draws' runs).
+std::string draw_key(const Trace& t, const std::vector<GradedInput>& graded,
+                     const std::vector<bool>& others) {
+  std::string key = mesh_str(t.mesh);
+  for (std::size_t i = 0; i < t.input_values->size(); ++i) {
+    const TensorRef& in = t.input_values->at(i);
+    key += '|';
+    for (const std::int64_t d : in.shape) key += std::to_string(d) + ',';
+    const bool drawn = (i < others.size() && others[i]) ||
+                       std::any_of(graded.begin(), graded.end(),
+                                   [&](const GradedInput& g) { return g.def_input == i; });
+    if (!drawn) key.append(reinterpret_cast<const char*>(in.data), in.size() * sizeof(float));
+  }
+  return key;
+}
+
+// A value's type and where it was computed, or handed in: "f32[8,4], psum at prog.py:12".
+std::string value_place(const LoadedProgram& lp, const Binding& b, const Jaxpr* jx, const Eqn* eqn,
+                        std::size_t k) {
+  const auto at = [](const Eqn& e) { return e.source.empty() ? std::string() : " at " + e.source; };
+  const Type& type = eqn != nullptr ? jx->types[eqn->out[k]] : jx->types[jx->invars[k]];
+  std::string how;
+  if (eqn != nullptr) {
+    how = eqn->primitive + at(*eqn);
+  } else {
+    how = "as it is handed in";
+    for (const auto& sm : lp.compiled.of(b.exp).shard_maps)
+      if (sm->body != nullptr && sm->body->run == jx)
+        how = "as the shard_map hands it in" + at(*sm->eqn);
+  }
+  return declared(type) + ", " + how;
+}
+
 // What the dependence runs found, per mesh and inputs (the rule's cases share them).
 struct DependsCache {
   std::mutex mutex;
   std::map<std::string, std::optional<DependsFinding>> found;
+  std::map<std::string, std::optional<std::string>> apart;
 };
 
 StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string> names,
@@ -1156,34 +1194,18 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         };
         // A value's type and where it was computed, or handed in.
         const auto place = [&](const Jaxpr* jx, const Eqn* eqn, std::size_t k) {
-          const Type& type = eqn != nullptr ? jx->types[eqn->out[k]] : jx->types[jx->invars[k]];
-          std::string how;
-          if (eqn != nullptr) {
-            how = eqn->primitive + at(*eqn);
-          } else {
-            how = "as it is handed in";
-            for (const auto& sm : lp.compiled.of(b.exp).shard_maps)
-              if (sm->body != nullptr && sm->body->run == jx)
-                how = "as the shard_map hands it in" + at(*sm->eqn);
-          }
-          return declared(type) + ", " + how;
+          return value_place(lp, b, jx, eqn, k);
         };
         // The dependence runs on the first draw, once per mesh and inputs a program is graded
         // on (the cases of an exercise share them: the draws replace the float32 ones).
+        const auto key_of = [&](const std::vector<GradedInput>& graded,
+                                const std::vector<bool>& others) {
+          return draw_key(t, graded, others);
+        };
         const auto dependence = [&](const std::vector<GradedInput>& graded,
                                     const std::vector<bool>& others,
                                     const std::set<const Jaxpr*>& bodies) {
-          std::string key = mesh_str(t.mesh);
-          for (std::size_t i = 0; i < t.input_values->size(); ++i) {
-            const TensorRef& in = t.input_values->at(i);
-            key += '|';
-            for (const std::int64_t d : in.shape) key += std::to_string(d) + ',';
-            const bool drawn = (i < others.size() && others[i]) ||
-                               std::any_of(graded.begin(), graded.end(),
-                                           [&](const GradedInput& g) { return g.def_input == i; });
-            if (!drawn)
-              key.append(reinterpret_cast<const char*>(in.data), in.size() * sizeof(float));
-          }
+          const std::string key = key_of(graded, others);
           std::lock_guard<std::mutex> lock(cache->mutex);
           const auto it = cache->found.find(key);
           if (it != cache->found.end()) return it->second;
@@ -1196,6 +1218,34 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
                                             scope == HoldScope::kRun, bodies);
           cache->found.emplace(key, f);
           return f;
+        };
+        // One value that holds every other device's block apart, however encoded (traffic.hpp).
+        const auto apart =
+            [&](const std::vector<GradedInput>& graded, const std::vector<bool>& others,
+                const std::set<const Jaxpr*>& bodies,
+                const std::vector<std::string>& graded_names) -> std::optional<std::string> {
+          if (graded.empty()) return std::nullopt;
+          const std::string key = key_of(graded, others);
+          std::lock_guard<std::mutex> lock(cache->mutex);
+          const auto it = cache->apart.find(key);
+          if (it != cache->apart.end()) return it->second;
+          std::vector<TrafficInput> in;
+          for (const GradedInput& g : graded) in.push_back({g.def_input, g.size});
+          const Drawn d = draw(*t.input_values, graded, others, kFirstDraw);
+          std::optional<std::string> why_apart;
+          if (const auto f = blocks_apart_in_one_value(lp, t.mesh, d.inputs, in, bodies)) {
+            std::string all;
+            for (const std::string& name : graded_names) all += (all.empty() ? "" : " and ") + name;
+            why_apart = (f->every_device ? std::string("every device")
+                                         : "device " + std::to_string(f->device)) +
+                        " holds all of " + all + " in one value (" + place(f->jx, f->eqn, f->k) +
+                        "), each of the other " + std::to_string(f->blocks - 1) +
+                        " devices' blocks apart: as many numbers computed from that block alone "
+                        "as it has elements (seen by redrawing one device's block at a time), "
+                        "however encoded";
+          }
+          cache->apart.emplace(key, why_apart);
+          return why_apart;
         };
         // What each device holds, by values: the inputs' elements a value holds, at two
         // draws of random values. The count model below is only the fallback for a program
@@ -1303,6 +1353,8 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
                          ": it computes with another device's share of " + name;
               }
             }
+            if (scope == HoldScope::kValue)
+              if (auto why_apart = apart(graded, others, bodies, setup.names)) return why_apart;
             // Last: a device whose path on the case's numbers is not its path on random ones.
             for (std::size_t d = 0; d < wholes->size(); ++d) {
               for (const Whole& o : (*wholes)[d]) {
@@ -1478,6 +1530,88 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         }
         return why;
       }};
+}
+
+// What each device receives that depends on the elements it was not handed, against what the
+// exercise's reference program receives on the same draw (traffic.hpp): where a right program
+// receives, even n times over (partials all_gathered and added, a stack of them psummed), fewer
+// numbers than another device's block (or all the others' elements) holds, a program that
+// receives that many can carry them, however mixed.
+StructuralRule receives_little(const LoadedProgram& lp, std::vector<std::string> names,
+                               const std::string& description, ReferenceFile reference) {
+  struct Cache {
+    std::mutex mutex;
+    std::map<std::string, std::optional<std::string>> found;
+  };
+  return {description,
+          [&lp, names, reference,
+           cache = std::make_shared<Cache>()](const Trace& t) -> std::optional<std::string> {
+            if (t.input_values == nullptr) return std::nullopt;
+            const LoadedProgram* ref = reference ? reference() : nullptr;
+            if (ref == nullptr) return std::nullopt;
+            const std::optional<Binding> bound = bind_run(lp, t);
+            if (!bound) return std::nullopt;  // the run bound it: not reached
+            const ByValues setup = by_values_of(lp, *bound, t, names);
+            if (setup.graded.empty() || setup.total >= (std::size_t{1} << 21)) return std::nullopt;
+            const std::string key = draw_key(t, setup.graded, setup.others);
+            std::lock_guard<std::mutex> lock(cache->mutex);
+            const auto it = cache->found.find(key);
+            if (it != cache->found.end()) return it->second;
+            const auto judge = [&]() -> std::optional<std::string> {
+              const std::optional<Binding> rb = bind_run(*ref, t);
+              if (!rb) return std::nullopt;
+              std::set<const Jaxpr*> ref_bodies;
+              for (const auto& sm : ref->compiled.of(rb->exp).shard_maps)
+                if (sm->body != nullptr) ref_bodies.insert(sm->body->run);
+              std::vector<TrafficInput> in;
+              for (const GradedInput& g : setup.graded) in.push_back({g.def_input, g.size});
+              const Drawn d = draw(*t.input_values, setup.graded, setup.others, kFirstDraw);
+              const auto mine = received_from_others(lp, t.mesh, d.inputs, in, setup.bodies);
+              if (!mine) return std::nullopt;
+              const auto right = received_from_others(*ref, t.mesh, d.inputs, in, ref_bodies);
+              if (!right) return std::nullopt;
+              const std::size_t n = mine->received.size();
+              std::size_t flagged = 0, first = n, limit = 0;
+              for (std::size_t dev = 0; dev < n && dev < right->received.size(); ++dev) {
+                const std::size_t needs = n * right->received[dev];
+                std::size_t enough = 0;
+                if (mine->block[dev] > 0 && needs < mine->block[dev])
+                  enough = mine->block[dev];
+                else if (needs < mine->foreign[dev])
+                  enough = mine->foreign[dev];
+                if (enough == 0 || mine->received[dev] < enough) continue;
+                ++flagged;
+                if (first == n) {
+                  first = dev;
+                  limit = enough;
+                }
+              }
+              if (flagged == 0) return std::nullopt;
+              std::string all;
+              for (const std::string& name : setup.names)
+                all += (all.empty() ? "" : " and ") + name;
+              const std::string who =
+                  flagged == n ? std::string("every device") : "device " + std::to_string(first);
+              const std::string where = mine->jx[first] != nullptr
+                                            ? " (the first in " +
+                                                  value_place(lp, *bound, mine->jx[first],
+                                                              mine->eqn[first], mine->k[first]) +
+                                                  ")"
+                                            : "";
+              return who + " receives " + std::to_string(mine->received[first]) +
+                     " distinct numbers computed from the elements of " + all +
+                     " it was not handed" + where + ", enough to carry " +
+                     (limit == mine->block[first] ? "another device's block of them ("
+                                                  : "all of them (") +
+                     std::to_string(limit) +
+                     " elements), however mixed, where the exercise's reference program receives " +
+                     std::to_string(right->received[first]) +
+                     " (seen by redrawing every element the device was not handed)";
+            };
+            const auto found = judge();
+            cache->found.emplace(key, found);
+            return found;
+          }};
 }
 
 }  // namespace meshrun::interp

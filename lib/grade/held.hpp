@@ -43,6 +43,15 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
                                const std::string& axis, const std::string& description,
                                HoldScope scope = HoldScope::kValue);
 
+// The exercise's reference program file (null: none could be read), for what a right program
+// receives (traffic.hpp).
+using ReferenceFile = std::function<const LoadedProgram*()>;
+// No device receives enough numbers computed from the elements of `names` it was not handed to
+// carry another device's block of them (or all of them), however mixed -- judged where the
+// exercise's reference program, even n times over, receives fewer (traffic.hpp).
+StructuralRule receives_little(const LoadedProgram& lp, std::vector<std::string> names,
+                               const std::string& description, ReferenceFile reference);
+
 // Whether each device is handed, of each input `names`, whole slices along `dim` (rows, for
 // dim 0) and no more of them than its share over `axis`, by values: what its shard_map operands
 // hold as received, on one draw of random values -- so x handed transposed, or by strided rows,

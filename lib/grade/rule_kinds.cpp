@@ -144,6 +144,8 @@ StructuralRule output_spec(const std::string& output, std::vector<std::string> s
           }};
 }
 
+ReferenceFile reference_file_of(const Exercise& ex);
+
 RuleKinds shipped() {
   using F = FieldType;
   RuleKinds k;
@@ -159,6 +161,19 @@ RuleKinds shipped() {
            return traced_rule(cx.lp.file, exp, s["input"].get<std::string>());
          },
          nullptr});
+  k.add({"receives_little",
+         {{"inputs", F::kInputs}},
+         nullptr,
+         [](const json& s, const RuleContext& cx) {
+           const std::vector<std::string> names = strings(s["inputs"]);
+           return receives_little(cx.lp, names,
+                                  "no device receives as many numbers computed from the other "
+                                  "devices' blocks of " +
+                                      either(names) +
+                                      " as one of them holds, where a right program receives "
+                                      "far fewer (by values)",
+                                  reference_file_of(cx.exercise));
+         }});
   k.add({"enters_split",
          {{"inputs", F::kInputs}, {"dim", F::kDim}, {"axis", F::kAxis}},
          [](const json& s, const RuleContext& cx, const Export& exp) {
@@ -245,6 +260,30 @@ RuleKinds shipped() {
                                    s.value("neighbours", false));
          }});
   return k;
+}
+
+// The exercise's reference program file, run by the rules that compare what a program does
+// with what a right one does: read with the exercise's folder, else on first use (a built-in
+// program stands in for the file elsewhere); null when it cannot be read.
+ReferenceFile reference_file_of(const Exercise& ex) {
+  if (std::shared_ptr<const LoadedProgram> read = ex.reference_program)
+    return [read]() -> const LoadedProgram* { return read.get(); };
+  struct Lazy {
+    std::once_flag once;
+    std::unique_ptr<LoadedProgram> lp;
+  };
+  auto lazy = std::make_shared<Lazy>();
+  const std::string path = reference_path(ex);
+  return [lazy, path]() -> const LoadedProgram* {
+    std::call_once(lazy->once, [&] {
+      try {
+        lazy->lp = load_reference_program(path);
+      } catch (const std::exception&) {
+        lazy->lp = nullptr;  // not judged by what a right program receives
+      }
+    });
+    return lazy->lp.get();
+  };
 }
 
 // The exercise's reference program, loaded once on first use: the built-in program of its name

@@ -71,7 +71,7 @@ BOOST_AUTO_TEST_CASE(a_fourth_exercise_is_a_folder_and_needs_no_cpp) {
   const Result right = run({"check", "--program", "cases/submissions/dp-step/right.json",
                             "--exercise", dir, dir + "/cases"});
   BOOST_TEST(right.code == 0, right.out << right.err);
-  BOOST_TEST(has(right.out, "numbers ok; structure ok (8 rules)"), right.out);
+  BOOST_TEST(has(right.out, "numbers ok; structure ok (9 rules)"), right.out);
   BOOST_TEST(has(right.out, "2 passed, 0 failed"), right.out);
 
   // The update rule runs the exercise's reference -- here the program file it names -- and
@@ -102,12 +102,13 @@ BOOST_AUTO_TEST_CASE(a_hostile_exercise_folder_is_refused_in_one_line) {
   const Result r = run({"check", "--program", "cases/submissions/dp-step/right.json", "--exercise",
                         dir, dir + "/cases"});
   BOOST_TEST(r.code == 2, r.out << r.err);
-  BOOST_TEST(r.err == "meshrun: " + dir +
-                          "/exercise.json: rules[0].rule: unknown rule kind \"psum_everything\" "
-                          "(known: added_once, collectives_only, combined_over, enters_split, "
-                          "input_split, inputs_given, mean_gradient_update, no_full_in_body, "
-                          "output_replicated, output_spec, output_split, traced)\n",
-             r.err);
+  BOOST_TEST(
+      r.err == "meshrun: " + dir +
+                   "/exercise.json: rules[0].rule: unknown rule kind \"psum_everything\" "
+                   "(known: added_once, collectives_only, combined_over, enters_split, "
+                   "input_split, inputs_given, mean_gradient_update, no_full_in_body, "
+                   "output_replicated, output_spec, output_split, receives_little, traced)\n",
+      r.err);
 
   const Result none = run({"check", "--program", "cases/submissions/dp-step/right.json",
                            "--exercise", tmp / "missing", dir + "/cases"});
