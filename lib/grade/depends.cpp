@@ -167,13 +167,16 @@ float redrawn(float old, std::mt19937_64& rng) {
 }  // namespace
 
 bool computes(const std::string& primitive) {
-  static const std::set<std::string> kComputing = {"dot_general", "reduce_sum",
-                                                   "reduce_max",  "reduce_min",
-                                                   "reduce_prod", "reduce_and",
-                                                   "reduce_or",   "argmax",
-                                                   "argmin",      "cumsum",
-                                                   "cumprod",     "cummax",
-                                                   "cummin",      "conv_general_dilated"};
+  static const std::set<std::string> kComputing = {
+      "dot_general", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
+      "reduce_or", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin",
+      "conv_general_dilated",
+      // linear algebra and the other products and
+      // reductions: a product v W is a triangular
+      // solve of [[I, 0], [-W, I]] as well
+      "triangular_solve", "cholesky", "lu", "custom_linear_solve", "ragged_dot_general",
+      "reduce_window_sum", "reduce_window_max", "reduce_window_min", "select_and_scatter_add",
+      "select_and_gather_add", "cumlogsumexp", "reduce_xor"};
   return kComputing.count(primitive) != 0;
 }
 

@@ -402,6 +402,9 @@ struct Whole {
   // The device computed other values (places, shapes) on the case's numbers than on the first
   // draw's: a cond or loop on the values, so what it does on the case is not what was seen.
   bool path = false;
+  // The program runs on the case's numbers but refuses random ones in their place (this error):
+  // what it holds cannot be checked by values, and a right program computes on any values.
+  std::string refused;
   auto key() const {
     return over_run || foreign ? std::make_tuple(static_cast<const Jaxpr*>(nullptr),
                                                  static_cast<const Eqn*>(nullptr), std::size_t{0},
@@ -842,6 +845,8 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
   }
   const bool seen_on_case =
       std::any_of(on_case.begin(), on_case.end(), [](const auto& w) { return !w.empty(); });
+  const bool ran_on_case =
+      std::any_of(case_path.begin(), case_path.end(), [](std::uint64_t p) { return p != 0; });
 
   for (const std::uint64_t seed : {kFirstDraw, std::uint64_t{0xD1B54A32D192ED03ull}}) {
     const Drawn d = draw(run_inputs, graded, others, seed);
@@ -850,9 +855,16 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
       run_observed(lp, mesh, refs(d.inputs), obs);
     } catch (const InternalError&) {
       throw;
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
       if (seen_on_case) return on_case;
-      return std::nullopt;
+      if (!ran_on_case || devices == 0) return std::nullopt;
+      // It ran on the case and fails here: fail closed (a program that tests whether its inputs
+      // look like a case and errs on anything else would otherwise pass unchecked).
+      Whole w;
+      w.refused = e.what();
+      std::vector<std::vector<Whole>> refused(static_cast<std::size_t>(devices));
+      refused[0].push_back(w);
+      return refused;
     }
     if (seed == kFirstDraw) {
       outside_first = obs.outside();
@@ -1258,6 +1270,17 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
           if (const auto wholes =
                   wholes_by_values(lp, t.mesh, *t.input_values, graded, others, scope, bodies)) {
             by_values = true;
+            for (const Whole& o : wholes->empty() ? std::vector<Whole>{} : (*wholes)[0]) {
+              if (o.refused.empty()) continue;
+              std::string all;
+              for (const std::string& name : setup.names)
+                all += (all.empty() ? "" : " and ") + name;
+              return "the program runs on the case but fails on random values of the same shapes "
+                     "in place of " +
+                     all + " (" + o.refused +
+                     "): what its devices hold cannot be checked, and a right program computes "
+                     "on any values";
+            }
             for (std::size_t d = 0; d < wholes->size(); ++d) {
               // A value or values alive at once, where there are (the more precise place);
               // else the run's union; else elements of another device's block.

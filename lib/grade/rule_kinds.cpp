@@ -202,9 +202,11 @@ RuleKinds shipped() {
   k.add({"input_split",
          {{"input", F::kInput}, {"dim", F::kDim}, {"axis", F::kAxis, false}},
          nullptr,
-         [](const json& s, const RuleContext&) {
+         [](const json& s, const RuleContext& cx) {
            const std::string in = s["input"].get<std::string>();
-           return where_recorded(input_split(in, dim(s), text(s, "axis")), {in}, {});
+           return split_by_values(
+               where_recorded(input_split(in, dim(s), text(s, "axis")), {in}, {}), cx.lp, in,
+               dim(s), text(s, "axis"));
          }});
   k.add({"output_split",
          {{"output", F::kOutput}, {"dim", F::kDim}, {"axis", F::kAxis, false}},

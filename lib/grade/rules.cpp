@@ -132,6 +132,45 @@ bool constants_hold(const LoadedProgram& lp, const Export& exp, const Trace& t,
   return walk(exp.jaxpr, 0);
 }
 
+// Every shard_map operand derived from `names`, in the export the run bound.
+DerivedOperands derived_operands(const LoadedProgram& lp, const std::vector<std::string>& names) {
+  return [&lp, names](const Export& bound) {
+    Flow g;
+    outputs_reach(lp.file, bound, g);
+    std::vector<std::pair<const Eqn*, std::size_t>> out;
+    std::map<const Eqn*, std::size_t> index;  // its place among its shard_map's operands
+    for (const FlowOperand& op : g.operands) {
+      const std::size_t k = index[op.shard_map]++;
+      for (const std::string& n : names) {
+        const int i = input_index(lp.file, n);
+        if (i >= 0 && i < 63 && (op.depends & (Mask{1} << i))) {
+          out.emplace_back(op.shard_map, k);
+          break;
+        }
+      }
+    }
+    return out;
+  };
+}
+
+StructuralRule split_by_values(StructuralRule rule, const LoadedProgram& lp,
+                               const std::string& input, int dim, const std::string& axis) {
+  if (axis.empty()) return rule;
+  auto check = std::move(rule.check);
+  // Which of the input's elements each device holds as received: operands computed from it (a
+  // later shard_map's gradients) hold none and are not asked to be a re-layout of it.
+  const DerivedOperands none = [](const Export&) {
+    return std::vector<std::pair<const Eqn*, std::size_t>>{};
+  };
+  rule.check = [check = std::move(check), &lp, input, dim, axis,
+                none](const Trace& t) -> std::optional<std::string> {
+    if (auto why = check(t)) return why;
+    const auto [seen, broken] = handed_slices(lp, t, {input}, dim, axis, none);
+    return seen ? broken : std::nullopt;
+  };
+  return rule;
+}
+
 StructuralRule enters_split_rule(const LoadedProgram& lp, const Export& exp,
                                  const std::vector<std::string>& names, int dim,
                                  const std::string& axis) {
@@ -182,23 +221,7 @@ StructuralRule enters_split_rule(const LoadedProgram& lp, const Export& exp,
   if (!why && (split_why || const_why)) {
     // Judged by values: every operand derived from the inputs (split or not), in the export
     // the run bound.
-    const DerivedOperands derived = [&lp, names](const Export& bound) {
-      Flow g;
-      outputs_reach(lp.file, bound, g);
-      std::vector<std::pair<const Eqn*, std::size_t>> out;
-      std::map<const Eqn*, std::size_t> index;  // its place among its shard_map's operands
-      for (const FlowOperand& op : g.operands) {
-        const std::size_t k = index[op.shard_map]++;
-        for (const std::string& n : names) {
-          const int i = input_index(lp.file, n);
-          if (i >= 0 && i < 63 && (op.depends & (Mask{1} << i))) {
-            out.emplace_back(op.shard_map, k);
-            break;
-          }
-        }
-      }
-      return out;
-    };
+    const DerivedOperands derived = derived_operands(lp, names);
     rule.check = [&lp, &exp, names, dim, axis, split_why, const_why,
                   derived](const Trace& t) -> std::optional<std::string> {
       // A closed-over array is x baked in when it holds the case's x, bit for bit; a small

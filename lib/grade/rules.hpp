@@ -39,6 +39,14 @@ StructuralRule inputs_given_rule(const ProgramFile& file, const ProgramDef& exer
 StructuralRule traced_rule(const ProgramFile& file, const Export& exp, const std::string& name);
 //   no full `names` flows into the body: every shard_map operand derived from them is split
 //   along `dim` over `axis`, no closed-over array reaches the body, the outputs depend on them.
+// `rule` (the trace's input_split: the block each device was handed, by shape), then by values:
+// what each device's shard_map operands hold of `input`, as received, is whole slices along
+// `dim`, its share of them over `axis`, and no other device's along it (handed_slices) -- an
+// input rolled by one block outside and handed again, or split along another dimension after a
+// zero row made its shape another, is not its block.
+StructuralRule split_by_values(StructuralRule rule, const LoadedProgram& lp,
+                               const std::string& input, int dim, const std::string& axis);
+
 StructuralRule enters_split_rule(const LoadedProgram& lp, const Export& exp,
                                  const std::vector<std::string>& names, int dim,
                                  const std::string& axis);
