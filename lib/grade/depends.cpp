@@ -69,9 +69,9 @@ class Recorder final : public ValueObserver {
       });
     };
     if (run_ < 0) {
-      if (s.too_many) return;  // the values past the cap are not judged (nor recorded)
       const bool constant = d.size() > 1 && equal();
       s.numbers += constant ? 1 : d.size();
+      if (s.too_many) return;  // the values past the cap are not judged (nor recorded)
       if (s.numbers > cap_) {
         s.too_many = true;
         return;
@@ -108,6 +108,7 @@ class Recorder final : public ValueObserver {
   }
 
   std::vector<Slot>& slots() { return slots_; }
+  std::size_t cap() const { return cap_; }
 
  private:
   std::vector<Slot> slots_;
@@ -184,7 +185,8 @@ std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const 
                                                  const std::vector<Tensor>& base,
                                                  const std::vector<DependsInput>& inputs,
                                                  const std::vector<bool>& redrawable, bool over_run,
-                                                 const std::set<const Jaxpr*>& bodies) {
+                                                 const std::set<const Jaxpr*>& bodies,
+                                                 DependsCap* capped) {
   constexpr std::size_t kCap = std::size_t{1} << 24;  // numbers kept over the run, all devices
   int devices = 1;
   for (const auto& [axis, n] : mesh) devices *= n;
@@ -202,6 +204,15 @@ std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const 
   rec.start(-1);
   if (!run(base)) return std::nullopt;
   std::vector<Recorder::Slot>& slots = rec.slots();
+  if (capped != nullptr) {
+    capped->kept = rec.cap();
+    for (std::size_t slot = 0; slot < slots.size(); ++slot)
+      if (slots[slot].too_many) {
+        capped->device = static_cast<int>(slot) - 1;
+        capped->numbers = slots[slot].numbers;
+        break;
+      }
+  }
 
   // What each device was handed: the numbers of its shard_map operands as received (the base
   // run's inputs are distinct random numbers, so the bits name the element).

@@ -57,10 +57,18 @@ struct DependsFinding {
 // together and another device's element fails (else only one value holding all of an input fails).
 // nullopt: nothing found, or the runs could not be compared (they took another path, or the
 // values are too many to keep: docs/grading.md).
+// `capped`, when given: the first device (-1: outside) whose values went past what the runs keep
+// (the numbers after it are not judged), and how many numbers it computed; device -2: none did.
+struct DependsCap {
+  int device = -2;
+  std::size_t numbers = 0;  // over the run (a value of equal numbers counts one)
+  std::size_t kept = 0;     // what the runs keep per device
+};
 std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const MeshShape& mesh,
                                                  const std::vector<Tensor>& base,
                                                  const std::vector<DependsInput>& inputs,
                                                  const std::vector<bool>& redrawable, bool over_run,
-                                                 const std::set<const Jaxpr*>& bodies);
+                                                 const std::set<const Jaxpr*>& bodies,
+                                                 DependsCap* capped = nullptr);
 
 }  // namespace meshrun::interp

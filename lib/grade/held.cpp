@@ -1157,14 +1157,15 @@ struct DependsCache {
   std::mutex mutex;
   std::map<std::string, std::optional<DependsFinding>> found;
   std::map<std::string, std::optional<std::string>> apart;
+  std::map<std::string, DependsCap> capped;
 };
 
 StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string> names,
                                const std::string& axis, const std::string& description,
-                               HoldScope scope) {
+                               HoldScope scope, ReferenceFile reference) {
   return {
       description,
-      [&lp, names, axis, scope,
+      [&lp, names, axis, scope, reference,
        cache = std::make_shared<DependsCache>()](const Trace& t) -> std::optional<std::string> {
         const int pos = mesh_axis_position(t.mesh, axis);
         if (t.input_values != nullptr && pos < 0) {
@@ -1224,10 +1225,44 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
           const Drawn d = draw(*t.input_values, graded, others, kFirstDraw);
           std::vector<bool> redrawable = others;
           for (const GradedInput& g : graded) redrawable[g.def_input] = true;
+          DependsCap capped;
           const auto f = held_by_dependence(lp, t.mesh, d.inputs, inputs, redrawable,
-                                            scope == HoldScope::kRun, bodies);
+                                            scope == HoldScope::kRun, bodies, &capped);
           cache->found.emplace(key, f);
+          cache->capped.emplace(key, capped);
           return f;
+        };
+        // A device whose values went past what the dependence runs keep, where the exercise's
+        // reference computes far fewer: what it computes after that is not seen, so it fails
+        // (2 million numbers of junk first, then a gather, would pass unchecked).
+        const auto past_the_cap =
+            [&](const std::vector<GradedInput>& graded,
+                const std::vector<bool>& others) -> std::optional<std::string> {
+          const std::string key = key_of(graded, others);
+          DependsCap capped;
+          {
+            std::lock_guard<std::mutex> lock(cache->mutex);
+            const auto it = cache->capped.find(key);
+            if (it == cache->capped.end()) return std::nullopt;
+            capped = it->second;
+          }
+          if (capped.device < -1) return std::nullopt;
+          const LoadedProgram* ref = reference ? reference() : nullptr;
+          if (ref == nullptr) return std::nullopt;
+          const Drawn d = draw(*t.input_values, graded, others, kFirstDraw);
+          const auto counts = numbers_per_device(*ref, t.mesh, d.inputs);
+          if (!counts || counts->empty()) return std::nullopt;
+          const std::size_t most = *std::max_element(counts->begin(), counts->end());
+          if (capped.numbers <= 16 * most) return std::nullopt;
+          return (capped.device < 0 ? std::string("the code outside the shard_maps")
+                                    : "device " + std::to_string(capped.device)) +
+                 " computes " + std::to_string(capped.numbers) +
+                 " numbers over the run, more than the checks by values follow (" +
+                 std::to_string(capped.kept) +
+                 ") and more than 16 times what the exercise's reference program computes on "
+                 "these inputs (" +
+                 std::to_string(most) + " on its busiest device): what it holds after the first " +
+                 std::to_string(capped.kept) + " cannot be checked";
         };
         // One value that holds every other device's block apart, however encoded (traffic.hpp).
         const auto apart =
@@ -1376,6 +1411,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
             }
             if (scope == HoldScope::kValue)
               if (auto why_apart = apart(graded, others, bodies, setup.names)) return why_apart;
+            if (auto why_cap = past_the_cap(graded, others)) return why_cap;
             // Last: a device whose path on the case's numbers is not its path on random ones.
             for (std::size_t d = 0; d < wholes->size(); ++d) {
               for (const Whole& o : (*wholes)[d]) {

@@ -39,13 +39,13 @@ using DerivedOperands =
     std::function<std::vector<std::pair<const Eqn*, std::size_t>>(const Export&)>;
 
 enum class HoldScope { kValue, kAlive, kRun };
+// The exercise's reference program file (null: none could be read), for what a right program
+// receives and computes (traffic.hpp).
+using ReferenceFile = std::function<const LoadedProgram*()>;
 StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string> names,
                                const std::string& axis, const std::string& description,
-                               HoldScope scope = HoldScope::kValue);
-
-// The exercise's reference program file (null: none could be read), for what a right program
-// receives (traffic.hpp).
-using ReferenceFile = std::function<const LoadedProgram*()>;
+                               HoldScope scope = HoldScope::kValue,
+                               ReferenceFile reference = nullptr);
 // No device receives enough numbers computed from the elements of `names` it was not handed to
 // carry another device's block of them (or all of them), however mixed -- judged where the
 // exercise's reference program, even n times over, receives fewer (traffic.hpp).

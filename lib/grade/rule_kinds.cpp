@@ -197,7 +197,8 @@ RuleKinds shipped() {
                                       : "no device holds a full " + either(names) + " (by values)",
                                   flag(s, "over_the_run") ? HoldScope::kRun
                                   : flag(s, "at_once")    ? HoldScope::kAlive
-                                                          : HoldScope::kValue);
+                                                          : HoldScope::kValue,
+                                  reference_file_of(cx.exercise));
          }});
   k.add({"input_split",
          {{"input", F::kInput}, {"dim", F::kDim}, {"axis", F::kAxis, false}},

@@ -327,4 +327,35 @@ std::optional<ApartFinding> blocks_apart_in_one_value(const LoadedProgram& lp,
   return found;
 }
 
+namespace {
+class Counter final : public ValueObserver {
+ public:
+  explicit Counter(int devices) : n_(static_cast<std::size_t>(devices), 0) {}
+  void seen(int device, const Jaxpr&, const Eqn*, std::size_t, const Value& v) override {
+    if (device < 0 || static_cast<std::size_t>(device) >= n_.size()) return;
+    const std::vector<float>& d = v.t.data;
+    const bool constant =
+        d.size() > 1 && std::all_of(d.begin(), d.end(), [&](float f) {
+          return std::bit_cast<std::uint32_t>(f) == std::bit_cast<std::uint32_t>(d.front());
+        });
+    n_[static_cast<std::size_t>(device)] += constant ? 1 : d.size();
+  }
+  std::vector<std::size_t> n_;
+};
+}  // namespace
+
+std::optional<std::vector<std::size_t>> numbers_per_device(const LoadedProgram& lp,
+                                                           const MeshShape& mesh,
+                                                           const std::vector<Tensor>& inputs) {
+  Counter c(device_count(mesh));
+  try {
+    run_observed(lp, mesh, refs(inputs), c);
+  } catch (const InternalError&) {
+    throw;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return c.n_;
+}
+
 }  // namespace meshrun::interp

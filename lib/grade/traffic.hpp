@@ -42,6 +42,12 @@ std::optional<Traffic> received_from_others(const LoadedProgram& lp, const MeshS
                                             const std::vector<TrafficInput>& graded,
                                             const std::set<const Jaxpr*>& bodies);
 
+// How many numbers each device computes over the run (a value of equal numbers counts one);
+// nullopt when the run fails.
+std::optional<std::vector<std::size_t>> numbers_per_device(const LoadedProgram& lp,
+                                                           const MeshShape& mesh,
+                                                           const std::vector<Tensor>& inputs);
+
 // A value that holds every other device's block apart (blocks held whole are held.cpp's): when
 // the devices' blocks of the graded inputs do not overlap, the program runs again once per block
 // with its elements redrawn, and a number that changes with one other device's block alone (and
