@@ -137,4 +137,17 @@ std::vector<std::int64_t> param_indices(const Eqn& eqn, const char* key, const P
 std::vector<std::string> param_axes(const Eqn& eqn, const char* key);
 DType param_dtype(const Eqn& eqn, const char* key);
 
+// Issue #49: the primitives that run on bf16 and f16 (kHalf) or on i8, u8, i16, u16 (kSmallInt),
+// in one table (ops/narrow_dtypes.cpp). An equation of any other primitive with an operand or a
+// result of these dtypes is refused before anything runs. `fit`: its results are computed in
+// float32 as XLA:CPU's upcast computes them (or exactly, for the integers) and the evaluator
+// brings each into its dtype after (DTypeInfo::fit).
+struct NarrowSupport {
+  enum : unsigned { kHalf = 1, kSmallInt = 2 };
+  unsigned kinds = 0;
+  bool fit = false;
+};
+// nullptr: the primitive takes none of them.
+const NarrowSupport* narrow_dtype_support(std::string_view primitive);
+
 }  // namespace meshrun::interp
