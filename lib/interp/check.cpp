@@ -108,6 +108,13 @@ class Checker {
   static void narrow_check(const Eqn& eqn, const std::vector<ValueType>& ops,
                            const std::vector<ValueType>& outs) {
     const NarrowSupport* s = narrow_dtype_support(eqn.primitive);
+    if (eqn.narrow_use == Eqn::NarrowUse::kRefused) {
+      throw InputError(eqn.place(), "a " + eqn.primitive +
+                                        " result of bf16/f16 converted to f32 (and used "
+                                        "otherwise, or of a primitive whose fold meshrun has not "
+                                        "verified): XLA:CPU's excess precision there is not "
+                                        "meshrun's (docs/program-format.md, Dtypes)");
+    }
     for (const auto* list : {&ops, &outs}) {
       for (const ValueType& t : *list) {
         if (!is_narrow(t.dtype)) continue;

@@ -23,7 +23,7 @@ void fit_narrow(const Eqn& eqn, std::vector<Value>& outs) {
   for (const Value& v : outs) any = any || is_narrow(v.dtype);
   if (!any) return;
   const NarrowSupport* s = narrow_dtype_support(eqn.primitive);
-  if (s == nullptr || !s->fit) return;
+  if (s == nullptr || !s->fit || eqn.narrow_use == Eqn::NarrowUse::kUnrounded) return;
   for (Value& v : outs) {
     if (!is_narrow(v.dtype)) continue;
     float (*fit)(float) = dtype_info(v.dtype).fit;

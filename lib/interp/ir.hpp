@@ -98,6 +98,10 @@ struct Eqn {
   std::string source;    // JAX's source line, may be empty
   // Variables whose last use (in this jaxpr) is this equation: released after it runs.
   std::vector<int> last_use;
+  // Issue #49: a bf16 result XLA:CPU leaves in float32 (kUnrounded: every use converts it
+  // to f32, and XLA folds its f32 -> bf16 -> f32 convert pair), or one meshrun refuses
+  // (kRefused); set by mark_narrow_uses (primitives.hpp).
+  enum class NarrowUse : std::uint8_t { kRounded, kUnrounded, kRefused } narrow_use{};
 
   const Jaxpr* sub(const std::string& name) const;
   // Every nested jaxpr of param `name`, in order (cond's branches; one for any other).

@@ -701,9 +701,30 @@ TABLE.update({
                                           (X[d][0],)) for d in NARROW],
     "reduce_min": TABLE["reduce_min"] + [(d, lambda x: lax.reduce_min(x.reshape(2, 4), (0,)),
                                           (X[d][0],)) for d in NARROW],
+    # bf16 and f16: each add of XLA's reducer converted to the dtype, in index order; a row of 40
+    # (past XLA:CPU's vector width); the integers wrap. jnp.sum converts bf16 to f32 first; the
+    # transpose of a broadcast (a bias's gradient) is a reduce_sum of the dtype itself.
+    "reduce_sum": TABLE["reduce_sum"] + [(d, lambda x: lax.reduce_sum(x.reshape(2, 4), (1,)),
+                                          (X[d][0],)) for d in NARROW]
+    + [(f"{d}-axis0", lambda x: lax.reduce_sum(x.reshape(2, 4), (0,)), (X[d][0],)) for d in NARROW]
+    + [(f"{d}-32", lambda x: lax.reduce_sum(x[:, :32], (1,)), (LONG.astype(_NP[d]),))
+       for d in HALF]
+    + [(f"{d}-32-axis0", lambda x: lax.reduce_sum(x[:, 8:].T, (0,)), (LONG.astype(_NP[d]),))
+       for d in HALF],
+    "reduce_prod": [(d, lambda x: lax.reduce_prod(x.reshape(2, 4), (1,)), (X[d][1],))
+                    for d in NARROW],
+    "argmax": TABLE.get("argmax", []) + [(d, lambda x: lax.argmax(x.reshape(2, 4), 1, jnp.int32),
+                                          (X[d][0],)) for d in NARROW],
+    "reduce_max_empty": [(d, lambda x: lax.reduce_max(x[:0].reshape(0, 2), (0,)) + x[:2],
+                          (X[d][0],)) for d in SMALL],
     # bf16 x bf16: f32 products and sums, one rounding of the result (or none: f32 preferred)
     "dot_general": TABLE["dot_general"] + [(d, dot(None), X[d]) for d in HALF]
     + [(f"{d}-f32", dot(np.float32), X[d]) for d in HALF],
+    # XLA folds the f32 -> bf16 -> f32 convert pair of an op whose result is converted to f32:
+    # the op's f32 result, unrounded (mul -> add -> f32: the mul rounded, the add not); not f16's
+    "convert_fold": [(d, lambda x, y: (x - y).astype(jnp.float32), X[d]) for d in HALF]
+    + [(f"{d}-chain", lambda x, y: (x * y + x).astype(jnp.float32), X[d]) for d in HALF]
+    + [(f"{d}-dot", lambda x, y: dot(None)(x, y).astype(jnp.float32), X[d]) for d in HALF],
     # a chain: each op's result rounded (XLA keeps the convert pair between fused ops)
     "chain": [(d, lambda x, y: (x * y + x) * y - y, X[d]) for d in NARROW],
     "shape_ops": [(d, lambda x, y: jnp.concatenate([x.reshape(2, 4).T, y[:4].reshape(4, 1)],
