@@ -93,6 +93,7 @@ class Checker {
     PrimContext ctx;
     ctx.dims = &b_.dims;
     ctx.mesh = mesh;
+    narrow_check(eqn, ops, {});  // before infer: a primitive not listed never sees these dtypes
     std::vector<ValueType> outs = prim->infer(eqn, ops, ctx);
     narrow_check(eqn, ops, outs);
     if (prim->flops != nullptr) {
@@ -109,11 +110,10 @@ class Checker {
                            const std::vector<ValueType>& outs) {
     const NarrowSupport* s = narrow_dtype_support(eqn.primitive);
     if (eqn.narrow_use == Eqn::NarrowUse::kRefused) {
-      throw InputError(eqn.place(), "a " + eqn.primitive +
-                                        " result of bf16/f16 converted to f32 (and used "
-                                        "otherwise, or of a primitive whose fold meshrun has not "
-                                        "verified): XLA:CPU's excess precision there is not "
-                                        "meshrun's (docs/program-format.md, Dtypes)");
+      throw InputError(eqn.place(), "its bf16 result converted to f32 (and also used otherwise, "
+                                    "or of a primitive whose fold meshrun has not verified): "
+                                    "XLA:CPU's excess precision there is not meshrun's "
+                                    "(docs/program-format.md, Dtypes)");
     }
     for (const auto* list : {&ops, &outs}) {
       for (const ValueType& t : *list) {

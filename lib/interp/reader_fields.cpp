@@ -154,8 +154,7 @@ double FieldReader::number(const json& j, DType t, const std::string& at) {
     }
   } else if (is_narrow(t)) {
     if (!holds_value(t, v)) {
-      throw InputError(at, number_text(v) + " is not a " + dtype_name(t) + " value (" +
-                               dtype_info(t).word + ")");
+      throw InputError(at, number_text(v) + " is not a value of " + dtype_info(t).word);
     }
   } else if (v != std::floor(v) || std::fabs(v) > double(1 << 24) ||
              (t == DType::kBool && v != 0 && v != 1)) {
