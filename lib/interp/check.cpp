@@ -110,17 +110,17 @@ class Checker {
                            const std::vector<ValueType>& outs) {
     const NarrowSupport* s = narrow_dtype_support(eqn.primitive);
     if (eqn.narrow_use == Eqn::NarrowUse::kRefused) {
-      throw InputError(eqn.place(), "its bf16 result converted to f32 (and also used otherwise, "
-                                    "or of a primitive whose fold meshrun has not verified): "
-                                    "XLA:CPU's excess precision there is not meshrun's "
-                                    "(docs/program-format.md, Dtypes)");
+      throw InputError(eqn.place(),
+                       "its bf16 result converted to f32 (and also used otherwise, "
+                       "or of a primitive whose fold meshrun has not verified): "
+                       "XLA:CPU's excess precision there is not meshrun's "
+                       "(docs/program-format.md, Dtypes)");
     }
     for (const auto* list : {&ops, &outs}) {
       for (const ValueType& t : *list) {
         if (!is_narrow(t.dtype)) continue;
-        const unsigned kind = dtype_info(t.dtype).kind == DKind::kFloat
-                                  ? NarrowSupport::kHalf
-                                  : NarrowSupport::kSmallInt;
+        const unsigned kind = dtype_info(t.dtype).kind == DKind::kFloat ? NarrowSupport::kHalf
+                                                                        : NarrowSupport::kSmallInt;
         if (s == nullptr || (s->kinds & kind) == 0) {
           throw InputError(eqn.place(), std::string("meshrun does not run ") + eqn.primitive +
                                             " on " + dtype_info(t.dtype).word +

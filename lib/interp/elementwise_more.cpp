@@ -191,7 +191,8 @@ std::vector<Value> convert_eval(const Eqn& eqn, std::span<Value* const> in,
     const bool sig = t.kind == DKind::kSigned;
     const float hi = sig ? std::ldexp(1.0f, t.bits - 1) - 1 : std::ldexp(1.0f, t.bits) - 1;
     const float lo = sig ? -std::ldexp(1.0f, t.bits - 1) : 0.0f;
-    for (float& v : out.t.data) v = std::isnan(v) ? 0.0f : std::fmin(std::fmax(std::trunc(v), lo), hi) + 0.0f;
+    for (float& v : out.t.data)
+      v = std::isnan(v) ? 0.0f : std::fmin(std::fmax(std::trunc(v), lo), hi) + 0.0f;
   } else if (to != from && (is_narrow(to) || t.kind == DKind::kFloat)) {
     // Into bf16 or f16 (rounded to nearest even), or an integer into i8 ... u16 (wrapped).
     for (float& v : out.t.data) v = t.fit(v);
@@ -205,7 +206,8 @@ std::vector<ValueType> select_n_infer(const Eqn& eqn, std::span<const ValueType>
   expect_operands(eqn, in.size(), 2, true);
   const ValueType& which = in[0];
   if (is_float(which.dtype))
-    fail(std::string("select_n requires a bool or int32 predicate, got ") + dtype_word(which.dtype));
+    fail(std::string("select_n requires a bool or int32 predicate, got ") +
+         dtype_word(which.dtype));
   if (which.dtype == DType::kBool && in.size() > 3)
     fail("select_n with a bool predicate takes at most 2 cases, got " +
          std::to_string(in.size() - 1));

@@ -103,8 +103,7 @@ constexpr DTypeInfo kDTypes[] = {
     {DType::kI8, "i8", "int8", 8, DKind::kSigned, &fit_int<8, true>, &wrap_int<8, true>},
     {DType::kU8, "u8", "uint8", 8, DKind::kUnsigned, &fit_int<8, false>, &wrap_int<8, false>},
     {DType::kI16, "i16", "int16", 16, DKind::kSigned, &fit_int<16, true>, &wrap_int<16, true>},
-    {DType::kU16, "u16", "uint16", 16, DKind::kUnsigned, &fit_int<16, false>,
-     &wrap_int<16, false>},
+    {DType::kU16, "u16", "uint16", 16, DKind::kUnsigned, &fit_int<16, false>, &wrap_int<16, false>},
 };
 
 }  // namespace

@@ -93,9 +93,10 @@ void check_input_values(const LoadedProgram& lp, const std::vector<TensorRef>& i
         at += ']';
       }
       throw InputError(at, number_text(v) + " is not " +
-                               (in.dtype == DType::kBool  ? std::string("a bool (0 or 1)")
-                                : in.dtype == DType::kI32 ? std::string("an i32 meshrun holds exactly (|v| <= 2^24)")
-                                                          : std::string("a value of ") + dtype_info(in.dtype).word) +
+                               (in.dtype == DType::kBool ? std::string("a bool (0 or 1)")
+                                : in.dtype == DType::kI32
+                                    ? std::string("an i32 meshrun holds exactly (|v| <= 2^24)")
+                                    : std::string("a value of ") + dtype_info(in.dtype).word) +
                                ": the program's input " + in.name + " is " + dtype_name(in.dtype));
     }
   }

@@ -194,8 +194,8 @@ std::vector<Value> reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::
     // i8 ... u16: an empty axis's max or min is the dtype's lowest or highest, as JAX's identity.
     const DTypeInfo& d = dtype_info(x.dtype);
     const float lo = d.kind == DKind::kSigned ? -std::ldexp(1.0f, d.bits - 1) : 0.0f;
-    const float hi = d.kind == DKind::kSigned ? std::ldexp(1.0f, d.bits - 1) - 1
-                                              : std::ldexp(1.0f, d.bits) - 1;
+    const float hi =
+        d.kind == DKind::kSigned ? std::ldexp(1.0f, d.bits - 1) - 1 : std::ldexp(1.0f, d.bits) - 1;
     for (float& v : out.t.data)
       if (std::isinf(v)) v = v < 0 ? lo : hi;
   }

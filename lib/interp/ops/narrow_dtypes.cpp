@@ -8,8 +8,8 @@
 // pair between two ops of a fused chain stays); a dot_general converts its operands to f32,
 // accumulates in f32 and converts its result once; a psum of bf16 is an all-reduce of f32
 // converted once after; and a convert_element_type to f32 of a bf16 op's result folds XLA's
-// convert pair, leaving the op's f32 result unrounded (mark_narrow_uses). Integer ops wrap modulo 2^bits (computed here exactly in int64, then
-// wrapped).
+// convert pair, leaving the op's f32 result unrounded (mark_narrow_uses). Integer ops wrap modulo
+// 2^bits (computed here exactly in int64, then wrapped).
 #include <map>
 #include <vector>
 #include <string_view>
