@@ -736,6 +736,17 @@ TABLE.update({
         for dst in ["f32", "i32", "bool"] + NARROW
         if src != dst and (src in NARROW or dst in NARROW) for row in _conv(src, dst)],
 })
+# Subnormals: bf16's are float32's (XLA's f32 op flushes them, its convert keeps them), f16's are
+# float32 normals.
+SUB_BF = (_narrow([1e-39, -2e-39, 1e-38, 3e-39, 1.0, -1e-40, 5e-39, 0.0], jnp.bfloat16),
+          _narrow([1e-39, 1e-39, -1e-38, 2.0, 1e-39, 1e-40, 0.5, 1e-39], jnp.bfloat16))
+SUB_F16 = np.array([6e-8, 1e-7, -3e-6, 6.1e-5, 1.0, 2e-5, -6e-8, 0.0], np.float16)
+TABLE["subnormal"] = [
+    ("bf16-add", lax.add, SUB_BF), ("bf16-mul", lax.mul, SUB_BF), ("bf16-max", lax.max, SUB_BF),
+    ("bf16-to-f16", lambda x: x.astype(jnp.float16), SUB_BF[:1]),
+    ("f32-to-bf16", lambda x: (x.astype(jnp.float32) * 0.5).astype(jnp.bfloat16), SUB_BF[:1]),
+    ("f16-mul", lax.mul, (SUB_F16, SUB_F16)),
+    ("f16-to-bf16", lambda x: x.astype(jnp.bfloat16), (SUB_F16,))]
 # ---- end of the dtypes block
 
 
