@@ -736,6 +736,23 @@ TABLE.update({
         for dst in ["f32", "i32", "bool"] + NARROW
         if src != dst and (src in NARROW or dst in NARROW) for row in _conv(src, dst)],
 })
+# More of the float math on bf16/f16 (each op upcast, rounded once), and ops that move values.
+# Not exp2 (XLA expands it, exp(x ln 2), before it upcasts: two roundings), nor expm1 (f16 differs)
+TABLE.update({
+    "log1p": TABLE["log1p"] + [(d, lambda x: lax.log1p(lax.abs(x)), (X[d][0],)) for d in HALF],
+    "sin": TABLE["sin"] + unary(lax.sin, HALF),
+    "cos": TABLE["cos"] + unary(lax.cos, HALF),
+    "erf": TABLE["erf"] + unary(lax.erf, HALF),
+    "floor": TABLE["floor"] + unary(lax.floor, HALF),
+    "ceil": TABLE["ceil"] + unary(lax.ceil, HALF),
+    "is_finite": TABLE["is_finite"] + [(d, lambda x: lax.is_finite(x * x), (X[d][0],))
+                                       for d in HALF],
+    "clamp": TABLE["clamp"] + [(d, lambda x, y: lax.clamp(y[1], x, y[0]), X[d]) for d in NARROW],
+    "pad": [(d, lambda x, y: lax.pad(x, y[0], [(1, 2, 1)]), X[d]) for d in NARROW],
+    "dynamic_slice": [(d, lambda x, y: lax.dynamic_update_slice(x, y[:3], (jnp.int32(2),))
+                       + lax.dynamic_slice(y, (jnp.int32(1),), (8,)) * 0, X[d])
+                      for d in NARROW],
+})
 # Subnormals: bf16's are float32's (XLA's f32 op flushes them, its convert keeps them), f16's are
 # float32 normals.
 SUB_BF = (_narrow([1e-39, -2e-39, 1e-38, 3e-39, 1.0, -1e-40, 5e-39, 0.0], jnp.bfloat16),
