@@ -711,12 +711,13 @@ TABLE.update({
        for d in HALF]
     + [(f"{d}-32-axis0", lambda x: lax.reduce_sum(x[:, 8:].T, (0,)), (LONG.astype(_NP[d]),))
        for d in HALF],
-    "reduce_prod": [(d, lambda x: lax.reduce_prod(x.reshape(2, 4), (1,)), (X[d][1],))
-                    for d in NARROW],
+    "reduce_prod": TABLE["reduce_prod"] + [(d, lambda x: lax.reduce_prod(x.reshape(2, 4), (1,)),
+                                            (X[d][1],)) for d in NARROW],
     "argmax": TABLE.get("argmax", []) + [(d, lambda x: lax.argmax(x.reshape(2, 4), 1, jnp.int32),
                                           (X[d][0],)) for d in NARROW],
-    "reduce_max_empty": [(d, lambda x: lax.reduce_max(x[:0].reshape(0, 2), (0,)) + x[:2],
-                          (X[d][0],)) for d in SMALL],
+    "reduce_max_empty": TABLE["reduce_max_empty"] + [
+        (d, lambda x: lax.reduce_max(x[:0].reshape(0, 2), (0,)) + x[:2],
+         (X[d][0],)) for d in SMALL],
     # bf16 x bf16: f32 products and sums, one rounding of the result (or none: f32 preferred)
     "dot_general": TABLE["dot_general"] + [(d, dot(None), X[d]) for d in HALF]
     + [(f"{d}-f32", dot(np.float32), X[d]) for d in HALF],
