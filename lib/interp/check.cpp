@@ -93,13 +93,41 @@ class Checker {
     PrimContext ctx;
     ctx.dims = &b_.dims;
     ctx.mesh = mesh;
+    narrow_check(eqn, ops, {});  // before infer: a primitive not listed never sees these dtypes
     std::vector<ValueType> outs = prim->infer(eqn, ops, ctx);
+    narrow_check(eqn, ops, outs);
     if (prim->flops != nullptr) {
       // What --timings divides by: the products' flops, on every device of a body.
       flops_ += static_cast<double>(prim->flops(eqn, ops, outs)) *
                 static_cast<double>(devices(mesh)) * static_cast<double>(times_);
     }
     return outs;
+  }
+
+  // Issue #49: an operand or a result of bf16, f16, i8, u8, i16 or u16 only where the primitive
+  // is listed for it (narrow_dtype_support): refused here, before anything runs.
+  static void narrow_check(const Eqn& eqn, const std::vector<ValueType>& ops,
+                           const std::vector<ValueType>& outs) {
+    const NarrowSupport* s = narrow_dtype_support(eqn.primitive);
+    if (eqn.narrow_use == Eqn::NarrowUse::kRefused) {
+      throw InputError(eqn.place(),
+                       "its bf16 result converted to f32 (and also used otherwise, "
+                       "or of a primitive whose fold meshrun has not verified): "
+                       "XLA:CPU's excess precision there is not meshrun's "
+                       "(docs/program-format.md, Dtypes)");
+    }
+    for (const auto* list : {&ops, &outs}) {
+      for (const ValueType& t : *list) {
+        if (!is_narrow(t.dtype)) continue;
+        const unsigned kind = dtype_info(t.dtype).kind == DKind::kFloat ? NarrowSupport::kHalf
+                                                                        : NarrowSupport::kSmallInt;
+        if (s == nullptr || (s->kinds & kind) == 0) {
+          throw InputError(eqn.place(), std::string("meshrun does not run ") + eqn.primitive +
+                                            " on " + dtype_info(t.dtype).word +
+                                            " (docs/program-format.md, Dtypes)");
+        }
+      }
+    }
   }
 
   // A scan, while or cond (ops/control_flow.hpp): each jaxpr checked on its operands' types. A

@@ -125,6 +125,7 @@ std::unique_ptr<const Jaxpr> rename_identity_operands(const Jaxpr& jx,
   }
   if (!renamed) return nullptr;
   mark_last_uses(*run);
+  mark_narrow_uses(*run);
   if (!(plan_contractions(*run) == plan)) return nullptr;
   return run;
 }

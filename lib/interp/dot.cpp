@@ -106,7 +106,7 @@ DType out_dtype(const Eqn& eqn, DType in) {
 // higher of the two, float32 over int32 over bool, and XLA converts both operands to it -- exact
 // here, where bool is 0 or 1 and int32 within 2^24, so the product is that dtype's.
 DType compute_dtype(DType a, DType b) {
-  const auto rank = [](DType t) { return t == DType::kF32 ? 2 : t == DType::kI32 ? 1 : 0; };
+  const auto rank = [](DType t) { return is_float(t) ? 2 : t == DType::kBool ? 0 : 1; };
   return rank(a) >= rank(b) ? a : b;
 }
 
@@ -114,6 +114,9 @@ std::vector<ValueType> dot_infer(const Eqn& eqn, std::span<const ValueType> in,
                                  const PrimContext&) {
   expect_operands(eqn, in.size(), 2);
   const DType compute = compute_dtype(in[0].dtype, in[1].dtype);
+  if (in[0].dtype != in[1].dtype && (is_narrow(in[0].dtype) || is_narrow(in[1].dtype)))
+    fail(std::string("dot_general of ") + dtype_word(in[0].dtype) + " and " +
+         dtype_word(in[1].dtype) + " is not supported");
   if (compute == DType::kBool) fail("dot_general does not accept dtype bool");
   const DType dtype = out_dtype(eqn, compute);
   if (dtype == DType::kBool) fail("dot_general preferred_element_type bool is not supported");
@@ -162,7 +165,9 @@ std::vector<Value> dot_eval(const Eqn& eqn, std::span<Value* const> in, std::spa
   Shape shape = pick(l.shape, d.lb);
   for (std::size_t s : pick(l.shape, d.lf)) shape.push_back(s);
   for (std::size_t s : pick(r.shape, d.rf)) shape.push_back(s);
-  const bool fl = compute_dtype(in[0]->dtype, in[1]->dtype) == DType::kF32;
+  // bf16 and f16 as XLA:CPU computes them: operands converted to f32, the f32 product, converted
+  // to the result's dtype once after (the evaluator's fit, ops/narrow_dtypes.cpp).
+  const bool fl = is_float(compute_dtype(in[0]->dtype, in[1]->dtype));
   Value out(out_dtype(eqn, compute_dtype(in[0]->dtype, in[1]->dtype)), Tensor(shape));
   if (nb * m * n == 0)
     return [&] {

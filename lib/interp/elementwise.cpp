@@ -225,7 +225,7 @@ std::vector<Value> binary_eval(const Eqn& eqn, std::span<Value* const> in,
   const Value& b = *in[1];
   const Shape shape = broadcast_shapes(eqn, a.t.shape, b.t.shape);
   const DType dtype = Op::kCompare ? DType::kBool : a.dtype;
-  const bool integer = Op::kInt && a.dtype != DType::kF32;
+  const bool integer = Op::kInt && !is_float(a.dtype);
   // The buffer: an owned operand of the output's shape (reading it while writing is safe: each
   // output element reads that operand at its own index only).
   float* o = nullptr;
@@ -241,9 +241,12 @@ std::vector<Value> binary_eval(const Eqn& eqn, std::span<Value* const> in,
   o = reuse < 0 ? fresh.data.data() : in[static_cast<std::size_t>(reuse)]->t.data.data();
   if (integer) {
     bool out_of_range = false;
+    // i8 ... u16 wrap, as XLA's (issue #49); i32 is refused beyond 2^24.
+    float (*wrap)(std::int64_t) = is_narrow(dtype) ? dtype_info(dtype).wrap : nullptr;
     broadcast_loop(shape, a.t.shape, a.t.data.data(), b.t.shape, b.t.data.data(), o,
                    [&](float x, float y) {
                      const std::int64_t r = Op::i(to_i(x), to_i(y));
+                     if (wrap != nullptr) return wrap(r);
                      if (r > kMaxInt || r < -kMaxInt) out_of_range = true;
                      return static_cast<float>(r);
                    });

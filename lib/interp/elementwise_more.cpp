@@ -40,7 +40,7 @@ std::vector<ValueType> integer_pow_infer(const Eqn& eqn, std::span<const ValueTy
   expect_operands(eqn, in.size(), 1);
   if (in[0].dtype == DType::kBool) fail("integer_pow does not accept dtype bool");
   const std::int64_t y = checked_y(eqn);
-  if (y < 0 && in[0].dtype == DType::kI32)
+  if (y < 0 && !is_float(in[0].dtype))
     fail("integer_pow with a negative exponent requires a float operand");
   return {in[0]};
 }
@@ -51,7 +51,16 @@ std::vector<Value> integer_pow_eval(const Eqn& eqn, std::span<Value* const> in,
   Value out = pass_through(in[0], owned[0]);
   float* o = out.t.data.data();
   const std::size_t n = out.t.size();
-  if (out.dtype == DType::kF32) {
+  if (is_narrow(out.dtype) && is_float(out.dtype)) {
+    // bf16 and f16: XLA expands integer_pow into multiplies of the dtype, each converted from
+    // its f32 product (JAX 0.10.2: bf16 -7.25^3 is -380, not -382, the rounded f32 cube).
+    float (*fit)(float) = dtype_info(out.dtype).fit;
+    const auto mul = [fit](float a, float b) { return fit(a * b); };
+    for (std::size_t i = 0; i < n; ++i) {
+      const float p = y == 0 ? 1.0f : f32::pow_by_squaring(o[i], y < 0 ? -y : y, mul);
+      o[i] = y < 0 ? fit(1.0f / p) : p;
+    }
+  } else if (is_float(out.dtype)) {
     f32::integer_pow(o, o, n, y);
   } else {
     bool over = false;
@@ -157,7 +166,8 @@ std::vector<Value> reduce_precision_eval(const Eqn& eqn, std::span<Value* const>
 }
 
 // convert_element_type: f32 -> i32 truncates toward zero (NaN -> 0, saturating, as XLA), and is
-// refused beyond 2^24; -> bool is x != 0 (NaN -> true); i32 and bool -> f32 are exact.
+// refused beyond 2^24; -> bool is x != 0 (NaN -> true); i32 and bool -> f32 are exact. Issue #49:
+// into bf16 and f16 rounds to nearest even; a float into i8 ... u16 saturates; an integer wraps.
 std::vector<ValueType> convert_infer(const Eqn& eqn, std::span<const ValueType> in,
                                      const PrimContext&) {
   expect_operands(eqn, in.size(), 1);
@@ -170,10 +180,22 @@ std::vector<Value> convert_eval(const Eqn& eqn, std::span<Value* const> in,
   const DType from = in[0]->dtype;
   Value out = pass_through(in[0], owned[0]);
   out.dtype = to;
+  const DTypeInfo& t = dtype_info(to);
   if (to == DType::kBool && from != DType::kBool) {
     for (float& v : out.t.data) v = v != 0.0f ? 1.0f : 0.0f;
-  } else if (to == DType::kI32 && from == DType::kF32) {
+  } else if (to == DType::kI32 && is_float(from)) {
     for (float& v : out.t.data) v = f32_to_i32(v, eqn);
+  } else if (is_narrow(to) && t.kind != DKind::kFloat && is_float(from)) {
+    // float -> i8 ... u16 as XLA:CPU converts: toward zero, saturating at the dtype's bounds,
+    // NaN -> 0 (JAX 0.10.2: 128.5 -> int8 127, -inf -> -128, 300 -> uint8 255, -1 -> 0).
+    const bool sig = t.kind == DKind::kSigned;
+    const float hi = sig ? std::ldexp(1.0f, t.bits - 1) - 1 : std::ldexp(1.0f, t.bits) - 1;
+    const float lo = sig ? -std::ldexp(1.0f, t.bits - 1) : 0.0f;
+    for (float& v : out.t.data)
+      v = std::isnan(v) ? 0.0f : std::fmin(std::fmax(std::trunc(v), lo), hi) + 0.0f;
+  } else if (to != from && (is_narrow(to) || t.kind == DKind::kFloat)) {
+    // Into bf16 or f16 (rounded to nearest even), or an integer into i8 ... u16 (wrapped).
+    for (float& v : out.t.data) v = t.fit(v);
   }
   return one(std::move(out));
 }
@@ -183,7 +205,9 @@ std::vector<ValueType> select_n_infer(const Eqn& eqn, std::span<const ValueType>
                                       const PrimContext&) {
   expect_operands(eqn, in.size(), 2, true);
   const ValueType& which = in[0];
-  if (which.dtype == DType::kF32) fail("select_n requires a bool or int32 predicate, got float32");
+  if (is_float(which.dtype))
+    fail(std::string("select_n requires a bool or int32 predicate, got ") +
+         dtype_word(which.dtype));
   if (which.dtype == DType::kBool && in.size() > 3)
     fail("select_n with a bool predicate takes at most 2 cases, got " +
          std::to_string(in.size() - 1));

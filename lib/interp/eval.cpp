@@ -16,6 +16,21 @@
 namespace meshrun::interp {
 namespace {
 
+// Issue #49: the results of a primitive that computes bf16 and f16 in float32 (and i8 ... u16
+// exactly), brought into their dtype, once per equation as XLA:CPU's convert after each op.
+void fit_narrow(const Eqn& eqn, std::vector<Value>& outs) {
+  bool any = false;
+  for (const Value& v : outs) any = any || is_narrow(v.dtype);
+  if (!any) return;
+  const NarrowSupport* s = narrow_dtype_support(eqn.primitive);
+  if (s == nullptr || !s->fit || eqn.narrow_use == Eqn::NarrowUse::kUnrounded) return;
+  for (Value& v : outs) {
+    if (!is_narrow(v.dtype)) continue;
+    float (*fit)(float) = dtype_info(v.dtype).fit;
+    for (float& x : v.t.data) x = fit(x);
+  }
+}
+
 Value literal(const Atom& a) {
   return Value(a.dtype, Tensor::scalar(static_cast<float>(a.literal)));
 }
@@ -156,6 +171,7 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
     } else if (step.kind == Step::Kind::kPrimitive) {
       try {
         outs = step.prim->eval(eqn, ops, std::span<const bool>(owned, ops.size()), ctx);
+        fit_narrow(eqn, outs);
       } catch (const PrimitiveError& err) {
         rethrow_at(err, eqn, ctx);
       }

@@ -18,11 +18,39 @@
 
 namespace meshrun::interp {
 
-enum class DType : std::uint8_t { kF32, kI32, kBool };
-// "f32", "i32", "bool"
+// Every dtype is held as float32 (value.hpp). The ones after kBool (issue #49, dtypes) are those
+// whose every value float32 holds exactly: bfloat16 and float16, int8, uint8, int16, uint16.
+enum class DType : std::uint8_t { kF32, kI32, kBool, kBF16, kF16, kI8, kU8, kI16, kU16 };
+// "f32", "i32", "bool", "bf16", ...: JAX's jaxpr names.
 const char* dtype_name(DType t);
 // nullopt-like: false when `name` is not one of them.
 bool parse_dtype(const std::string& name, DType* out);
+
+// One dtype, as one entry of a table (ir.cpp's kDTypes): everything the primitives need to know
+// of it, so that no kernel switches on the dtype. A primitive computes exactly (or in float32
+// where XLA:CPU does: it upcasts bf16 and f16 to f32 per op), then `fit` brings the result back.
+enum class DKind : std::uint8_t { kFloat, kSigned, kUnsigned, kBool };
+struct DTypeInfo {
+  DType dtype;
+  const char* name;  // "bf16": the jaxpr's
+  const char* word;  // "bfloat16": numpy's, for messages
+  int bits;
+  DKind kind;
+  // A result computed in float32 into the dtype: rounded to nearest even for bf16 and f16 (their
+  // overflow to inf, NaN a quiet NaN, f16's subnormals), on the bits as XLA:CPU's convert; the
+  // integer it holds wrapped modulo 2^bits for i8 ... u16; itself for f32 and i32; v != 0 for bool.
+  float (*fit)(float v);
+  // An integer result computed exactly (in int64) into the dtype: wrapped for i8 ... u16; i32's
+  // range is checked where it is computed (int_result); v != 0 for bool.
+  float (*wrap)(std::int64_t v);
+};
+const DTypeInfo& dtype_info(DType t);
+// One of the dtypes after kBool (issue #49): the primitives that accept them are listed by
+// narrow_dtype_support (primitives.hpp); every other equation on them is refused before a run.
+inline bool is_narrow(DType t) { return t > DType::kBool; }
+// Whether v is a value of dtype t: for a float dtype, the float32 nearest v is one of its values
+// (inf and NaN included); for an integer one, v is an integer the dtype holds (i32: |v| <= 2^24).
+bool holds_value(DType t, double v);
 
 // A value's type once the dimensions are bound.
 struct ValueType {
@@ -70,6 +98,10 @@ struct Eqn {
   std::string source;    // JAX's source line, may be empty
   // Variables whose last use (in this jaxpr) is this equation: released after it runs.
   std::vector<int> last_use;
+  // Issue #49: a bf16 result XLA:CPU leaves in float32 (kUnrounded: every use converts it
+  // to f32, and XLA folds its f32 -> bf16 -> f32 convert pair), or one meshrun refuses
+  // (kRefused); set by mark_narrow_uses (primitives.hpp).
+  enum class NarrowUse : std::uint8_t { kRounded, kUnrounded, kRefused } narrow_use{};
 
   const Jaxpr* sub(const std::string& name) const;
   // Every nested jaxpr of param `name`, in order (cond's branches; one for any other).

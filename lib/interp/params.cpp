@@ -230,17 +230,7 @@ void check_dtype(const Eqn& eqn, DType t, unsigned allowed) {
     fail(eqn.primitive + " does not accept dtype " + dtype_word(t));
 }
 
-const char* dtype_word(DType t) {
-  switch (t) {
-    case DType::kF32:
-      return "float32";
-    case DType::kI32:
-      return "int32";
-    case DType::kBool:
-      return "bool";
-  }
-  return "?";
-}
+const char* dtype_word(DType t) { return dtype_info(t).word; }
 
 Value output_for(Value* in, bool owned, DType dtype, const Shape& shape) {
   if (owned && in->t.data.size() == shape_size(shape)) {

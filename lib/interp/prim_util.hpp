@@ -83,6 +83,11 @@ std::int64_t checked_mul(std::int64_t a, std::int64_t b, const std::string& what
 // Integers are held as floats, exact below 2^24 in magnitude; a result beyond is refused.
 inline constexpr std::int64_t kMaxInt = std::int64_t{1} << 24;
 float int_result(std::int64_t v, const Eqn& eqn);
+// An integer result of dtype t computed exactly: wrapped into an i8 ... u16, refused beyond 2^24
+// for i32 (int_result).
+inline float int_fit(DType t, std::int64_t v, const Eqn& eqn) {
+  return is_narrow(t) ? dtype_info(t).wrap(v) : int_result(v, eqn);
+}
 // A float32 as int32, as XLA converts: truncated toward zero, NaN -> 0; refused (PrimitiveError
 // naming the primitive) beyond 2^24. convert_element_type's, and dot_general's with
 // preferred_element_type int32 on float32 operands.
@@ -90,8 +95,15 @@ float f32_to_i32(float v, const Eqn& eqn);
 const char* dtype_word(DType t);  // "float32", "int32", "bool": JAX's names, for messages
 
 // Dtype sets, as bits: which dtypes a primitive accepts.
+// bf16 and f16 count as kF, i8 ... u16 as kI (issue #49): which primitives take them at all is
+// narrow_dtype_support's (primitives.hpp), checked before anything runs.
 enum : unsigned { kF = 1, kI = 2, kB = 4, kNum = kF | kI, kAny = kF | kI | kB };
-inline unsigned dtype_bit(DType t) { return t == DType::kF32 ? kF : t == DType::kI32 ? kI : kB; }
+inline unsigned dtype_bit(DType t) {
+  const DKind k = dtype_info(t).kind;
+  return k == DKind::kFloat ? kF : k == DKind::kBool ? kB : kI;
+}
+inline bool is_float(DType t) { return dtype_info(t).kind == DKind::kFloat; }
+
 // PrimitiveError "<primitive> does not accept dtype int32" unless t is in `allowed`.
 void check_dtype(const Eqn& eqn, DType t, unsigned allowed);
 

@@ -137,4 +137,27 @@ std::vector<std::int64_t> param_indices(const Eqn& eqn, const char* key, const P
 std::vector<std::string> param_axes(const Eqn& eqn, const char* key);
 DType param_dtype(const Eqn& eqn, const char* key);
 
+// Issue #49: the primitives that run on bf16 and f16 (kHalf) or on i8, u8, i16, u16 (kSmallInt),
+// in one table (ops/narrow_dtypes.cpp). An equation of any other primitive with an operand or a
+// result of these dtypes is refused before anything runs. `fit`: its results are computed in
+// float32 as XLA:CPU's upcast computes them (or exactly, for the integers) and the evaluator
+// brings each into its dtype after (DTypeInfo::fit).
+struct NarrowSupport {
+  enum : unsigned { kHalf = 1, kSmallInt = 2 };
+  unsigned kinds = 0;
+  bool fit = false;
+  // What a convert_element_type to f32 of its bf16 result gets (an f16 one keeps its rounding,
+  // as XLA:CPU's, whatever the primitive). kFolds: XLA:CPU folds the
+  // pair of its own convert to bf16 and that convert, so the op's f32 result, unrounded (JAX
+  // 0.10.2: (x - y).astype(f32) of bf16 is x - y in f32). kKeeps: the rounded result (psum).
+  // kUnverified: such a convert is refused.
+  enum class ToF32 : std::uint8_t { kUnverified, kFolds, kKeeps } to_f32 = ToF32::kUnverified;
+};
+// Sets each equation's narrow_use in `jx` (after mark_last_uses): a bf16 result of a kFolds
+// primitive whose every use is a convert_element_type to float32 is kUnrounded; one used both so
+// and otherwise, or of a kUnverified primitive, converted so, is kRefused.
+void mark_narrow_uses(Jaxpr& jx);
+// nullptr: the primitive takes none of them.
+const NarrowSupport* narrow_dtype_support(std::string_view primitive);
+
 }  // namespace meshrun::interp

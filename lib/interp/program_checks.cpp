@@ -78,9 +78,7 @@ void check_input_values(const LoadedProgram& lp, const std::vector<TensorRef>& i
     const TensorRef& t = inputs.at(lp.def_input[i]);
     for (std::size_t k = 0; k < t.size(); ++k) {
       const float v = t.data[k];
-      const bool ok = in.dtype == DType::kBool
-                          ? (v == 0.0f || v == 1.0f)
-                          : (v == std::floor(v) && std::fabs(v) <= float(1 << 24));
+      const bool ok = holds_value(in.dtype, v);
       if (ok) continue;
       std::string at = "input." + in.name;
       std::size_t rest = k;
@@ -95,9 +93,10 @@ void check_input_values(const LoadedProgram& lp, const std::vector<TensorRef>& i
         at += ']';
       }
       throw InputError(at, number_text(v) + " is not " +
-                               (in.dtype == DType::kBool
-                                    ? std::string("a bool (0 or 1)")
-                                    : std::string("an i32 meshrun holds exactly (|v| <= 2^24)")) +
+                               (in.dtype == DType::kBool ? std::string("a bool (0 or 1)")
+                                : in.dtype == DType::kI32
+                                    ? std::string("an i32 meshrun holds exactly (|v| <= 2^24)")
+                                    : std::string("a value of ") + dtype_info(in.dtype).word) +
                                ": the program's input " + in.name + " is " + dtype_name(in.dtype));
     }
   }

@@ -200,6 +200,7 @@ class Reader : public FieldReader {
       jx.outvars.push_back(atom(outvars[i], at + ".outvars[" + std::to_string(i) + "]"));
     }
     mark_last_uses(jx);
+    mark_narrow_uses(jx);
     return out;
   }
 

@@ -101,7 +101,8 @@ DType FieldReader::dtype(const json& j, const std::string& at) {
   const std::string name = string(j, at);
   DType t;
   if (!parse_dtype(name, &t)) {
-    throw InputError(at, "dtype " + excerpt(name) + " is not supported (f32, i32, bool)");
+    throw InputError(at, "dtype " + excerpt(name) +
+                             " is not supported (f32, i32, bool, bf16, f16, i8, u8, i16, u16)");
   }
   return t;
 }
@@ -137,7 +138,8 @@ double FieldReader::number(const json& j, DType t, const std::string& at) {
     } else {
       throw InputError(at, "must be a number, \"inf\", \"-inf\" or \"nan\", not " + excerpt(s));
     }
-    if (t != DType::kF32) throw InputError(at, "a non-finite value of an integer dtype");
+    if (dtype_info(t).kind != DKind::kFloat)
+      throw InputError(at, "a non-finite value of an integer dtype");
     return v;
   }
   if (j.is_boolean()) {
@@ -149,6 +151,10 @@ double FieldReader::number(const json& j, DType t, const std::string& at) {
   if (t == DType::kF32) {
     if (std::fabs(v) > double(std::numeric_limits<float>::max()) && std::isfinite(v)) {
       throw InputError(at, number_text(v) + " is beyond float32's range");
+    }
+  } else if (is_narrow(t)) {
+    if (!holds_value(t, v)) {
+      throw InputError(at, number_text(v) + " is not a value of " + dtype_info(t).word);
     }
   } else if (v != std::floor(v) || std::fabs(v) > double(1 << 24) ||
              (t == DType::kBool && v != 0 && v != 1)) {

@@ -42,8 +42,8 @@ std::vector<Value> unary_eval(const Eqn& eqn, std::span<Value* const> in,
   Value out = owned[0] ? Value(dtype, std::move(in[0]->t)) : Value(dtype, Tensor(a.t.shape));
   float* o = out.t.data.data();
   // (moved when owned: a vector's move keeps its storage, so x and o are then the same array)
-  if (Op::kInt && a.dtype != DType::kF32) {
-    for (std::size_t i = 0; i < n; ++i) o[i] = int_result(Op::i(to_i(x[i])), eqn);
+  if (Op::kInt && !is_float(a.dtype)) {
+    for (std::size_t i = 0; i < n; ++i) o[i] = int_fit(a.dtype, Op::i(to_i(x[i])), eqn);
   } else {
     for (std::size_t i = 0; i < n; ++i) o[i] = Op::f(x[i]);
   }
@@ -87,12 +87,26 @@ MESHRUN_UNARY(IsFinite, kF, UOut::kBool, false, std::isfinite(a) ? 1.0f : 0.0f, 
 MESHRUN_UNARY(Not, kI | kB, UOut::kSame, true, 0, 0)
 #undef MESHRUN_UNARY
 
+// logistic of bf16 and f16: XLA expands it before it upcasts, so each of its ops is one of the
+// dtype -- exp(-x), + 1, 1 / -- converted from f32 after each (JAX 0.10.2: bf16 logistic(1.0078125)
+// is 0.73046875, where the rounded f32 logistic is 0.734375). float32: unary<Logistic>.
+std::vector<Value> logistic_eval(const Eqn& eqn, std::span<Value* const> in,
+                                 std::span<const bool> owned, PrimContext& ctx) {
+  if (!is_narrow(in[0]->dtype)) return unary_eval<Logistic>(eqn, in, owned, ctx);
+  Value out = pass_through(in[0], owned[0]);
+  float (*fit)(float) = dtype_info(out.dtype).fit;
+  for (float& v : out.t.data) v = fit(f32::div(1.0f, fit(f32::add(fit(f32::exp(-v)), 1.0f))));
+  std::vector<Value> r;
+  r.push_back(std::move(out));
+  return r;
+}
+
 // not needs the dtype: bool 1 - a, i32 ~a.
 std::vector<Value> not_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool> owned,
                             PrimContext&) {
   Value out = pass_through(in[0], owned[0]);
   const bool logical = out.dtype == DType::kBool;
-  for (float& v : out.t.data) v = logical ? 1.0f - v : int_result(-to_i(v) - 1, eqn);
+  for (float& v : out.t.data) v = logical ? 1.0f - v : int_fit(out.dtype, -to_i(v) - 1, eqn);
   std::vector<Value> r;
   r.push_back(std::move(out));
   return r;
@@ -161,7 +175,7 @@ std::span<const Entry> unary_entries() {
       {"log1p", fusable(unary<Log1p>(), &fused_unary<Log1p>, 1)},
       {"expm1", fusable(unary<Expm1>(), &fused_unary<Expm1>, 1)},
       {"tanh", fusable(unary<Tanh>(), &fused_unary<Tanh>, 1)},
-      {"logistic", fusable(unary<Logistic>(), &fused_unary<Logistic>, 1)},
+      {"logistic", fusable({&unary_infer<Logistic>, &logistic_eval}, &fused_unary<Logistic>, 1)},
       {"erf", fusable(unary<Erf>(), &fused_unary<Erf>, 1)},
       {"erfc", fusable(unary<Erfc>(), &fused_unary<Erfc>, 1)},
       {"erf_inv", unary<ErfInv>()},

@@ -285,6 +285,13 @@ def infer_dim_names(names, cases):
 
 # The format's dtypes (docs/program-format.md) as numpy's.
 NP_DTYPES = {"f32": np.float32, "i32": np.int32, "bool": np.bool_}
+# issue #49, dtypes: the ones float32 holds exactly (ml_dtypes comes with JAX)
+try:
+    import ml_dtypes as _ml
+    NP_DTYPES.update({"bf16": _ml.bfloat16, "f16": np.float16, "i8": np.int8, "u8": np.uint8,
+                      "i16": np.int16, "u16": np.uint16})
+except ImportError:  # no JAX here: only the three
+    pass
 
 
 def _np_dtype(dtypes, n):
@@ -364,14 +371,19 @@ def export_factory(factory, meshes, cases=(), names=None, outputs=None, shapes=N
         if n not in names:
             raise Unsupported(f"dtype given for {n}, which is not an input")
         if dt not in NP_DTYPES:
-            raise Unsupported(f"dtype {dt} of input {n} is not supported (f32, i32, bool)")
+            raise Unsupported(f"dtype {dt} of input {n} is not supported "
+                              f"({', '.join(NP_DTYPES)})")
     for c in cases:
         missing = [n for n in names if n not in c["input"]]
         if missing:
             raise Unsupported(f"{c['path']}: the case has no input {missing[0]}")
         for n, dt in dtypes.items():
             v = c["input"][n]
-            if dt != "f32" and not np.array_equal(v, np.round(v)):
+            if dt in ("bf16", "f16"):
+                if not np.array_equal(v, v.astype(NP_DTYPES[dt]).astype(np.float32)):
+                    raise Unsupported(f"{c['path']}: input {n} is {dt} but holds a value {dt} "
+                                      "does not hold exactly")
+            elif dt != "f32" and not np.array_equal(v, np.round(v)):
                 raise Unsupported(f"{c['path']}: input {n} is {dt} but holds a non-integer")
     exports, report = [], []
     for mesh in meshes:

@@ -60,7 +60,8 @@ def build(argv=None):
     ap.add_argument("--shape", action="append", default=[],
                     help="INPUT=DIM,DIM: the dimension names of one input (repeatable)")
     ap.add_argument("--dtype", action="append", default=[],
-                    help="INPUT=DTYPE: an input's dtype, f32 (default), i32 or bool (repeatable)")
+                    help="INPUT=DTYPE: an input's dtype, f32 (default), i32, bool, bf16, f16, i8, "
+                         "u8, i16 or u16 (repeatable)")
     ap.add_argument("--name", help="the program's name (default: the exercise or FACTORY)")
     ap.add_argument("--concrete", action="store_true",
                     help="no symbolic dimensions: one export per shape signature of the cases")
@@ -96,8 +97,8 @@ def build(argv=None):
     dtypes = {}
     for s in a.dtype:
         n, _, dt = s.partition("=")
-        if not n or dt not in ("f32", "i32", "bool"):
-            ap.error(f"--dtype {s}: expected INPUT=f32|i32|bool")
+        if not n or dt not in mx.NP_DTYPES:
+            ap.error(f"--dtype {s}: expected INPUT=" + "|".join(mx.NP_DTYPES))
         dtypes[n] = dt
     names = a.inputs.split(",") if a.inputs else (
         [n for n, _ in mx.EXERCISES[exercise]["inputs"]] if exercise else None)

@@ -23,20 +23,24 @@ class Unsupported(Exception):
 # ------------------------------------------------------------------------------------------
 # Types and values
 
-_DTYPES = {"float32": "f32", "int32": "i32", "bool": "bool"}
+_DTYPES = {"float32": "f32", "int32": "i32", "bool": "bool",
+           # issue #49, dtypes: the ones float32 holds exactly (meshrun keeps every value as one)
+           "bfloat16": "bf16", "float16": "f16", "int8": "i8", "uint8": "u8", "int16": "i16",
+           "uint16": "u16"}
+_ONLY = "only float32, int32, bool, bfloat16, float16, int8, uint8, int16, uint16"
 
 
 def dtype_name(dt, where="value"):
     if _is_extended(dt):  # a PRNG key (key<fry>) or another of JAX's extended dtypes
         kind = "key-typed array" if "key<" in str(dt) else "extended dtype"
         raise Unsupported(f"{kind} (dtype {dt}) as {where} is not supported "
-                          "(only float32, int32, bool)")
+                          f"({_ONLY})")
     try:
         name = np.dtype(dt).name
     except TypeError:
-        raise Unsupported(f"dtype {dt} of {where} is not supported (only float32, int32, bool)")
+        raise Unsupported(f"dtype {dt} of {where} is not supported ({_ONLY})")
     if name not in _DTYPES:
-        raise Unsupported(f"dtype {name} of {where} is not supported (only float32, int32, bool)")
+        raise Unsupported(f"dtype {name} of {where} is not supported ({_ONLY})")
     return _DTYPES[name]
 
 
@@ -75,11 +79,11 @@ class RawNumber(str):
 
 
 def scalar_value(v, dt):
-    if dt == "f32":
+    if dt in ("f32", "bf16", "f16"):
         return float_text(v)
-    if dt == "i32":
-        return int(v)
-    return bool(v)
+    if dt == "bool":
+        return bool(v)
+    return int(v)
 
 
 # ------------------------------------------------------------------------------------------

@@ -8,6 +8,12 @@ import re
 import numpy as np
 
 _NP = {"f32": np.float32, "i32": np.int32, "bool": np.bool_}
+try:  # issue #49: the dtypes float32 holds exactly (ml_dtypes comes with JAX)
+    import ml_dtypes as _ml
+    _NP.update({"bf16": _ml.bfloat16, "f16": np.float16, "i8": np.int8, "u8": np.uint8,
+                "i16": np.int16, "u16": np.uint16})
+except ImportError:
+    pass
 
 
 class EvalError(Exception):

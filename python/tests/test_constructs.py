@@ -167,7 +167,9 @@ class Refusals(unittest.TestCase):
                     [S((2,), jax.random.key(0).dtype)], "key-typed array")
 
     def test_other_dtypes(self):
-        for dt in (jnp.bfloat16, jnp.float16, jnp.int8, jnp.uint32):
+        # bf16, f16, i8, u8, i16, u16 are meshrun's (issue #49); uint32 holds values float32
+        # does not
+        for dt in (jnp.uint32,):
             with self.subTest(dtype=dt):
                 self.refuse(lambda a: a.astype(dt).astype(F32), [S((2,), F32)],
                             np.dtype(dt).name)
@@ -180,7 +182,7 @@ class Refusals(unittest.TestCase):
                 f.write("import jax\nimport jax.numpy as jnp\n"
                         "from jax.sharding import PartitionSpec as P\n"
                         "def body(x):\n"
-                        "    return x.astype(jnp.bfloat16).astype(jnp.float32)\n"
+                        "    return x.astype(jnp.uint32).astype(jnp.float32)\n"
                         "step = jax.jit(jax.shard_map(body, mesh=jax.make_mesh((2,), ('d',),\n"
                         "    devices=jax.devices()[:2]),\n"
                         "    in_specs=P(), out_specs=P()))\n")
@@ -191,7 +193,7 @@ class Refusals(unittest.TestCase):
             with self.assertRaises(ExportError) as cm:
                 build([mod + ":step", "--case", case, "--inputs", "x", "--outputs", "y",
                        "--concrete"])
-            self.assertIn("bfloat16", str(cm.exception))
+            self.assertIn("uint32", str(cm.exception))
             self.assertIn("keyprog.py:5 (body)", str(cm.exception))
 
 
@@ -267,6 +269,8 @@ class Corpus(unittest.TestCase):
                      "partial-nested": "nested shard_map", "partial-nested-3d": "nested shard_map",
                      "partial-nested-grad": "nested shard_map"}
 
+    REFEVAL_BF16 = {"collectives-bf16", "mlp-bf16"}  # issue #49, dtypes
+
     def test_corpus_values(self):
         import glob
         root = os.path.dirname(os.path.dirname(HERE))
@@ -285,10 +289,13 @@ class Corpus(unittest.TestCase):
                         refeval.run(prog, inputs)
                     continue
                 got = refeval.run(prog, inputs)
+                # bf16 programs: refeval's numpy rounds every bf16 add (ml_dtypes), XLA sums in
+                # f32 and rounds once -- bf16's own tolerance here; meshrun's ctest is exact
+                tol = (2e-2, 1e-2) if name in self.REFEVAL_BF16 else (1e-4, 1e-5)
                 for o, want in case["expected"].items():
                     np.testing.assert_allclose(np.asarray(got[o], np.float64),
-                                               np.asarray(want, np.float64), rtol=1e-4,
-                                               atol=1e-5, err_msg=f"{name} {o}")
+                                               np.asarray(want, np.float64), rtol=tol[0],
+                                               atol=tol[1], err_msg=f"{name} {o}")
 
 
 class Packaging(unittest.TestCase):

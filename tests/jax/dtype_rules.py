@@ -619,6 +619,154 @@ TABLE["scatter_apply"] = TABLE["scatter_apply"] + [
     ("f32-atan", lambda x, k: x.at[k].apply(lambda v: jnp.arctan(v) * 2.5), (APPLY_X, APPLY_K))]
 # ---- end of the atan block
 
+# ---- issue #49, dtypes: bf16, f16, i8, u8, i16, u16 (lib/interp/ops/narrow_dtypes.cpp: held as
+# float32, each result brought into its dtype as XLA:CPU's convert after each op). Inputs where
+# the rounding shows: products and sums between two bf16/f16 values, ties, f16's overflow and
+# subnormals; integers that wrap (127 + 9, -128 * -1, 255 * 2, 32767 + 9). No output is inf or
+# NaN (the test compares numbers): an overflow shows as an `eq` to inf.
+def _narrow(vals, dt):
+    return np.array(vals, np.float32).astype(dt)
+
+
+BF16 = (_narrow([-2.5, 1.0078125, 3.140625, 0.099609375, 255.0, 1e-3, -7.25, 65280.0], jnp.bfloat16),
+        _narrow([1.0078125, -1.0078125, 0.3359375, 3.0, -0.25, 1.0e-2, 1.5, 1.0078125], jnp.bfloat16))
+F16 = (_narrow([-2.5, 1.0009765625, 3.140625, 0.0999755859375, 255.0, 1e-3, -7.25, 6.1e-5], np.float16),
+       _narrow([1.0009765625, -1.0009765625, 0.333251953125, 3.0, -0.25, 1e-2, 1.5, 0.25], np.float16))
+I8 = (np.array([-128, -100, -1, 0, 1, 50, 100, 127], np.int8),
+      np.array([2, -2, 3, -3, 1, 5, -4, 9], np.int8))
+U8 = (np.array([0, 1, 2, 100, 200, 255, 128, 7], np.uint8),
+      np.array([2, 255, 3, 200, 1, 5, 128, 9], np.uint8))
+I16 = (np.array([-32768, -300, -1, 0, 1, 5000, 300, 32767], np.int16),
+       np.array([2, -2, 3, -3, 1, 7, -400, 9], np.int16))
+U16 = (np.array([0, 1, 2, 300, 40000, 65535, 32768, 7], np.uint16),
+       np.array([2, 65535, 3, 400, 1, 5, 32768, 9], np.uint16))
+X.update({"bf16": BF16, "f16": F16, "i8": I8, "u8": U8, "i16": I16, "u16": U16})
+HALF, SMALL = ["bf16", "f16"], ["i8", "u8", "i16", "u16"]
+NARROW = HALF + SMALL
+_NP = {"f32": np.float32, "i32": np.int32, "bool": np.bool_, "bf16": jnp.bfloat16,
+       "f16": np.float16, "i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16}
+# convert_element_type's inputs by source dtype: ties and overflow for the floats (finite in every
+# target), values that wrap or saturate for the integers.
+CONV = {"f32": np.array([1.00390625, 1.01171875, -3.7, 127.9, 128.5, -129.0, 300.0, -300.0,
+                         1e-39, 6e-8, 2.9e-8, 65519.0, 1e10, -0.9, 255.5, -1.0], np.float32),
+        "i32": np.array([0, 1, -1, 127, 128, -129, 255, 256, 300, -300, 32767, 32768, 65535,
+                         65536, 70000, -70000], np.int32),
+        "bool": np.array([True, False] * 8)}
+CONV.update({d: np.concatenate([X[d][0], X[d][1]]) for d in NARROW})
+
+
+def _conv(src, dst):
+    f = (lambda x: lax.convert_element_type(x, _NP[dst]))
+    x = CONV[src]
+    if dst == "f16" and src in ("f32", "i32", "u16"):  # beyond f16's range: inf, shown as 7
+        return [(f"{src}-{dst}", lambda x: jnp.where(jnp.abs(f(x)) == jnp.inf, jnp.float16(7), f(x)),
+                 (x,))]
+    return [(f"{src}-{dst}", f, (x,))]
+
+
+TABLE.update({
+    "add": TABLE["add"] + binary(lax.add, NARROW),
+    "sub": TABLE["sub"] + binary(lax.sub, NARROW),
+    "mul": TABLE["mul"] + binary(lax.mul, NARROW),
+    "div": TABLE["div"] + binary(lax.div, HALF),
+    "max": TABLE["max"] + binary(lax.max, NARROW),
+    "min": TABLE["min"] + binary(lax.min, NARROW),
+    "and": TABLE["and"] + binary(lax.bitwise_and, SMALL),
+    "or": TABLE["or"] + binary(lax.bitwise_or, SMALL),
+    "xor": TABLE["xor"] + binary(lax.bitwise_xor, SMALL),
+    "not": TABLE["not"] + unary(lax.bitwise_not, SMALL),
+    "eq": TABLE["eq"] + binary(lax.eq, NARROW),
+    "ne": TABLE["ne"] + binary(lax.ne, NARROW),
+    "lt": TABLE["lt"] + binary(lax.lt, NARROW),
+    "le": TABLE["le"] + binary(lax.le, NARROW),
+    "gt": TABLE["gt"] + binary(lax.gt, NARROW),
+    "ge": TABLE["ge"] + binary(lax.ge, NARROW),
+    "neg": TABLE["neg"] + unary(lax.neg, NARROW),
+    "abs": TABLE["abs"] + unary(lax.abs, HALF + ["i8", "i16"]),  # JAX: no unsigned abs
+    "sign": TABLE["sign"] + unary(lax.sign, NARROW),
+    "square": TABLE["square"] + unary(lax.square, NARROW),
+    "exp": TABLE["exp"] + [(d, lambda x: lax.exp(x * 2), (X[d][1],)) for d in HALF],
+    "log": TABLE["log"] + [(d, lambda x: lax.log(lax.abs(x)), (X[d][0],)) for d in HALF],
+    "tanh": TABLE["tanh"] + unary(lax.tanh, HALF),
+    "logistic": TABLE["logistic"] + unary(lax.logistic, HALF),
+    "sqrt": TABLE["sqrt"] + [(d, lambda x: lax.sqrt(lax.abs(x)), (X[d][0],)) for d in HALF],
+    "rsqrt": [(d, lambda x: lax.rsqrt(lax.abs(x)), (X[d][0],)) for d in HALF],
+    "integer_pow": TABLE["integer_pow"] + [(d, lambda x, d=d: lax.integer_pow(x[:7 if d == "bf16" else 4], 3),
+                                            (X[d][0],))
+                                           for d in HALF]
+    + [(f"{d}-neg", lambda x: lax.integer_pow(x, -2), (X[d][1],)) for d in HALF],
+    "select_n": TABLE["select_n"] + [(d, lambda x, y: lax.select(x < y, x, y), X[d])
+                                     for d in NARROW],
+    "reduce_max": TABLE["reduce_max"] + [(d, lambda x: lax.reduce_max(x.reshape(2, 4), (1,)),
+                                          (X[d][0],)) for d in NARROW],
+    "reduce_min": TABLE["reduce_min"] + [(d, lambda x: lax.reduce_min(x.reshape(2, 4), (0,)),
+                                          (X[d][0],)) for d in NARROW],
+    # bf16 and f16: each add of XLA's reducer converted to the dtype, in index order; a row of 40
+    # (past XLA:CPU's vector width); the integers wrap. jnp.sum converts bf16 to f32 first; the
+    # transpose of a broadcast (a bias's gradient) is a reduce_sum of the dtype itself.
+    "reduce_sum": TABLE["reduce_sum"] + [(d, lambda x: lax.reduce_sum(x.reshape(2, 4), (1,)),
+                                          (X[d][0],)) for d in NARROW]
+    + [(f"{d}-axis0", lambda x: lax.reduce_sum(x.reshape(2, 4), (0,)), (X[d][0],)) for d in NARROW]
+    + [(f"{d}-32", lambda x: lax.reduce_sum(x[:, :32], (1,)), (LONG.astype(_NP[d]),))
+       for d in HALF]
+    + [(f"{d}-32-axis0", lambda x: lax.reduce_sum(x[:, 8:].T, (0,)), (LONG.astype(_NP[d]),))
+       for d in HALF],
+    "reduce_prod": TABLE["reduce_prod"] + [(d, lambda x: lax.reduce_prod(x.reshape(2, 4), (1,)),
+                                            (X[d][1],)) for d in NARROW],
+    "argmax": TABLE.get("argmax", []) + [(d, lambda x: lax.argmax(x.reshape(2, 4), 1, jnp.int32),
+                                          (X[d][0],)) for d in NARROW],
+    "reduce_max_empty": TABLE["reduce_max_empty"] + [
+        (d, lambda x: lax.reduce_max(x[:0].reshape(0, 2), (0,)) + x[:2],
+         (X[d][0],)) for d in SMALL],
+    # bf16 x bf16: f32 products and sums, one rounding of the result (or none: f32 preferred)
+    "dot_general": TABLE["dot_general"] + [(d, dot(None), X[d]) for d in HALF]
+    + [(f"{d}-f32", dot(np.float32), X[d]) for d in HALF],
+    # XLA folds the f32 -> bf16 -> f32 convert pair of an op whose result is converted to f32:
+    # the op's f32 result, unrounded (mul -> add -> f32: the mul rounded, the add not); not f16's
+    "convert_fold": [(d, lambda x, y: (x - y).astype(jnp.float32), X[d]) for d in HALF]
+    + [(f"{d}-chain", lambda x, y: (x * y + x).astype(jnp.float32), X[d]) for d in HALF]
+    + [(f"{d}-dot", lambda x, y: dot(None)(x, y).astype(jnp.float32), X[d]) for d in HALF],
+    # a chain: each op's result rounded (XLA keeps the convert pair between fused ops)
+    "chain": [(d, lambda x, y: (x * y + x) * y - y, X[d]) for d in NARROW],
+    "shape_ops": [(d, lambda x, y: jnp.concatenate([x.reshape(2, 4).T, y[:4].reshape(4, 1)],
+                                                   axis=1)[1:3].reshape(-1)[::-1], X[d])
+                  for d in NARROW],
+    "literal": [(d, lambda x, d=d: x * _NP[d](3) + _NP[d](1), (X[d][0],)) for d in NARROW],
+    "convert_element_type": TABLE.get("convert_element_type", []) + [
+        row for src in ["f32", "i32", "bool"] + NARROW
+        for dst in ["f32", "i32", "bool"] + NARROW
+        if src != dst and (src in NARROW or dst in NARROW) for row in _conv(src, dst)],
+})
+# More of the float math on bf16/f16 (each op upcast, rounded once), and ops that move values.
+# Not exp2 (XLA expands it, exp(x ln 2), before it upcasts: two roundings), nor expm1 (f16 differs)
+TABLE.update({
+    "log1p": TABLE["log1p"] + [(d, lambda x: lax.log1p(lax.abs(x)), (X[d][0],)) for d in HALF],
+    "sin": TABLE["sin"] + unary(lax.sin, HALF),
+    "cos": TABLE["cos"] + unary(lax.cos, HALF),
+    "erf": TABLE["erf"] + unary(lax.erf, HALF),
+    "floor": TABLE["floor"] + unary(lax.floor, HALF),
+    "ceil": TABLE["ceil"] + unary(lax.ceil, HALF),
+    "is_finite": TABLE["is_finite"] + [(d, lambda x: lax.is_finite(x * x), (X[d][0],))
+                                       for d in HALF],
+    "clamp": TABLE["clamp"] + [(d, lambda x, y: lax.clamp(y[1], x, y[0]), X[d]) for d in NARROW],
+    "pad": [(d, lambda x, y: lax.pad(x, y[0], [(1, 2, 1)]), X[d]) for d in NARROW],
+    "dynamic_slice": [(d, lambda x, y: lax.dynamic_update_slice(x, y[:3], (jnp.int32(2),))
+                       + lax.dynamic_slice(y, (jnp.int32(1),), (8,)) * 0, X[d])
+                      for d in NARROW],
+})
+# Subnormals: bf16's are float32's (XLA's f32 op flushes them, its convert keeps them), f16's are
+# float32 normals.
+SUB_BF = (_narrow([1e-39, -2e-39, 1e-38, 3e-39, 1.0, -1e-40, 5e-39, 0.0], jnp.bfloat16),
+          _narrow([1e-39, 1e-39, -1e-38, 2.0, 1e-39, 1e-40, 0.5, 1e-39], jnp.bfloat16))
+SUB_F16 = np.array([6e-8, 1e-7, -3e-6, 6.1e-5, 1.0, 2e-5, -6e-8, 0.0], np.float16)
+TABLE["subnormal"] = [
+    ("bf16-add", lax.add, SUB_BF), ("bf16-mul", lax.mul, SUB_BF), ("bf16-max", lax.max, SUB_BF),
+    ("bf16-to-f16", lambda x: x.astype(jnp.float16), SUB_BF[:1]),
+    ("f32-to-bf16", lambda x: (x.astype(jnp.float32) * 0.5).astype(jnp.bfloat16), SUB_BF[:1]),
+    ("f16-mul", lax.mul, (SUB_F16, SUB_F16)),
+    ("f16-to-bf16", lambda x: x.astype(jnp.bfloat16), (SUB_F16,))]
+# ---- end of the dtypes block
+
 
 def main():
     target = os.path.join(HERE, "dtype_rules")

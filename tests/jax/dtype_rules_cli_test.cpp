@@ -5,6 +5,7 @@
 // exit 0 at --atol 0 --rtol 0: its inferred dtype is checked against the declared one before the
 // run (exit 2 otherwise), and every value must be JAX's own (exit 1 otherwise). The printed values
 // are compared bit for bit too (--exact prints each float32's shortest exact form; -0 as 0).
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <cstring>
@@ -62,6 +63,28 @@ BOOST_AUTO_TEST_CASE(every_entry_gives_jaxs_dtype_and_bits) {
   }
   // The table of tests/jax/dtype_rules.py: a fixture lost is a rule no longer tested.
   BOOST_TEST(entries >= 157u);
+}
+
+// Issue #49, dtypes: what meshrun cannot run on bf16 ... u16 as XLA:CPU does is refused before
+// anything runs, exit 2, one line naming the file and the field (tests/jax/dtype_refusals.py:
+// programs JAX 0.10.2 runs; each case's description holds a part of the message).
+BOOST_AUTO_TEST_CASE(narrow_dtypes_refused_before_a_run) {
+  const std::string dir = kSource + "/tests/jax/dtype_refusals";
+  std::size_t entries = 0;
+  for (const std::string& f : names(dir)) {
+    if (!f.ends_with(".case.json")) continue;
+    ++entries;
+    const std::string name = f.substr(0, f.size() - std::string(".case.json").size());
+    const std::string c = dir + "/" + f;
+    const std::string desc = meshrun::testing::parse_json(slurp(c))["description"];
+    const std::string want = desc.substr(std::string("refusal: ").size());
+    const auto r = run({"run", dir + "/" + name + ".json", c, "--atol", "0", "--rtol", "0"});
+    BOOST_TEST(r.code == 2, name << ": exit " << r.code << ": " << r.err);
+    BOOST_TEST(r.out.empty(), name << ": printed " << r.out);
+    BOOST_TEST(r.err.find(want) != std::string::npos, name << ": " << r.err);
+    BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, name << ": " << r.err);
+  }
+  BOOST_TEST(entries >= 7u);
 }
 
 }  // namespace

@@ -346,6 +346,8 @@ float fill_value(const Eqn& eqn, DType dtype) {
       if (v == nullptr) return 1.0f;
       if (v->is_boolean()) return v->get<bool>() ? 1.0f : 0.0f;
       break;
+    default:  // bf16 ... u16: gather is refused on them before a run (ops/narrow_dtypes.cpp)
+      fail(std::string("gather does not accept dtype ") + dtype_word(dtype));
   }
   fail("gather param 'fill_value' must be null or a " + std::string(dtype_word(dtype)) +
        " scalar (float32: a number, \"nan\", \"inf\" or \"-inf\"), got " + v->dump().substr(0, 40));

@@ -70,6 +70,9 @@ PROGRAMS = {
     "partial-nested-grad": {"seed": 5220, "module": "partial_nested_grad", "sizes": dict(N=8, D=8)},
     # ---- linear algebra (issue #49): cholesky, triangular_solve, lu, custom_linear_solve, stack
     "batched-solve": {"seed": 5310, "module": "batched_solve", "sizes": dict(N=16, D=4, K=2)},
+    # ---- dtypes (issue #49): the collectives on bf16, a mixed-precision (bf16) MLP step
+    "collectives-bf16": {"seed": 5410, "module": "collectives_bf16", "sizes": dict(N=64, D=3)},
+    "mlp-bf16": {"seed": 5420, "module": "mlp_bf16", "sizes": dict(D=4, H=8, C=2, N=32)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")
@@ -85,6 +88,9 @@ def draw(mod, sizes, seed):
         if dtypes.get(n) == "i32":
             lo, hi = ints.get(n, (0, 4))
             out[n] = np.asarray(rng.integers(lo, hi, shape), dtype=np.int32)
+        elif dtypes.get(n) in ("bf16", "f16"):  # issue #49: the dtype's nearest to the draw
+            import meshrun_export as mx
+            out[n] = (rng.standard_normal(shape) * 0.5).astype(mx.NP_DTYPES[dtypes[n]])
         else:
             out[n] = np.asarray(rng.standard_normal(shape) * 0.5, dtype=np.float32)
     return out

@@ -1,0 +1,153 @@
+// Issue #49, dtypes: the primitives that run on bf16 and f16 and on i8, u8, i16, u16 -- the
+// dtypes float32 holds exactly (ir.hpp's DTypeInfo table) -- and whether the evaluator brings
+// their results into the dtype after (DTypeInfo::fit). Every claim here is a fixture of
+// tests/jax/dtype_rules (JAX 0.10.2 on CPU, compared bit for bit).
+//
+// What XLA:CPU does (its HLO after optimization, `jax.jit(f).lower(...).compile().as_text()`):
+// a bf16 or f16 elementwise op is convert-to-f32, the f32 op, convert-back, per op (the convert
+// pair between two ops of a fused chain stays); a dot_general converts its operands to f32,
+// accumulates in f32 and converts its result once; a psum of bf16 is an all-reduce of f32
+// converted once after; and a convert_element_type to f32 of a bf16 op's result folds XLA's
+// convert pair, leaving the op's f32 result unrounded (mark_narrow_uses). Integer ops wrap modulo
+// 2^bits (computed here exactly in int64, then wrapped).
+#include <map>
+#include <vector>
+#include <string_view>
+
+#include "interp/prim_util.hpp"
+
+namespace meshrun::interp {
+
+namespace {
+
+constexpr unsigned kBoth = NarrowSupport::kHalf | NarrowSupport::kSmallInt;
+constexpr unsigned kHalf = NarrowSupport::kHalf;
+constexpr unsigned kSmall = NarrowSupport::kSmallInt;
+constexpr NarrowSupport::ToF32 kFolds = NarrowSupport::ToF32::kFolds;
+// psum of bf16: XLA's all-reduce is promoted to f32 and converted after, and a convert to f32 of
+// its result keeps that rounding (JAX 0.10.2, 8 devices).
+constexpr NarrowSupport::ToF32 kKeeps = NarrowSupport::ToF32::kKeeps;
+
+struct Row {
+  std::string_view name;
+  NarrowSupport s;
+};
+
+constexpr Row kRows[] = {
+    // ---- computed in float32 (or int64), then fit into the dtype
+    {"add", {kBoth, true, kFolds}},
+    {"add_any", {kBoth, true, kFolds}},
+    {"sub", {kBoth, true, kFolds}},
+    {"mul", {kBoth, true, kFolds}},
+    {"div", {kHalf, true, kFolds}},
+    {"max", {kBoth, true, kFolds}},
+    {"min", {kBoth, true, kFolds}},
+    {"neg", {kBoth, true, kFolds}},
+    {"abs", {kBoth, true, kFolds}},
+    {"sign", {kBoth, true, kFolds}},
+    {"square", {kBoth, true, kFolds}},
+    {"exp", {kHalf, true, kFolds}},
+    {"log", {kHalf, true, kFolds}},
+    {"tanh", {kHalf, true, kFolds}},
+    {"logistic", {kHalf, true}},
+    {"sqrt", {kHalf, true, kFolds}},
+    {"rsqrt", {kHalf, true, kFolds}},
+    {"integer_pow", {kHalf, true}},
+    {"log1p", {kHalf, true, kFolds}},
+    {"sin", {kHalf, true, kFolds}},
+    {"cos", {kHalf, true, kFolds}},
+    {"erf", {kHalf, true}},
+    {"floor", {kHalf, true, kFolds}},
+    {"ceil", {kHalf, true, kFolds}},
+    {"and", {kSmall, true}},
+    {"or", {kSmall, true}},
+    {"xor", {kSmall, true}},
+    {"not", {kSmall, true}},
+    {"dot_general", {kHalf, true, kFolds}},
+    {"psum", {kHalf, true, kKeeps}},
+    {"psum_invariant", {kHalf, true, kKeeps}},
+    // ---- their results are operands' values: nothing to fit
+    {"eq", {kBoth, false}},
+    {"ne", {kBoth, false}},
+    {"lt", {kBoth, false}},
+    {"le", {kBoth, false}},
+    {"gt", {kBoth, false}},
+    {"ge", {kBoth, false}},
+    {"select_n", {kBoth, false}},
+    {"clamp", {kBoth, false}},
+    {"is_finite", {kHalf, false}},
+    {"pad", {kBoth, false}},
+    {"dynamic_slice", {kBoth, false}},
+    {"dynamic_update_slice", {kBoth, false}},
+    {"convert_element_type", {kBoth, false}},  // its own rules (elementwise_more.cpp)
+    {"reduce_max", {kBoth, false}},
+    {"reduce_sum", {kBoth, false}},   // its own fit after each add (reductions.cpp)
+    {"reduce_prod", {kBoth, false}},  // and after each multiply
+    {"argmax", {kBoth, false}},
+    {"argmin", {kBoth, false}},
+    {"reduce_min", {kBoth, false}},
+    {"broadcast_in_dim", {kBoth, false}},
+    {"reshape", {kBoth, false}},
+    {"squeeze", {kBoth, false}},
+    {"expand_dims", {kBoth, false}},
+    {"transpose", {kBoth, false}},
+    {"concatenate", {kBoth, false}},
+    {"slice", {kBoth, false}},
+    {"rev", {kBoth, false}},
+    {"stop_gradient", {kBoth, false}},
+    {"copy", {kBoth, false}},
+    {"copy_p", {kBoth, false}},
+    {"pvary", {kBoth, false}},
+    {"pcast", {kBoth, false}},
+    {"pmax", {kBoth, false}},
+    {"pmin", {kBoth, false}},
+    {"all_gather", {kBoth, false}},
+    {"all_gather_invariant", {kBoth, false}},
+    {"ppermute", {kBoth, false}},
+    {"all_to_all", {kBoth, false}},
+};
+
+}  // namespace
+
+void mark_narrow_uses(Jaxpr& jx) {
+  const auto to_f32 = [](const Eqn& e) {
+    return e.primitive == "convert_element_type" && e.params.is_object() &&
+           e.params.contains("new_dtype") && e.params["new_dtype"] == "f32";
+  };
+  std::vector<int> converts(jx.types.size(), 0), others(jx.types.size(), 0);
+  for (const Eqn& e : jx.eqns) {
+    for (const Atom& a : e.in) {
+      if (a.is_literal()) continue;
+      (to_f32(e) ? converts : others)[static_cast<std::size_t>(a.var)]++;
+    }
+  }
+  for (const Atom& a : jx.outvars)
+    if (!a.is_literal()) others[static_cast<std::size_t>(a.var)]++;
+  for (Eqn& e : jx.eqns) {
+    e.narrow_use = Eqn::NarrowUse::kRounded;
+    if (e.out.size() != 1) continue;
+    const auto v = static_cast<std::size_t>(e.out[0]);
+    const DType t = jx.types[v].dtype;
+    // bf16 only: an f16 result converted to f32 keeps its rounding (JAX 0.10.2: f16
+    // (x - y).astype(f32) is the f16 difference).
+    if (t != DType::kBF16 || converts[v] == 0) continue;
+    const NarrowSupport* s = narrow_dtype_support(e.primitive);
+    if (s == nullptr || !s->fit) continue;  // its values are its operands': nothing to fold
+    if (s->to_f32 == NarrowSupport::ToF32::kKeeps) continue;
+    e.narrow_use = s->to_f32 == NarrowSupport::ToF32::kFolds && others[v] == 0
+                       ? Eqn::NarrowUse::kUnrounded
+                       : Eqn::NarrowUse::kRefused;
+  }
+}
+
+const NarrowSupport* narrow_dtype_support(std::string_view primitive) {
+  static const std::map<std::string_view, NarrowSupport, std::less<>> kTable = [] {
+    std::map<std::string_view, NarrowSupport, std::less<>> m;
+    for (const Row& r : kRows) m.emplace(r.name, r.s);
+    return m;
+  }();
+  const auto it = kTable.find(primitive);
+  return it == kTable.end() ? nullptr : &it->second;
+}
+
+}  // namespace meshrun::interp

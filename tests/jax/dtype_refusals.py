@@ -1,0 +1,67 @@
+"""Regenerates tests/jax/dtype_refusals/ (issue #49, dtypes): programs of bf16, f16, i8 ... that
+JAX 0.10.2 runs but meshrun cannot run as XLA:CPU does -- each exported from JAX, with a case, and
+the one-line refusal meshrun must give (the case's description, "refusal: " and a part of its
+message) with exit 2 before
+anything runs. tests/jax/dtype_rules_cli_test.cpp runs them.
+
+    build/jax-venv/bin/python tests/jax/dtype_refusals.py
+"""
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import numpy as np  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from jax import lax  # noqa: E402
+
+import dtype_rules as D  # noqa: E402
+
+BF = np.arange(40, dtype=np.float32).astype(jnp.bfloat16)
+K = np.array([0, 3, 1], np.int32)
+# name -> (function, args, a part of meshrun's message)
+REFUSED = {
+    # beyond 32 elements XLA:CPU's order of a bf16 sum is not index order
+    "reduce_sum-bf16-40": (lambda x: lax.reduce_sum(x, (0,)), (BF,), "over 40 elements"),
+    # a primitive not in the table (lib/interp/ops/narrow_dtypes.cpp)
+    "gather-bf16": (lambda x, k: x[k], (BF, K), "meshrun does not run gather on bfloat16"),
+    "cumsum-i8": (lambda x: jnp.cumsum(x, dtype=jnp.int8), (BF[:8].astype(np.int8),),
+                  "meshrun does not run cumsum on int8"),
+    # logistic's bf16 result converted to f32: XLA's fold of its last op not verified
+    "logistic-bf16-to-f32": (lambda x: lax.logistic(x).astype(jnp.float32), (BF[:8],),
+                             "excess precision"),
+    # a bf16 result both converted to f32 (unrounded in XLA) and used as bf16 (rounded)
+    "sub-bf16-mixed-use": (lambda x: (lambda s: s.astype(jnp.float32) + (s * x).astype(jnp.float32))(
+        x - 1), (BF[:8],), "excess precision"),
+}
+
+
+def main():
+    out = os.path.join(HERE, "dtype_refusals")
+    os.makedirs(out, exist_ok=True)
+    for name, (fn, args, refusal) in REFUSED.items():
+        prog, case = D.entry(name, fn, args)
+        case = json.loads(case)
+        case["description"] = "refusal: " + refusal
+        with open(os.path.join(out, name + ".json"), "w") as f:
+            f.write(prog if prog.endswith("\n") else prog + "\n")
+        with open(os.path.join(out, name + ".case.json"), "w") as f:
+            f.write(json.dumps(case) + "\n")
+    # Inputs no case may hold: a bf16 input of 0.1 (not a bf16 value), an i8 of 300.
+    prog, case = D.entry("case-values", lambda x, y: (x, y)[0], (BF[:2], np.array([1, 2], np.int8)))
+    for tag, inp, refusal in [("bf16", {"x": [0.1, 1.0], "y": [1, 2]}, "input.x[0]"),
+                              ("i8", {"x": [0.5, 1.0], "y": [1, 300]}, "input.y[1]")]:
+        c = json.loads(case)
+        c["input"] = inp
+        c["description"] = "refusal: " + refusal
+        with open(os.path.join(out, f"case-values-{tag}.json"), "w") as f:
+            f.write(prog if prog.endswith("\n") else prog + "\n")
+        with open(os.path.join(out, f"case-values-{tag}.case.json"), "w") as f:
+            f.write(json.dumps(c) + "\n")
+    print(f"wrote {len(REFUSED) + 2} refusals to {out}")
+
+
+if __name__ == "__main__":
+    main()
