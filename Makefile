@@ -12,7 +12,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 EXAMPLE := cases/dp-step/example1.json
 BUILD ?= build
 # Under ThreadSanitizer: the collective and mesh tests, the failure tests included.
-TSAN_TESTS ?= collectives|mesh|failure
+TSAN_TESTS ?= ^(collectives|mesh|failure)
 # `make fuzz`: seconds of fuzzing after the hostile inputs ran once each.
 FUZZ_SECONDS ?= 60
 FUZZ_DIR := $(BUILD)/fuzz
