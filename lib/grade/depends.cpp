@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "grade/draws.hpp"
 #include "interp/primitives.hpp"
 #include "support/errors.hpp"
 
@@ -154,17 +155,6 @@ Code make_code(std::size_t n, int sparse, std::mt19937_64& rng) {
   return c;
 }
 
-// A random float32 in +-[0.5, 2) other than `old` (what draw() draws).
-float redrawn(float old, std::mt19937_64& rng) {
-  for (;;) {
-    const std::uint32_t sign = (rng() & 1u) ? 0x80000000u : 0u;
-    const std::uint32_t exponent = (rng() & 1u) ? 126u : 127u;
-    const auto m = static_cast<std::uint32_t>(rng()) & 0x7FFFFFu;
-    const float f = std::bit_cast<float>(sign | (exponent << 23) | m);
-    if (std::bit_cast<std::uint32_t>(f) != std::bit_cast<std::uint32_t>(old)) return f;
-  }
-}
-
 }  // namespace
 
 bool computes(const std::string& primitive) {
@@ -186,14 +176,14 @@ std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const 
                                                  const std::vector<DependsInput>& inputs,
                                                  const std::vector<bool>& redrawable, bool over_run,
                                                  const std::set<const Jaxpr*>& bodies,
-                                                 DependsCap* capped) {
+                                                 const RunPath* follow, DependsCap* capped) {
   constexpr std::size_t kCap = std::size_t{1} << 24;  // numbers kept over the run, all devices
   int devices = 1;
   for (const auto& [axis, n] : mesh) devices *= n;
   Recorder rec(devices, kCap);
   const auto run = [&](const std::vector<Tensor>& in) {
     try {
-      run_observed(lp, mesh, refs(in), rec);
+      run_following(lp, mesh, refs(in), &rec, follow);
       return true;
     } catch (const InternalError&) {
       throw;

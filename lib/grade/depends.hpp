@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "grade/draws.hpp"
 #include "interp/program.hpp"
 #include "tensor/tensor.hpp"
 
@@ -56,7 +57,8 @@ struct DependsFinding {
 // numbers of its shard_map operands as received. `over_run`: the device's values over the run count
 // together and another device's element fails (else only one value holding all of an input fails).
 // nullopt: nothing found, or the runs could not be compared (they took another path, or the
-// values are too many to keep: docs/grading.md).
+// values are too many to keep: docs/grading.md). `follow`: the path every run takes
+// (draws.hpp; null: its own).
 // `capped`, when given: the first device (-1: outside) whose values went past what the runs keep
 // (the numbers after it are not judged), and how many numbers it computed; device -2: none did.
 struct DependsCap {
@@ -64,11 +66,9 @@ struct DependsCap {
   std::size_t numbers = 0;  // over the run (a value of equal numbers counts one)
   std::size_t kept = 0;     // what the runs keep per device
 };
-std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const MeshShape& mesh,
-                                                 const std::vector<Tensor>& base,
-                                                 const std::vector<DependsInput>& inputs,
-                                                 const std::vector<bool>& redrawable, bool over_run,
-                                                 const std::set<const Jaxpr*>& bodies,
-                                                 DependsCap* capped = nullptr);
+std::optional<DependsFinding> held_by_dependence(
+    const LoadedProgram& lp, const MeshShape& mesh, const std::vector<Tensor>& base,
+    const std::vector<DependsInput>& inputs, const std::vector<bool>& redrawable, bool over_run,
+    const std::set<const Jaxpr*>& bodies, const RunPath* follow, DependsCap* capped = nullptr);
 
 }  // namespace meshrun::interp

@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "grade/depends.hpp"
+#include "grade/draws.hpp"
 #include "grade/traffic.hpp"
 #include "interp/eval.hpp"
 #include "interp/ops/control_flow.hpp"
@@ -413,6 +414,16 @@ struct Whole {
   }
 };
 
+// A device's path: a hash of the places and sizes of its values, in the order it computed them.
+std::uint64_t path_step(std::uint64_t path, const Jaxpr& jx, const Eqn* eqn, std::size_t k,
+                        const Value& v) {
+  return (path ^
+          std::hash<const void*>{}(eqn != nullptr ? static_cast<const void*>(eqn)
+                                                  : static_cast<const void*>(&jx)) ^
+          (k << 48) ^ (static_cast<std::uint64_t>(v.t.size()) << 20)) *
+         0x100000001B3ull;
+}
+
 class HoldsObserver final : public ValueObserver {
  public:
   // `bodies`: the shard_map bodies, whose operands as received are a device's own blocks.
@@ -449,11 +460,7 @@ class HoldsObserver final : public ValueObserver {
     if (device < 0 || static_cast<std::size_t>(device) >= devices_.size()) return;
     PerDevice& p = devices_[static_cast<std::size_t>(device)];
     ++p.seq;
-    p.path = (p.path ^
-              std::hash<const void*>{}(eqn != nullptr ? static_cast<const void*>(eqn)
-                                                      : static_cast<const void*>(&jx)) ^
-              (k << 48) ^ (static_cast<std::uint64_t>(v.t.size()) << 20)) *
-             0x100000001B3ull;
+    p.path = path_step(p.path, jx, eqn, k, v);
     const std::uint64_t occurrence =
         p.occurrences[{eqn != nullptr ? static_cast<const void*>(eqn) : &jx, k}]++;
     if (!at_once_ && v.t.size() < min_size_) return;
@@ -773,6 +780,9 @@ std::optional<Binding> bind_run(const LoadedProgram& lp, const Trace& t) {
   }
 }
 
+// The second draw of every check by values that draws twice.
+constexpr std::uint64_t kSecondDraw = 0xD1B54A32D192ED03ull;
+
 // What a check by values works on, in the export `b` bound: the graded inputs (the float32 ones
 // among `names`, with their names), the shard_map bodies, and the other float32 inputs, drawn at
 // random too (not graded).
@@ -782,6 +792,7 @@ struct ByValues {
   std::size_t total = 0;           // their elements
   std::set<const Jaxpr*> bodies;
   std::vector<bool> others;
+  RunPath path;  // the case's (draws.hpp): every run of the checks takes it
 };
 ByValues by_values_of(const LoadedProgram& lp, const Binding& b, const Trace& t,
                       const std::vector<std::string>& names) {
@@ -804,6 +815,15 @@ ByValues by_values_of(const LoadedProgram& lp, const Binding& b, const Trace& t,
   for (std::size_t i = 0; i < lp.def_input.size() && i < b.exp->jaxpr.invars.size(); ++i)
     if (f32(i) && lp.def_input[i] < v.others.size()) v.others[lp.def_input[i]] = true;
   for (const GradedInput& g : v.graded) v.others[g.def_input] = false;
+  if (!v.graded.empty() && v.total < (std::size_t{1} << 21)) {
+    try {
+      run_following(lp, t.mesh, *t.input_values, nullptr, nullptr, &v.path);
+    } catch (const InternalError&) {
+      throw;
+    } catch (const std::exception&) {
+      v.path = {};  // refused on the case: the runs take their own paths
+    }
+  }
   return v;
 }
 
@@ -849,7 +869,7 @@ class ValuesAt final : public ValueObserver {
 // its numbers.
 void keep_following(const LoadedProgram& lp, const MeshShape& mesh,
                     const std::vector<TensorRef>& run_inputs,
-                    const std::vector<GradedInput>& graded,
+                    const std::vector<GradedInput>& graded, const RunPath& path,
                     std::vector<std::vector<Whole>>& on_case) {
   std::set<ValuesAt::Key> wanted;
   for (std::size_t dev = 0; dev < on_case.size(); ++dev)
@@ -865,8 +885,8 @@ void keep_following(const LoadedProgram& lp, const MeshShape& mesh,
     for (float& f : moved[g.def_input].data) f = f * 1.5f + 0.25f;
   ValuesAt same(wanted, devices), other(wanted, devices);
   try {
-    run_observed(lp, mesh, run_inputs, same);
-    run_observed(lp, mesh, refs(moved), other);
+    run_following(lp, mesh, run_inputs, &same, &path);
+    run_following(lp, mesh, refs(moved), &other, &path);
   } catch (const InternalError&) {
     throw;
   } catch (const std::exception&) {
@@ -888,7 +908,7 @@ void keep_following(const LoadedProgram& lp, const MeshShape& mesh,
 std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     const LoadedProgram& lp, const MeshShape& mesh, const std::vector<TensorRef>& run_inputs,
     const std::vector<GradedInput>& graded, const std::vector<bool>& others, HoldScope scope,
-    const std::set<const Jaxpr*>& bodies) {
+    const std::set<const Jaxpr*>& bodies, const RunPath& path) {
   int devices = 1;
   for (const auto& [axis, n] : mesh) devices *= n;
   std::vector<std::vector<Whole>> confirmed(static_cast<std::size_t>(devices));
@@ -907,7 +927,7 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     const Drawn c = case_values(run_inputs, graded, others);
     HoldsObserver obs(c, graded, devices, std::min(scope, HoldScope::kAlive), bodies);
     try {
-      run_observed(lp, mesh, run_inputs, obs);
+      run_following(lp, mesh, run_inputs, &obs, &path);
       for (int dev = 0; dev < devices; ++dev) {
         on_case[static_cast<std::size_t>(dev)] =
             obs.devices()[static_cast<std::size_t>(dev)].wholes;
@@ -919,17 +939,17 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     } catch (const std::exception&) {
     }
   }
-  keep_following(lp, mesh, run_inputs, graded, on_case);
+  keep_following(lp, mesh, run_inputs, graded, path, on_case);
   const bool seen_on_case =
       std::any_of(on_case.begin(), on_case.end(), [](const auto& w) { return !w.empty(); });
   const bool ran_on_case =
       std::any_of(case_path.begin(), case_path.end(), [](std::uint64_t p) { return p != 0; });
 
-  for (const std::uint64_t seed : {kFirstDraw, std::uint64_t{0xD1B54A32D192ED03ull}}) {
+  for (const std::uint64_t seed : {kFirstDraw, kSecondDraw}) {
     const Drawn d = draw(run_inputs, graded, others, seed);
     HoldsObserver obs(d, graded, devices, scope, bodies);
     try {
-      run_observed(lp, mesh, refs(d.inputs), obs);
+      run_following(lp, mesh, refs(d.inputs), &obs, &path);
     } catch (const InternalError&) {
       throw;
     } catch (const std::exception& e) {
@@ -1109,7 +1129,7 @@ std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& l
   for (const auto& [a, size] : t.mesh) devices *= size;
   HandedObserver obs(d, total, devices, v.bodies, derived_in_body);
   try {
-    run_observed(lp, t.mesh, refs(d.inputs), obs);
+    run_following(lp, t.mesh, refs(d.inputs), &obs, &v.path);
   } catch (const InternalError&) {
     throw;
   } catch (const std::exception&) {
@@ -1198,8 +1218,12 @@ std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& l
 // What a check by values on the first draw is keyed by: the mesh, the inputs' shapes and the
 // values of those not drawn (the cases of an exercise share the draws' runs).
 std::string draw_key(const Trace& t, const std::vector<GradedInput>& graded,
-                     const std::vector<bool>& others) {
+                     const std::vector<bool>& others, const RunPath& path) {
   std::string key = mesh_str(t.mesh);
+  for (const auto& choices : path.choices) {  // the path the runs follow
+    key += '/';
+    for (const std::int64_t c : choices) key += std::to_string(c) + ',';
+  }
   for (std::size_t i = 0; i < t.input_values->size(); ++i) {
     const TensorRef& in = t.input_values->at(i);
     key += '|';
@@ -1287,13 +1311,12 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         // The dependence runs on the first draw, once per mesh and inputs a program is graded
         // on (the cases of an exercise share them: the draws replace the float32 ones).
         const auto key_of = [&](const std::vector<GradedInput>& graded,
-                                const std::vector<bool>& others) {
-          return draw_key(t, graded, others);
-        };
+                                const std::vector<bool>& others,
+                                const RunPath& path) { return draw_key(t, graded, others, path); };
         const auto dependence = [&](const std::vector<GradedInput>& graded,
                                     const std::vector<bool>& others,
-                                    const std::set<const Jaxpr*>& bodies) {
-          const std::string key = key_of(graded, others);
+                                    const std::set<const Jaxpr*>& bodies, const RunPath& path) {
+          const std::string key = key_of(graded, others, path);
           std::lock_guard<std::mutex> lock(cache->mutex);
           const auto it = cache->found.find(key);
           if (it != cache->found.end()) return it->second;
@@ -1304,7 +1327,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
           for (const GradedInput& g : graded) redrawable[g.def_input] = true;
           DependsCap capped;
           const auto f = held_by_dependence(lp, t.mesh, d.inputs, inputs, redrawable,
-                                            scope == HoldScope::kRun, bodies, &capped);
+                                            scope == HoldScope::kRun, bodies, &path, &capped);
           cache->found.emplace(key, f);
           cache->capped.emplace(key, capped);
           return f;
@@ -1312,10 +1335,10 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         // A device whose values went past what the dependence runs keep, where the exercise's
         // reference computes far fewer: what it computes after that is not seen, so it fails
         // (2 million numbers of junk first, then a gather, would pass unchecked).
-        const auto past_the_cap =
-            [&](const std::vector<GradedInput>& graded,
-                const std::vector<bool>& others) -> std::optional<std::string> {
-          const std::string key = key_of(graded, others);
+        const auto past_the_cap = [&](const std::vector<GradedInput>& graded,
+                                      const std::vector<bool>& others,
+                                      const RunPath& path) -> std::optional<std::string> {
+          const std::string key = key_of(graded, others, path);
           DependsCap capped;
           {
             std::lock_guard<std::mutex> lock(cache->mutex);
@@ -1344,10 +1367,10 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         // One value that holds every other device's block apart, however encoded (traffic.hpp).
         const auto apart =
             [&](const std::vector<GradedInput>& graded, const std::vector<bool>& others,
-                const std::set<const Jaxpr*>& bodies,
-                const std::vector<std::string>& graded_names) -> std::optional<std::string> {
+                const std::set<const Jaxpr*>& bodies, const std::vector<std::string>& graded_names,
+                const RunPath& path) -> std::optional<std::string> {
           if (graded.empty()) return std::nullopt;
-          const std::string key = key_of(graded, others);
+          const std::string key = key_of(graded, others, path);
           std::lock_guard<std::mutex> lock(cache->mutex);
           const auto it = cache->apart.find(key);
           if (it != cache->apart.end()) return it->second;
@@ -1355,7 +1378,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
           for (const GradedInput& g : graded) in.push_back({g.def_input, g.size});
           const Drawn d = draw(*t.input_values, graded, others, kFirstDraw);
           std::optional<std::string> why_apart;
-          if (const auto f = blocks_apart_in_one_value(lp, t.mesh, d.inputs, in, bodies)) {
+          if (const auto f = blocks_apart_in_one_value(lp, t.mesh, d.inputs, in, bodies, &path)) {
             std::string all;
             for (const std::string& name : graded_names) all += (all.empty() ? "" : " and ") + name;
             why_apart = (f->every_device ? std::string("every device")
@@ -1379,8 +1402,8 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         const std::vector<bool>& others = setup.others;
         bool by_values = false;
         if (!graded.empty() && total < (std::size_t{1} << 21)) {
-          if (const auto wholes =
-                  wholes_by_values(lp, t.mesh, *t.input_values, graded, others, scope, bodies)) {
+          if (const auto wholes = wholes_by_values(lp, t.mesh, *t.input_values, graded, others,
+                                                   scope, bodies, setup.path)) {
             by_values = true;
             for (const Whole& o : wholes->empty() ? std::vector<Whole>{} : (*wholes)[0]) {
               if (o.refused.empty()) continue;
@@ -1457,7 +1480,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
             }
             // No copy of an element anywhere: the elements it holds in other encodings, by
             // dependence (depends.hpp), on the first draw's values.
-            if (const auto f = dependence(graded, others, bodies)) {
+            if (const auto f = dependence(graded, others, bodies, setup.path)) {
               const std::string name =
                   lp.file.inputs[static_cast<std::size_t>(graded[f->input].file_input)].name;
               const std::string who =
@@ -1487,8 +1510,9 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
               }
             }
             if (scope == HoldScope::kValue)
-              if (auto why_apart = apart(graded, others, bodies, setup.names)) return why_apart;
-            if (auto why_cap = past_the_cap(graded, others)) return why_cap;
+              if (auto why_apart = apart(graded, others, bodies, setup.names, setup.path))
+                return why_apart;
+            if (auto why_cap = past_the_cap(graded, others, setup.path)) return why_cap;
             // Last: a device whose path on the case's numbers is not its path on random ones.
             for (std::size_t d = 0; d < wholes->size(); ++d) {
               for (const Whole& o : (*wholes)[d]) {
@@ -1687,7 +1711,7 @@ StructuralRule receives_little(const LoadedProgram& lp, std::vector<std::string>
             if (!bound) return std::nullopt;  // the run bound it: not reached
             const ByValues setup = by_values_of(lp, *bound, t, names);
             if (setup.graded.empty() || setup.total >= (std::size_t{1} << 21)) return std::nullopt;
-            const std::string key = draw_key(t, setup.graded, setup.others);
+            const std::string key = draw_key(t, setup.graded, setup.others, setup.path);
             std::lock_guard<std::mutex> lock(cache->mutex);
             const auto it = cache->found.find(key);
             if (it != cache->found.end()) return it->second;
@@ -1700,9 +1724,11 @@ StructuralRule receives_little(const LoadedProgram& lp, std::vector<std::string>
               std::vector<TrafficInput> in;
               for (const GradedInput& g : setup.graded) in.push_back({g.def_input, g.size});
               const Drawn d = draw(*t.input_values, setup.graded, setup.others, kFirstDraw);
-              const auto mine = received_from_others(lp, t.mesh, d.inputs, in, setup.bodies);
+              const auto mine =
+                  received_from_others(lp, t.mesh, d.inputs, in, setup.bodies, &setup.path);
               if (!mine) return std::nullopt;
-              const auto right = received_from_others(*ref, t.mesh, d.inputs, in, ref_bodies);
+              const auto right =
+                  received_from_others(*ref, t.mesh, d.inputs, in, ref_bodies, nullptr);
               if (!right) return std::nullopt;
               const std::size_t n = mine->received.size();
               std::size_t flagged = 0, first = n, limit = 0;

@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "grade/draws.hpp"
 #include "interp/primitives.hpp"
 #include "shard/mesh_shape.hpp"
 #include "support/errors.hpp"
@@ -123,16 +124,6 @@ class Sites final : public ValueObserver {
   bool base_ = true;
 };
 
-// A random float32 in +-[0.5, 2) other than `old` (as the draws).
-float redrawn(float old, std::mt19937_64& rng) {
-  for (;;) {
-    const std::uint32_t bits = ((rng() & 1u) ? 0x80000000u : 0u) |
-                               (((rng() & 1u) ? 126u : 127u) << 23) |
-                               (static_cast<std::uint32_t>(rng()) & 0x7FFFFFu);
-    if (bits != std::bit_cast<std::uint32_t>(old)) return std::bit_cast<float>(bits);
-  }
-}
-
 // The base run, and per device which graded elements it was handed (by their bits: the draw's
 // are distinct): [device][graded input][element].
 struct Based {
@@ -148,9 +139,9 @@ int device_count(const MeshShape& mesh) {
 }
 
 bool run_on(const LoadedProgram& lp, const MeshShape& mesh, const std::vector<Tensor>& in,
-            Sites& sites) {
+            Sites& sites, const RunPath* follow) {
   try {
-    run_observed(lp, mesh, refs(in), sites);
+    run_following(lp, mesh, refs(in), &sites, follow);
     sites.finish();
     return true;
   } catch (const InternalError&) {
@@ -162,9 +153,10 @@ bool run_on(const LoadedProgram& lp, const MeshShape& mesh, const std::vector<Te
 
 std::optional<Based> base_run(const LoadedProgram& lp, const MeshShape& mesh,
                               const std::vector<Tensor>& base,
-                              const std::vector<TrafficInput>& graded, Sites& sites) {
+                              const std::vector<TrafficInput>& graded, Sites& sites,
+                              const RunPath* follow) {
   sites.start(true);
-  if (!run_on(lp, mesh, base, sites) || sites.too_many()) return std::nullopt;
+  if (!run_on(lp, mesh, base, sites, follow) || sites.too_many()) return std::nullopt;
   Based b;
   for (Sites::Slot& s : sites.slots()) {
     std::vector<std::vector<bool>> h;
@@ -184,9 +176,10 @@ std::optional<Based> base_run(const LoadedProgram& lp, const MeshShape& mesh,
 std::optional<Traffic> received_from_others(const LoadedProgram& lp, const MeshShape& mesh,
                                             const std::vector<Tensor>& base,
                                             const std::vector<TrafficInput>& graded,
-                                            const std::set<const Jaxpr*>& bodies) {
+                                            const std::set<const Jaxpr*>& bodies,
+                                            const RunPath* follow) {
   Sites sites(device_count(mesh), mesh, bodies, kCap);
-  const std::optional<Based> based = base_run(lp, mesh, base, graded, sites);
+  const std::optional<Based> based = base_run(lp, mesh, base, graded, sites, follow);
   if (!based) return std::nullopt;
   const auto& has = based->has;
   const std::size_t d = has.size();
@@ -219,7 +212,7 @@ std::optional<Traffic> received_from_others(const LoadedProgram& lp, const MeshS
     }
     if (t.foreign[dev] == 0) continue;
     sites.start(false);
-    if (!run_on(lp, mesh, redraw, sites)) return std::nullopt;
+    if (!run_on(lp, mesh, redraw, sites, follow)) return std::nullopt;
     // Distinct numbers (by their bits on the base run): a sum received again, all_gathered
     // after a reduce_scatter, says nothing new.
     const Sites::Slot& s = sites.slots()[dev];
@@ -246,9 +239,10 @@ std::optional<ApartFinding> blocks_apart_in_one_value(const LoadedProgram& lp,
                                                       const MeshShape& mesh,
                                                       const std::vector<Tensor>& base,
                                                       const std::vector<TrafficInput>& graded,
-                                                      const std::set<const Jaxpr*>& bodies) {
+                                                      const std::set<const Jaxpr*>& bodies,
+                                                      const RunPath* follow) {
   Sites sites(device_count(mesh), mesh, bodies, kCap);
-  const std::optional<Based> based = base_run(lp, mesh, base, graded, sites);
+  const std::optional<Based> based = base_run(lp, mesh, base, graded, sites, follow);
   if (!based) return std::nullopt;
   const auto& has = based->has;
   // The blocks: the devices' handed sets, which must not overlap (a split over one axis).
@@ -288,7 +282,7 @@ std::optional<ApartFinding> blocks_apart_in_one_value(const LoadedProgram& lp,
         if (blocks[b][flat] && g.def_input < redraw.size())
           redraw[g.def_input].data[e] = redrawn(redraw[g.def_input].data[e], rng);
     sites.start(false);
-    if (!run_on(lp, mesh, redraw, sites)) return std::nullopt;
+    if (!run_on(lp, mesh, redraw, sites, follow)) return std::nullopt;
     for (std::size_t dev = 0; dev < has.size(); ++dev) {
       const Sites::Slot& s = sites.slots()[dev];
       for (std::size_t i = 0; i < s.sites.size() && i < s.until; ++i)

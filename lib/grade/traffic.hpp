@@ -13,6 +13,7 @@
 #include <set>
 #include <vector>
 
+#include "grade/draws.hpp"
 #include "interp/program.hpp"
 #include "tensor/tensor.hpp"
 
@@ -36,11 +37,13 @@ struct Traffic {
 };
 
 // Runs `lp` on `base` (the graded inputs' elements distinct random numbers), then once per device
-// with every graded element it was not handed redrawn. nullopt when a run fails.
+// with every graded element it was not handed redrawn, every run taking the
+// path `follow` (draws.hpp; null: its own). nullopt when a run fails.
 std::optional<Traffic> received_from_others(const LoadedProgram& lp, const MeshShape& mesh,
                                             const std::vector<Tensor>& base,
                                             const std::vector<TrafficInput>& graded,
-                                            const std::set<const Jaxpr*>& bodies);
+                                            const std::set<const Jaxpr*>& bodies,
+                                            const RunPath* follow);
 
 // How many numbers each device computes over the run (a value of equal numbers counts one);
 // nullopt when the run fails.
@@ -67,6 +70,7 @@ std::optional<ApartFinding> blocks_apart_in_one_value(const LoadedProgram& lp,
                                                       const MeshShape& mesh,
                                                       const std::vector<Tensor>& base,
                                                       const std::vector<TrafficInput>& graded,
-                                                      const std::set<const Jaxpr*>& bodies);
+                                                      const std::set<const Jaxpr*>& bodies,
+                                                      const RunPath* follow);
 
 }  // namespace meshrun::interp
