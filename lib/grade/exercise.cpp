@@ -283,6 +283,8 @@ std::shared_ptr<Exercise> exercise_from_json(const json& root) {
       (inputs ? ex->input_dtypes : ex->output_dtypes).push_back(t);
     }
   }
+  ex->positive.assign(def.inputs.size(), false);
+  for (const std::size_t i : positive) ex->positive[i] = true;
   def.check_values = positive_check(positive, positive_names);
   ex->reference = R::string(R::member(root, "", "reference"), "reference");
   ex->cases = R::string(R::member(root, "", "cases"), "cases");

@@ -35,7 +35,8 @@ struct Exercise : Graded {
   // That file read and built, when load_exercise_folder read it (no built-in program has the
   // exercise's name); else nullptr, and a rule needing the reference reads it on first use.
   std::shared_ptr<const LoadedProgram> reference_program;
-  std::string cases;  // the example cases' folder, relative to `folder`
+  std::string cases;           // the example cases' folder, relative to `folder`
+  std::vector<bool> positive;  // per input of def: marked "positive" (lr), drawn as the case's
   // Each rule as written, checked at parse: a known kind, its fields of the right types, naming
   // the exercise's own inputs, outputs and axes.
   std::vector<nlohmann::json> rules;

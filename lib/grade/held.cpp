@@ -792,7 +792,10 @@ struct ByValues {
   std::size_t total = 0;           // their elements
   std::set<const Jaxpr*> bodies;
   std::vector<bool> others;
-  RunPath path;  // the case's (draws.hpp): every run of the checks takes it
+  RunPath path;  // the case's decisions (draws.hpp)
+  // The first draw's own decisions are not the case's: the checks that run twice (no device
+  // holds a full input) run again taking the case's.
+  bool decides = false;
 };
 ByValues by_values_of(const LoadedProgram& lp, const Binding& b, const Trace& t,
                       const std::vector<std::string>& names) {
@@ -818,10 +821,14 @@ ByValues by_values_of(const LoadedProgram& lp, const Binding& b, const Trace& t,
   if (!v.graded.empty() && v.total < (std::size_t{1} << 21)) {
     try {
       run_following(lp, t.mesh, *t.input_values, nullptr, nullptr, &v.path);
+      RunPath own;
+      run_following(lp, t.mesh, refs(draw(*t.input_values, v.graded, v.others, kFirstDraw).inputs),
+                    nullptr, nullptr, &own);
+      v.decides = own.hash() != v.path.hash();
     } catch (const InternalError&) {
       throw;
     } catch (const std::exception&) {
-      v.path = {};  // refused on the case: the runs take their own paths
+      v.decides = false;  // refused on the case, or on the draw: the runs take their own
     }
   }
   return v;
@@ -869,7 +876,7 @@ class ValuesAt final : public ValueObserver {
 // its numbers.
 void keep_following(const LoadedProgram& lp, const MeshShape& mesh,
                     const std::vector<TensorRef>& run_inputs,
-                    const std::vector<GradedInput>& graded, const RunPath& path,
+                    const std::vector<GradedInput>& graded, const RunPath* path,
                     std::vector<std::vector<Whole>>& on_case) {
   std::set<ValuesAt::Key> wanted;
   for (std::size_t dev = 0; dev < on_case.size(); ++dev)
@@ -885,8 +892,8 @@ void keep_following(const LoadedProgram& lp, const MeshShape& mesh,
     for (float& f : moved[g.def_input].data) f = f * 1.5f + 0.25f;
   ValuesAt same(wanted, devices), other(wanted, devices);
   try {
-    run_following(lp, mesh, run_inputs, &same, &path);
-    run_following(lp, mesh, refs(moved), &other, &path);
+    run_following(lp, mesh, run_inputs, &same, path);
+    run_following(lp, mesh, refs(moved), &other, path);
   } catch (const InternalError&) {
     throw;
   } catch (const std::exception&) {
@@ -908,7 +915,7 @@ void keep_following(const LoadedProgram& lp, const MeshShape& mesh,
 std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     const LoadedProgram& lp, const MeshShape& mesh, const std::vector<TensorRef>& run_inputs,
     const std::vector<GradedInput>& graded, const std::vector<bool>& others, HoldScope scope,
-    const std::set<const Jaxpr*>& bodies, const RunPath& path) {
+    const std::set<const Jaxpr*>& bodies, const RunPath* path) {
   int devices = 1;
   for (const auto& [axis, n] : mesh) devices *= n;
   std::vector<std::vector<Whole>> confirmed(static_cast<std::size_t>(devices));
@@ -927,7 +934,7 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     const Drawn c = case_values(run_inputs, graded, others);
     HoldsObserver obs(c, graded, devices, std::min(scope, HoldScope::kAlive), bodies);
     try {
-      run_following(lp, mesh, run_inputs, &obs, &path);
+      run_following(lp, mesh, run_inputs, &obs, path);
       for (int dev = 0; dev < devices; ++dev) {
         on_case[static_cast<std::size_t>(dev)] =
             obs.devices()[static_cast<std::size_t>(dev)].wholes;
@@ -949,7 +956,7 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     const Drawn d = draw(run_inputs, graded, others, seed);
     HoldsObserver obs(d, graded, devices, scope, bodies);
     try {
-      run_following(lp, mesh, refs(d.inputs), &obs, &path);
+      run_following(lp, mesh, refs(d.inputs), &obs, path);
     } catch (const InternalError&) {
       throw;
     } catch (const std::exception& e) {
@@ -1252,12 +1259,9 @@ std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& l
 // What a check by values on the first draw is keyed by: the mesh, the inputs' shapes and the
 // values of those not drawn (the cases of an exercise share the draws' runs).
 std::string draw_key(const Trace& t, const std::vector<GradedInput>& graded,
-                     const std::vector<bool>& others, const RunPath& path) {
+                     const std::vector<bool>& others, const RunPath* path) {
   std::string key = mesh_str(t.mesh);
-  for (const auto& choices : path.choices) {  // the path the runs follow
-    key += '/';
-    for (const std::int64_t c : choices) key += std::to_string(c) + ',';
-  }
+  if (path != nullptr) key += '/' + std::to_string(path->hash());  // the decisions the runs take
   for (std::size_t i = 0; i < t.input_values->size(); ++i) {
     const TensorRef& in = t.input_values->at(i);
     key += '|';
@@ -1346,10 +1350,10 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         // on (the cases of an exercise share them: the draws replace the float32 ones).
         const auto key_of = [&](const std::vector<GradedInput>& graded,
                                 const std::vector<bool>& others,
-                                const RunPath& path) { return draw_key(t, graded, others, path); };
+                                const RunPath* path) { return draw_key(t, graded, others, path); };
         const auto dependence = [&](const std::vector<GradedInput>& graded,
                                     const std::vector<bool>& others,
-                                    const std::set<const Jaxpr*>& bodies, const RunPath& path) {
+                                    const std::set<const Jaxpr*>& bodies, const RunPath* path) {
           const std::string key = key_of(graded, others, path);
           std::lock_guard<std::mutex> lock(cache->mutex);
           const auto it = cache->found.find(key);
@@ -1361,7 +1365,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
           for (const GradedInput& g : graded) redrawable[g.def_input] = true;
           DependsCap capped;
           const auto f = held_by_dependence(lp, t.mesh, d.inputs, inputs, redrawable,
-                                            scope == HoldScope::kRun, bodies, &path, &capped);
+                                            scope == HoldScope::kRun, bodies, path, &capped);
           cache->found.emplace(key, f);
           cache->capped.emplace(key, capped);
           return f;
@@ -1371,7 +1375,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         // (2 million numbers of junk first, then a gather, would pass unchecked).
         const auto past_the_cap = [&](const std::vector<GradedInput>& graded,
                                       const std::vector<bool>& others,
-                                      const RunPath& path) -> std::optional<std::string> {
+                                      const RunPath* path) -> std::optional<std::string> {
           const std::string key = key_of(graded, others, path);
           DependsCap capped;
           {
@@ -1402,7 +1406,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         const auto apart =
             [&](const std::vector<GradedInput>& graded, const std::vector<bool>& others,
                 const std::set<const Jaxpr*>& bodies, const std::vector<std::string>& graded_names,
-                const RunPath& path) -> std::optional<std::string> {
+                const RunPath* path) -> std::optional<std::string> {
           if (graded.empty()) return std::nullopt;
           const std::string key = key_of(graded, others, path);
           std::lock_guard<std::mutex> lock(cache->mutex);
@@ -1412,7 +1416,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
           for (const GradedInput& g : graded) in.push_back({g.def_input, g.size});
           const Drawn d = draw(*t.input_values, graded, others, kFirstDraw);
           std::optional<std::string> why_apart;
-          if (const auto f = blocks_apart_in_one_value(lp, t.mesh, d.inputs, in, bodies, &path)) {
+          if (const auto f = blocks_apart_in_one_value(lp, t.mesh, d.inputs, in, bodies, path)) {
             std::string all;
             for (const std::string& name : graded_names) all += (all.empty() ? "" : " and ") + name;
             why_apart = (f->every_device ? std::string("every device")
@@ -1435,126 +1439,136 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         const std::set<const Jaxpr*>& bodies = setup.bodies;
         const std::vector<bool>& others = setup.others;
         bool by_values = false;
-        if (!graded.empty() && total < (std::size_t{1} << 21)) {
-          if (const auto wholes = wholes_by_values(lp, t.mesh, *t.input_values, graded, others,
-                                                   scope, bodies, setup.path)) {
-            by_values = true;
-            for (const Whole& o : wholes->empty() ? std::vector<Whole>{} : (*wholes)[0]) {
-              if (o.refused.empty()) continue;
-              std::string all;
-              for (const std::string& name : setup.names)
-                all += (all.empty() ? "" : " and ") + name;
-              return "the program runs on the case but fails on random values of the same shapes "
-                     "in place of " +
-                     all + " (" + o.refused +
-                     "): what its devices hold cannot be checked, and a right program computes "
-                     "on any values";
-            }
-            for (std::size_t d = 0; d < wholes->size(); ++d) {
-              // A value or values alive at once, where there are (the more precise place);
-              // else the run's union; else elements of another device's block.
-              std::vector<Whole> ws;
-              for (const Whole& o : (*wholes)[d])
-                if (!o.outside && !o.path) ws.push_back(o);
-              if (ws.empty()) continue;
-              const auto precise = std::find_if(
-                  ws.begin(), ws.end(), [](const Whole& o) { return !o.over_run && !o.foreign; });
-              const auto run =
-                  std::find_if(ws.begin(), ws.end(), [](const Whole& o) { return o.over_run; });
-              const Whole& w = precise != ws.end() ? *precise : run != ws.end() ? *run : ws.front();
-              std::size_t same = 0;
-              for (const auto& on : *wholes) {
-                same += std::any_of(on.begin(), on.end(), [&](const Whole& o) {
-                  return o.jx == w.jx && o.eqn == w.eqn && o.k == w.k && o.graded == w.graded;
-                });
+        // Two passes (draws.hpp): the runs on drawn numbers taking their own decisions (a
+        // value that encodes elements as bits or integers is then seen), then, where those are
+        // not the case's, taking the case's (what the program does there).
+        std::vector<const RunPath*> passes = {nullptr};
+        if (setup.decides) passes.push_back(&setup.path);
+        for (const RunPath* follow : passes) {
+          if (!graded.empty() && total < (std::size_t{1} << 21)) {
+            if (const auto wholes = wholes_by_values(lp, t.mesh, *t.input_values, graded, others,
+                                                     scope, bodies, follow)) {
+              by_values = true;
+              for (const Whole& o : wholes->empty() ? std::vector<Whole>{} : (*wholes)[0]) {
+                if (o.refused.empty()) continue;
+                std::string all;
+                for (const std::string& name : setup.names)
+                  all += (all.empty() ? "" : " and ") + name;
+                return "the program runs on the case but fails on random values of the same shapes "
+                       "in place of " +
+                       all + " (" + o.refused +
+                       "): what its devices hold cannot be checked, and a right program computes "
+                       "on any values";
               }
-              const Type& type =
-                  w.eqn != nullptr ? w.jx->types[w.eqn->out[w.k]] : w.jx->types[w.jx->invars[w.k]];
-              const std::string name =
-                  lp.file.inputs[static_cast<std::size_t>(graded[w.graded].file_input)].name;
-              std::string how;
-              if (w.eqn != nullptr) {
-                how = w.eqn->primitive + at(*w.eqn);
-              } else {
-                how = "as it is handed in";
-                for (const auto& sm : lp.compiled.of(b.exp).shard_maps)
-                  if (sm->body != nullptr && sm->body->run == w.jx)
-                    how = "as the shard_map hands it in" + at(*sm->eqn);
+              for (std::size_t d = 0; d < wholes->size(); ++d) {
+                // A value or values alive at once, where there are (the more precise place);
+                // else the run's union; else elements of another device's block.
+                std::vector<Whole> ws;
+                for (const Whole& o : (*wholes)[d])
+                  if (!o.outside && !o.path) ws.push_back(o);
+                if (ws.empty()) continue;
+                const auto precise = std::find_if(
+                    ws.begin(), ws.end(), [](const Whole& o) { return !o.over_run && !o.foreign; });
+                const auto run =
+                    std::find_if(ws.begin(), ws.end(), [](const Whole& o) { return o.over_run; });
+                const Whole& w = precise != ws.end() ? *precise
+                                 : run != ws.end()   ? *run
+                                                     : ws.front();
+                std::size_t same = 0;
+                for (const auto& on : *wholes) {
+                  same += std::any_of(on.begin(), on.end(), [&](const Whole& o) {
+                    return o.jx == w.jx && o.eqn == w.eqn && o.k == w.k && o.graded == w.graded;
+                  });
+                }
+                const Type& type = w.eqn != nullptr ? w.jx->types[w.eqn->out[w.k]]
+                                                    : w.jx->types[w.jx->invars[w.k]];
+                const std::string name =
+                    lp.file.inputs[static_cast<std::size_t>(graded[w.graded].file_input)].name;
+                std::string how;
+                if (w.eqn != nullptr) {
+                  how = w.eqn->primitive + at(*w.eqn);
+                } else {
+                  how = "as it is handed in";
+                  for (const auto& sm : lp.compiled.of(b.exp).shard_maps)
+                    if (sm->body != nullptr && sm->body->run == w.jx)
+                      how = "as the shard_map hands it in" + at(*sm->eqn);
+                }
+                const std::string who = same == wholes->size() ? std::string("every device")
+                                                               : "device " + std::to_string(d);
+                if (w.foreign) {
+                  return who + " holds " + std::to_string(w.pieces) + " element" +
+                         (w.pieces == 1 ? "" : "s") + " of " + name + " " + whole_type(name) +
+                         " from outside its block (the first in " + declared(type) + ", " + how +
+                         "): it computes with another device's share of " + name;
+                }
+                if (w.over_run) {
+                  return who + " receives every element of " + name + " " + whole_type(name) +
+                         " over the run, in " + std::to_string(w.pieces) +
+                         " values never all alive at once (the last: " + declared(type) + ", " +
+                         how + "): it computes with all of " + name + ", not its block";
+                }
+                if (w.pieces > 1) {
+                  return who + " holds all the elements of " + name + " " + whole_type(name) +
+                         " in " + std::to_string(w.pieces) +
+                         " values alive at once (the last: " + declared(type) + ", " + how + ")";
+                }
+                return who + " holds " + declared(type) + ", all the elements of " + name + " " +
+                       whole_type(name) + " (" + how + ")";
               }
-              const std::string who = same == wholes->size() ? std::string("every device")
-                                                             : "device " + std::to_string(d);
-              if (w.foreign) {
-                return who + " holds " + std::to_string(w.pieces) + " element" +
-                       (w.pieces == 1 ? "" : "s") + " of " + name + " " + whole_type(name) +
-                       " from outside its block (the first in " + declared(type) + ", " + how +
-                       "): it computes with another device's share of " + name;
+              for (const Whole& o : wholes->empty() ? std::vector<Whole>{} : (*wholes)[0]) {
+                if (!o.outside) continue;
+                const std::string name =
+                    lp.file.inputs[static_cast<std::size_t>(graded[o.graded].file_input)].name;
+                return o.eqn->primitive + at(*o.eqn) + " computes on all of " + name + " " +
+                       whole_type(name) +
+                       " outside every shard_map (an operand holds every element of it, by "
+                       "values): the work of every device, done on one";
               }
-              if (w.over_run) {
-                return who + " receives every element of " + name + " " + whole_type(name) +
-                       " over the run, in " + std::to_string(w.pieces) +
-                       " values never all alive at once (the last: " + declared(type) + ", " + how +
-                       "): it computes with all of " + name + ", not its block";
+              // No copy of an element anywhere: the elements it holds in other encodings, by
+              // dependence (depends.hpp), on the first draw's values.
+              if (const auto f = dependence(graded, others, bodies, follow)) {
+                const std::string name =
+                    lp.file.inputs[static_cast<std::size_t>(graded[f->input].file_input)].name;
+                const std::string who =
+                    f->every_device ? "every device" : "device " + std::to_string(f->device);
+                const std::string enc = " (numbers each computed from one element of " + name +
+                                        " alone, which give it back: an encoding of it, seen by "
+                                        "redrawing its elements)";
+                switch (f->kind) {
+                  case DependsFinding::kOutside:
+                    return f->eqn->primitive + at(*f->eqn) + " computes on all of " + name + " " +
+                           whole_type(name) + " outside every shard_map, held encoded" + enc +
+                           ": the work of every device, done on one";
+                  case DependsFinding::kWhole:
+                    return who + " holds every element of " + name + " " + whole_type(name) +
+                           " encoded in one value (" + place(f->jx, f->eqn, f->k) + ")" + enc;
+                  case DependsFinding::kOverRun:
+                    return who + " holds every element of " + name + " " + whole_type(name) +
+                           " encoded over the run, in " + std::to_string(f->values) +
+                           " values (the last: " + place(f->jx, f->eqn, f->k) + ")" + enc +
+                           ": it computes with all of " + name + ", not its block";
+                  case DependsFinding::kForeign:
+                    return who + " holds " + std::to_string(f->elements) + " element" +
+                           (f->elements == 1 ? "" : "s") + " of " + name + " " + whole_type(name) +
+                           " from outside its block, encoded (the first in " +
+                           place(f->jx, f->eqn, f->k) + ")" + enc +
+                           ": it computes with another device's share of " + name;
+                }
               }
-              if (w.pieces > 1) {
-                return who + " holds all the elements of " + name + " " + whole_type(name) +
-                       " in " + std::to_string(w.pieces) +
-                       " values alive at once (the last: " + declared(type) + ", " + how + ")";
-              }
-              return who + " holds " + declared(type) + ", all the elements of " + name + " " +
-                     whole_type(name) + " (" + how + ")";
-            }
-            for (const Whole& o : wholes->empty() ? std::vector<Whole>{} : (*wholes)[0]) {
-              if (!o.outside) continue;
-              const std::string name =
-                  lp.file.inputs[static_cast<std::size_t>(graded[o.graded].file_input)].name;
-              return o.eqn->primitive + at(*o.eqn) + " computes on all of " + name + " " +
-                     whole_type(name) +
-                     " outside every shard_map (an operand holds every element of it, by "
-                     "values): the work of every device, done on one";
-            }
-            // No copy of an element anywhere: the elements it holds in other encodings, by
-            // dependence (depends.hpp), on the first draw's values.
-            if (const auto f = dependence(graded, others, bodies, setup.path)) {
-              const std::string name =
-                  lp.file.inputs[static_cast<std::size_t>(graded[f->input].file_input)].name;
-              const std::string who =
-                  f->every_device ? "every device" : "device " + std::to_string(f->device);
-              const std::string enc =
-                  " (numbers each computed from one element of " + name +
-                  " alone, which give it back: an encoding of it, seen by redrawing its elements)";
-              switch (f->kind) {
-                case DependsFinding::kOutside:
-                  return f->eqn->primitive + at(*f->eqn) + " computes on all of " + name + " " +
-                         whole_type(name) + " outside every shard_map, held encoded" + enc +
-                         ": the work of every device, done on one";
-                case DependsFinding::kWhole:
-                  return who + " holds every element of " + name + " " + whole_type(name) +
-                         " encoded in one value (" + place(f->jx, f->eqn, f->k) + ")" + enc;
-                case DependsFinding::kOverRun:
-                  return who + " holds every element of " + name + " " + whole_type(name) +
-                         " encoded over the run, in " + std::to_string(f->values) +
-                         " values (the last: " + place(f->jx, f->eqn, f->k) + ")" + enc +
-                         ": it computes with all of " + name + ", not its block";
-                case DependsFinding::kForeign:
-                  return who + " holds " + std::to_string(f->elements) + " element" +
-                         (f->elements == 1 ? "" : "s") + " of " + name + " " + whole_type(name) +
-                         " from outside its block, encoded (the first in " +
-                         place(f->jx, f->eqn, f->k) + ")" + enc +
-                         ": it computes with another device's share of " + name;
-              }
-            }
-            if (scope == HoldScope::kValue)
-              if (auto why_apart = apart(graded, others, bodies, setup.names, setup.path))
-                return why_apart;
-            if (auto why_cap = past_the_cap(graded, others, setup.path)) return why_cap;
-            // Last: a device whose path on the case's numbers is not its path on random ones.
-            for (std::size_t d = 0; d < wholes->size(); ++d) {
-              for (const Whole& o : (*wholes)[d]) {
-                if (!o.path) continue;
-                return "device " + std::to_string(d) +
-                       " computes other values on the case's numbers than on random numbers in "
-                       "their place (a cond or a loop that depends on the values): what it does "
-                       "on the case is not what the values checks saw";
+              if (scope == HoldScope::kValue)
+                if (auto why_apart = apart(graded, others, bodies, setup.names, follow))
+                  return why_apart;
+              if (auto why_cap = past_the_cap(graded, others, follow)) return why_cap;
+              // Last: a device whose path on the case's numbers is not its path on random ones
+              // (where no second pass takes the case's decisions).
+              for (std::size_t d = 0; d < wholes->size() && passes.size() == 1; ++d) {
+                for (const Whole& o : (*wholes)[d]) {
+                  if (!o.path) continue;
+                  return "device " + std::to_string(d) +
+                         " computes other values on the case's numbers than on random numbers in "
+                         "their place (a cond or a loop that depends on the values): what it does "
+                         "on the case is not what the values checks saw";
+                }
               }
             }
           }
@@ -1745,7 +1759,7 @@ StructuralRule receives_little(const LoadedProgram& lp, std::vector<std::string>
             if (!bound) return std::nullopt;  // the run bound it: not reached
             const ByValues setup = by_values_of(lp, *bound, t, names);
             if (setup.graded.empty() || setup.total >= (std::size_t{1} << 21)) return std::nullopt;
-            const std::string key = draw_key(t, setup.graded, setup.others, setup.path);
+            const std::string key = draw_key(t, setup.graded, setup.others, &setup.path);
             std::lock_guard<std::mutex> lock(cache->mutex);
             const auto it = cache->found.find(key);
             if (it != cache->found.end()) return it->second;

@@ -10,6 +10,7 @@
 #include "grade/held.hpp"
 #include "interp/program.hpp"
 #include "grade/rules.hpp"
+#include "grade/same_function.hpp"
 
 namespace meshrun::interp {
 namespace {
@@ -161,6 +162,9 @@ RuleKinds shipped() {
            return traced_rule(cx.lp.file, exp, s["input"].get<std::string>());
          },
          nullptr});
+  k.add({"same_function", {}, nullptr, [](const json&, const RuleContext& cx) {
+           return same_function(cx.lp, cx.exercise.positive, reference_file_of(cx.exercise));
+         }});
   k.add({"receives_little",
          {{"inputs", F::kInputs}},
          nullptr,

@@ -172,6 +172,7 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
       try {
         outs = step.prim->eval(eqn, ops, std::span<const bool>(owned, ops.size()), ctx);
         fit_narrow(eqn, outs);
+        if (ctx.observer != nullptr) ctx.observer->pin(device, eqn, outs);
       } catch (const PrimitiveError& err) {
         rethrow_at(err, eqn, ctx);
       }

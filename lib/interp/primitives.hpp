@@ -43,13 +43,13 @@ class ValueObserver {
   // Result `k` of `eqn` in `jx` -- or, with `eqn` null, the k-th operand `jx` receives -- on
   // device `device` (-1: outside every shard_map). Called from the device's own thread.
   virtual void seen(int device, const Jaxpr& jx, const Eqn* eqn, std::size_t k, const Value& v) = 0;
-  // Where a run's path depends on the values: cond `eqn`'s branch index, or a while loop's go on
-  // (1) or stop (0), as the device computed it; the run takes what this returns (a run that
-  // follows another's path: grading's draws follow the case's). Called from the device's thread.
-  virtual std::int64_t steer(int device, const Eqn& eqn, std::int64_t computed) {
+  // The results of primitive `eqn` as the device computed them, before they are seen or used:
+  // the observer may replace them with values of the same types (a run that takes another run's
+  // decisions: grading's draws take the case's). Called from the device's thread.
+  virtual void pin(int device, const Eqn& eqn, std::vector<Value>& outs) {
     (void)device;
     (void)eqn;
-    return computed;
+    (void)outs;
   }
 };
 

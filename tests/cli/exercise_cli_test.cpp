@@ -71,7 +71,7 @@ BOOST_AUTO_TEST_CASE(a_fourth_exercise_is_a_folder_and_needs_no_cpp) {
   const Result right = run({"check", "--program", "cases/submissions/dp-step/right.json",
                             "--exercise", dir, dir + "/cases"});
   BOOST_TEST(right.code == 0, right.out << right.err);
-  BOOST_TEST(has(right.out, "numbers ok; structure ok (9 rules)"), right.out);
+  BOOST_TEST(has(right.out, "numbers ok; structure ok (10 rules)"), right.out);
   BOOST_TEST(has(right.out, "2 passed, 0 failed"), right.out);
 
   // The update rule runs the exercise's reference -- here the program file it names -- and

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "interp/compiled.hpp"
-#include "mesh/device.hpp"
 #include "interp/prim_util.hpp"
 
 namespace meshrun::interp {
@@ -143,12 +142,6 @@ Shape declared_shape(const Jaxpr& jx, const Atom& a, const PrimContext& ctx) {
   return s;
 }
 
-// A path choice as the run takes it: the observer's, on an observed run (ValueObserver::steer).
-std::int64_t steered(const PrimContext& ctx, const Eqn& eqn, std::int64_t computed) {
-  if (ctx.observer == nullptr) return computed;
-  return ctx.observer->steer(ctx.device != nullptr ? ctx.device->index() : -1, eqn, computed);
-}
-
 std::vector<Value> scan_eval(const ControlPlan& p, std::vector<Value> in, const PrimContext& ctx,
                              const BodyRunner& run) {
   const auto nc = static_cast<std::size_t>(p.num_consts);
@@ -194,8 +187,8 @@ std::vector<Value> scan_eval(const ControlPlan& p, std::vector<Value> in, const 
   return result;
 }
 
-std::vector<Value> while_eval(const ControlPlan& p, const Eqn& eqn, std::vector<Value> in,
-                              const PrimContext& ctx, const BodyRunner& run) {
+std::vector<Value> while_eval(const ControlPlan& p, std::vector<Value> in, const PrimContext& ctx,
+                              const BodyRunner& run) {
   const auto cn = static_cast<std::size_t>(p.cond_nconsts);
   const auto bn = static_cast<std::size_t>(p.body_nconsts);
   std::vector<Value> carry;
@@ -204,7 +197,7 @@ std::vector<Value> while_eval(const ControlPlan& p, const Eqn& eqn, std::vector<
     std::vector<Value> cargs = copies(in, 0, cn);
     cargs.insert(cargs.end(), carry.begin(), carry.end());
     const std::vector<Value> pred = run(*p.bodies.at(0), std::move(cargs));
-    if (steered(ctx, eqn, pred.at(0).t.data.at(0) != 0.0f ? 1 : 0) == 0) break;
+    if (pred.at(0).t.data.at(0) == 0.0f) break;
     if (iterations >= ctx.max_while_iterations) {
       fail("while: still running after " + std::to_string(ctx.max_while_iterations) +
            " iterations, the most a while loop may take (--max-while-iterations N raises it)");
@@ -216,11 +209,10 @@ std::vector<Value> while_eval(const ControlPlan& p, const Eqn& eqn, std::vector<
   return carry;
 }
 
-std::vector<Value> cond_eval(const ControlPlan& p, const Eqn& eqn, std::vector<Value> in,
-                             const PrimContext& ctx, const BodyRunner& run) {
+std::vector<Value> cond_eval(const ControlPlan& p, std::vector<Value> in, const BodyRunner& run) {
   const float v = in.at(0).t.data.at(0);
   const auto n = static_cast<std::int64_t>(p.bodies.size());
-  const auto index = steered(ctx, eqn, static_cast<std::int64_t>(v));
+  const auto index = static_cast<std::int64_t>(v);
   if (index < 0 || index >= n) {
     fail("cond: index " + std::to_string(index) + " is outside its " + count_str(n, "branch") +
          " (lax.switch clamps its index; a cond's must be in range)");
@@ -276,9 +268,9 @@ std::vector<Value> control_eval(const ControlPlan& plan, const Eqn& eqn, std::ve
     case Primitive::Control::kScan:
       return scan_eval(plan, std::move(in), ctx, run);
     case Primitive::Control::kWhile:
-      return while_eval(plan, eqn, std::move(in), ctx, run);
+      return while_eval(plan, std::move(in), ctx, run);
     case Primitive::Control::kCond:
-      return cond_eval(plan, eqn, std::move(in), ctx, run);
+      return cond_eval(plan, std::move(in), run);
     case Primitive::Control::kNone:
       break;
   }

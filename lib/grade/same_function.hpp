@@ -1,0 +1,27 @@
+// The exercise's function on other numbers: a right program computes what the exercise's
+// reference computes on any inputs of the case's shapes, not on the cases alone. A program that
+// tells a case's numbers from others (every shipped case's are decimals of two places) and does
+// the forbidden work only there -- a gather of every weight, multiplied by a 0/1 factor that is 1
+// on decimals -- hides it from the checks by values, which run on random numbers; the same
+// program does not compute the exercise's outputs on random numbers, and this sees it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "grade/held.hpp"
+#include "interp/program.hpp"
+#include "trace/structure.hpp"
+
+namespace meshrun::interp {
+
+// Runs `lp` on the case's inputs with every float32 one not marked in `keep` (the exercise's
+// "positive" inputs, lr: its domain is the case's) drawn at random in +-[0.5, 2), and the
+// reference on the same; fails when an output differs from the reference's by more than
+// 1e-3 (1 + the largest magnitude of that output) -- a sum in another order differs by far less,
+// a program that computes something else on these numbers by far more. Not judged when the
+// reference cannot be read, or either run fails (the checks by values fail closed on that).
+StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
+                             ReferenceFile reference);
+
+}  // namespace meshrun::interp
