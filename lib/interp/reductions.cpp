@@ -1,10 +1,12 @@
 // reduce_sum/max/min/prod/and/or and argmax/argmin. Each output element folds its reduced
 // elements in index order (row-major over the reduced axes), one sequential float chain, as
 // meshrun's other kernels do; the input is read once, in row-major order.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "interp/prim_util.hpp"
 
@@ -78,10 +80,39 @@ void walk(const Shape& xs, const std::vector<bool>& keep, F f) {
   }
 }
 
-// Issue #49: the most elements a bf16 or f16 reduce_sum or reduce_prod folds into one result.
-// Up to 32, XLA:CPU folds them in index order (JAX 0.10.2 on 30 random rows of each length
-// 8 ... 32); beyond, its order is another (rows of 64: two halves of 32, then their sum).
+// Issue #49: the most elements a bf16 or f16 reduce_sum or reduce_prod folds into one result
+// over more than one axis (of more than one element). Up to 32, XLA:CPU folds them in index
+// order (JAX 0.10.2 on 30 random rows of each length 8 ... 32); beyond, its TreeReductionRewriter
+// windows each axis longer than 32 apart, and the order over several axes was not pinned down.
+// Over one axis, any length: tree_fold.
 constexpr std::size_t kNarrowFoldMax = 32;
+
+// XLA:CPU's TreeReductionRewriter (window 32) on one reduced axis of n elements: n > 32 padded
+// with the identity to a multiple of 32 (padding / 2 before, the rest after), each window of 32
+// folded in order, the windows' results reduced again the same way. bf16 and f16: each step
+// rounded (XLA's reducer converts after each add or multiply). JAX 0.10.2's bits on rows of 33
+// to 5000, sums and products, both dtypes (tests/jax/dtype_rules reduce_sum-*-long).
+template <bool kSum>
+float tree_fold(std::vector<float> r, float (*fit)(float)) {
+  constexpr std::size_t kW = 32;
+  const float init = kSum ? 0.0f : 1.0f;
+  while (true) {
+    const std::size_t n = r.size();
+    const std::size_t padded = n <= kW ? n : (n + kW - 1) / kW * kW;
+    const std::size_t lo = (padded - n) / 2;
+    std::vector<float> next((padded + kW - 1) / kW);
+    for (std::size_t w = 0; w < next.size(); ++w) {
+      float a = init;
+      for (std::size_t p = w * kW; p < std::min(padded, (w + 1) * kW); ++p) {
+        const float x = p < lo || p >= lo + n ? init : r[p - lo];
+        a = fit(kSum ? a + x : a * x);
+      }
+      next[w] = a;
+    }
+    if (n <= kW) return next[0];
+    r = std::move(next);
+  }
+}
 
 // kFolds: reduce_sum and reduce_prod, whose bf16 and f16 results depend on the order.
 template <unsigned kDtypes, bool kFolds = false>
@@ -93,13 +124,17 @@ std::vector<ValueType> reduce_infer(const Eqn& eqn, std::span<const ValueType> i
   std::vector<bool> keep;
   Shape out = reduced_shape(in[0].shape, param_axis_list(eqn, "axes", in[0].shape.size()), &keep);
   if (kFolds && is_narrow(t) && is_float(t)) {
-    std::size_t folded = 1;
-    for (std::size_t i = 0; i < keep.size(); ++i)
-      if (!keep[i]) folded *= in[0].shape[i];
-    if (folded > kNarrowFoldMax) {
+    std::size_t folded = 1, axes = 0;
+    for (std::size_t i = 0; i < keep.size(); ++i) {
+      if (keep[i]) continue;
+      folded *= in[0].shape[i];
+      axes += in[0].shape[i] > 1 ? 1 : 0;
+    }
+    if (folded > kNarrowFoldMax && axes > 1) {
       fail(eqn.primitive + " of " + dtype_word(t) + " over " + std::to_string(folded) +
-           " elements: beyond 32, XLA:CPU's order of the sum is not meshrun's (convert to "
-           "float32 first, as jnp.sum does)");
+           " elements of several axes: beyond 32, XLA:CPU's order of the sum over more than "
+           "one axis is not meshrun's (reduce one axis at a time, or convert to float32 first, "
+           "as jnp.sum does)");
     }
   }
   return {{t, std::move(out)}};
@@ -114,6 +149,29 @@ void narrow_fold(const Value& x, const std::vector<bool>& keep, Value& out) {
   const float* p = x.t.data.data();
   if (is_float(x.dtype)) {
     float (*fit)(float) = dtype_info(x.dtype).fit;
+    // One reduced axis of more than 32 elements (the others of one): XLA's tree (tree_fold).
+    std::size_t axis = keep.size(), axes = 0;
+    for (std::size_t i = 0; i < keep.size(); ++i) {
+      if (keep[i] || x.t.shape[i] <= 1) continue;
+      axis = i;
+      ++axes;
+    }
+    if (axes == 1 && x.t.shape[axis] > kNarrowFoldMax) {
+      std::size_t inner = 1;
+      for (std::size_t i = axis + 1; i < keep.size(); ++i) inner *= x.t.shape[i];
+      const std::size_t len = x.t.shape[axis];
+      const std::size_t outer = x.t.size() / (len * inner);
+      // The output's elements in row-major order are (outer, inner): the reduced axis dropped
+      // (the others reduced are of one element).
+      std::vector<float> row(len);
+      for (std::size_t a = 0; a < outer; ++a) {
+        for (std::size_t c = 0; c < inner; ++c) {
+          for (std::size_t k = 0; k < len; ++k) row[k] = p[(a * len + k) * inner + c];
+          out.t.data[a * inner + c] = tree_fold<kSum>(row, fit);
+        }
+      }
+      return;
+    }
     for (float& v : out.t.data) v = kSum ? 0.0f : 1.0f;
     walk(x.t.shape, keep, [&](std::size_t i, std::size_t at) {
       float& a = out.t.data[at];

@@ -767,6 +767,80 @@ TABLE["subnormal"] = [
     ("f16-to-bf16", lambda x: x.astype(jnp.bfloat16), (SUB_F16,))]
 # ---- end of the dtypes block
 
+# ---- dtypes2 (issue #49): gather, the scatters, sort, argsort, top_k, the cumulative ops and
+# long reduce_sum/reduce_prod of bf16, f16, i8, u8, i16, u16 (lib/interp/ops/narrow_dtypes.cpp's
+# dtypes2 block). A repeated scatter index and a scan round at each step in the dtype; a bf16 sum
+# over more than 32 elements is XLA:CPU's TreeReductionRewriter (windows of 32, reductions.cpp).
+_R2 = np.random.default_rng(4902)
+_LO = {"i8": -128, "u8": 0, "i16": -32768, "u16": 0}
+_HI = {"i8": 128, "u8": 256, "i16": 32768, "u16": 65536}
+
+
+def _long(d, scale=1.0):
+    """2 x 40 of dtype d: LONG's magnitudes (bf16/f16: divided so no sum reaches f16's inf), random
+    integers over the whole range (the sums wrap)."""
+    if d in HALF:
+        return (LONG * np.float32(scale / 16)).astype(_NP[d])
+    return _R2.integers(_LO[d], _HI[d], (2, 40)).astype(_NP[d])
+
+
+def _nan_as(g, d):
+    # a float dtype's NaN (gather's default fill) shown as 7
+    return jnp.where(jnp.isnan(g), _NP[d](7), g) if d in HALF else g
+
+
+NEAR1_H = {d: NEAR1.astype(_NP[d]) for d in HALF}
+SMALL_TIES = {d: _R2.integers(0, 3, 40).astype(_NP[d]) for d in NARROW}
+LONG_SUM = {d: (_R2.standard_normal((2, 2000)) * 3).astype(np.float32).astype(_NP[d]) for d in HALF}
+TABLE.update({
+    "gather_clip": TABLE["gather_clip"] + _gs(NARROW, gather1("clip"), ("x", K)),
+    "gather_fill_default": TABLE["gather_fill_default"] + [
+        (d, (lambda d: lambda x, k: _nan_as(lax.gather(x, k[:, None], GD1, (1,), mode="fill"),
+                                            d))(d), (X[d][0], K)) for d in NARROW],
+    "gather_take": TABLE["gather_take"] + _gs(NARROW, lambda x, k: jnp.take(x, k % 8 - 4), ("x", K)),
+    "gather_rows": TABLE["gather_rows"] + [
+        (d, lambda x, k: lax.gather(x.reshape(4, 2), k[:, None], ROWS_G, (1, 2), mode="clip"),
+         (X[d][0], K4)) for d in NARROW],
+    "scatter": TABLE["scatter"] + _gs(NARROW, scatter1("scatter", "fill"), ("x", K, "y")),
+    "scatter_add": TABLE["scatter_add"] + _gs(NARROW, scatter1("scatter_add", "clip"), ("x", K, "y")),
+    "scatter_sub": TABLE["scatter_sub"] + _gs(NARROW, scatter1("scatter_sub", "clip"), ("x", K, "y")),
+    "scatter_mul": TABLE["scatter_mul"] + _gs(NARROW, scatter1("scatter_mul", "clip"), ("x", K, "y")),
+    "scatter_min": TABLE["scatter_min"] + _gs(NARROW, scatter1("scatter_min", "clip"), ("x", K, "y")),
+    "scatter_max": TABLE["scatter_max"] + _gs(NARROW, scatter1("scatter_max", "clip"), ("x", K, "y")),
+    # 80 updates into 4 places (20 each, in index order, each add rounded / wrapped)
+    "scatter_add_order": TABLE["scatter_add_order"] + [
+        (d, lambda x: jnp.zeros(4, x.dtype).at[jnp.arange(80) % 4].add(x.reshape(-1)),
+         (_long(d),)) for d in NARROW],
+    "sort": TABLE["sort"] + [(d, lambda x: jnp.sort(x, axis=1), (_long(d),)) for d in NARROW],
+    "argsort": TABLE["argsort"] + [(d, lambda x: jnp.argsort(x), (SMALL_TIES[d],)) for d in NARROW]
+    + [(f"{d}-descending", lambda x: jnp.argsort(x, descending=True), (SMALL_TIES[d],))
+       for d in NARROW],
+    "top_k": TABLE["top_k"] + [(d, lambda x: lax.top_k(x, 5)[0], (_long(d),)) for d in NARROW]
+    + [(f"{d}-indices", lambda x: lax.top_k(x, 5)[1], (SMALL_TIES[d],)) for d in NARROW],
+    "cumsum": TABLE["cumsum"] + [(d, lambda x: lax.cumsum(x, axis=1), (_long(d),)) for d in NARROW]
+    + [(f"{d}-reverse", lambda x: lax.cumsum(x, axis=1, reverse=True), (_long(d),))
+       for d in NARROW]
+    + [(f"{d}-jnp", lambda x: jnp.cumsum(x, dtype=x.dtype), (_long(d)[0],)) for d in NARROW],
+    "cumprod": TABLE["cumprod"] + [(d, lambda x: lax.cumprod(x, axis=1), (NEAR1_H[d],))
+                                   for d in HALF]
+    + [(f"{d}-reverse", lambda x: lax.cumprod(x, axis=1, reverse=True), (NEAR1_H[d],))
+       for d in HALF]
+    + [(d, lambda x: lax.cumprod(x, reverse=True), (X[d][1],)) for d in SMALL],
+    "cummax": TABLE["cummax"] + [(d, lambda x: lax.cummax(x, axis=1), (_long(d),)) for d in NARROW],
+    "cummin": TABLE["cummin"] + [(d, lambda x: lax.cummin(x, axis=1, reverse=True), (_long(d),))
+                                 for d in NARROW],
+    # one axis of 40, 300 and 2000 (two levels of windows), along the last axis or not
+    "reduce_sum": TABLE["reduce_sum"] + [
+        (f"{d}-40", lambda x: lax.reduce_sum(x, (1,)), (_long(d),)) for d in HALF]
+    + [(f"{d}-300-axis0", lambda x: lax.reduce_sum(x[:, :600].reshape(300, 4), (0,)),
+        (LONG_SUM[d],)) for d in HALF]
+    + [(f"{d}-2000", lambda x: lax.reduce_sum(x, (1,)), (LONG_SUM[d],)) for d in HALF]
+    + [(f"{d}-1x40", lambda x: lax.reduce_sum(x[:1], (0, 1)), (_long(d),)) for d in HALF],
+    "reduce_prod": TABLE["reduce_prod"] + [
+        (f"{d}-40", lambda x: lax.reduce_prod(x, (1,)), (NEAR1_H[d],)) for d in HALF],
+})
+# ---- end of the dtypes2 block
+
 
 def main():
     target = os.path.join(HERE, "dtype_rules")

@@ -105,6 +105,24 @@ constexpr Row kRows[] = {
     {"all_gather_invariant", {kBoth, false}},
     {"ppermute", {kBoth, false}},
     {"all_to_all", {kBoth, false}},
+    // ---- dtypes2 (issue #49): indexing, sorting and the cumulative ops. Values moved or
+    // compared (gather, scatter, its min and max, sort, top_k, cummax, cummin); the scatters'
+    // add, sub and mul fit after each combine, in index order (ops/indexing.cpp), and cumsum and
+    // cumprod after each step of XLA's scan tree (ops/cumulative.cpp), as XLA:CPU's reducer.
+    {"gather", {kBoth, false}},
+    {"scatter", {kBoth, false}},
+    {"scatter-add", {kBoth, false}},
+    {"scatter-sub", {kBoth, false}},
+    {"scatter-mul", {kBoth, false}},
+    {"scatter-min", {kBoth, false}},
+    {"scatter-max", {kBoth, false}},
+    {"sort", {kBoth, false}},
+    {"top_k", {kBoth, false}},
+    {"cumsum", {kBoth, false}},
+    {"cumprod", {kBoth, false}},
+    {"cummax", {kBoth, false}},
+    {"cummin", {kBoth, false}},
+    // ---- end of dtypes2
 };
 
 }  // namespace
