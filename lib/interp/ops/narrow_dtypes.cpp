@@ -64,8 +64,10 @@ constexpr Row kRows[] = {
     {"xor", {kSmall, true}},
     {"not", {kSmall, true}},
     {"dot_general", {kHalf, true, kFolds}},
-    {"psum", {kHalf, true, kKeeps}},
-    {"psum_invariant", {kHalf, true, kKeeps}},
+    // psum: bf16 promoted to f32 and rounded once; f16 folded in f16 (collective_ops.cpp); the
+    // integers exact, wrapped (dtypes2)
+    {"psum", {kBoth, true, kKeeps}},
+    {"psum_invariant", {kBoth, true, kKeeps}},
     // ---- their results are operands' values: nothing to fit
     {"eq", {kBoth, false}},
     {"ne", {kBoth, false}},
@@ -122,6 +124,10 @@ constexpr Row kRows[] = {
     {"cumprod", {kBoth, false}},
     {"cummax", {kBoth, false}},
     {"cummin", {kBoth, false}},
+    // psum_scatter: as psum (XLA's reduce-scatter of bf16 promoted to f32, rounded once; of f16
+    // folded in f16; of the integers wrapped)
+    {"reduce_scatter", {kBoth, true, kKeeps}},
+    {"psum_scatter", {kBoth, true, kKeeps}},
     // ---- end of dtypes2
 };
 
