@@ -159,8 +159,9 @@ bool f16_fold(DType t) { return t == DType::kF16; }
 
 void refuse_f16_groups(const Eqn& eqn, const std::optional<IndexGroups>& groups, DType t) {
   if (groups && f16_fold(t))
-    fail(eqn.primitive + " of float16 with axis_index_groups: XLA:CPU's order of its f16 fold "
-                         "over groups is not verified (docs/program-format.md, Dtypes)");
+    fail(eqn.primitive +
+         " of float16 with axis_index_groups: XLA:CPU's order of its f16 fold "
+         "over groups is not verified (docs/program-format.md, Dtypes)");
 }
 
 // Of the gathered members (each `size` elements, in rank order), the `len` elements at `at` of

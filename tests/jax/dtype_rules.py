@@ -839,6 +839,46 @@ TABLE.update({
     "reduce_prod": TABLE["reduce_prod"] + [
         (f"{d}-40", lambda x: lax.reduce_prod(x, (1,)), (NEAR1_H[d],)) for d in HALF],
 })
+# The float math XLA:CPU upcasts per op, exp2 (expanded first), rem and round on bf16/f16: 8 edges
+# and 56 random values in [-6, 6]; integer div/rem with zeros and the lowest value over -1; the
+# shifts by amounts past the width (and negative ones), popcount and clz on each width.
+MATH_H = {d: np.concatenate([np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.25, -7.75], np.float32),
+                             _R2.uniform(-6, 6, 56).astype(np.float32)]).astype(_NP[d])
+          for d in HALF}
+POW_Y = {d: _R2.uniform(-3, 3, 64).astype(np.float32).astype(_NP[d]) for d in HALF}
+DIV0 = {"i8": ([-128, 7, -7, 100, 0, -128], [-1, 0, 0, 3, 5, 7]),
+        "u8": ([255, 7, 0, 200, 9, 128], [0, 0, 3, 7, 2, 255]),
+        "i16": ([-32768, 7, -7, 30000, 0, -32768], [-1, 0, 0, 7, 5, 300]),
+        "u16": ([65535, 7, 0, 40000, 9, 32768], [0, 0, 3, 7, 2, 65535])}
+DIV0 = {d: (np.array(a, _NP[d]), np.array(b, _NP[d])) for d, (a, b) in DIV0.items()}
+SHIFT = {d: np.array([0, 1, 3, 7, 8, 9, 15, 16 if d[0] == "u" else -1], _NP[d]) for d in SMALL}
+TABLE.update({
+    "pow": TABLE.get("pow", []) + [(d, lambda x, y: lax.pow(lax.abs(x) + x.dtype.type(0.125), y),
+                                    (MATH_H[d], POW_Y[d])) for d in HALF],
+    "exp2": TABLE.get("exp2", []) + [(d, lax.exp2, (MATH_H[d],)) for d in HALF],
+    "round": TABLE["round"] + [(d, lambda x: lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN),
+                                (MATH_H[d],)) for d in HALF],
+    "round_away": TABLE["round_away"] + unary(lax.round, HALF) + [
+        (f"{d}-64", lax.round, (MATH_H[d],)) for d in HALF],
+    "cbrt": TABLE.get("cbrt", []) + [(d, lax.cbrt, (MATH_H[d],)) for d in HALF],
+    "erfc": TABLE.get("erfc", []) + [(d, lax.erfc, (MATH_H[d],)) for d in HALF],
+    "erf_inv": TABLE.get("erf_inv", []) + [(d, lambda x: lax.erf_inv(x * x.dtype.type(0.125)),
+                                            (MATH_H[d],)) for d in HALF],
+    "tan": TABLE.get("tan", []) + [(d, lax.tan, (MATH_H[d],)) for d in HALF],
+    "sinh": TABLE.get("sinh", []) + [(d, lax.sinh, (MATH_H[d],)) for d in HALF],
+    "cosh": TABLE.get("cosh", []) + [(d, lax.cosh, (MATH_H[d],)) for d in HALF],
+    "rem": TABLE["rem"] + [(d, lax.rem, (MATH_H[d], POW_Y[d])) for d in HALF]
+    + binary(lax.rem, SMALL) + [(f"{d}-zero", lax.rem, DIV0[d]) for d in SMALL],
+    "div": TABLE["div"] + binary(lax.div, SMALL) + [(f"{d}-zero", lax.div, DIV0[d]) for d in SMALL],
+    "shift_left": TABLE.get("shift_left", []) + [(d, lax.shift_left, (X[d][0], SHIFT[d]))
+                                                 for d in SMALL],
+    "shift_right_logical": TABLE.get("shift_right_logical", []) + [
+        (d, lax.shift_right_logical, (X[d][0], SHIFT[d])) for d in SMALL],
+    "shift_right_arithmetic": TABLE.get("shift_right_arithmetic", []) + [
+        (d, lax.shift_right_arithmetic, (X[d][0], SHIFT[d])) for d in SMALL],
+    "population_count": TABLE.get("population_count", []) + unary(lax.population_count, SMALL),
+    "clz": TABLE.get("clz", []) + unary(lax.clz, SMALL),
+})
 # ---- end of the dtypes2 block
 
 
