@@ -879,6 +879,32 @@ TABLE.update({
     "population_count": TABLE.get("population_count", []) + unary(lax.population_count, SMALL),
     "clz": TABLE.get("clz", []) + unary(lax.clz, SMALL),
 })
+# Integer dots (exact, wrapped into the dtype, or int32 / float32 by preferred_element_type) and
+# convs of bf16/f16 (operands to f32, the f32 conv, rounded once; or f32 with preferred f32).
+CONV_X = {d: (_R2.standard_normal((2, 3, 7, 6)) * 2).astype(np.float32).astype(_NP[d]) for d in HALF}
+CONV_W = {d: _R2.standard_normal((4, 3, 3, 3)).astype(np.float32).astype(_NP[d]) for d in HALF}
+
+
+def _conv2d(pref=None, strides=(1, 1), padding="SAME", rhs_dilation=None):
+    return lambda x, w: lax.conv_general_dilated(x, w, strides, padding, rhs_dilation=rhs_dilation,
+                                                 preferred_element_type=pref)
+
+
+# u16's products beyond 2^24 as an int32 or float32 result: refused (meshrun holds integers to
+# 2^24), so its values here are small
+_DOT_I = {d: X[d] if d != "u16" else (X[d][0] % 300, X[d][1] % 300) for d in SMALL}
+
+
+TABLE.update({
+    "dot_general": TABLE["dot_general"] + [(d, dot(None), X[d]) for d in SMALL]
+    + [(f"{d}-i32", dot(np.int32), _DOT_I[d]) for d in SMALL]
+    + [(f"{d}-f32", dot(np.float32), _DOT_I[d]) for d in SMALL],
+    "conv_general_dilated": TABLE.get("conv_general_dilated", [])
+    + [(d, _conv2d(), (CONV_X[d], CONV_W[d])) for d in HALF]
+    + [(f"{d}-f32", _conv2d(np.float32), (CONV_X[d], CONV_W[d])) for d in HALF]
+    + [(f"{d}-strided", _conv2d(strides=(2, 1), padding="VALID", rhs_dilation=(1, 2)),
+        (CONV_X[d], CONV_W[d])) for d in HALF],
+})
 # ---- end of the dtypes2 block
 
 

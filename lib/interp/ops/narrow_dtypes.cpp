@@ -63,7 +63,7 @@ constexpr Row kRows[] = {
     {"or", {kSmall, true}},
     {"xor", {kSmall, true}},
     {"not", {kSmall, true}},
-    {"dot_general", {kHalf, true, kFolds}},
+    {"dot_general", {kBoth, true, kFolds}},  // i8 ... u16: dtypes2
     // psum: bf16 promoted to f32 and rounded once; f16 folded in f16 (collective_ops.cpp); the
     // integers exact, wrapped (dtypes2)
     {"psum", {kBoth, true, kKeeps}},
@@ -147,6 +147,8 @@ constexpr Row kRows[] = {
     {"shift_right_arithmetic", {kSmall, false}},
     {"population_count", {kSmall, false}},
     {"clz", {kSmall, false}},
+    // conv: operands converted to f32, the f32 conv (ops/conv.cpp), rounded once
+    {"conv_general_dilated", {kHalf, true}},
     // ---- end of dtypes2
 };
 
