@@ -905,6 +905,9 @@ TABLE.update({
     + [(f"{d}-strided", _conv2d(strides=(2, 1), padding="VALID", rhs_dilation=(1, 2)),
         (CONV_X[d], CONV_W[d])) for d in HALF],
 })
+# gather's fill_value given on the six (the param holds the dtype's value)
+TABLE["gather_fill"] = TABLE["gather_fill"] + [
+    (d, gather1("fill", 1.5 if d in HALF else 5), (X[d][0], K)) for d in NARROW]
 # ---- end of the dtypes2 block
 
 
