@@ -28,7 +28,7 @@ REFUSED = {
     "reduce_sum-bf16-2x20": (lambda x: lax.reduce_sum(x.reshape(2, 20), (0, 1)), (BF,),
                              "over 40 elements of several axes"),
     # a primitive not in the table (lib/interp/ops/narrow_dtypes.cpp)
-    # f16's expm1 is not XLA:CPU's f32 expm1 rounded once (bf16's is, but the table is per kind)
+    # f16's expm1 is not XLA:CPU's f32 expm1 rounded once (bf16's is, and runs)
     "expm1-f16": (lambda x: lax.expm1(x), (BF[:8].astype(np.float16),),
                   "meshrun does not run expm1 on float16"),
     "reduce_window_sum-i8": (lambda x: lax.reduce_window(x, np.int8(0), lax.add, (3,), (1,), "VALID"),

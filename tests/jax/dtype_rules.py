@@ -908,6 +908,10 @@ TABLE.update({
 # gather's fill_value given on the six (the param holds the dtype's value)
 TABLE["gather_fill"] = TABLE["gather_fill"] + [
     (d, gather1("fill", 1.5 if d in HALF else 5), (X[d][0], K)) for d in NARROW]
+# expm1 of bf16 (f16's is refused: tests/jax/dtype_refusals expm1-f16)
+TABLE["expm1"] = TABLE.get("expm1", []) + [("bf16", lax.expm1, (MATH_H["bf16"],)),
+                                           ("bf16-small", lambda x: lax.expm1(x * x.dtype.type(1e-3)),
+                                            (MATH_H["bf16"],))]
 # ---- end of the dtypes2 block
 
 

@@ -140,6 +140,7 @@ constexpr Row kRows[] = {
     {"tan", {kHalf, true}},
     {"sinh", {kHalf, true}},
     {"cosh", {kHalf, true}},
+    {"expm1", {kHalf, true}},  // bf16 only: f16's refused in its infer (unary.cpp)
     {"rem", {kBoth, true}},
     // the bit ops on the dtype's own width, wrapped (ops/bit_ops.cpp)
     {"shift_left", {kSmall, false}},
