@@ -912,6 +912,21 @@ TABLE["gather_fill"] = TABLE["gather_fill"] + [
 TABLE["expm1"] = TABLE.get("expm1", []) + [("bf16", lax.expm1, (MATH_H["bf16"],)),
                                            ("bf16-small", lambda x: lax.expm1(x * x.dtype.type(1e-3)),
                                             (MATH_H["bf16"],))]
+# reduce_sum/prod over several axes as XLA's TreeReductionRewriter windows them (a window of 32 on
+# an axis longer than 32, of the whole axis on a shorter one), and several short axes of more than
+# 32 elements in all (no rewrite: row-major); f16 with two axes longer than 32 is refused.
+MULTI = {d: (_R2.standard_normal((2, 40, 40)) * 3).astype(np.float32).astype(_NP[d]) for d in HALF}
+MULTI1 = {d: (1 + _R2.standard_normal((40, 3, 40)) * 0.01).astype(np.float32).astype(_NP[d])
+          for d in HALF}
+TABLE["reduce_sum"] = TABLE["reduce_sum"] + [
+    (f"{d}-8x40-both", lambda x: lax.reduce_sum(x[0, :8], (0, 1)), (MULTI[d],)) for d in HALF] + [
+    (f"{d}-9x9-both", lambda x: lax.reduce_sum(x[:, :9, :9], (1, 2)), (MULTI[d],)) for d in HALF] + [
+    (f"{d}-40x40-both", lambda x: lax.reduce_sum(x, (1, 2)), (MULTI[d],)) for d in ["bf16"]] + [
+    (f"{d}-33x33-both", lambda x: lax.reduce_sum(x[0, :33, :33], (0, 1)), (MULTI[d],))
+    for d in ["bf16"]]
+TABLE["reduce_prod"] = TABLE["reduce_prod"] + [
+    (f"{d}-40x3x40-axes02", lambda x: lax.reduce_prod(x, (0, 2)), (MULTI1[d],)) for d in ["bf16"]] + [
+    (f"{d}-40x3-axes01", lambda x: lax.reduce_prod(x[:, :, 0], (0, 1)), (MULTI1[d],)) for d in HALF]
 # ---- end of the dtypes2 block
 
 
