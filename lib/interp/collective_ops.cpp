@@ -150,6 +150,45 @@ void reduce_inplace(Device& dev, std::span<float> buf, const AxisNames& names) {
   }
 }
 
+// ---- dtypes2 (issue #49): f16 sums over devices. XLA:CPU runs an f16 all-reduce and
+// reduce-scatter in f16 itself (not promoted to f32, as it does bf16's): the members folded in
+// rank order, each add rounded to f16 (JAX 0.10.2 on 8 devices: psum, psum_scatter, pmean's
+// psum). meshrun gathers the operands (all_gather: every member's in rank order) and folds them so
+// on each device; axis_index_groups on them are refused (their fold order not verified).
+bool f16_fold(DType t) { return t == DType::kF16; }
+
+void refuse_f16_groups(const Eqn& eqn, const std::optional<IndexGroups>& groups, DType t) {
+  if (groups && f16_fold(t))
+    fail(eqn.primitive +
+         " of float16 with axis_index_groups: XLA:CPU's order of its f16 fold "
+         "over groups is not verified (docs/program-format.md, Dtypes)");
+}
+
+// Of the gathered members (each `size` elements, in rank order), the `len` elements at `at` of
+// each, folded in rank order with each add rounded to f16.
+Tensor f16_fold_members(const Tensor& gathered, std::size_t members, std::size_t size,
+                        std::size_t at, Shape shape) {
+  Tensor out(std::move(shape));
+  float (*fit)(float) = dtype_info(DType::kF16).fit;
+  const float* g = gathered.data.data();
+  float* o = out.data.data();
+  const std::size_t len = out.data.size();
+  for (std::size_t i = 0; i < len; ++i) o[i] = g[at + i];
+  for (std::size_t r = 1; r < members; ++r)
+    for (std::size_t i = 0; i < len; ++i) o[i] = fit(o[i] + g[r * size + at + i]);
+  return out;
+}
+
+// psum of an f16 value over `names`: its shape, every member's folded.
+Tensor f16_psum(Device& dev, const Tensor& x, const AxisNames& names) {
+  const std::size_t n = static_cast<std::size_t>(dev.axis_size(names)), size = x.data.size();
+  Tensor flat(Shape{size});
+  flat.data = x.data;
+  const Tensor g = dev.all_gather(flat, names);
+  dev.record_last_as("psum", x.shape, false);  // the program called psum, not all_gather
+  return f16_fold_members(g, n, size, 0, x.shape);
+}
+
 template <Reduce kOp>
 Values reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool> owned,
                    PrimContext& ctx) {
@@ -162,6 +201,27 @@ Values reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const b
   }
   Device& dev = device(eqn, ctx);
   const AxisNames names(axes);
+  if constexpr (kOp == Reduce::kSum) {
+    bool any = false;
+    for (const Value* v : in) any = any || f16_fold(v->dtype);
+    if (any) {
+      refuse_f16_groups(eqn, groups_param(eqn, static_cast<std::size_t>(dev.axis_size(names))),
+                        DType::kF16);
+      // One collective per operand, in order, the others as a lone psum each (as every device
+      // makes the same calls, the bits are the packed path's).
+      for (std::size_t i = 0; i < in.size(); ++i) {
+        if (f16_fold(in[i]->dtype)) {
+          out.emplace_back(in[i]->dtype, f16_psum(dev, in[i]->t, names));
+          continue;
+        }
+        Value v = pass_through(in[i], owned[i]);
+        reduce_inplace<kOp>(dev, v.t.span(), names);
+        out.push_back(std::move(v));
+      }
+      for (const Value& v : out) check_exact_ints(eqn, v);
+      return out;
+    }
+  }
   if (const std::optional<IndexGroups> groups =
           groups_param(eqn, static_cast<std::size_t>(dev.axis_size(names)))) {
     // One grouped collective per operand (not packed: few programs reduce many over groups).
@@ -335,9 +395,22 @@ Values reduce_scatter_eval(const Eqn& eqn, std::span<Value* const> in, std::span
     const AxisNames names(axes);
     const std::optional<IndexGroups> groups =
         groups_param(eqn, static_cast<std::size_t>(dev.axis_size(names)));
-    result = from_front(groups ? dev.grouped(CollectiveOp::kReduceScatter, front, names, *groups)
-                               : dev.psum_scatter(front, names),
-                        d);
+    refuse_f16_groups(eqn, groups, x.dtype);
+    if (f16_fold(x.dtype)) {
+      // This device's block (along dimension 0) of every member's, folded (f16_fold_members).
+      const std::size_t n = static_cast<std::size_t>(dev.axis_size(names));
+      const std::size_t size = front.data.size(), len = size / n;
+      Shape block = front.shape;
+      block[0] /= n;
+      const Tensor g = dev.all_gather(front, names);
+      dev.record_last_as("reduce_scatter", block, true);
+      const auto k = static_cast<std::size_t>(dev.axis_index(names));
+      result = from_front(f16_fold_members(g, n, size, k * len, block), d);
+    } else {
+      result = from_front(groups ? dev.grouped(CollectiveOp::kReduceScatter, front, names, *groups)
+                                 : dev.psum_scatter(front, names),
+                          d);
+    }
   }
   if (!tiled) result.shape.erase(result.shape.begin() + static_cast<std::ptrdiff_t>(d));
   Value v(x.dtype, std::move(result));

@@ -211,6 +211,9 @@ std::vector<Value> dot_eval(const Eqn& eqn, std::span<Value* const> in, std::spa
       for (float& v : out.t.data) v = f32_to_i32(v, eqn);
     }
   } else {
+    // i8 ... u16 (issue #49, dtypes2): the exact sum wrapped into the result's dtype (XLA's
+    // integer dot wraps), or an int32 / float32 result of preferred_element_type as int32's.
+    float (*wrap)(I64) = is_narrow(out.dtype) ? dtype_info(out.dtype).wrap : nullptr;
     for (std::size_t i = 0; i < nb; ++i) {
       for (std::size_t p = 0; p < m; ++p) {
         for (std::size_t q = 0; q < n; ++q) {
@@ -218,7 +221,7 @@ std::vector<Value> dot_eval(const Eqn& eqn, std::span<Value* const> in, std::spa
           for (std::size_t t = 0; t < k; ++t)
             acc +=
                 static_cast<I64>(a[(i * m + p) * k + t]) * static_cast<I64>(b[(i * k + t) * n + q]);
-          c[(i * m + p) * n + q] = int_result(acc, eqn);
+          c[(i * m + p) * n + q] = wrap != nullptr ? wrap(acc) : int_result(acc, eqn);
         }
       }
     }

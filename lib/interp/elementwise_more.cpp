@@ -97,7 +97,11 @@ int rounding_method(const Eqn& eqn) {
 std::vector<ValueType> round_infer(const Eqn& eqn, std::span<const ValueType> in,
                                    const PrimContext&) {
   rounding_method(eqn);
-  return float_unary_infer(eqn, in);
+  // bf16 and f16 too (issue #49, dtypes2): their values rounded to an integer are theirs
+  expect_operands(eqn, in.size(), 1);
+  if (!is_float(in[0].dtype))
+    fail(eqn.primitive + " does not accept dtype " + dtype_word(in[0].dtype));
+  return {in[0]};
 }
 
 std::vector<Value> round_eval(const Eqn& eqn, std::span<Value* const> in,

@@ -1,10 +1,12 @@
 // reduce_sum/max/min/prod/and/or and argmax/argmin. Each output element folds its reduced
 // elements in index order (row-major over the reduced axes), one sequential float chain, as
 // meshrun's other kernels do; the input is read once, in row-major order.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "interp/prim_util.hpp"
 
@@ -78,10 +80,82 @@ void walk(const Shape& xs, const std::vector<bool>& keep, F f) {
   }
 }
 
-// Issue #49: the most elements a bf16 or f16 reduce_sum or reduce_prod folds into one result.
-// Up to 32, XLA:CPU folds them in index order (JAX 0.10.2 on 30 random rows of each length
-// 8 ... 32); beyond, its order is another (rows of 64: two halves of 32, then their sum).
-constexpr std::size_t kNarrowFoldMax = 32;
+// Issue #49: XLA:CPU's TreeReductionRewriter (window 32), what it does to a reduce of bf16 or f16
+// (its HLO after optimization): when a reduced axis has more than 32 elements, a reduce_window
+// first -- on each reduced axis of n > 32 a window of 32 (stride 32, the axis padded with the
+// identity to a multiple of 32: padding / 2 before, the rest after), on each other reduced axis
+// a window of the whole axis -- then the reduce of the windows' results, rewritten the same way
+// again while an axis is longer than 32. A window, and a reduce no axis of which is longer than
+// 32, folds its elements in row-major order from the identity, each step rounded (XLA's reducer
+// converts after each add or multiply). JAX 0.10.2's bits on every shape tried: rows of 33 to
+// 5000, one to three reduced axes, sums and products (tests/jax/dtype_rules reduce_sum-*); for
+// f16 only while at most one reduced axis is longer than 32 (with two, XLA:CPU's f16 code --
+// which it runs in f16, not promoted -- gave other bits on 40 x 40 and 33 x 33: refused).
+constexpr std::size_t kTreeWindow = 32;
+
+// The fold of `block`, the elements of one result over the reduced axes of sizes `dims`
+// (row-major), as the rewritten reduce computes it.
+template <bool kSum>
+float tree_fold(std::vector<float> block, std::vector<std::size_t> dims, float (*fit)(float)) {
+  const float init = kSum ? 0.0f : 1.0f;
+  const auto fold = [&](float a, float x) { return fit(kSum ? a + x : a * x); };
+  while (true) {
+    bool long_axis = false;
+    for (std::size_t d : dims) long_axis = long_axis || d > kTreeWindow;
+    if (!long_axis) {
+      float a = init;
+      for (float x : block) a = fold(a, x);
+      return a;
+    }
+    const std::size_t rank = dims.size();
+    std::vector<std::size_t> win(rank), lo(rank), outd(rank);
+    for (std::size_t k = 0; k < rank; ++k) {
+      if (dims[k] <= kTreeWindow) {
+        win[k] = dims[k];
+        lo[k] = 0;
+        outd[k] = 1;
+      } else {
+        const std::size_t padded = (dims[k] + kTreeWindow - 1) / kTreeWindow * kTreeWindow;
+        win[k] = kTreeWindow;
+        lo[k] = (padded - dims[k]) / 2;
+        outd[k] = padded / kTreeWindow;
+      }
+    }
+    std::size_t outs = 1, wsize = 1;
+    for (std::size_t k = 0; k < rank; ++k) {
+      outs *= outd[k];
+      wsize *= win[k];
+    }
+    std::vector<float> next(outs);
+    std::vector<std::size_t> o(rank, 0), w(rank, 0);
+    for (std::size_t at = 0; at < outs; ++at) {
+      // o: the window's place (row-major over outd); its elements row-major over win
+      std::size_t rest = at;
+      for (std::size_t k = rank; k-- > 0;) {
+        o[k] = rest % outd[k];
+        rest /= outd[k];
+      }
+      float a = init;
+      for (std::size_t e = 0; e < wsize; ++e) {
+        std::size_t r = e, src = 0;
+        bool pad = false;
+        for (std::size_t k = rank; k-- > 0;) {
+          w[k] = r % win[k];
+          r /= win[k];
+        }
+        for (std::size_t k = 0; k < rank; ++k) {
+          const std::size_t q = o[k] * win[k] + w[k];  // in the padded axis
+          pad = pad || q < lo[k] || q >= lo[k] + dims[k];
+          src = src * dims[k] + (q - lo[k]);
+        }
+        a = fold(a, pad ? init : block[src]);
+      }
+      next[at] = a;
+    }
+    block = std::move(next);
+    dims = std::move(outd);
+  }
+}
 
 // kFolds: reduce_sum and reduce_prod, whose bf16 and f16 results depend on the order.
 template <unsigned kDtypes, bool kFolds = false>
@@ -92,14 +166,14 @@ std::vector<ValueType> reduce_infer(const Eqn& eqn, std::span<const ValueType> i
   check_dtype(eqn, t, kDtypes);
   std::vector<bool> keep;
   Shape out = reduced_shape(in[0].shape, param_axis_list(eqn, "axes", in[0].shape.size()), &keep);
-  if (kFolds && is_narrow(t) && is_float(t)) {
-    std::size_t folded = 1;
+  if (kFolds && t == DType::kF16) {
+    std::size_t long_axes = 0;
     for (std::size_t i = 0; i < keep.size(); ++i)
-      if (!keep[i]) folded *= in[0].shape[i];
-    if (folded > kNarrowFoldMax) {
-      fail(eqn.primitive + " of " + dtype_word(t) + " over " + std::to_string(folded) +
-           " elements: beyond 32, XLA:CPU's order of the sum is not meshrun's (convert to "
-           "float32 first, as jnp.sum does)");
+      if (!keep[i] && in[0].shape[i] > kTreeWindow) ++long_axes;
+    if (long_axes > 1) {
+      fail(eqn.primitive + " of float16 over " + std::to_string(long_axes) +
+           " axes of more than 32 elements: XLA:CPU's f16 order there is not meshrun's (reduce "
+           "one of them at a time, or convert to float32 first, as jnp.sum does)");
     }
   }
   return {{t, std::move(out)}};
@@ -114,6 +188,22 @@ void narrow_fold(const Value& x, const std::vector<bool>& keep, Value& out) {
   const float* p = x.t.data.data();
   if (is_float(x.dtype)) {
     float (*fit)(float) = dtype_info(x.dtype).fit;
+    // XLA's TreeReductionRewriter (tree_fold): each result's elements gathered in row-major
+    // order over the reduced axes, then folded as the rewritten reduce folds them.
+    std::vector<std::size_t> dims;
+    bool long_axis = false;
+    for (std::size_t i = 0; i < keep.size(); ++i) {
+      if (keep[i]) continue;
+      dims.push_back(x.t.shape[i]);
+      long_axis = long_axis || x.t.shape[i] > kTreeWindow;
+    }
+    if (long_axis) {
+      std::vector<std::vector<float>> blocks(out.t.size());
+      walk(x.t.shape, keep, [&](std::size_t i, std::size_t at) { blocks[at].push_back(p[i]); });
+      for (std::size_t at = 0; at < blocks.size(); ++at)
+        out.t.data[at] = tree_fold<kSum>(std::move(blocks[at]), dims, fit);
+      return;
+    }
     for (float& v : out.t.data) v = kSum ? 0.0f : 1.0f;
     walk(x.t.shape, keep, [&](std::size_t i, std::size_t at) {
       float& a = out.t.data[at];

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -182,10 +183,40 @@ std::string element_path(const std::string& field, const Shape& shape, std::size
 namespace {
 
 // A .npy file mapped and its header checked: the element type and count, where the data starts.
+// Issue #49 (dtypes2): besides float32 and float64, the dtypes meshrun holds as float32 exactly,
+// as np.save writes them: float16 '<f2', bfloat16 '<V2' (ml_dtypes' bfloat16, which np.save
+// writes as 2-byte void), int8 '|i1', uint8 '|u1', int16 '<i2', uint16 '<u2'. Each element is
+// converted to its float32 value; the program's declared dtype is checked on the values after
+// (program_checks.cpp), as for inline arrays.
+enum class NpyKind : std::uint8_t { kF4, kF8, kF2, kBF2, kI1, kU1, kI2, kU2 };
+struct NpyDescr {
+  const char* descr;
+  NpyKind kind;
+  std::size_t itemsize;
+};
+constexpr NpyDescr kDescrs[] = {
+    {"<f4", NpyKind::kF4, 4},  {"<f8", NpyKind::kF8, 8}, {"<f2", NpyKind::kF2, 2},
+    {"<V2", NpyKind::kBF2, 2}, {"|i1", NpyKind::kI1, 1}, {"|u1", NpyKind::kU1, 1},
+    {"<i2", NpyKind::kI2, 2},  {"<u2", NpyKind::kU2, 2},
+};
+
+// IEEE half's bits as its float32 value (exact: every half is a float32).
+float half_value(std::uint16_t h) {
+  const float sign = (h & 0x8000u) != 0 ? -1.0f : 1.0f;
+  const int e = (h >> 10) & 0x1f;
+  const int m = h & 0x3ff;
+  if (e == 0) return sign * std::ldexp(static_cast<float>(m), -24);
+  if (e == 31)
+    return m == 0 ? sign * std::numeric_limits<float>::infinity()
+                  : std::numeric_limits<float>::quiet_NaN();
+  return sign * std::ldexp(static_cast<float>(m | 0x400), e - 25);
+}
+
 struct OpenNpy {
   std::shared_ptr<const Mapping> file;
   Shape shape;
-  std::size_t itemsize = 4;  // 4: '<f4', 8: '<f8'
+  NpyKind kind = NpyKind::kF4;
+  std::size_t itemsize = 4;  // 4: '<f4', 8: '<f8', 2 or 1: the narrow dtypes
   std::size_t count = 0;
   const unsigned char* data = nullptr;
 };
@@ -215,14 +246,19 @@ OpenNpy open_npy(const std::string& path, const std::vector<std::string>& dims,
   const std::optional<Header> header =
       parse_header(std::string_view(reinterpret_cast<const char*>(bytes + prefix), header_len));
   if (!header) throw bad("the header is not a numpy header dict");
-  if (header->descr != "<f4" && header->descr != "<f8") {
+  const NpyDescr* known = nullptr;
+  for (const NpyDescr& d : kDescrs)
+    if (header->descr == d.descr) known = &d;
+  if (known == nullptr) {
     throw bad("dtype '" + excerpt(header->descr) +
-              "' is not supported (little-endian float32 '<f4' or float64 '<f8')");
+              "' is not supported (little-endian float32 '<f4' or float64 '<f8'; float16 '<f2', "
+              "bfloat16 '<V2', int8 '|i1', uint8 '|u1', int16 '<i2', uint16 '<u2')");
   }
   if (header->fortran_order) throw bad("Fortran order is not supported (save it in C order)");
   check_shape(header->shape, dims, field);
 
-  npy.itemsize = header->descr == "<f4" ? 4 : 8;
+  npy.kind = known->kind;
+  npy.itemsize = known->itemsize;
   const std::size_t available = size - prefix - header_len;
   std::size_t count = 1;  // dimensions are >= 1 (checked); a product past the file is truncated
   bool fits = true;
@@ -280,7 +316,7 @@ void check_float32_in_place(const float* data, const OpenNpy& npy, const std::st
 }
 
 bool float32_in_place(const OpenNpy& npy) {
-  return npy.itemsize == 4 && std::endian::native == std::endian::little;
+  return npy.kind == NpyKind::kF4 && std::endian::native == std::endian::little;
 }
 
 Tensor to_tensor(const OpenNpy& npy, const std::string& path, const std::string& field) {
@@ -293,10 +329,33 @@ Tensor to_tensor(const OpenNpy& npy, const std::string& path, const std::string&
   values.resize(npy.count);
   for (std::size_t i = 0; i < npy.count; ++i) {
     double v = 0;
-    if (npy.itemsize == 4) {
-      v = std::bit_cast<float>(le32(npy.data + 4 * i));
-    } else {
-      v = std::bit_cast<double>(le64(npy.data + 8 * i));
+    const unsigned char* at = npy.data + npy.itemsize * i;
+    const auto le16 = [at] { return static_cast<std::uint16_t>(at[0] | at[1] << 8); };
+    switch (npy.kind) {
+      case NpyKind::kF4:
+        v = std::bit_cast<float>(le32(at));
+        break;
+      case NpyKind::kF8:
+        v = std::bit_cast<double>(le64(at));
+        break;
+      case NpyKind::kF2:
+        v = half_value(le16());
+        break;
+      case NpyKind::kBF2:
+        v = std::bit_cast<float>(std::uint32_t{le16()} << 16);
+        break;
+      case NpyKind::kI1:
+        v = static_cast<std::int8_t>(at[0]);
+        break;
+      case NpyKind::kU1:
+        v = at[0];
+        break;
+      case NpyKind::kI2:
+        v = static_cast<std::int16_t>(le16());
+        break;
+      case NpyKind::kU2:
+        v = le16();
+        break;
     }
     // Inline JSON cannot hold NaN or infinity; a .npy input is held to the same values.
     if (!std::isfinite(v)) {

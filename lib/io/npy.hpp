@@ -1,6 +1,7 @@
 // numpy's .npy files (np.save; format versions 1.0, 2.0 and 3.0): arrays of a case's input given
 // as {"npy": "PATH"}, and outputs written with --save-npy. Only what np.save writes for float
-// arrays is read: little-endian float32 ('<f4') or float64 ('<f8'), C order.
+// arrays is read: little-endian float32 ('<f4') or float64 ('<f8'), C order; and (issue #49) the
+// dtypes float32 holds exactly: float16, bfloat16 (ml_dtypes' '<V2'), int8, uint8, int16, uint16.
 #pragma once
 
 #include <chrono>

@@ -270,6 +270,7 @@ class Corpus(unittest.TestCase):
                      "partial-nested-grad": "nested shard_map"}
 
     REFEVAL_BF16 = {"collectives-bf16", "mlp-bf16"}  # issue #49, dtypes
+    REFEVAL_BF16 |= {"collectives-narrow"}  # dtypes2: f16, bf16, i8, u16 sums over devices
 
     def test_corpus_values(self):
         import glob

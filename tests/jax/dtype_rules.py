@@ -767,6 +767,168 @@ TABLE["subnormal"] = [
     ("f16-to-bf16", lambda x: x.astype(jnp.bfloat16), (SUB_F16,))]
 # ---- end of the dtypes block
 
+# ---- dtypes2 (issue #49): gather, the scatters, sort, argsort, top_k, the cumulative ops and
+# long reduce_sum/reduce_prod of bf16, f16, i8, u8, i16, u16 (lib/interp/ops/narrow_dtypes.cpp's
+# dtypes2 block). A repeated scatter index and a scan round at each step in the dtype; a bf16 sum
+# over more than 32 elements is XLA:CPU's TreeReductionRewriter (windows of 32, reductions.cpp).
+_R2 = np.random.default_rng(4902)
+_LO = {"i8": -128, "u8": 0, "i16": -32768, "u16": 0}
+_HI = {"i8": 128, "u8": 256, "i16": 32768, "u16": 65536}
+
+
+def _long(d, scale=1.0):
+    """2 x 40 of dtype d: LONG's magnitudes (bf16/f16: divided so no sum reaches f16's inf), random
+    integers over the whole range (the sums wrap)."""
+    if d in HALF:
+        return (LONG * np.float32(scale / 16)).astype(_NP[d])
+    return _R2.integers(_LO[d], _HI[d], (2, 40)).astype(_NP[d])
+
+
+def _nan_as(g, d):
+    # a float dtype's NaN (gather's default fill) shown as 7
+    return jnp.where(jnp.isnan(g), _NP[d](7), g) if d in HALF else g
+
+
+NEAR1_H = {d: NEAR1.astype(_NP[d]) for d in HALF}
+SMALL_TIES = {d: _R2.integers(0, 3, 40).astype(_NP[d]) for d in NARROW}
+LONG_SUM = {d: (_R2.standard_normal((2, 2000)) * 3).astype(np.float32).astype(_NP[d]) for d in HALF}
+TABLE.update({
+    "gather_clip": TABLE["gather_clip"] + _gs(NARROW, gather1("clip"), ("x", K)),
+    "gather_fill_default": TABLE["gather_fill_default"] + [
+        (d, (lambda d: lambda x, k: _nan_as(lax.gather(x, k[:, None], GD1, (1,), mode="fill"),
+                                            d))(d), (X[d][0], K)) for d in NARROW],
+    "gather_take": TABLE["gather_take"] + _gs(NARROW, lambda x, k: jnp.take(x, k % 8 - 4), ("x", K)),
+    "gather_rows": TABLE["gather_rows"] + [
+        (d, lambda x, k: lax.gather(x.reshape(4, 2), k[:, None], ROWS_G, (1, 2), mode="clip"),
+         (X[d][0], K4)) for d in NARROW],
+    "scatter": TABLE["scatter"] + _gs(NARROW, scatter1("scatter", "fill"), ("x", K, "y")),
+    "scatter_add": TABLE["scatter_add"] + _gs(NARROW, scatter1("scatter_add", "clip"), ("x", K, "y")),
+    "scatter_sub": TABLE["scatter_sub"] + _gs(NARROW, scatter1("scatter_sub", "clip"), ("x", K, "y")),
+    "scatter_mul": TABLE["scatter_mul"] + _gs(NARROW, scatter1("scatter_mul", "clip"), ("x", K, "y")),
+    "scatter_min": TABLE["scatter_min"] + _gs(NARROW, scatter1("scatter_min", "clip"), ("x", K, "y")),
+    "scatter_max": TABLE["scatter_max"] + _gs(NARROW, scatter1("scatter_max", "clip"), ("x", K, "y")),
+    # 80 updates into 4 places (20 each, in index order, each add rounded / wrapped)
+    "scatter_add_order": TABLE["scatter_add_order"] + [
+        (d, lambda x: jnp.zeros(4, x.dtype).at[jnp.arange(80) % 4].add(x.reshape(-1)),
+         (_long(d),)) for d in NARROW],
+    "sort": TABLE["sort"] + [(d, lambda x: jnp.sort(x, axis=1), (_long(d),)) for d in NARROW],
+    "argsort": TABLE["argsort"] + [(d, lambda x: jnp.argsort(x), (SMALL_TIES[d],)) for d in NARROW]
+    + [(f"{d}-descending", lambda x: jnp.argsort(x, descending=True), (SMALL_TIES[d],))
+       for d in NARROW],
+    "top_k": TABLE["top_k"] + [(d, lambda x: lax.top_k(x, 5)[0], (_long(d),)) for d in NARROW]
+    + [(f"{d}-indices", lambda x: lax.top_k(x, 5)[1], (SMALL_TIES[d],)) for d in NARROW],
+    "cumsum": TABLE["cumsum"] + [(d, lambda x: lax.cumsum(x, axis=1), (_long(d),)) for d in NARROW]
+    + [(f"{d}-reverse", lambda x: lax.cumsum(x, axis=1, reverse=True), (_long(d),))
+       for d in NARROW]
+    + [(f"{d}-jnp", lambda x: jnp.cumsum(x, dtype=x.dtype), (_long(d)[0],)) for d in NARROW],
+    "cumprod": TABLE["cumprod"] + [(d, lambda x: lax.cumprod(x, axis=1), (NEAR1_H[d],))
+                                   for d in HALF]
+    + [(f"{d}-reverse", lambda x: lax.cumprod(x, axis=1, reverse=True), (NEAR1_H[d],))
+       for d in HALF]
+    + [(d, lambda x: lax.cumprod(x, reverse=True), (X[d][1],)) for d in SMALL],
+    "cummax": TABLE["cummax"] + [(d, lambda x: lax.cummax(x, axis=1), (_long(d),)) for d in NARROW],
+    "cummin": TABLE["cummin"] + [(d, lambda x: lax.cummin(x, axis=1, reverse=True), (_long(d),))
+                                 for d in NARROW],
+    # one axis of 40, 300 and 2000 (two levels of windows), along the last axis or not
+    "reduce_sum": TABLE["reduce_sum"] + [
+        (f"{d}-40", lambda x: lax.reduce_sum(x, (1,)), (_long(d),)) for d in HALF]
+    + [(f"{d}-300-axis0", lambda x: lax.reduce_sum(x[:, :600].reshape(300, 4), (0,)),
+        (LONG_SUM[d],)) for d in HALF]
+    + [(f"{d}-2000", lambda x: lax.reduce_sum(x, (1,)), (LONG_SUM[d],)) for d in HALF]
+    + [(f"{d}-1x40", lambda x: lax.reduce_sum(x[:1], (0, 1)), (_long(d),)) for d in HALF],
+    "reduce_prod": TABLE["reduce_prod"] + [
+        (f"{d}-40", lambda x: lax.reduce_prod(x, (1,)), (NEAR1_H[d],)) for d in HALF],
+})
+# The float math XLA:CPU upcasts per op, exp2 (expanded first), rem and round on bf16/f16: 8 edges
+# and 56 random values in [-6, 6]; integer div/rem with zeros and the lowest value over -1; the
+# shifts by amounts past the width (and negative ones), popcount and clz on each width.
+MATH_H = {d: np.concatenate([np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.25, -7.75], np.float32),
+                             _R2.uniform(-6, 6, 56).astype(np.float32)]).astype(_NP[d])
+          for d in HALF}
+POW_Y = {d: _R2.uniform(-3, 3, 64).astype(np.float32).astype(_NP[d]) for d in HALF}
+DIV0 = {"i8": ([-128, 7, -7, 100, 0, -128], [-1, 0, 0, 3, 5, 7]),
+        "u8": ([255, 7, 0, 200, 9, 128], [0, 0, 3, 7, 2, 255]),
+        "i16": ([-32768, 7, -7, 30000, 0, -32768], [-1, 0, 0, 7, 5, 300]),
+        "u16": ([65535, 7, 0, 40000, 9, 32768], [0, 0, 3, 7, 2, 65535])}
+DIV0 = {d: (np.array(a, _NP[d]), np.array(b, _NP[d])) for d, (a, b) in DIV0.items()}
+SHIFT = {d: np.array([0, 1, 3, 7, 8, 9, 15, 16 if d[0] == "u" else -1], _NP[d]) for d in SMALL}
+TABLE.update({
+    "pow": TABLE.get("pow", []) + [(d, lambda x, y: lax.pow(lax.abs(x) + x.dtype.type(0.125), y),
+                                    (MATH_H[d], POW_Y[d])) for d in HALF],
+    "exp2": TABLE.get("exp2", []) + [(d, lax.exp2, (MATH_H[d],)) for d in HALF],
+    "round": TABLE["round"] + [(d, lambda x: lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN),
+                                (MATH_H[d],)) for d in HALF],
+    "round_away": TABLE["round_away"] + unary(lax.round, HALF) + [
+        (f"{d}-64", lax.round, (MATH_H[d],)) for d in HALF],
+    "cbrt": TABLE.get("cbrt", []) + [(d, lax.cbrt, (MATH_H[d],)) for d in HALF],
+    "erfc": TABLE.get("erfc", []) + [(d, lax.erfc, (MATH_H[d],)) for d in HALF],
+    "erf_inv": TABLE.get("erf_inv", []) + [(d, lambda x: lax.erf_inv(x * x.dtype.type(0.125)),
+                                            (MATH_H[d],)) for d in HALF],
+    "tan": TABLE.get("tan", []) + [(d, lax.tan, (MATH_H[d],)) for d in HALF],
+    "sinh": TABLE.get("sinh", []) + [(d, lax.sinh, (MATH_H[d],)) for d in HALF],
+    "cosh": TABLE.get("cosh", []) + [(d, lax.cosh, (MATH_H[d],)) for d in HALF],
+    "rem": TABLE["rem"] + [(d, lax.rem, (MATH_H[d], POW_Y[d])) for d in HALF]
+    + binary(lax.rem, SMALL) + [(f"{d}-zero", lax.rem, DIV0[d]) for d in SMALL],
+    "div": TABLE["div"] + binary(lax.div, SMALL) + [(f"{d}-zero", lax.div, DIV0[d]) for d in SMALL],
+    "shift_left": TABLE.get("shift_left", []) + [(d, lax.shift_left, (X[d][0], SHIFT[d]))
+                                                 for d in SMALL],
+    "shift_right_logical": TABLE.get("shift_right_logical", []) + [
+        (d, lax.shift_right_logical, (X[d][0], SHIFT[d])) for d in SMALL],
+    "shift_right_arithmetic": TABLE.get("shift_right_arithmetic", []) + [
+        (d, lax.shift_right_arithmetic, (X[d][0], SHIFT[d])) for d in SMALL],
+    "population_count": TABLE.get("population_count", []) + unary(lax.population_count, SMALL),
+    "clz": TABLE.get("clz", []) + unary(lax.clz, SMALL),
+})
+# Integer dots (exact, wrapped into the dtype, or int32 / float32 by preferred_element_type) and
+# convs of bf16/f16 (operands to f32, the f32 conv, rounded once; or f32 with preferred f32).
+CONV_X = {d: (_R2.standard_normal((2, 3, 7, 6)) * 2).astype(np.float32).astype(_NP[d]) for d in HALF}
+CONV_W = {d: _R2.standard_normal((4, 3, 3, 3)).astype(np.float32).astype(_NP[d]) for d in HALF}
+
+
+def _conv2d(pref=None, strides=(1, 1), padding="SAME", rhs_dilation=None):
+    return lambda x, w: lax.conv_general_dilated(x, w, strides, padding, rhs_dilation=rhs_dilation,
+                                                 preferred_element_type=pref)
+
+
+# u16's products beyond 2^24 as an int32 or float32 result: refused (meshrun holds integers to
+# 2^24), so its values here are small
+_DOT_I = {d: X[d] if d != "u16" else (X[d][0] % 300, X[d][1] % 300) for d in SMALL}
+
+
+TABLE.update({
+    "dot_general": TABLE["dot_general"] + [(d, dot(None), X[d]) for d in SMALL]
+    + [(f"{d}-i32", dot(np.int32), _DOT_I[d]) for d in SMALL]
+    + [(f"{d}-f32", dot(np.float32), _DOT_I[d]) for d in SMALL],
+    "conv_general_dilated": TABLE.get("conv_general_dilated", [])
+    + [(d, _conv2d(), (CONV_X[d], CONV_W[d])) for d in HALF]
+    + [(f"{d}-f32", _conv2d(np.float32), (CONV_X[d], CONV_W[d])) for d in HALF]
+    + [(f"{d}-strided", _conv2d(strides=(2, 1), padding="VALID", rhs_dilation=(1, 2)),
+        (CONV_X[d], CONV_W[d])) for d in HALF],
+})
+# gather's fill_value given on the six (the param holds the dtype's value)
+TABLE["gather_fill"] = TABLE["gather_fill"] + [
+    (d, gather1("fill", 1.5 if d in HALF else 5), (X[d][0], K)) for d in NARROW]
+# expm1 of bf16 (f16's is refused: tests/jax/dtype_refusals expm1-f16)
+TABLE["expm1"] = TABLE.get("expm1", []) + [("bf16", lax.expm1, (MATH_H["bf16"],)),
+                                           ("bf16-small", lambda x: lax.expm1(x * x.dtype.type(1e-3)),
+                                            (MATH_H["bf16"],))]
+# reduce_sum/prod over several axes as XLA's TreeReductionRewriter windows them (a window of 32 on
+# an axis longer than 32, of the whole axis on a shorter one), and several short axes of more than
+# 32 elements in all (no rewrite: row-major); f16 with two axes longer than 32 is refused.
+MULTI = {d: (_R2.standard_normal((2, 40, 40)) * 3).astype(np.float32).astype(_NP[d]) for d in HALF}
+MULTI1 = {d: (1 + _R2.standard_normal((40, 3, 40)) * 0.01).astype(np.float32).astype(_NP[d])
+          for d in HALF}
+TABLE["reduce_sum"] = TABLE["reduce_sum"] + [
+    (f"{d}-8x40-both", lambda x: lax.reduce_sum(x[0, :8], (0, 1)), (MULTI[d],)) for d in HALF] + [
+    (f"{d}-9x9-both", lambda x: lax.reduce_sum(x[:, :9, :9], (1, 2)), (MULTI[d],)) for d in HALF] + [
+    (f"{d}-40x40-both", lambda x: lax.reduce_sum(x, (1, 2)), (MULTI[d],)) for d in ["bf16"]] + [
+    (f"{d}-33x33-both", lambda x: lax.reduce_sum(x[0, :33, :33], (0, 1)), (MULTI[d],))
+    for d in ["bf16"]]
+TABLE["reduce_prod"] = TABLE["reduce_prod"] + [
+    (f"{d}-40x3x40-axes02", lambda x: lax.reduce_prod(x, (0, 2)), (MULTI1[d],)) for d in ["bf16"]] + [
+    (f"{d}-40x3-axes01", lambda x: lax.reduce_prod(x[:, :, 0], (0, 1)), (MULTI1[d],)) for d in HALF]
+# ---- end of the dtypes2 block
+
 
 def main():
     target = os.path.join(HERE, "dtype_rules")

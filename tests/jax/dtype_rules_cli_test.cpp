@@ -87,4 +87,38 @@ BOOST_AUTO_TEST_CASE(narrow_dtypes_refused_before_a_run) {
   BOOST_TEST(entries >= 7u);
 }
 
+// Issue #49, dtypes2: .npy inputs in the narrow dtypes as np.save writes them
+// (tests/jax/dtype_npy.py: each case is a dtype_rules case with input x from a .npy file), JAX's
+// bits; a value the program's dtype does not hold refused, exit 2.
+BOOST_AUTO_TEST_CASE(narrow_dtypes_from_npy) {
+  const std::string dir = kSource + "/tests/jax/dtype_npy";
+  std::size_t entries = 0;
+  for (const std::string& f : names(dir)) {
+    if (!f.ends_with(".case.json")) continue;
+    ++entries;
+    const std::string name = f.substr(0, f.size() - std::string(".case.json").size());
+    const std::string c = dir + "/" + f;
+    const auto cj = meshrun::testing::parse_json(slurp(c));
+    const std::string desc = cj["description"];
+    const std::string prog = kDir + "/" + cj["name"].get<std::string>() + ".json";
+    const auto r = run({"run", prog, c, "--atol", "0", "--rtol", "0", "--exact"});
+    if (desc.starts_with("refusal: ")) {
+      BOOST_TEST(r.code == 2, name << ": exit " << r.code << ": " << r.err);
+      BOOST_TEST(r.err.find(desc.substr(std::string("refusal: ").size())) != std::string::npos,
+                 name << ": " << r.err);
+      continue;
+    }
+    BOOST_TEST(r.code == 0, name << ": exit " << r.code << ": " << r.err);
+    if (r.code != 0) continue;
+    std::vector<double> got, want;
+    flatten(meshrun::testing::parse_json(r.out)["out"], got);
+    flatten(cj["expected"]["out"], want);
+    BOOST_TEST_REQUIRE(got.size() == want.size(), name);
+    for (std::size_t i = 0; i < got.size(); ++i)
+      BOOST_TEST(bits(got[i]) == bits(want[i]),
+                 name << "[" << i << "]: meshrun " << got[i] << ", JAX " << want[i]);
+  }
+  BOOST_TEST(entries >= 7u);
+}
+
 }  // namespace

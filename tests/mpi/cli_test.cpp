@@ -320,6 +320,16 @@ BOOST_AUTO_TEST_CASE(the_sorting_and_pooling_programs_run_across_ranks) {
   }
 }
 
+// The sums over devices on f16 (folded in f16 from an all_gather), bf16, i8 and u16 (issue #49,
+// dtypes2): stdout and the --trace of mpirun are one process's byte for byte.
+BOOST_AUTO_TEST_CASE(the_narrow_dtype_collectives_run_across_ranks) {
+  TempDir dir;
+  const std::string program = "tests/jax/corpus/collectives-narrow.json";
+  const std::string c = "tests/jax/corpus/collectives-narrow/case1.json";
+  same_run_and_trace({"run", program, c, "--exact"}, dir);
+  same_as_one_process({"run", program, c});
+}
+
 // Linear algebra across ranks (issue #49): per-device batched solves (cholesky, triangular_solve,
 // lu with its pivots, custom_linear_solve, stack, psum) and their value_and_grad: stdout and the
 // --trace of mpirun are one process's byte for byte.

@@ -179,6 +179,13 @@ ConvShape conv_shape(const ConvParams& p, const Shape& lhs, const Shape& rhs) {
 Types conv_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&) {
   expect_operands(eqn, in.size(), 2);
   for (const ValueType& t : in) check_dtype(eqn, t.dtype, kF);
+  // bf16 and f16 (issue #49, dtypes2): both operands of the dtype, converted to f32 by XLA:CPU,
+  // the f32 conv, its result rounded once (the evaluator's fit), or left f32 with
+  // preferred_element_type f32.
+  if (in[0].dtype != in[1].dtype)
+    fail("conv_general_dilated of " + std::string(dtype_word(in[0].dtype)) + " and " +
+         dtype_word(in[1].dtype) + " is not supported (operands of one dtype)");
+  DType result = in[0].dtype;
   if (in[0].shape.size() != in[1].shape.size())
     fail("conv_general_dilated needs operands of one rank, got " + dims_str(in[0].shape) + " and " +
          dims_str(in[1].shape));
@@ -186,6 +193,7 @@ Types conv_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContex
     const nlohmann::json& t = eqn.params["preferred_element_type"];
     if (!t.is_null() && !(t.is_string() && (t == "f32" || t == "float32")))
       fail("conv_general_dilated param 'preferred_element_type': only float32 is supported");
+    if (t.is_string()) result = DType::kF32;
   }
   const ConvParams p = read_params(eqn, in[0].shape.size());
   const ConvShape s = conv_shape(p, in[0].shape, in[1].shape);
@@ -194,7 +202,7 @@ Types conv_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContex
   out[p.dn.out[1]] = static_cast<std::size_t>(s.o);
   for (std::size_t d = 0; d < s.out.size(); ++d)
     out[p.dn.out[d + 2]] = static_cast<std::size_t>(s.out[d]);
-  return {make_type(DType::kF32, out)};
+  return {make_type(result, out)};
 }
 
 // 2 flops a multiply-add: each output element sums I * prod(K) products, the rhs's elements
@@ -347,7 +355,9 @@ Values conv_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const boo
   const std::vector<std::int64_t> os = strides_of(out_shape);
   for (std::size_t d = 0; d < rank; ++d) dst[d] = os[p.dn.out[d]];
   copy_strided(out_c, O.data(), strides_of(out_c), result.data.data(), dst);
-  return one(Value(DType::kF32, std::move(result)));
+  const bool to_f32 = eqn.params.is_object() && eqn.params.contains("preferred_element_type") &&
+                      eqn.params["preferred_element_type"].is_string();
+  return one(Value(to_f32 ? DType::kF32 : in[0]->dtype, std::move(result)));
 }
 
 constexpr Primitive conv() {

@@ -63,6 +63,28 @@ void int_scan(const Eqn& eqn, const float* x, std::size_t n, bool rev, float* ou
   }
 }
 
+// Issue #49: i8 ... u16 sums and products exact modulo 2^64 (which 2^bits divides), wrapped.
+template <bool kProd>
+void wrapped_scan(const float* x, std::size_t n, bool rev, float (*wrap)(I64), float* out) {
+  std::uint64_t acc = kProd ? 1 : 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t i = rev ? n - 1 - k : k;
+    const auto v = static_cast<std::uint64_t>(static_cast<I64>(x[i]));
+    acc = kProd ? acc * v : acc + v;
+    out[i] = wrap(static_cast<I64>(acc));
+  }
+}
+
+// Issue #49: bf16 and f16 as XLA:CPU's reduce_window, whose f32 add or multiply is converted to
+// the dtype after each step of the same tree (its HLO after optimization; JAX 0.10.2's bits on
+// rows of 5 to 1000, both ways).
+template <class Op>
+struct Fitted {
+  static constexpr float kInit = Op::kInit;
+  static inline thread_local float (*fit)(float) = nullptr;
+  static float f(float a, float b) { return fit(Op::f(a, b)); }
+};
+
 template <class Op>
 Values cum_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool> owned,
                 PrimContext&) {
@@ -80,7 +102,14 @@ Values cum_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool
       const float* s = p + a * l.len * l.inner + c;
       float* d = o + a * l.len * l.inner + c;
       for (std::size_t k = 0; k < l.len; ++k) row[k] = s[k * l.inner];
-      if (dt == DType::kI32 && std::is_same_v<Op, SumOp>) {
+      constexpr bool kFolds = std::is_same_v<Op, SumOp> || std::is_same_v<Op, ProdOp>;
+      if (kFolds && is_narrow(dt) && !is_float(dt)) {
+        wrapped_scan<std::is_same_v<Op, ProdOp>>(row.data(), l.len, rev, dtype_info(dt).wrap,
+                                                 res.data());
+      } else if (kFolds && is_narrow(dt)) {
+        Fitted<Op>::fit = dtype_info(dt).fit;
+        inclusive_scan<Fitted<Op>>(row.data(), l.len, rev, res.data());
+      } else if (dt == DType::kI32 && std::is_same_v<Op, SumOp>) {
         int_scan<false>(eqn, row.data(), l.len, rev, res.data());
       } else if (dt == DType::kI32 && std::is_same_v<Op, ProdOp>) {
         int_scan<true>(eqn, row.data(), l.len, rev, res.data());

@@ -346,8 +346,25 @@ float fill_value(const Eqn& eqn, DType dtype) {
       if (v == nullptr) return 1.0f;
       if (v->is_boolean()) return v->get<bool>() ? 1.0f : 0.0f;
       break;
-    default:  // bf16 ... u16: gather is refused on them before a run (ops/narrow_dtypes.cpp)
-      fail(std::string("gather does not accept dtype ") + dtype_word(dtype));
+    default: {
+      // bf16 ... u16 (issue #49): JAX's _gather_fill -- NaN for bf16 and f16, the lowest value
+      // of a signed dtype, the highest of an unsigned one; a given fill must be a value of it.
+      const DTypeInfo& d = dtype_info(dtype);
+      if (v == nullptr) {
+        if (d.kind == DKind::kFloat) return std::numeric_limits<float>::quiet_NaN();
+        return d.kind == DKind::kSigned ? -std::ldexp(1.0f, d.bits - 1)
+                                        : std::ldexp(1.0f, d.bits) - 1.0f;
+      }
+      if (d.kind == DKind::kFloat && v->is_string()) {
+        const std::string s = v->get<std::string>();
+        if (s == "nan") return std::numeric_limits<float>::quiet_NaN();
+        if (s == "inf") return std::numeric_limits<float>::infinity();
+        if (s == "-inf") return -std::numeric_limits<float>::infinity();
+      }
+      if (v->is_number() && holds_value(dtype, v->get<double>()))
+        return static_cast<float>(v->get<double>());
+      break;
+    }
   }
   fail("gather param 'fill_value' must be null or a " + std::string(dtype_word(dtype)) +
        " scalar (float32: a number, \"nan\", \"inf\" or \"-inf\"), got " + v->dump().substr(0, 40));
@@ -728,7 +745,28 @@ Values scatter_run(const Eqn& eqn, std::span<Value* const> in, std::span<const b
 template <Combine C>
 Values scatter_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool> owned,
                     PrimContext&) {
-  const bool integer = in[0]->dtype == DType::kI32;
+  const DType dt = in[0]->dtype;
+  if constexpr (C == Combine::kAdd || C == Combine::kSub || C == Combine::kMul) {
+    if (is_narrow(dt)) {
+      // Issue #49: bf16 and f16 as XLA:CPU's scatter, whose combiner is the f32 op converted to
+      // the dtype after each update (a repeated index rounds at each add, in index order); i8 ...
+      // u16 exact (a product of two 16-bit values fits a double) and wrapped after each.
+      const DTypeInfo& d = dtype_info(dt);
+      if (d.kind == DKind::kFloat) {
+        float (*fit)(float) = d.fit;
+        return scatter_run<C>(eqn, in, owned, [fit](float acc, float u, bool& over) {
+          return fit(combine<C>(acc, u, false, over));
+        });
+      }
+      float (*wrap)(I64) = d.wrap;
+      return scatter_run<C>(eqn, in, owned, [wrap](float acc, float u, bool&) {
+        const double a = acc, b = u;
+        const double r = C == Combine::kAdd ? a + b : C == Combine::kSub ? a - b : a * b;
+        return wrap(static_cast<I64>(r));
+      });
+    }
+  }
+  const bool integer = dt == DType::kI32;
   return scatter_run<C>(eqn, in, owned, [integer](float acc, float u, bool& over) {
     return combine<C>(acc, u, integer, over);
   });

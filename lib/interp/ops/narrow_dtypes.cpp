@@ -39,7 +39,7 @@ constexpr Row kRows[] = {
     {"add_any", {kBoth, true, kFolds}},
     {"sub", {kBoth, true, kFolds}},
     {"mul", {kBoth, true, kFolds}},
-    {"div", {kHalf, true, kFolds}},
+    {"div", {kBoth, true, kFolds}},  // i8 ... u16: dtypes2
     {"max", {kBoth, true, kFolds}},
     {"min", {kBoth, true, kFolds}},
     {"neg", {kBoth, true, kFolds}},
@@ -63,9 +63,11 @@ constexpr Row kRows[] = {
     {"or", {kSmall, true}},
     {"xor", {kSmall, true}},
     {"not", {kSmall, true}},
-    {"dot_general", {kHalf, true, kFolds}},
-    {"psum", {kHalf, true, kKeeps}},
-    {"psum_invariant", {kHalf, true, kKeeps}},
+    {"dot_general", {kBoth, true, kFolds}},  // i8 ... u16: dtypes2
+    // psum: bf16 promoted to f32 and rounded once; f16 folded in f16 (collective_ops.cpp); the
+    // integers exact, wrapped (dtypes2)
+    {"psum", {kBoth, true, kKeeps}},
+    {"psum_invariant", {kBoth, true, kKeeps}},
     // ---- their results are operands' values: nothing to fit
     {"eq", {kBoth, false}},
     {"ne", {kBoth, false}},
@@ -105,6 +107,50 @@ constexpr Row kRows[] = {
     {"all_gather_invariant", {kBoth, false}},
     {"ppermute", {kBoth, false}},
     {"all_to_all", {kBoth, false}},
+    // ---- dtypes2 (issue #49): indexing, sorting and the cumulative ops. Values moved or
+    // compared (gather, scatter, its min and max, sort, top_k, cummax, cummin); the scatters'
+    // add, sub and mul fit after each combine, in index order (ops/indexing.cpp), and cumsum and
+    // cumprod after each step of XLA's scan tree (ops/cumulative.cpp), as XLA:CPU's reducer.
+    {"gather", {kBoth, false}},
+    {"scatter", {kBoth, false}},
+    {"scatter-add", {kBoth, false}},
+    {"scatter-sub", {kBoth, false}},
+    {"scatter-mul", {kBoth, false}},
+    {"scatter-min", {kBoth, false}},
+    {"scatter-max", {kBoth, false}},
+    {"sort", {kBoth, false}},
+    {"top_k", {kBoth, false}},
+    {"cumsum", {kBoth, false}},
+    {"cumprod", {kBoth, false}},
+    {"cummax", {kBoth, false}},
+    {"cummin", {kBoth, false}},
+    // psum_scatter: as psum (XLA's reduce-scatter of bf16 promoted to f32, rounded once; of f16
+    // folded in f16; of the integers wrapped)
+    {"reduce_scatter", {kBoth, true, kKeeps}},
+    {"psum_scatter", {kBoth, true, kKeeps}},
+    // the float math XLA:CPU upcasts per op (each the f32 op, then rounded: JAX 0.10.2's bits on
+    // 2 x 10^4 values of each dtype); exp2 is expanded first (unary.cpp); rem and round are
+    // exact. Integer div and rem truncate, x / 0 is -1 and x % 0 is x, as for int32, wrapped.
+    {"pow", {kHalf, true}},
+    {"exp2", {kHalf, true}},
+    {"round", {kHalf, true}},
+    {"cbrt", {kHalf, true}},
+    {"erfc", {kHalf, true}},
+    {"erf_inv", {kHalf, true}},
+    {"tan", {kHalf, true}},
+    {"sinh", {kHalf, true}},
+    {"cosh", {kHalf, true}},
+    {"expm1", {kHalf, true}},  // bf16 only: f16's refused in its infer (unary.cpp)
+    {"rem", {kBoth, true}},
+    // the bit ops on the dtype's own width, wrapped (ops/bit_ops.cpp)
+    {"shift_left", {kSmall, false}},
+    {"shift_right_logical", {kSmall, false}},
+    {"shift_right_arithmetic", {kSmall, false}},
+    {"population_count", {kSmall, false}},
+    {"clz", {kSmall, false}},
+    // conv: operands converted to f32, the f32 conv (ops/conv.cpp), rounded once
+    {"conv_general_dilated", {kHalf, true}},
+    // ---- end of dtypes2
 };
 
 }  // namespace

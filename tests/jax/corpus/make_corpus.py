@@ -73,6 +73,8 @@ PROGRAMS = {
     # ---- dtypes (issue #49): the collectives on bf16, a mixed-precision (bf16) MLP step
     "collectives-bf16": {"seed": 5410, "module": "collectives_bf16", "sizes": dict(N=64, D=3)},
     "mlp-bf16": {"seed": 5420, "module": "mlp_bf16", "sizes": dict(D=4, H=8, C=2, N=32)},
+    # ---- dtypes2 (issue #49): psum, psum_scatter, pmean of f16, bf16, i8, u16
+    "collectives-narrow": {"seed": 5430, "module": "collectives_narrow", "sizes": dict(N=64, D=8)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")
@@ -91,6 +93,10 @@ def draw(mod, sizes, seed):
         elif dtypes.get(n) in ("bf16", "f16"):  # issue #49: the dtype's nearest to the draw
             import meshrun_export as mx
             out[n] = (rng.standard_normal(shape) * 0.5).astype(mx.NP_DTYPES[dtypes[n]])
+        elif dtypes.get(n) in ("i8", "u8", "i16", "u16"):  # dtypes2: over the whole range
+            import meshrun_export as mx
+            info = np.iinfo(mx.NP_DTYPES[dtypes[n]])
+            out[n] = rng.integers(int(info.min), int(info.max) + 1, shape).astype(info.dtype)
         else:
             out[n] = np.asarray(rng.standard_normal(shape) * 0.5, dtype=np.float32)
     return out
