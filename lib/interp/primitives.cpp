@@ -19,7 +19,8 @@ const std::map<std::string_view, Primitive, std::less<>>& registry() {
        prim::dot_entries(), prim::collective_entries(), prim::placement_entries(),
        prim::holder_entries(), prim::cumulative_entries(), prim::sorting_entries(),
        prim::window_entries(), prim::float_math_entries(), prim::bit_entries(),
-       prim::conv_entries(), prim::indexing_entries(), prim::linalg_entries()}));
+       prim::conv_entries(), prim::indexing_entries(), prim::linalg_entries(),
+       prim::uint32_entries(), prim::random_entries()}));
   return *table;
 }
 
