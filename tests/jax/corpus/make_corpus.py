@@ -73,6 +73,8 @@ PROGRAMS = {
     # ---- dtypes (issue #49): the collectives on bf16, a mixed-precision (bf16) MLP step
     "collectives-bf16": {"seed": 5410, "module": "collectives_bf16", "sizes": dict(N=64, D=3)},
     "mlp-bf16": {"seed": 5420, "module": "mlp_bf16", "sizes": dict(D=4, H=8, C=2, N=32)},
+    # ---- jax.random inside a program (issue #49): dropout with fold_in(key, axis_index)
+    "dropout-rng": {"seed": 5430, "module": "dropout_rng", "sizes": dict(N=64, D=5)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")
