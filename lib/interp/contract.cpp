@@ -150,7 +150,8 @@ Value fused_multiply_add(Value* a, bool own_a, const Value& b, const Value& c, b
   // The result's shape: the operand of most elements (the others are of it, or of one element).
   Shape shape = a->t.shape;
   for (const Tensor* t : {&b.t, &c.t})
-    if (t->size() > shape_size(shape) || (t->size() == shape_size(shape) && t->rank() > shape.size()))
+    if (t->size() > shape_size(shape) ||
+        (t->size() == shape_size(shape) && t->rank() > shape.size()))
       shape = t->shape;
   const std::size_t n = shape_size(shape);
   // In place over a when it is lent and of the result's shape: each element is read before its

@@ -245,8 +245,9 @@ class Reader : public FieldReader {
     if (!with_type) return a;
     a.dtype = dtype(member(j, at, "dtype"), at + ".dtype");
     if (a.dtype == DType::kU32) {
-      throw InputError(at + ".dtype", "uint32: meshrun takes uint32 inside a program only "
-                                      "(pass it as int32 or float32 and convert it there)");
+      throw InputError(at + ".dtype",
+                       "uint32: meshrun takes uint32 inside a program only "
+                       "(pass it as int32 or float32 and convert it there)");
     }
     const json& shape = array(member(j, at, "shape"), at + ".shape");
     if (shape.size() > 8) throw InputError(at + ".shape", "more than 8 dimensions");

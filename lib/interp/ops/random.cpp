@@ -67,8 +67,10 @@ void check_impl(const Eqn& eqn) {
 // A key array: uint32 whose last dimension is 2; its batch shape (the key<fry>'s own).
 Shape key_batch(const Eqn& eqn, const ValueType& t, const char* what) {
   if (t.dtype != DType::kU32 || t.shape.empty() || t.shape.back() != 2) {
-    fail(eqn.primitive + ": " + what + " must be a key array (uint32 with a last dimension of 2), "
-         "got " + type_str(t));
+    fail(eqn.primitive + ": " + what +
+         " must be a key array (uint32 with a last dimension of 2), "
+         "got " +
+         type_str(t));
   }
   return Shape(t.shape.begin(), t.shape.end() - 1);
 }
@@ -84,7 +86,8 @@ Types threefry_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimCo
   Shape s;
   for (const ValueType& t : in) {
     if (t.dtype != DType::kU32)
-      fail("Arguments to threefry2x32 must have uint32 type, got " + std::string(dtype_word(t.dtype)));
+      fail("Arguments to threefry2x32 must have uint32 type, got " +
+           std::string(dtype_word(t.dtype)));
     if (t.shape.empty()) continue;
     if (!s.empty() && s != t.shape)
       fail("threefry2x32 requires arguments of the same shape, got " + dims_str(s) + ", " +
@@ -120,7 +123,8 @@ Types seed_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContex
   expect_operands(eqn, in.size(), 1);
   check_impl(eqn);
   if (in[0].dtype != DType::kI32 && in[0].dtype != DType::kU32)
-    fail(std::string("random_seed: a seed must be int32 or uint32, got ") + dtype_word(in[0].dtype));
+    fail(std::string("random_seed: a seed must be int32 or uint32, got ") +
+         dtype_word(in[0].dtype));
   return {make_type(DType::kU32, with_pair(in[0].shape))};
 }
 
@@ -203,8 +207,8 @@ Values fold_in_eval(const Eqn&, std::span<Value* const> in, std::span<const bool
   const Value& k = *in[0];
   const Value& m = *in[1];
   const bool one_key = k.t.shape.size() == 1, one_msg = m.t.shape.empty();
-  Value out(DType::kU32, Tensor(with_pair(one_key ? m.t.shape : Shape(k.t.shape.begin(),
-                                                                       k.t.shape.end() - 1))));
+  Value out(DType::kU32,
+            Tensor(with_pair(one_key ? m.t.shape : Shape(k.t.shape.begin(), k.t.shape.end() - 1))));
   const std::size_t n = out.t.size() / 2;
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t j = one_key ? 0 : i;

@@ -117,8 +117,7 @@ Types not_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext
   all_u32(eqn, in);
   return {in[0]};
 }
-Values not_eval(const Eqn&, std::span<Value* const> in, std::span<const bool> owned,
-                PrimContext&) {
+Values not_eval(const Eqn&, std::span<Value* const> in, std::span<const bool> owned, PrimContext&) {
   Value out = pass_through(in[0], owned[0]);
   for (float& v : out.t.data) v = slot(~bits(v));
   return one(std::move(out));

@@ -105,24 +105,25 @@ BOOST_AUTO_TEST_CASE(key_primitives_as_jax) {
   // jax.random.split(key(0), 3)
   const Value s = run1(make("random_split", {{"shape", {3}}}), {U32({2}, {0, 0})});
   BOOST_CHECK(s.t.shape == (Shape{3, 2}));
-  BOOST_CHECK(words(s) == (W{0x6b200159u, 0x99ba4efeu, 0x375f238fu, 0xcddb151du, 0xf71f4ea9u,
-                             0xa20e4081u}));
+  BOOST_CHECK(words(s) ==
+              (W{0x6b200159u, 0x99ba4efeu, 0x375f238fu, 0xcddb151du, 0xf71f4ea9u, 0xa20e4081u}));
   // jax.random.fold_in(key(0), 7)
   const Value f = run1(make("random_fold_in"), {U32({2}, {0, 0}), U32({}, {7})});
   BOOST_CHECK(words(f) == (W{0xa1ef7a4du, 0x116eb6b3u}));
   // jax.random.bits(key(0), (5,)) and its uint16 and uint8 forms
-  const Value b = run1(make("random_bits", {{"bit_width", 32}, {"shape", {5}}}), {U32({2}, {0, 0})});
-  BOOST_CHECK(words(b) ==
-              (W{0xf29a4fa7u, 0xfa843692u, 0x55110e28u, 0x77faa835u, 0x91e43bb7u}));
+  const Value b =
+      run1(make("random_bits", {{"bit_width", 32}, {"shape", {5}}}), {U32({2}, {0, 0})});
+  BOOST_CHECK(words(b) == (W{0xf29a4fa7u, 0xfa843692u, 0x55110e28u, 0x77faa835u, 0x91e43bb7u}));
   const Value b16 =
       run1(make("random_bits", {{"bit_width", 16}, {"shape", {3}}}), {U32({2}, {0, 0})});
   BOOST_CHECK(b16.dtype == DType::kU16);
   check_bits(b16, {3}, {20391, 13970, 3624});
-  const Value b8 = run1(make("random_bits", {{"bit_width", 8}, {"shape", {3}}}), {U32({2}, {0, 0})});
+  const Value b8 =
+      run1(make("random_bits", {{"bit_width", 8}, {"shape", {3}}}), {U32({2}, {0, 0})});
   check_bits(b8, {3}, {167, 146, 40});
-  CHECK_ERROR(infer_error(make("random_bits", {{"bit_width", 64}, {"shape", {3}}}),
-                          {T(DType::kU32, {2})}),
-              "bit_width 64");
+  CHECK_ERROR(
+      infer_error(make("random_bits", {{"bit_width", 64}, {"shape", {3}}}), {T(DType::kU32, {2})}),
+      "bit_width 64");
   CHECK_ERROR(infer_error(make("random_split", {{"shape", {2}}}), {T(DType::kU32, {3})}),
               "key array");
   // a batch of keys: each split on its own
@@ -157,10 +158,12 @@ BOOST_AUTO_TEST_CASE(u32_shifts_by_32_and_more) {
 }
 
 BOOST_AUTO_TEST_CASE(u32_compares_unsigned) {
-  const Value lt = run_u32(make("lt"), {U32({3}, {1, 0x80000000u, 7}), U32({3}, {0x80000000u, 1, 7})});
+  const Value lt =
+      run_u32(make("lt"), {U32({3}, {1, 0x80000000u, 7}), U32({3}, {0x80000000u, 1, 7})});
   BOOST_CHECK(lt.dtype == DType::kBool);
   check_bits(lt, {3}, {1, 0, 0});
-  check_bits(run_u32(make("ge"), {U32({2}, {0xffffffffu, 0}), U32({}, {0xfffffffeu})}), {2}, {1, 0});
+  check_bits(run_u32(make("ge"), {U32({2}, {0xffffffffu, 0}), U32({}, {0xfffffffeu})}), {2},
+             {1, 0});
   CHECK_ERROR(u32_infer_error(make("add"), {T(DType::kU32, {2}), T(DType::kI32, {2})}),
               "same dtype");
 }
@@ -168,8 +171,8 @@ BOOST_AUTO_TEST_CASE(u32_compares_unsigned) {
 BOOST_AUTO_TEST_CASE(u32_conversions_as_jax) {
   // f32 -> u32, JAX 0.10.2: [-1.5, -0.5, nan, 5e9, 4294967040, 4294967296, 3.7, -inf, inf, 1e-40]
   // -> [0, 0, 0, 4294967295, 4294967040, 4294967295, 3, 0, 4294967295, 0]
-  const Value f = F({10}, {-1.5f, -0.5f, kNaN, 5e9f, 4294967040.0f, 4294967296.0f, 3.7f, -kInf,
-                           kInf, 1e-40f});
+  const Value f =
+      F({10}, {-1.5f, -0.5f, kNaN, 5e9f, 4294967040.0f, 4294967296.0f, 3.7f, -kInf, kInf, 1e-40f});
   BOOST_CHECK(words(run_u32(make("convert_element_type", {{"new_dtype", "u32"}}), {f})) ==
               (W{0, 0, 0, 0xffffffffu, 4294967040u, 0xffffffffu, 3, 0, 0xffffffffu, 0}));
   // u32 -> f32: [4294967295, 4294967167, 4294967168, 16777217] -> 4.2949673e+09, 4.2949670e+09,
@@ -183,12 +186,12 @@ BOOST_AUTO_TEST_CASE(u32_conversions_as_jax) {
   check_bits(run_u32(make("convert_element_type", {{"new_dtype", "i32"}}), {U32({2}, {5, 0})}), {2},
              {5, 0});
   // an int32 meshrun cannot hold: refused, never rounded
-  BOOST_CHECK_THROW(run_u32(make("convert_element_type", {{"new_dtype", "i32"}}),
-                            {U32({1}, {0x80000000u})}),
-                    PrimitiveError);
-  CHECK_ERROR(u32_infer_error(make("convert_element_type", {{"new_dtype", "bf16"}}),
-                              {T(DType::kU32, {2})}),
-              "uint32 to and from");
+  BOOST_CHECK_THROW(
+      run_u32(make("convert_element_type", {{"new_dtype", "i32"}}), {U32({1}, {0x80000000u})}),
+      PrimitiveError);
+  CHECK_ERROR(
+      u32_infer_error(make("convert_element_type", {{"new_dtype", "bf16"}}), {T(DType::kU32, {2})}),
+      "uint32 to and from");
 }
 
 BOOST_AUTO_TEST_CASE(bitcast_keeps_every_bit) {
@@ -214,7 +217,8 @@ BOOST_AUTO_TEST_CASE(bitcast_keeps_every_bit) {
 }
 
 BOOST_AUTO_TEST_CASE(u32_iota_and_moves_keep_bits) {
-  const Value io = run_u32(make("iota", {{"dtype", "u32"}, {"shape", {2, 3}}, {"dimension", 1}}), {});
+  const Value io =
+      run_u32(make("iota", {{"dtype", "u32"}, {"shape", {2, 3}}, {"dimension", 1}}), {});
   BOOST_CHECK(words(io) == (W{0, 1, 2, 0, 1, 2}));
   // the registry's reshape and concatenate copy the slots: every bit kept
   const Value x = U32({2}, {0x7f800001u, 0xffffffffu});
