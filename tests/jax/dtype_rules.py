@@ -893,6 +893,12 @@ TABLE.update({
     "random_bernoulli": [("bool", lambda k: jax.random.bernoulli(jax.random.key(k[5]), 0.3,
                                                                   (32,)), (SEEDS,))],
     "erf_inv": [("f32", finite(lax.erf_inv), (ERF_INV_X,))],
+    # XLA:CPU divides by a broadcast divisor as a multiply by its reciprocal (dropout's
+    # x / keep_prob, softmax's normalization); by an elementwise one truly (div-f32 above)
+    "div_broadcast": [("f32-literal", lambda x: x / 0.75, (ERF_INV_X,)),
+                      ("f32-scalar", lambda x: x / (x[3] + 3.0), (ERF_INV_X,)),
+                      ("f32-softmax", lambda x: jax.nn.softmax(x.reshape(8, 8), axis=-1),
+                       (ERF_INV_X,))],
 })
 # ---- end of the uint32 and jax.random block
 
