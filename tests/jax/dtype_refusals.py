@@ -37,7 +37,7 @@ REFUSED = {
         x - 1), (BF[:8],), "excess precision"),
     # ---- issue #49, uint32 and jax.random: what computes on uint32 outside ops/uint32.cpp
     "psum-u32": (lambda x: lax.psum(lax.bitcast_convert_type(x, jnp.uint32), "data")
-                 .astype(jnp.float32), (D.U32X[:8],), "meshrun does not run psum_invariant on uint32"),
+                 .astype(jnp.float32), (D.U32X[:8],), "run psum_invariant on uint32"),
     # jax.random.permutation sorts random uint32 keys
     "permutation-u32": (lambda k: D.jax.random.permutation(D.jax.random.key(k[0]), 8).astype(
         jnp.float32), (K,), "meshrun does not run sort on uint32"),
