@@ -119,8 +119,10 @@ class Checker {
     for (const auto* list : {&ops, &outs}) {
       for (const ValueType& t : *list) {
         if (!is_narrow(t.dtype)) continue;
-        const unsigned kind = dtype_info(t.dtype).kind == DKind::kFloat ? NarrowSupport::kHalf
-                                                                        : NarrowSupport::kSmallInt;
+        const unsigned kind = t.dtype == DType::kU32 ? NarrowSupport::kU32
+                              : dtype_info(t.dtype).kind == DKind::kFloat
+                                  ? NarrowSupport::kHalf
+                                  : NarrowSupport::kSmallInt;
         if (s == nullptr || (s->kinds & kind) == 0) {
           throw InputError(eqn.place(), std::string("meshrun does not run ") + eqn.primitive +
                                             " on " + dtype_info(t.dtype).word +

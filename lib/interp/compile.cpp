@@ -49,6 +49,15 @@ std::size_t combinable_psums(const Jaxpr& jx, std::size_t e) {
   return end;
 }
 
+// Whether an operand or a result of `eqn` is a uint32 (held as its bits, ir.hpp).
+bool touches_u32(const Jaxpr& jx, const Eqn& eqn) {
+  for (const Atom& a : eqn.in)
+    if (dtype_of(jx, a) == DType::kU32) return true;
+  for (int v : eqn.out)
+    if (jx.types[static_cast<std::size_t>(v)].dtype == DType::kU32) return true;
+  return false;
+}
+
 // Per operand of `eqn`: lent at its last use, when it is not also another operand of it.
 std::unique_ptr<bool[]> owned_of(const Eqn& eqn) {
   std::unique_ptr<bool[]> owned(new bool[eqn.in.size() + 1]);
@@ -222,6 +231,9 @@ class Compiler {
       } else {
         s.prim = s.declared = find_primitive(eqn.primitive);
         MESHRUN_CHECK(s.prim != nullptr, "the reader refuses unknown primitives");
+        if (touches_u32(run, eqn)) {  // issue #49: computed on uint32's bits (ops/uint32.cpp)
+          if (const Primitive* u = u32_primitive(eqn.primitive)) s.prim = s.declared = u;
+        }
         if (cj->contractions.absorbed[e]) s.kind = Step::Kind::kAbsorbed;
         if (const int d = cj->contractions.swapped_dot[e]; d >= 0) {
           s.rewritten = std::make_unique<const Eqn>(

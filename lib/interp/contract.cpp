@@ -61,11 +61,17 @@ ContractionPlan plan_contractions(const Jaxpr& jx) {
   }
   for (const Atom& a : jx.outvars)
     if (!a.is_literal()) ++uses[a.var];
-  // A scalar, or of `shape`.
+  // A scalar, or of `shape`, or of one element broadcast to it (jax.random.uniform's minval and
+  // maxval, f32[1, 1] against f32[4, 8]: XLA fuses the broadcast and contracts the FMA).
+  const auto one_element = [](const Type& t) {
+    for (const DimExpr& d : t.shape)
+      if (!d.is_constant() || d.constant() != 1) return false;
+    return true;
+  };
   const auto fits = [&](const Atom& a, const std::string& shape) {
     if (a.is_literal()) return a.dtype == DType::kF32;
     const Type& t = jx.types[a.var];
-    return t.dtype == DType::kF32 && (t.shape.empty() || shape_key(t) == shape);
+    return t.dtype == DType::kF32 && (t.shape.empty() || shape_key(t) == shape || one_element(t));
   };
   plan.swapped_dot.assign(jx.eqns.size(), -1);
   for (std::size_t e = 0; e < jx.eqns.size(); ++e) {
@@ -141,9 +147,12 @@ Eqn swapped_dot_eqn(const Eqn& dot, const Eqn& into) {
 
 Value fused_multiply_add(Value* a, bool own_a, const Value& b, const Value& c, bool negate_product,
                          bool negate_addend) {
+  // The result's shape: the operand of most elements (the others are of it, or of one element).
   Shape shape = a->t.shape;
-  if (b.t.rank() > shape.size()) shape = b.t.shape;
-  if (c.t.rank() > shape.size()) shape = c.t.shape;
+  for (const Tensor* t : {&b.t, &c.t})
+    if (t->size() > shape_size(shape) ||
+        (t->size() == shape_size(shape) && t->rank() > shape.size()))
+      shape = t->shape;
   const std::size_t n = shape_size(shape);
   // In place over a when it is lent and of the result's shape: each element is read before its
   // slot is written.

@@ -66,6 +66,12 @@ inline constexpr ElementCost kElementCosts[] = {
     {"log1p", 8},      // 40.3 loaded
     {"log", 8},        // 38.6 loaded
     // ---- end of issue #49's block
+    // ---- issue #49, jax.random: Threefry-2x32's 20 rounds per element (ops/random.cpp), 17.0 ns
+    // under load 10.4 on 2 cores, 2^20 counters, taken as it is (a bound)
+    {"threefry2x32", 17},
+    {"random_bits", 17},
+    {"random_split", 17},
+    {"random_fold_in", 17},
     {"erf_inv", 14},   // 13.2
     {"tanh", 10},      // 9.4; 4.8 for x in (-100, 100)
     {"atan2", 10},     // 9.3

@@ -32,6 +32,8 @@ void fit_narrow(const Eqn& eqn, std::vector<Value>& outs) {
 }
 
 Value literal(const Atom& a) {
+  if (a.dtype == DType::kU32)  // its bits (ir.hpp)
+    return Value(a.dtype, Tensor::scalar(u32_to_slot(static_cast<std::uint32_t>(a.literal))));
   return Value(a.dtype, Tensor::scalar(static_cast<float>(a.literal)));
 }
 

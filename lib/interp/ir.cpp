@@ -90,6 +90,8 @@ float fit_int(float v) {
   return wrap_int<kBits, kSigned>(static_cast<std::int64_t>(v));
 }
 float wrap_plain(std::int64_t v) { return static_cast<float>(v); }
+// uint32: the slot holds the bits; a result computed on them is already in the dtype.
+float wrap_u32(std::int64_t v) { return bits_float(static_cast<std::uint32_t>(v)); }
 float wrap_bool(std::int64_t v) { return v != 0 ? 1.0f : 0.0f; }
 
 // The dtypes, in DType's order.
@@ -104,9 +106,14 @@ constexpr DTypeInfo kDTypes[] = {
     {DType::kU8, "u8", "uint8", 8, DKind::kUnsigned, &fit_int<8, false>, &wrap_int<8, false>},
     {DType::kI16, "i16", "int16", 16, DKind::kSigned, &fit_int<16, true>, &wrap_int<16, true>},
     {DType::kU16, "u16", "uint16", 16, DKind::kUnsigned, &fit_int<16, false>, &wrap_int<16, false>},
+    // ---- issue #49, jax.random: uint32 as its bits in the float32 slot (fit: nothing to do)
+    {DType::kU32, "u32", "uint32", 32, DKind::kUnsigned, &fit_f32, &wrap_u32},
 };
 
 }  // namespace
+
+float u32_to_slot(std::uint32_t u) { return bits_float(u); }
+std::uint32_t slot_to_u32(float slot) { return float_bits(slot); }
 
 const DTypeInfo& dtype_info(DType t) { return kDTypes[static_cast<std::size_t>(t)]; }
 
@@ -125,6 +132,7 @@ bool parse_dtype(const std::string& name, DType* out) {
 bool holds_value(DType t, double v) {
   const DTypeInfo& d = dtype_info(t);
   if (std::isnan(v)) return d.kind == DKind::kFloat;
+  if (t == DType::kU32) return v == std::floor(v) && v >= 0 && v <= 4294967295.0;
   if (d.kind == DKind::kFloat) {
     if (t == DType::kF32) return std::isinf(v) || std::fabs(v) <= std::numeric_limits<float>::max();
     // A JSON number names the float32 nearest it (9 digits do): that float must be the dtype's.

@@ -20,7 +20,10 @@ namespace meshrun::interp {
 
 // Every dtype is held as float32 (value.hpp). The ones after kBool (issue #49, dtypes) are those
 // whose every value float32 holds exactly: bfloat16 and float16, int8, uint8, int16, uint16.
-enum class DType : std::uint8_t { kF32, kI32, kBool, kBF16, kF16, kI8, kU8, kI16, kU16 };
+// kU32 (issue #49, jax.random): uint32, whose float32 slot holds its 32 bits (memcpy'd), not its
+// value -- copies keep it exactly; the primitives that compute on it work on the bits
+// (ops/uint32.cpp), every other refuses it before a run.
+enum class DType : std::uint8_t { kF32, kI32, kBool, kBF16, kF16, kI8, kU8, kI16, kU16, kU32 };
 // "f32", "i32", "bool", "bf16", ...: JAX's jaxpr names.
 const char* dtype_name(DType t);
 // nullopt-like: false when `name` is not one of them.
@@ -48,8 +51,12 @@ const DTypeInfo& dtype_info(DType t);
 // One of the dtypes after kBool (issue #49): the primitives that accept them are listed by
 // narrow_dtype_support (primitives.hpp); every other equation on them is refused before a run.
 inline bool is_narrow(DType t) { return t > DType::kBool; }
+// uint32, held as its bits (DType::kU32): the float32 holding `u`'s bits, and back.
+float u32_to_slot(std::uint32_t u);
+std::uint32_t slot_to_u32(float slot);
 // Whether v is a value of dtype t: for a float dtype, the float32 nearest v is one of its values
-// (inf and NaN included); for an integer one, v is an integer the dtype holds (i32: |v| <= 2^24).
+// (inf and NaN included); for an integer one, v is an integer the dtype holds (i32: |v| <= 2^24;
+// u32: 0 <= v < 2^32, a literal's or a constant's value, held as its bits).
 bool holds_value(DType t, double v);
 
 // A value's type once the dimensions are bound.

@@ -39,6 +39,10 @@ std::span<const Entry> bit_entries();
 std::span<const Entry> conv_entries();
 // Issue #49: cholesky, triangular_solve, lu, custom_linear_solve, stack (ops/linalg.cpp).
 std::span<const Entry> linalg_entries();
+// Issue #49, jax.random: bitcast_convert_type (ops/uint32.cpp, with uint32's kernels,
+// u32_primitive); threefry2x32, random_seed, random_split, ... (ops/random.cpp).
+std::span<const Entry> uint32_entries();
+std::span<const Entry> random_entries();
 
 using Types = std::vector<ValueType>;
 using Values = std::vector<Value>;

@@ -13,13 +13,17 @@ namespace meshrun::interp {
 namespace {
 
 const std::map<std::string_view, Primitive, std::less<>>& registry() {
-  static const auto* table = new std::map<std::string_view, Primitive, std::less<>>(make_registry(
-      {prim::elementwise_entries(), prim::elementwise_more_entries(), prim::unary_entries(),
-       prim::shape_entries(), prim::slicing_entries(), prim::reduction_entries(),
-       prim::dot_entries(), prim::collective_entries(), prim::placement_entries(),
-       prim::holder_entries(), prim::cumulative_entries(), prim::sorting_entries(),
-       prim::window_entries(), prim::float_math_entries(), prim::bit_entries(),
-       prim::conv_entries(), prim::indexing_entries(), prim::linalg_entries()}));
+  static const auto* table = new std::map<std::string_view, Primitive, std::less<>>(
+      make_registry({prim::elementwise_entries(), prim::elementwise_more_entries(),
+                     prim::unary_entries(),       prim::shape_entries(),
+                     prim::slicing_entries(),     prim::reduction_entries(),
+                     prim::dot_entries(),         prim::collective_entries(),
+                     prim::placement_entries(),   prim::holder_entries(),
+                     prim::cumulative_entries(),  prim::sorting_entries(),
+                     prim::window_entries(),      prim::float_math_entries(),
+                     prim::bit_entries(),         prim::conv_entries(),
+                     prim::indexing_entries(),    prim::linalg_entries(),
+                     prim::uint32_entries(),      prim::random_entries()}));
   return *table;
 }
 

@@ -151,7 +151,9 @@ DType param_dtype(const Eqn& eqn, const char* key);
 // float32 as XLA:CPU's upcast computes them (or exactly, for the integers) and the evaluator
 // brings each into its dtype after (DTypeInfo::fit).
 struct NarrowSupport {
-  enum : unsigned { kHalf = 1, kSmallInt = 2 };
+  // kU32: uint32 held as its bits (issue #49, jax.random): a primitive that computes on it runs
+  // its uint32 kernel (u32_primitive, ops/uint32.cpp); one that moves values runs its own.
+  enum : unsigned { kHalf = 1, kSmallInt = 2, kU32 = 4 };
   unsigned kinds = 0;
   bool fit = false;
   // What a convert_element_type to f32 of its bf16 result gets (an f16 one keeps its rounding,
@@ -167,5 +169,10 @@ struct NarrowSupport {
 void mark_narrow_uses(Jaxpr& jx);
 // nullptr: the primitive takes none of them.
 const NarrowSupport* narrow_dtype_support(std::string_view primitive);
+// Issue #49, jax.random: the kernel of a primitive that computes on uint32's bits (add, shifts,
+// compares, convert_element_type, bitcast_convert_type, iota, ...), which the compiler runs
+// instead of the registry's for an equation with a uint32 operand or result; nullptr for the
+// primitives that only move values (their own kernels copy the bits) and every other.
+const Primitive* u32_primitive(std::string_view primitive);
 
 }  // namespace meshrun::interp

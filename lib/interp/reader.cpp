@@ -231,8 +231,10 @@ class Reader : public FieldReader {
     }
     c.data.reserve(elements);
     for (std::size_t i = 0; i < data.size(); ++i) {
-      c.data.push_back(
-          static_cast<float>(number(data[i], c.dtype, at + ".data[" + std::to_string(i) + "]")));
+      const double v = number(data[i], c.dtype, at + ".data[" + std::to_string(i) + "]");
+      // uint32: the value's bits in the slot (ir.hpp's DType::kU32)
+      c.data.push_back(c.dtype == DType::kU32 ? u32_to_slot(static_cast<std::uint32_t>(v))
+                                              : static_cast<float>(v));
     }
     return c;
   }
@@ -242,6 +244,11 @@ class Reader : public FieldReader {
     a.name = name(member(j, at, "name"), at + ".name");
     if (!with_type) return a;
     a.dtype = dtype(member(j, at, "dtype"), at + ".dtype");
+    if (a.dtype == DType::kU32) {
+      throw InputError(at + ".dtype",
+                       "uint32: meshrun takes uint32 inside a program only "
+                       "(pass it as int32 or float32 and convert it there)");
+    }
     const json& shape = array(member(j, at, "shape"), at + ".shape");
     if (shape.size() > 8) throw InputError(at + ".shape", "more than 8 dimensions");
     for (std::size_t i = 0; i < shape.size(); ++i) {
@@ -363,6 +370,16 @@ ProgramFile read_program_file(const std::string& path, std::uint64_t max_bytes,
       }
       check_dims_named(p.exports.back(), at);
       check_inputs_agree(p.inputs, jx, at + ".jaxpr");
+      // uint32 lives inside a program only: a case file's numbers are read as float32, which
+      // holds neither a uint32 beyond 2^24 nor its bits (issue #49, docs/program-format.md).
+      for (std::size_t k = 0; k < jx.outvars.size(); ++k) {
+        if (dtype_of(jx, jx.outvars[k]) == DType::kU32) {
+          throw InputError(at + ".jaxpr.outvars[" + std::to_string(k) + "]",
+                           "output " + p.outputs[k].name +
+                               " is uint32: meshrun takes uint32 inside a program only "
+                               "(convert it to int32 or float32)");
+        }
+      }
     }
   } catch (const InputError& e) {
     throw InputError(p.path, e.what());

@@ -101,8 +101,9 @@ DType FieldReader::dtype(const json& j, const std::string& at) {
   const std::string name = string(j, at);
   DType t;
   if (!parse_dtype(name, &t)) {
-    throw InputError(at, "dtype " + excerpt(name) +
-                             " is not supported (f32, i32, bool, bf16, f16, i8, u8, i16, u16)");
+    throw InputError(at,
+                     "dtype " + excerpt(name) +
+                         " is not supported (f32, i32, bool, bf16, f16, i8, u8, i16, u16, u32)");
   }
   return t;
 }

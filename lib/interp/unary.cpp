@@ -112,8 +112,10 @@ std::vector<Value> not_eval(const Eqn& eqn, std::span<Value* const> in, std::spa
   return r;
 }
 
-// XLA's ErfInv for float32 (Giles' single-precision approximation), unfused; erf_inv(+-1) is
-// +-inf, as JAX 0.10.2 gives.
+// XLA's ErfInv for float32 (Giles' single-precision approximation); erf_inv(+-1) is +-inf, as JAX
+// 0.10.2 gives. As XLA:CPU's code computes it: its own log1p (scalar_ops.hpp) and the polynomial's
+// multiply-adds contracted into FMAs -- JAX's bits on 200007 inputs in (-1, 1) (jax.random's
+// normal draws), where the C library's log1p and unfused multiply-adds differed on 4.9% of them.
 float erf_inv(float x) {
   static constexpr float kLt5[9] = {2.81022636e-08f,  3.43273939e-07f, -3.5233877e-06f,
                                     -4.39150654e-06f, 0.00021858087f,  -0.00125372503f,
@@ -122,12 +124,12 @@ float erf_inv(float x) {
                                     -0.00367342844f,  0.00573950773f,  -0.0076224613f,
                                     0.00943887047f,   1.00167406f,     2.83297682f};
   if (std::fabs(x) == 1.0f) return x * std::numeric_limits<float>::infinity();
-  float w = -std::log1p(-x * x);
+  float w = -f32::log1p(-x * x);
   const bool lt = w < 5.0f;
   const float* c = lt ? kLt5 : kGe5;
   w = lt ? w - 2.5f : std::sqrt(w) - 3.0f;
   float p = c[0];
-  for (int i = 1; i < 9; ++i) p = c[i] + p * w;
+  for (int i = 1; i < 9; ++i) p = std::fma(p, w, c[i]);
   return p * x;
 }
 struct ErfInv {

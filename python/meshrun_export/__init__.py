@@ -176,6 +176,16 @@ def _output_names(fn, args, outputs):
 
 
 def _one_export(closed, mesh=None):
+    # issue #49: uint32 and keys live inside a program only (a case file's numbers are float32)
+    for kind, vs in (("input", closed.jaxpr.invars), ("output", closed.jaxpr.outvars)):
+        for i, v in enumerate(vs):
+            dt = getattr(getattr(v, "aval", None), "dtype", None)
+            if dt is not None and (str(dt) == "uint32" or "key<" in str(dt)):
+                where = definition(closed.jaxpr)
+                raise Unsupported(f"{kind} {i} is {dt}: meshrun takes uint32 and PRNG keys inside "
+                                  f"a program only (pass a seed, or key data bitcast to int32, "
+                                  f"and convert a uint32 result to int32 or float32)"
+                                  + (f" at {where}" if where else ""))
     j = jaxpr_json(closed)
     return {"mesh": mesh if mesh is not None else mesh_of_jaxpr(closed), "dims": dims_of(j),
             "jaxpr": j}

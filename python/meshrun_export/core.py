@@ -26,8 +26,10 @@ class Unsupported(Exception):
 _DTYPES = {"float32": "f32", "int32": "i32", "bool": "bool",
            # issue #49, dtypes: the ones float32 holds exactly (meshrun keeps every value as one)
            "bfloat16": "bf16", "float16": "f16", "int8": "i8", "uint8": "u8", "int16": "i16",
-           "uint16": "u16"}
-_ONLY = "only float32, int32, bool, bfloat16, float16, int8, uint8, int16, uint16"
+           "uint16": "u16",
+           # issue #49, jax.random: uint32 held as its bits (a key<fry>[S] is a uint32[S, 2])
+           "uint32": "u32"}
+_ONLY = "only float32, int32, bool, bfloat16, float16, int8, uint8, int16, uint16, uint32"
 
 
 def dtype_name(dt, where="value"):
@@ -563,8 +565,28 @@ class Walker:
             out["jaxpr"] = self.sub(e, jaxprs.solve)  # (walks eqns: _keep after it)
             self._keep = list(range(start, start + lens.solve)) + list(range(b0, ops))
         # ---- end of issue #49's linear algebra block
+        # ---- issue #49, jax.random (lib/interp/ops/random.cpp): key<fry> arrays as uint32[..., 2]
+        elif name in ("random_seed", "random_wrap"):
+            impl = take("impl")
+            tag = getattr(impl, "tag", None) or getattr(impl, "name", None)
+            if tag != "fry":
+                self.fail(e, f"{name}: PRNG implementation {tag or impl} (meshrun runs JAX's "
+                             f"default, threefry: 'fry')")
+            out["impl"] = "fry"
+        elif name in ("random_unwrap", "random_fold_in", "threefry2x32", "bitcast_convert_type"):
+            if name == "bitcast_convert_type":
+                out["new_dtype"] = take("new_dtype", lambda d: dtype_name(d, name))
+        elif name == "random_split":
+            out["shape"] = take("shape", shape)
+        elif name == "random_bits":
+            out["bit_width"] = take("bit_width", int)
+            out["shape"] = take("shape", shape)
+        # ---- end of the jax.random block
         else:
             self.fail(e, f"unsupported primitive '{e.primitive.name}'")
+        if name not in _KEY_PRIMS and any(is_key(getattr(v, "aval", None))
+                                          for v in list(e.invars) + list(e.outvars)):
+            self.key_params(e, name, out)
 
         for k, v in list(p.items()):
             if k in _IGNORED_ANY:
@@ -573,6 +595,47 @@ class Walker:
                 continue
             self.fail(e, f"{name}: param {k}={v!r} is not supported")
         return name, out
+
+
+# ---- issue #49, jax.random: the primitives of key arrays, and those that move a key array's
+# elements, their params over the key's trailing pair of uint32 (key<fry>[S] is uint32[S, 2]).
+_KEY_PRIMS = {"random_seed", "random_wrap", "random_unwrap", "random_split", "random_fold_in",
+              "random_bits"}
+_KEY_AS_IS = {"squeeze", "expand_dims", "concatenate", "rev", "pvary", "pcast", "copy", "copy_p",
+              "stop_gradient", "jit", "checkpoint", "custom_jvp_call", "custom_vjp_call", "cond",
+              "while", "scan", "shard_map", "all_gather", "all_gather_invariant", "ppermute",
+              "all_to_all"} | _CALLS | _PLACEMENT
+
+
+def _key_params(self, e, name, out):
+    rank = len(e.outvars[0].aval.shape) if e.outvars else 0
+    if name in _KEY_AS_IS:
+        if name in ("all_gather", "all_to_all", "all_gather_invariant") and out.get(
+                "axis_index_groups"):
+            self.fail(e, f"{name} of a key array with axis_index_groups")
+        return
+    if name == "slice":
+        out["start_indices"] = out["start_indices"] + [0]
+        out["limit_indices"] = out["limit_indices"] + [2]
+        if out.get("strides") is not None:
+            out["strides"] = out["strides"] + [1]
+    elif name == "broadcast_in_dim":
+        out["broadcast_dimensions"] = out["broadcast_dimensions"] + [len(out["shape"])]
+        out["shape"] = out["shape"] + [2]
+    elif name == "reshape":
+        out["new_sizes"] = out["new_sizes"] + [2]
+    elif name == "transpose":
+        out["permutation"] = out["permutation"] + [rank]
+    elif name == "select_n" and not e.invars[0].aval.shape:
+        pass
+    else:
+        self.fail(e, f"{name} on a key array (key<fry>) is not supported (meshrun moves keys by "
+                     f"slice, reshape, broadcast, squeeze, concatenate, transpose and the "
+                     f"collectives)")
+
+
+Walker.key_params = _key_params
+# ---- end of the jax.random block
 
 
 # Indexing (meshrun's lib/interp/ops/indexing.cpp): gather and the scatters, each scatter's
@@ -646,9 +709,16 @@ def ints(xs):
     return [int(x) for x in xs]
 
 
+def is_key(aval):
+    """A key array of JAX's default PRNG (key<fry>): meshrun holds it as uint32[..., 2]."""
+    return hasattr(aval, "dtype") and _is_extended(aval.dtype) and str(aval.dtype) == "key<fry>"
+
+
 def vtype(aval):
     if not hasattr(aval, "shape") or not hasattr(aval, "dtype"):
         raise Unsupported(f"a value of type {aval} (not an array)")
+    if is_key(aval):  # issue #49: key<fry>[S] -> u32[S, 2], the key's data
+        return {"dtype": "u32", "shape": shape(aval.shape) + [2]}
     sp = getattr(getattr(aval, "sharding", None), "spec", None)
     if sp is not None:
         check_reduced(sp, f"a value {aval.str_short() if hasattr(aval, 'str_short') else aval} "

@@ -40,6 +40,15 @@ REFUSED = {
     # a bf16 result both converted to f32 (unrounded in XLA) and used as bf16 (rounded)
     "sub-bf16-mixed-use": (lambda x: (lambda s: s.astype(jnp.float32) + (s * x).astype(jnp.float32))(
         x - 1), (BF[:8],), "excess precision"),
+    # ---- issue #49, uint32 and jax.random: what computes on uint32 outside ops/uint32.cpp
+    "psum-u32": (lambda x: lax.psum(lax.bitcast_convert_type(x, jnp.uint32), "data")
+                 .astype(jnp.float32), (D.U32X[:8],), "run psum_invariant on uint32"),
+    # jax.random.permutation sorts random uint32 keys
+    "permutation-u32": (lambda k: D.jax.random.permutation(D.jax.random.key(k[0]), 8).astype(
+        jnp.float32), (K,), "meshrun does not run sort on uint32"),
+    # randint's int32 bounds (2^31 - 1) are beyond what meshrun holds of an int32
+    "randint-i32": (lambda k: D.jax.random.randint(D.jax.random.key(k[0]), (8,), 0, 10), (K,),
+                    "meshrun holds exactly"),
 }
 
 

@@ -930,6 +930,141 @@ TABLE["reduce_prod"] = TABLE["reduce_prod"] + [
 # ---- end of the dtypes2 block
 
 
+# ---- issue #49, uint32 and jax.random (lib/interp/ops/uint32.cpp, ops/random.cpp): uint32 lives
+# inside a program only (a case's numbers are float32), so each entry takes float32 or int32 inputs,
+# bitcasts them to uint32 (every bit pattern of a finite float32: the sign bit, subnormals), and
+# returns a uint32 as int32 halves [hi 16 bits, lo 16 bits] (out32), or as a compare's bool, or a
+# float32. jax.random: keys from an input seed, split, fold_in, bits of 8/16/32, uniform, normal,
+# bernoulli, and the primitive threefry2x32 itself.
+def _u32_patterns():
+    pats = np.array([0x00000000, 0x00000001, 0x00000002, 0x0000ffff, 0x00010000, 0x00ffffff,
+                     0x01000000, 0x3f800000, 0x7f7fffff, 0x80000000, 0x80000001, 0x9e3779b9,
+                     0xdeadbeef, 0xc0000000, 0xff7fffff, 0x12345678], np.uint32)
+    rng = np.random.default_rng(4951)
+    more = rng.integers(0, 2**32, 16, dtype=np.uint64).astype(np.uint32)
+    more = np.where((more & 0x7f800000) == 0x7f800000, more ^ 0x40000000, more)  # no inf, NaN
+    return np.concatenate([pats, more]).view(np.float32)
+
+
+U32X = _u32_patterns()
+U32Y = np.roll(U32X, 5)
+SEEDS = np.array([0, 1, -1, 42, 7, 123456, -16777216, 16777215], np.int32)
+U32F = np.array([-1.5, -0.5, 0.0, -0.0, 3.7, 255.5, 16777217.0, 5e9, 4294967040.0, 4294967296.0,
+                 1e-40, 1e10, -3e9, 2147483648.0, 0.999, 65536.0], np.float32)
+ERF_INV_X = np.concatenate([
+    np.array([0.0, -0.0, 0.5, -0.9, 0.999, -0.9999999, 1e-7, 1e-30, 0.25], np.float32),
+    np.random.default_rng(4952).uniform(-1, 1, 55).astype(np.float32)])
+
+
+def _u(x):
+    return lax.bitcast_convert_type(x, jnp.uint32)
+
+
+def out32(r):
+    return jnp.stack([(r >> jnp.uint32(16)).astype(jnp.int32),
+                      (r & jnp.uint32(0xffff)).astype(jnp.int32)])
+
+
+def _u2(op):
+    return lambda x, y: out32(op(_u(x), _u(y)))
+
+
+def _cmp(op):
+    return lambda x, y: op(_u(x), _u(y))
+
+
+def _shift(op):  # amounts 0 .. 63: y's top 6 bits
+    return lambda x, y: out32(op(_u(x), _u(y) >> jnp.uint32(26)))
+
+
+def _key_bits(key):
+    return out32(jax.random.bits(key, (2, 4)))
+
+
+def _threefry(x, y):
+    from jax._src.random.threefry2x32 import threefry2x32_p
+    a, b = threefry2x32_p.bind(_u(x[0]), _u(y[1]), _u(x), _u(y))
+    return jnp.concatenate([out32(a), out32(b)])
+
+
+UXY = (U32X, U32Y)
+TABLE.update({
+    "u32_arith": [("add", _u2(lax.add), UXY), ("sub", _u2(lax.sub), UXY),
+                  ("mul", _u2(lax.mul), UXY), ("max", _u2(lax.max), UXY),
+                  ("min", _u2(lax.min), UXY)],
+    "u32_bits": [("and", _u2(lax.bitwise_and), UXY), ("or", _u2(lax.bitwise_or), UXY),
+                 ("xor", _u2(lax.bitwise_xor), UXY),
+                 ("not", lambda x: out32(lax.bitwise_not(_u(x))), (U32X,)),
+                 ("shift_left", _shift(lax.shift_left), UXY),
+                 ("shift_right_logical", _shift(lax.shift_right_logical), UXY),
+                 ("shift_right_arithmetic", _shift(lax.shift_right_arithmetic), UXY)],
+    "u32_compare": [(n, _cmp(op), UXY) for n, op in (("eq", lax.eq), ("ne", lax.ne),
+                                                       ("lt", lax.lt), ("le", lax.le),
+                                                       ("gt", lax.gt), ("ge", lax.ge))]
+    + [("eq-self", lambda x: lax.eq(_u(x), _u(x[::-1])[::-1]), (U32X,))],
+    "u32_select_n": [("lt", lambda x, y: out32(lax.select(_u(x) < _u(y), _u(x), _u(y))), UXY),
+                     ("i32", lambda x, k: out32(lax.select_n(k % 3, _u(x[:8]), _u(x[8:16]),
+                                                             _u(x[16:24]))),
+                      (U32X, SEEDS))],
+    "u32_convert": [("u32-f32", lambda x: _u(x).astype(jnp.float32), (U32X,)),
+                    ("f32-u32", lambda x: out32(x.astype(jnp.uint32)), (U32F,)),
+                    ("i32-u32", lambda k: out32(k.astype(jnp.uint32)), (SEEDS,)),
+                    ("u32-i32", lambda x: (_u(x) >> jnp.uint32(8)).astype(jnp.int32), (U32X,)),
+                    ("u32-bool", lambda x: _u(x).astype(jnp.bool_), (U32X,)),
+                    ("bool-u32", lambda b: out32(b.astype(jnp.uint32) * jnp.uint32(0x80000001)),
+                     (B,))],
+    "u32_bitcast": [("f32-u32-f32", lambda x, y: lax.bitcast_convert_type(
+                        _u(x) ^ (_u(y) & jnp.uint32(0x807fffff)), jnp.float32), UXY),
+                    ("i32-u32", lambda k: out32(lax.bitcast_convert_type(k, jnp.uint32)),
+                     (SEEDS,)),
+                    ("u32-i32", lambda x: lax.bitcast_convert_type(_u(x) >> jnp.uint32(9),
+                                                                   jnp.int32), (U32X,))],
+    "u32_iota": [("u32", lambda x: out32(lax.iota(jnp.uint32, 32) * jnp.uint32(0x01000193)
+                                         + _u(x)), (U32X,))],
+    # values > 2^24 as literals (jnp.histogram's uint32 literal is one)
+    "u32_literal": [("u32", lambda x: out32(_u(x) * jnp.uint32(0x9e3779b9)
+                                            + jnp.uint32(0xdeadbeef)), (U32X,))],
+    "u32_moves": [("u32", lambda x, y: out32(jnp.concatenate(
+        [lax.rev(_u(x).reshape(4, 8).T, (0,)).reshape(-1)[3:19],
+         lax.pad(_u(y)[:8], jnp.uint32(0xfffffffe), [(1, 2, 1)]),
+         lax.dynamic_slice(_u(y), (jnp.int32(5),), (4,)),
+         jnp.broadcast_to(_u(x)[7], (3,))])), UXY)],
+    "threefry2x32": [("u32", _threefry, UXY)],
+    "random_bits": [("u32", lambda k: _key_bits(jax.random.key(k[3])), (SEEDS,)),
+                    ("u16", lambda k: jax.random.bits(jax.random.key(k[5]), (8,), jnp.uint16)
+                     .astype(jnp.int32), (SEEDS,)),
+                    ("u8", lambda k: jax.random.bits(jax.random.key(k[2]), (8,), jnp.uint8)
+                     .astype(jnp.int32), (SEEDS,)),
+                    ("PRNGKey", lambda k: _key_bits(jax.random.PRNGKey(k[6])), (SEEDS,))],
+    "random_split": [("u32", lambda k: _key_bits(jax.random.split(jax.random.key(k[1]), 3)[2]),
+                      (SEEDS,)),
+                     ("key_data", lambda k: out32(jax.random.key_data(
+                         jax.random.split(jax.random.key(k[4]), (2, 3)))), (SEEDS,)),
+                     ("batch", lambda k: out32(jax.random.key_data(jax.vmap(jax.random.split)(
+                         jax.random.split(jax.random.key(k[0]), 2)))), (SEEDS,))],
+    "random_fold_in": [("u32", lambda k: _key_bits(jax.random.fold_in(jax.random.key(k[3]),
+                                                                      k[7])), (SEEDS,)),
+                       ("wrap", lambda k, x: out32(jax.random.key_data(jax.random.fold_in(
+                           jax.random.wrap_key_data(_u(x[:2])), k[2]))), (SEEDS, U32X))],
+    "random_uniform": [("f32", lambda k: jax.random.uniform(jax.random.key(k[3]), (64,)),
+                        (SEEDS,)),
+                       ("f32-range", lambda k: jax.random.uniform(
+                           jax.random.key(k[4]), (4, 8), minval=-3.0, maxval=5.5), (SEEDS,))],
+    "random_normal": [("f32", lambda k: jax.random.normal(jax.random.key(k[1]), (64,)),
+                       (SEEDS,))],
+    "random_bernoulli": [("bool", lambda k: jax.random.bernoulli(jax.random.key(k[5]), 0.3,
+                                                                  (32,)), (SEEDS,))],
+    "erf_inv": [("f32", finite(lax.erf_inv), (ERF_INV_X,))],
+    # XLA:CPU divides by a broadcast divisor as a multiply by its reciprocal (dropout's
+    # x / keep_prob, softmax's normalization); by an elementwise one truly (div-f32 above)
+    "div_broadcast": [("f32-literal", lambda x: x / 0.75, (ERF_INV_X,)),
+                      ("f32-scalar", lambda x: x / (x[3] + 3.0), (ERF_INV_X,)),
+                      ("f32-softmax", lambda x: jax.nn.softmax(x.reshape(8, 8), axis=-1),
+                       (ERF_INV_X,))],
+})
+# ---- end of the uint32 and jax.random block
+
+
 def main():
     target = os.path.join(HERE, "dtype_rules")
     if "--check" in sys.argv:

@@ -153,6 +153,60 @@ constexpr Row kRows[] = {
     // ---- end of dtypes2
 };
 
+// ---- issue #49, jax.random: the primitives that take uint32 (held as its bits). Those that
+// compute run ops/uint32.cpp's kernel on the bits (u32_primitive); the others move values, which
+// their own kernels copy bit for bit. psum and the reductions are not among them.
+constexpr std::string_view kU32Rows[] = {"add",
+                                         "sub",
+                                         "mul",
+                                         "and",
+                                         "or",
+                                         "xor",
+                                         "not",
+                                         "shift_left",
+                                         "shift_right_logical",
+                                         "shift_right_arithmetic",
+                                         "eq",
+                                         "ne",
+                                         "lt",
+                                         "le",
+                                         "gt",
+                                         "ge",
+                                         "max",
+                                         "min",
+                                         "select_n",
+                                         "convert_element_type",
+                                         "bitcast_convert_type",
+                                         "iota",
+                                         "broadcast_in_dim",
+                                         "reshape",
+                                         "squeeze",
+                                         "expand_dims",
+                                         "transpose",
+                                         "concatenate",
+                                         "slice",
+                                         "rev",
+                                         "pad",
+                                         "dynamic_slice",
+                                         "dynamic_update_slice",
+                                         "stop_gradient",
+                                         "copy",
+                                         "copy_p",
+                                         "pvary",
+                                         "pcast",
+                                         "all_gather",
+                                         "all_gather_invariant",
+                                         "ppermute",
+                                         "all_to_all",
+                                         "threefry2x32",
+                                         "random_seed",
+                                         "random_wrap",
+                                         "random_unwrap",
+                                         "random_split",
+                                         "random_fold_in",
+                                         "random_bits"};
+// ---- end of the uint32 block
+
 }  // namespace
 
 void mark_narrow_uses(Jaxpr& jx) {
@@ -190,6 +244,8 @@ const NarrowSupport* narrow_dtype_support(std::string_view primitive) {
   static const std::map<std::string_view, NarrowSupport, std::less<>> kTable = [] {
     std::map<std::string_view, NarrowSupport, std::less<>> m;
     for (const Row& r : kRows) m.emplace(r.name, r.s);
+    for (std::string_view n : kU32Rows) m[n].kinds |= NarrowSupport::kU32;
+    m["random_bits"].kinds |= NarrowSupport::kSmallInt;  // bit_width 8 and 16: uint8, uint16
     return m;
   }();
   const auto it = kTable.find(primitive);

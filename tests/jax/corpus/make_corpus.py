@@ -75,6 +75,8 @@ PROGRAMS = {
     "mlp-bf16": {"seed": 5420, "module": "mlp_bf16", "sizes": dict(D=4, H=8, C=2, N=32)},
     # ---- dtypes2 (issue #49): psum, psum_scatter, pmean of f16, bf16, i8, u16
     "collectives-narrow": {"seed": 5430, "module": "collectives_narrow", "sizes": dict(N=64, D=8)},
+    # ---- jax.random inside a program (issue #49): dropout with fold_in(key, axis_index)
+    "dropout-rng": {"seed": 5430, "module": "dropout_rng", "sizes": dict(N=64, D=5)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")
