@@ -102,13 +102,13 @@ BOOST_AUTO_TEST_CASE(a_hostile_exercise_folder_is_refused_in_one_line) {
   const Result r = run({"check", "--program", "cases/submissions/dp-step/right.json", "--exercise",
                         dir, dir + "/cases"});
   BOOST_TEST(r.code == 2, r.out << r.err);
-  BOOST_TEST(
-      r.err == "meshrun: " + dir +
-                   "/exercise.json: rules[0].rule: unknown rule kind \"psum_everything\" "
-                   "(known: added_once, collectives_only, combined_over, enters_split, "
-                   "input_split, inputs_given, mean_gradient_update, no_full_in_body, "
-                   "output_replicated, output_spec, output_split, receives_little, traced)\n",
-      r.err);
+  BOOST_TEST(r.err == "meshrun: " + dir +
+                          "/exercise.json: rules[0].rule: unknown rule kind \"psum_everything\" "
+                          "(known: added_once, collectives_only, combined_over, enters_split, "
+                          "input_split, inputs_given, mean_gradient_update, no_full_in_body, "
+                          "output_replicated, output_spec, output_split, receives_little, "
+                          "same_function, traced)\n",
+             r.err);
 
   const Result none = run({"check", "--program", "cases/submissions/dp-step/right.json",
                            "--exercise", tmp / "missing", dir + "/cases"});
