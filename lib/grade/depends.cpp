@@ -167,7 +167,10 @@ bool computes(const std::string& primitive) {
       // solve of [[I, 0], [-W, I]] as well
       "triangular_solve", "cholesky", "lu", "custom_linear_solve", "ragged_dot_general",
       "reduce_window_sum", "reduce_window_max", "reduce_window_min", "select_and_scatter_add",
-      "select_and_gather_add", "cumlogsumexp", "reduce_xor"};
+      "select_and_gather_add", "cumlogsumexp", "reduce_xor",
+      // a scatter that combines what lands on one index sums as reduce_sum does (segment_sum,
+      // x.at[i].add): sneaky9's sums outside every shard_map
+      "scatter-add", "scatter-mul", "scatter-min", "scatter-max", "scatter-apply"};
   return kComputing.count(primitive) != 0;
 }
 
