@@ -1208,24 +1208,6 @@ std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& l
                           std::to_string(share) + " of " + std::to_string(extent) + " over '" +
                           axis + "')"};
       }
-      // Its slices are those of its block, as P(axis) splits: the c-th of n equal runs for the
-      // device at coordinate c along `axis` (device d taking slices d, d + n, ... and the result
-      // put back in order outside is the split done by hand, not the shard_map's).
-      if (extent % static_cast<std::size_t>(n) == 0) {
-        const std::size_t c = (dev / stride_axis) % static_cast<std::size_t>(n);
-        const std::size_t per_block = extent / static_cast<std::size_t>(n);
-        for (std::size_t r = 0; r < extent; ++r) {
-          if (count[r] == 0 || (r >= c * per_block && r < (c + 1) * per_block)) continue;
-          return {true, "device " + std::to_string(dev) + " (coordinate " + std::to_string(c) +
-                            " along '" + axis + "') is handed " + slice + " " + std::to_string(r) +
-                            " of " + graded_names[k] + ", outside its block (" + slices + " " +
-                            std::to_string(c * per_block) + " to " +
-                            std::to_string((c + 1) * per_block - 1) + " of " +
-                            std::to_string(extent) + "): " + graded_names[k] +
-                            " is not split in blocks over '" + axis +
-                            "' as the shard_map splits it (by values)"};
-        }
-      }
     }
   }
   // Devices that differ only along `axis` are handed different slices (x split over 'model' is

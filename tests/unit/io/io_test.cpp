@@ -920,8 +920,9 @@ BOOST_AUTO_TEST_CASE(rejects_bad_npy_files) {
   expect_npy_rejected(npy_file("{'descr': '<f4'}", kXData),
                       "input.x: {}: the header is not a numpy header dict");
   expect_npy_rejected(
-      npy_file(R"({'descr': '<f2', 'fortran_order': False, 'shape': (8, 1), })", kXData),
-      "input.x: {}: dtype '<f2' is not supported (little-endian float32 '<f4' or float64 '<f8')");
+      npy_file(R"({'descr': '>f2', 'fortran_order': False, 'shape': (8, 1), })", kXData),
+      "input.x: {}: dtype '>f2' is not supported (little-endian float32 '<f4' or float64 '<f8'; "
+      "float16 '<f2', bfloat16 '<V2', int8 '|i1', uint8 '|u1', int16 '<i2', uint16 '<u2')");
   expect_npy_rejected(
       npy_file(R"({'descr': '<f4', 'fortran_order': True, 'shape': (8, 1), })", kXData),
       "input.x: {}: Fortran order is not supported (save it in C order)");
