@@ -19,8 +19,11 @@ namespace meshrun::interp {
 // "positive" inputs, lr: its domain is the case's) drawn at random in +-[0.5, 2), and the
 // reference on the same; fails when an output differs from the reference's by more than
 // 1e-3 (1 + the largest magnitude of that output) -- a sum in another order differs by far less,
-// a program that computes something else on these numbers by far more. Not judged when the
-// reference cannot be read, or either run fails (the checks by values fail closed on that).
+// a program that computes something else on these numbers by far more. Then the same 256 times
+// larger and 256 times smaller, within 1e-3 of the largest magnitude (a clip or a branch right
+// only while the numbers stay small). A draw on which either run fails (the checks by values
+// fail closed on that), or the reference's outputs are not all finite, judges nothing; nothing
+// is judged when the reference cannot be read. The cases of a mesh and shapes share the runs.
 StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
                              ReferenceFile reference);
 
