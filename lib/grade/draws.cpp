@@ -55,7 +55,7 @@ class Following final : public ValueObserver {
 
 }  // namespace
 
-std::uint64_t RunPath::hash() const {
+std::uint64_t RunPath::digest_of() const {
   std::uint64_t h = 0xCBF29CE484222325ull;
   for (const auto& device : values) {
     h = (h ^ device.size()) * 0x100000001B3ull;
@@ -71,7 +71,30 @@ std::vector<Tensor> run_following(const LoadedProgram& lp, const MeshShape& mesh
   std::size_t devices = 1;
   for (const auto& [axis, n] : mesh) devices *= static_cast<std::size_t>(n);
   Following f(observer, follow, record, devices + 1);
-  return run_observed(lp, mesh, inputs, f);
+  std::vector<Tensor> out = run_observed(lp, mesh, inputs, f);
+  if (record != nullptr) {
+    record->digest = record->digest_of();
+    record->sealed = true;
+  }
+  return out;
+}
+
+RunPath CaseMemo::path(const std::string& key, const std::function<void(RunPath&)>& record) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = paths_.find(key);
+  if (it != paths_.end()) return it->second;
+  RunPath p;
+  record(p);  // throws as the run does: nothing kept
+  return paths_.emplace(key, std::move(p)).first->second;
+}
+
+bool CaseMemo::decides(const std::string& key, const std::function<bool()>& compute) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = decides_.find(key);
+  if (it != decides_.end()) return it->second;
+  const bool d = compute();
+  decides_.emplace(key, d);
+  return d;
 }
 
 float redrawn(float old, std::mt19937_64& rng) {

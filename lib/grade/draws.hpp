@@ -10,7 +10,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "interp/primitives.hpp"
@@ -25,8 +29,30 @@ namespace meshrun::interp {
 // own).
 struct RunPath {
   std::vector<std::vector<Value>> values;
-  // A hash of them all (the caches of the checks by values are keyed by it).
-  std::uint64_t hash() const;
+  // A hash of them all (the caches of the checks by values are keyed by it): computed once, when
+  // run_following has recorded them.
+  std::uint64_t hash() const { return sealed ? digest : digest_of(); }
+  std::uint64_t digest = 0;
+  bool sealed = false;
+  std::uint64_t digest_of() const;
+};
+
+// What every check by values of a program starts from on a case, computed once per program and
+// case (the rules of a program share one; each rule asked it for itself, two runs a rule):
+// the case's decisions, and whether a draw's own are other than those.
+class CaseMemo {
+ public:
+  // The case's decisions for `key` (the mesh and every input's shape and values); `record`
+  // runs the case the first time.
+  RunPath path(const std::string& key, const std::function<void(RunPath&)>& record);
+  // Whether the first draw for `key` (the case's key and the inputs drawn) decides otherwise
+  // than the case; `compute` the first time.
+  bool decides(const std::string& key, const std::function<bool()>& compute);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, RunPath> paths_;
+  std::map<std::string, bool> decides_;
 };
 
 // Runs `lp` observed by `observer` (null: by nothing), taking the discrete values of `follow` where

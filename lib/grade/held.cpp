@@ -780,6 +780,24 @@ std::optional<Binding> bind_run(const LoadedProgram& lp, const Trace& t) {
   }
 }
 
+// What a check by values on the first draw is keyed by: the mesh, the inputs' shapes and the
+// values of those not drawn (the cases of an exercise share the draws' runs).
+std::string draw_key(const Trace& t, const std::vector<GradedInput>& graded,
+                     const std::vector<bool>& others, const RunPath* path) {
+  std::string key = mesh_str(t.mesh);
+  if (path != nullptr) key += '/' + std::to_string(path->hash());  // the decisions the runs take
+  for (std::size_t i = 0; i < t.input_values->size(); ++i) {
+    const TensorRef& in = t.input_values->at(i);
+    key += '|';
+    for (const std::int64_t d : in.shape) key += std::to_string(d) + ',';
+    const bool drawn = (i < others.size() && others[i]) ||
+                       std::any_of(graded.begin(), graded.end(),
+                                   [&](const GradedInput& g) { return g.def_input == i; });
+    if (!drawn) key.append(reinterpret_cast<const char*>(in.data), in.size() * sizeof(float));
+  }
+  return key;
+}
+
 // The second draw of every check by values that draws twice.
 constexpr std::uint64_t kSecondDraw = 0xD1B54A32D192ED03ull;
 
@@ -798,7 +816,7 @@ struct ByValues {
   bool decides = false;
 };
 ByValues by_values_of(const LoadedProgram& lp, const Binding& b, const Trace& t,
-                      const std::vector<std::string>& names) {
+                      const std::vector<std::string>& names, CaseMemo* memo) {
   ByValues v;
   const auto f32 = [&](std::size_t i) {
     return b.exp->jaxpr.types[b.exp->jaxpr.invars[i]].dtype == DType::kF32;
@@ -820,11 +838,29 @@ ByValues by_values_of(const LoadedProgram& lp, const Binding& b, const Trace& t,
   for (const GradedInput& g : v.graded) v.others[g.def_input] = false;
   if (!v.graded.empty() && v.total < (std::size_t{1} << 21)) {
     try {
-      run_following(lp, t.mesh, *t.input_values, nullptr, nullptr, &v.path);
-      RunPath own;
-      run_following(lp, t.mesh, refs(draw(*t.input_values, v.graded, v.others, kFirstDraw).inputs),
-                    nullptr, nullptr, &own);
-      v.decides = own.hash() != v.path.hash();
+      const auto record_case = [&](RunPath& p) {
+        run_following(lp, t.mesh, *t.input_values, nullptr, nullptr, &p);
+      };
+      const auto first_draw_decides = [&] {
+        RunPath own;
+        run_following(lp, t.mesh,
+                      refs(draw(*t.input_values, v.graded, v.others, kFirstDraw).inputs), nullptr,
+                      nullptr, &own);
+        return own.hash() != v.path.hash();
+      };
+      if (memo == nullptr) {
+        record_case(v.path);
+        v.decides = first_draw_decides();
+      } else {
+        // Keyed by the case (every input's values, none drawn), then by which inputs are drawn.
+        const std::string key = draw_key(t, {}, {}, nullptr);
+        v.path = memo->path(key, record_case);
+        std::string drawn = key + '#';
+        for (const GradedInput& g : v.graded) drawn += std::to_string(g.def_input) + ',';
+        drawn += '#';
+        for (const bool o : v.others) drawn += o ? '1' : '0';
+        v.decides = memo->decides(drawn, first_draw_decides);
+      }
     } catch (const InternalError&) {
       throw;
     } catch (const std::exception&) {
@@ -1101,14 +1137,15 @@ class HandedObserver final : public ValueObserver {
 std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& lp, const Trace& t,
                                                           const std::vector<std::string>& names,
                                                           int dim, const std::string& axis,
-                                                          const DerivedOperands& derived_of) {
+                                                          const DerivedOperands& derived_of,
+                                                          CaseMemo* memo) {
   const int pos = mesh_axis_position(t.mesh, axis);
   if (t.input_values == nullptr || pos < 0) return {false, std::nullopt};
   const std::int64_t n = t.mesh[static_cast<std::size_t>(pos)].second;
   const std::optional<Binding> bound = bind_run(lp, t);
   if (!bound) return {false, std::nullopt};
   const Binding& b = *bound;
-  const ByValues v = by_values_of(lp, b, t, names);
+  const ByValues v = by_values_of(lp, b, t, names, memo);
   const std::vector<GradedInput>& graded = v.graded;
   const std::vector<std::string>& graded_names = v.names;
   const std::size_t total = v.total;
@@ -1238,24 +1275,6 @@ std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& l
 // layout made them. Nothing to check on a mesh whose `axis` has one device (the block is whole).
 // A run whose mesh has no `axis` at all (a program of no shard_map, `jit(lambda x, w: x @ w)`,
 // runs on Mesh()) computed on the whole arrays on one device: it fails.
-// What a check by values on the first draw is keyed by: the mesh, the inputs' shapes and the
-// values of those not drawn (the cases of an exercise share the draws' runs).
-std::string draw_key(const Trace& t, const std::vector<GradedInput>& graded,
-                     const std::vector<bool>& others, const RunPath* path) {
-  std::string key = mesh_str(t.mesh);
-  if (path != nullptr) key += '/' + std::to_string(path->hash());  // the decisions the runs take
-  for (std::size_t i = 0; i < t.input_values->size(); ++i) {
-    const TensorRef& in = t.input_values->at(i);
-    key += '|';
-    for (const std::int64_t d : in.shape) key += std::to_string(d) + ',';
-    const bool drawn = (i < others.size() && others[i]) ||
-                       std::any_of(graded.begin(), graded.end(),
-                                   [&](const GradedInput& g) { return g.def_input == i; });
-    if (!drawn) key.append(reinterpret_cast<const char*>(in.data), in.size() * sizeof(float));
-  }
-  return key;
-}
-
 // A value's type and where it was computed, or handed in: "f32[8,4], psum at prog.py:12".
 std::string value_place(const LoadedProgram& lp, const Binding& b, const Jaxpr* jx, const Eqn* eqn,
                         std::size_t k) {
@@ -1283,10 +1302,11 @@ struct DependsCache {
 
 StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string> names,
                                const std::string& axis, const std::string& description,
-                               HoldScope scope, ReferenceFile reference) {
+                               HoldScope scope, ReferenceFile reference,
+                               std::shared_ptr<CaseMemo> memo) {
   return {
       description,
-      [&lp, names, axis, scope, reference,
+      [&lp, names, axis, scope, reference, memo,
        cache = std::make_shared<DependsCache>()](const Trace& t) -> std::optional<std::string> {
         const int pos = mesh_axis_position(t.mesh, axis);
         if (t.input_values != nullptr && pos < 0) {
@@ -1415,7 +1435,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         // What each device holds, by values: the inputs' elements a value holds, at two
         // draws of random values. The count model below is only the fallback for a program
         // that cannot run on them (and stays for the work done outside the shard_maps).
-        const ByValues setup = by_values_of(lp, b, t, names);
+        const ByValues setup = by_values_of(lp, b, t, names, memo.get());
         const std::vector<GradedInput>& graded = setup.graded;
         const std::size_t total = setup.total;
         const std::set<const Jaxpr*>& bodies = setup.bodies;
@@ -1726,20 +1746,21 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
 // numbers than another device's block (or all the others' elements) holds, a program that
 // receives that many can carry them, however mixed.
 StructuralRule receives_little(const LoadedProgram& lp, std::vector<std::string> names,
-                               const std::string& description, ReferenceFile reference) {
+                               const std::string& description, ReferenceFile reference,
+                               std::shared_ptr<CaseMemo> memo) {
   struct Cache {
     std::mutex mutex;
     std::map<std::string, std::optional<std::string>> found;
   };
   return {description,
-          [&lp, names, reference,
+          [&lp, names, reference, memo,
            cache = std::make_shared<Cache>()](const Trace& t) -> std::optional<std::string> {
             if (t.input_values == nullptr) return std::nullopt;
             const LoadedProgram* ref = reference ? reference() : nullptr;
             if (ref == nullptr) return std::nullopt;
             const std::optional<Binding> bound = bind_run(lp, t);
             if (!bound) return std::nullopt;  // the run bound it: not reached
-            const ByValues setup = by_values_of(lp, *bound, t, names);
+            const ByValues setup = by_values_of(lp, *bound, t, names, memo.get());
             if (setup.graded.empty() || setup.total >= (std::size_t{1} << 21)) return std::nullopt;
             const std::string key = draw_key(t, setup.graded, setup.others, &setup.path);
             std::lock_guard<std::mutex> lock(cache->mutex);

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "grade/draws.hpp"
 #include "interp/program.hpp"
 #include "trace/structure.hpp"
 
@@ -45,12 +47,14 @@ using ReferenceFile = std::function<const LoadedProgram*()>;
 StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string> names,
                                const std::string& axis, const std::string& description,
                                HoldScope scope = HoldScope::kValue,
-                               ReferenceFile reference = nullptr);
+                               ReferenceFile reference = nullptr,
+                               std::shared_ptr<CaseMemo> memo = nullptr);
 // No device receives enough numbers computed from the elements of `names` it was not handed to
 // carry another device's block of them (or all of them), however mixed -- judged where the
 // exercise's reference program, even n times over, receives fewer (traffic.hpp).
 StructuralRule receives_little(const LoadedProgram& lp, std::vector<std::string> names,
-                               const std::string& description, ReferenceFile reference);
+                               const std::string& description, ReferenceFile reference,
+                               std::shared_ptr<CaseMemo> memo = nullptr);
 
 // Whether each device is handed, of each input `names`, whole slices along `dim` (rows, for
 // dim 0) and no more of them than its share over `axis`, by values: what its shard_map operands
@@ -63,6 +67,7 @@ StructuralRule receives_little(const LoadedProgram& lp, std::vector<std::string>
 std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& lp, const Trace& t,
                                                           const std::vector<std::string>& names,
                                                           int dim, const std::string& axis,
-                                                          const DerivedOperands& derived);
+                                                          const DerivedOperands& derived,
+                                                          CaseMemo* memo = nullptr);
 
 }  // namespace meshrun::interp

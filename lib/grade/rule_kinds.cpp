@@ -176,13 +176,13 @@ RuleKinds shipped() {
                                       either(names) +
                                       " as one of them holds, where a right program receives "
                                       "far fewer (by values)",
-                                  reference_file_of(cx.exercise));
+                                  reference_file_of(cx.exercise), cx.memo);
          }});
   k.add({"enters_split",
          {{"inputs", F::kInputs}, {"dim", F::kDim}, {"axis", F::kAxis}},
          [](const json& s, const RuleContext& cx, const Export& exp) {
            return enters_split_rule(cx.lp, exp, strings(s["inputs"]), dim(s),
-                                    s["axis"].get<std::string>());
+                                    s["axis"].get<std::string>(), cx.memo);
          },
          nullptr});
   k.add({"no_full_in_body",
@@ -202,7 +202,7 @@ RuleKinds shipped() {
                                   flag(s, "over_the_run") ? HoldScope::kRun
                                   : flag(s, "at_once")    ? HoldScope::kAlive
                                                           : HoldScope::kValue,
-                                  reference_file_of(cx.exercise));
+                                  reference_file_of(cx.exercise), cx.memo);
          }});
   k.add({"input_split",
          {{"input", F::kInput}, {"dim", F::kDim}, {"axis", F::kAxis, false}},
@@ -211,7 +211,7 @@ RuleKinds shipped() {
            const std::string in = s["input"].get<std::string>();
            return split_by_values(
                where_recorded(input_split(in, dim(s), text(s, "axis")), {in}, {}), cx.lp, in,
-               dim(s), text(s, "axis"));
+               dim(s), text(s, "axis"), cx.memo);
          }});
   k.add({"output_split",
          {{"output", F::kOutput}, {"dim", F::kDim}, {"axis", F::kAxis, false}},

@@ -7,11 +7,13 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "grade/draws.hpp"
 #include "grade/semantic_rules.hpp"
 #include "trace/structure.hpp"
 
@@ -48,6 +50,8 @@ struct RuleContext {
   const LoadedProgram& lp;
   const Exercise& exercise;
   Reference reference;  // the exercise's reference program, loaded on first use
+  // The case's decisions, shared by the program's checks by values (draws.hpp).
+  std::shared_ptr<CaseMemo> memo = std::make_shared<CaseMemo>();
 };
 
 struct RuleKind {

@@ -154,7 +154,8 @@ DerivedOperands derived_operands(const LoadedProgram& lp, const std::vector<std:
 }
 
 StructuralRule split_by_values(StructuralRule rule, const LoadedProgram& lp,
-                               const std::string& input, int dim, const std::string& axis) {
+                               const std::string& input, int dim, const std::string& axis,
+                               std::shared_ptr<CaseMemo> memo) {
   if (axis.empty()) return rule;
   auto check = std::move(rule.check);
   // Which of the input's elements each device holds as received: operands computed from it (a
@@ -162,10 +163,10 @@ StructuralRule split_by_values(StructuralRule rule, const LoadedProgram& lp,
   const DerivedOperands none = [](const Export&) {
     return std::vector<std::pair<const Eqn*, std::size_t>>{};
   };
-  rule.check = [check = std::move(check), &lp, input, dim, axis,
-                none](const Trace& t) -> std::optional<std::string> {
+  rule.check = [check = std::move(check), &lp, input, dim, axis, none,
+                memo](const Trace& t) -> std::optional<std::string> {
     if (auto why = check(t)) return why;
-    const auto [seen, broken] = handed_slices(lp, t, {input}, dim, axis, none);
+    const auto [seen, broken] = handed_slices(lp, t, {input}, dim, axis, none, memo.get());
     return seen ? broken : std::nullopt;
   };
   return rule;
@@ -173,7 +174,7 @@ StructuralRule split_by_values(StructuralRule rule, const LoadedProgram& lp,
 
 StructuralRule enters_split_rule(const LoadedProgram& lp, const Export& exp,
                                  const std::vector<std::string>& names, int dim,
-                                 const std::string& axis) {
+                                 const std::string& axis, std::shared_ptr<CaseMemo> memo) {
   // The inputs reach the body only as their blocks along `dim` over `axis`: no operand derived
   // from them is otherwise split, and no closed-over array (a full x baked in) flows in. An
   // operand derived from them and split otherwise (x.T split by columns, x reshaped to (N/n, n,
@@ -222,14 +223,14 @@ StructuralRule enters_split_rule(const LoadedProgram& lp, const Export& exp,
     // Judged by values: every operand derived from the inputs (split or not), in the export
     // the run bound.
     const DerivedOperands derived = derived_operands(lp, names);
-    rule.check = [&lp, &exp, names, dim, axis, split_why, const_why,
-                  derived](const Trace& t) -> std::optional<std::string> {
+    rule.check = [&lp, &exp, names, dim, axis, split_why, const_why, derived,
+                  memo](const Trace& t) -> std::optional<std::string> {
       // A closed-over array is x baked in when it holds the case's x, bit for bit; a small
       // table of the program's own (the weights of a mean, np.full(n, 1 / n)) is not.
       if (const_why && (t.input_values == nullptr || constants_hold(lp, exp, t, names)))
         return const_why;
       if (!split_why) return std::nullopt;
-      const auto [seen, broken] = handed_slices(lp, t, names, dim, axis, derived);
+      const auto [seen, broken] = handed_slices(lp, t, names, dim, axis, derived, memo.get());
       // Broken by values too: the operand the syntax names says where.
       return seen && !broken ? std::nullopt : split_why;
     };

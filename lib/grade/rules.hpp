@@ -15,8 +15,10 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <vector>
 
+#include "grade/draws.hpp"
 #include "interp/ir.hpp"
 #include "programs/program.hpp"
 #include "trace/structure.hpp"
@@ -45,11 +47,12 @@ StructuralRule traced_rule(const ProgramFile& file, const Export& exp, const std
 // input rolled by one block outside and handed again, or split along another dimension after a
 // zero row made its shape another, is not its block.
 StructuralRule split_by_values(StructuralRule rule, const LoadedProgram& lp,
-                               const std::string& input, int dim, const std::string& axis);
+                               const std::string& input, int dim, const std::string& axis,
+                               std::shared_ptr<CaseMemo> memo = nullptr);
 
 StructuralRule enters_split_rule(const LoadedProgram& lp, const Export& exp,
                                  const std::vector<std::string>& names, int dim,
-                                 const std::string& axis);
+                                 const std::string& axis, std::shared_ptr<CaseMemo> memo = nullptr);
 
 // `rule` on the arrays the trace recorded under these names: a program computing around its
 // shard_map (x concatenated with y before it, the loss's mean or b2 added after it) hands the
