@@ -48,6 +48,10 @@ std::string number(float f) {
 // program right only where its inputs are small -- a clip, a saturating step, a branch on a bound
 // the cases stay under -- computes something else there). Powers of two: the draws scale exactly.
 constexpr float kScales[] = {1.0f, 256.0f, 1.0f / 256};
+// How far an output may be from the reference's: the cases' own tolerance, twice (a sum in
+// another order moves float32 outputs by far less; inputs rounded to 4 significant digits, which
+// the cases' short decimals survive, by far more: sneaky10).
+constexpr float kTolerance = 2e-5f;
 
 // What the rule found for a mesh, shapes and kept inputs (a program's cases share the draws).
 struct SameCache {
@@ -77,7 +81,7 @@ std::optional<std::string> differs(const LoadedProgram& lp, const LoadedProgram&
     // Relative to the output's magnitude; at the cases' own, to 1 + it, as before the scaled
     // draws (an output near zero there is compared at 1e-3).
     const float tol =
-        scale == 1.0f ? 1e-3f * (1.0f + largest) : std::max(1e-3f * largest, FLT_MIN);
+        scale == 1.0f ? kTolerance * (1.0f + largest) : std::max(kTolerance * largest, FLT_MIN);
     for (std::size_t e = 0; e < a.size() && e < b.size(); ++e) {
       if (std::fabs(a[e] - b[e]) <= tol) continue;
       return element_at(name, mine[o].shape, e) + " is " + number(a[e]) +
@@ -92,23 +96,31 @@ std::optional<std::string> differs(const LoadedProgram& lp, const LoadedProgram&
 StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
                              ReferenceFile reference) {
   // The inputs drawn: the float32 ones the exercise declares, but those kept.
-  std::vector<bool> drawn_input;
+  // The kept float32 ones (lr) keep the case's value at the cases' magnitude and are scaled with
+  // the other draws (lr 256 times larger: a step size clamped at 1 is not the exercise's).
+  std::vector<bool> drawn_input, scaled_input;
   if (const auto* ex = dynamic_cast<const Graded*>(lp.exercise.get()); ex != nullptr)
-    for (std::size_t i = 0; i < ex->input_dtypes.size(); ++i)
-      drawn_input.push_back(ex->input_dtypes[i] == DType::kF32 && !(i < keep.size() && keep[i]));
+    for (std::size_t i = 0; i < ex->input_dtypes.size(); ++i) {
+      const bool kept = i < keep.size() && keep[i];
+      drawn_input.push_back(ex->input_dtypes[i] == DType::kF32 && !kept);
+      scaled_input.push_back(ex->input_dtypes[i] == DType::kF32 && kept);
+    }
   return {
       "on random numbers in place of the case's (same shapes), every output is the exercise's "
       "reference's",
-      [&lp, drawn_input, reference,
+      [&lp, drawn_input, scaled_input, reference,
        cache = std::make_shared<SameCache>()](const Trace& t) -> std::optional<std::string> {
         if (t.input_values == nullptr || !reference) return std::nullopt;
         const LoadedProgram* ref = reference();
         if (ref == nullptr) return std::nullopt;
         const auto drawn = [&](std::size_t i) { return i < drawn_input.size() && drawn_input[i]; };
+        const auto scaled = [&](std::size_t i) {
+          return i < scaled_input.size() && scaled_input[i];
+        };
         // The key: the mesh, every input's shape and the values of those not drawn.
         std::string key;
         for (const auto& [axis, n] : t.mesh) key += axis + '=' + std::to_string(n) + ',';
-        std::string which;
+        std::string which, kept;
         for (std::size_t i = 0; i < t.input_values->size(); ++i) {
           const TensorRef& in = t.input_values->at(i);
           key += '|';
@@ -117,6 +129,8 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
             key.append(reinterpret_cast<const char*>(in.data), in.size() * sizeof(float));
           else if (i < lp.def.inputs.size())
             which += (which.empty() ? "" : ", ") + lp.def.inputs[i].name;
+          if (scaled(i) && i < lp.def.inputs.size())
+            kept += (kept.empty() ? "" : ", ") + lp.def.inputs[i].name;
         }
         if (which.empty()) return std::nullopt;
         std::lock_guard<std::mutex> lock(cache->mutex);
@@ -130,6 +144,8 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
             inputs.emplace_back(in.shape, std::vector<float>(in.data, in.data + in.size()));
             if (drawn(i))
               for (float& f : inputs.back().data) f = scale * redrawn(f, rng);
+            else if (scaled(i))
+              for (float& f : inputs.back().data) f *= scale;
           }
           std::vector<Tensor> mine, theirs;
           try {
@@ -142,8 +158,11 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
           }
           if (const auto d = differs(lp, *ref, mine, theirs, scale)) {
             why = "on random numbers in place of the case's " + which + " (the same shapes" +
-                  (scale == 1.0f ? std::string()
-                                 : ", magnitudes about " + number(scale)) +
+                  (scale == 1.0f
+                       ? std::string()
+                       : ", magnitudes about " + number(scale) +
+                             (kept.empty() ? std::string()
+                                           : ", the case's " + kept + " times " + number(scale))) +
                   "), " + *d + ": the program computes the exercise's numbers on its cases only";
             break;
           }

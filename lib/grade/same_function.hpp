@@ -18,12 +18,13 @@ namespace meshrun::interp {
 // Runs `lp` on the case's inputs with every float32 one not marked in `keep` (the exercise's
 // "positive" inputs, lr: its domain is the case's) drawn at random in +-[0.5, 2), and the
 // reference on the same; fails when an output differs from the reference's by more than
-// 1e-3 (1 + the largest magnitude of that output) -- a sum in another order differs by far less,
+// 2e-5 (1 + the largest magnitude of that output) -- a sum in another order differs by far less,
 // a program that computes something else on these numbers by far more. Then the same 256 times
-// larger and 256 times smaller, within 1e-3 of the largest magnitude (a clip or a branch right
-// only while the numbers stay small). A draw on which either run fails (the checks by values
-// fail closed on that), or the reference's outputs are not all finite, judges nothing; nothing
-// is judged when the reference cannot be read. The cases of a mesh and shapes share the runs.
+// larger and 256 times smaller (the kept inputs scaled with them), within 2e-5 of the largest
+// magnitude (a clip, a clamped lr or a branch right only while the numbers stay small). A draw on
+// which either run fails (the checks by values fail closed on that), or the reference's outputs are
+// not all finite, judges nothing; nothing is judged when the reference cannot be read. The cases of
+// a mesh and shapes share the runs.
 StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
                              ReferenceFile reference);
 
