@@ -1,0 +1,35 @@
+"""mlp-train, WRONG (b2 counted m times): every 'model' device adds b2 to its partial output before
+the psum over 'model' (so the sum carries m * b2) and (m - 1) * b2 is subtracted after it: b2 is
+added m times and taken back, not added once (its gradient flows through m + 1 terms, and precision
+is lost when b2 is large against the partials)."""
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+
+def mesh_of(data, model):
+    return jax.make_mesh((data, model), ("data", "model"), axis_types=(AxisType.Auto,) * 2,
+                         devices=jax.devices()[:data * model])
+
+
+SPECS = dict(in_specs=(P("data", None), P("data", None), P(None, "model"), P("model"),
+                       P("model", None), P(), P()),
+             out_specs=(P(None, "model"), P("model"), P("model", None), P(), P()))
+
+
+def make(data=2, model=4):
+    m = model
+
+    def loss_fn(x, y, w1, b1, w2, b2):
+        h = jax.nn.relu(x @ w1 + b1)
+        out = jax.lax.psum(h @ w2 + b2, "model") - (m - 1) * b2
+        return jnp.mean(jnp.sum((out - y) ** 2, axis=1))
+
+    def body(x, y, w1, b1, w2, b2, lr):
+        params = jax.lax.pcast((w1, b1, w2, b2), "data", to="varying")
+        loss, grads = jax.value_and_grad(lambda *p: loss_fn(x, y, *p), argnums=(0, 1, 2, 3))(*params)
+        loss, grads = jax.lax.pmean((loss, grads), "data")
+        new = tuple(p - lr * g for p, g in zip((w1, b1, w2, b2), grads))
+        return (*new, loss)
+
+    return jax.jit(jax.shard_map(body, mesh=mesh_of(data, model), **SPECS))
