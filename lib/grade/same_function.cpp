@@ -79,7 +79,7 @@ std::optional<std::string> differs(const LoadedProgram& lp, const LoadedProgram&
     float largest = 0;
     for (const float f : b) largest = std::max(largest, std::fabs(f));
     // Relative to the output's magnitude; at the cases' own, to 1 + it, as before the scaled
-    // draws (an output near zero there is compared at 1e-3).
+    // draws (an output near zero there is compared at kTolerance).
     const float tol =
         scale == 1.0f ? kTolerance * (1.0f + largest) : std::max(kTolerance * largest, FLT_MIN);
     for (std::size_t e = 0; e < a.size() && e < b.size(); ++e) {
