@@ -215,8 +215,13 @@ std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const 
       if (slots[slot].sites[i].eqn == nullptr && bodies.count(slots[slot].sites[i].jx) != 0)
         for (const float f : slots[slot].base[i])
           handed[slot].insert(std::bit_cast<std::uint32_t>(f));
+  // And, after phase 1, the elements a number of its shard_map operands as received is a function
+  // of alone: an element handed encoded (x split outside into bf16 hi + f32 lo, each handed with
+  // x's own split: sneaky11's right bf16x2 programs) is the device's own too.
+  std::vector<std::set<std::pair<std::size_t, std::size_t>>> handed_encoded(slots.size());
   const auto own = [&](std::size_t slot, std::size_t input, std::size_t e) {
-    return handed[slot].count(std::bit_cast<std::uint32_t>(base[input].data[e])) != 0;
+    return handed[slot].count(std::bit_cast<std::uint32_t>(base[input].data[e])) != 0 ||
+           handed_encoded[slot].count({input, e}) != 0;
   };
 
   // Phase 1, per graded input: the numbers that change exactly when one of its elements is
@@ -277,6 +282,13 @@ std::optional<DependsFinding> held_by_dependence(const LoadedProgram& lp, const 
       if (code_index == 0 && !suspect) break;
     }
   }
+
+  for (std::size_t slot = 1; slot < slots.size(); ++slot)
+    for (const Candidate& c : candidates[slot]) {
+      const Recorder::Site& site = slots[slot].sites[c.value];
+      if (site.eqn == nullptr && bodies.count(site.jx) != 0)
+        handed_encoded[slot].insert({inputs[c.input].def_input, c.element});
+    }
 
   // Phase 2, per device that holds another device's element by phase 1 (and outside every
   // shard_map, where nothing was handed): every number of it must change exactly when that

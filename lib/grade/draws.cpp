@@ -1,5 +1,6 @@
 #include "grade/draws.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <string>
 
@@ -30,6 +31,12 @@ class Following final : public ValueObserver {
     if (inner_ != nullptr) inner_->seen(device, jx, eqn, k, v);
   }
   void pin(int device, const Eqn& eqn, std::vector<Value>& outs) override {
+    pin_following(device, eqn, outs);
+    if (inner_ != nullptr) inner_->pin(device, eqn, outs);  // after: it sees the case's decisions
+  }
+
+ private:
+  void pin_following(int device, const Eqn& eqn, std::vector<Value>& outs) {
     const auto slot = static_cast<std::size_t>(device + 1);
     if (slot >= next_.size()) return;
     for (Value& v : outs) {
@@ -46,7 +53,6 @@ class Following final : public ValueObserver {
     }
   }
 
- private:
   ValueObserver* inner_;
   const RunPath* follow_;
   RunPath* record_;
@@ -95,6 +101,52 @@ bool CaseMemo::decides(const std::string& key, const std::function<bool()>& comp
   const bool d = compute();
   decides_.emplace(key, d);
   return d;
+}
+
+std::string case_key(const MeshShape& mesh, const std::vector<TensorRef>& inputs,
+                     const std::function<bool(std::size_t)>& drawn, const RunPath* path) {
+  std::string key = mesh_str(mesh);
+  if (path != nullptr) key += '/' + std::to_string(path->hash());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const TensorRef& in = inputs[i];
+    key += '|';
+    for (const std::int64_t d : in.shape) key += std::to_string(d) + ',';
+    if (!drawn(i)) key.append(reinterpret_cast<const char*>(in.data), in.size() * sizeof(float));
+  }
+  return key;
+}
+
+std::vector<std::size_t> block_elements(const Shape& shape, const PartitionSpec& spec,
+                                        const MeshShape& mesh, const std::string& axis, int index) {
+  const auto size_of = [&](const std::string& a) -> std::int64_t {
+    for (const auto& [name, n] : mesh)
+      if (name == a) return n;
+    return 1;
+  };
+  const auto& dims = spec.dims();
+  // The dimension split over `axis`, how many blocks it has, and the stride of the axis among
+  // them.
+  for (std::size_t dim = 0; dim < dims.size() && dim < shape.size(); ++dim) {
+    const auto at = std::find(dims[dim].begin(), dims[dim].end(), axis);
+    if (at == dims[dim].end()) continue;
+    std::int64_t blocks = 1, stride = 1;
+    for (const std::string& a : dims[dim]) blocks *= size_of(a);
+    for (auto after = at + 1; after != dims[dim].end(); ++after) stride *= size_of(*after);
+    const auto extent = static_cast<std::int64_t>(shape[dim]);
+    if (extent <= 0 || extent % blocks != 0) return {};
+    const std::int64_t per_block = extent / blocks, n = size_of(axis);
+    std::int64_t inner = 1;  // elements per step of `dim`
+    for (std::size_t d = dim + 1; d < shape.size(); ++d)
+      inner *= static_cast<std::int64_t>(shape[d]);
+    std::int64_t total = inner * extent;
+    for (std::size_t d = 0; d < dim; ++d) total *= static_cast<std::int64_t>(shape[d]);
+    std::vector<std::size_t> chosen;
+    for (std::int64_t e = 0; e < total; ++e)
+      if ((e / inner % extent / per_block / stride) % n == index)
+        chosen.push_back(static_cast<std::size_t>(e));
+    return chosen;
+  }
+  return {};
 }
 
 float redrawn(float old, std::mt19937_64& rng) {

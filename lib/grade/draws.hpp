@@ -20,6 +20,8 @@
 #include "interp/primitives.hpp"
 #include "interp/value.hpp"
 #include "interp/program.hpp"
+#include "shard/mesh_shape.hpp"
+#include "shard/partition_spec.hpp"
 #include "tensor/tensor.hpp"
 
 namespace meshrun::interp {
@@ -62,6 +64,19 @@ class CaseMemo {
 std::vector<Tensor> run_following(const LoadedProgram& lp, const MeshShape& mesh,
                                   const std::vector<TensorRef>& inputs, ValueObserver* observer,
                                   const RunPath* follow, RunPath* record = nullptr);
+
+// What a case's checks by values are keyed by (their caches): the mesh, the decisions `path`
+// takes (when given), every input's shape and the values of those not `drawn` -- the draws
+// replace the others, so the cases of a mesh and shapes share the draws' runs.
+std::string case_key(const MeshShape& mesh, const std::vector<TensorRef>& inputs,
+                     const std::function<bool(std::size_t)>& drawn, const RunPath* path);
+
+// The elements (flat, row-major) of an input of `shape` and `spec` that the devices at `index`
+// along `axis` of `mesh` are handed: those whose coordinate on the dimension split over `axis`
+// falls in that index's block (a dimension split over a tuple of axes: the axis's place in the
+// tuple). Empty when no dimension is split over `axis`, or it does not divide evenly.
+std::vector<std::size_t> block_elements(const Shape& shape, const PartitionSpec& spec,
+                                        const MeshShape& mesh, const std::string& axis, int index);
 
 // A random float32 in +-[0.5, 2) other than `old`: what the draws draw.
 float redrawn(float old, std::mt19937_64& rng);

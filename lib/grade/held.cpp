@@ -784,18 +784,14 @@ std::optional<Binding> bind_run(const LoadedProgram& lp, const Trace& t) {
 // values of those not drawn (the cases of an exercise share the draws' runs).
 std::string draw_key(const Trace& t, const std::vector<GradedInput>& graded,
                      const std::vector<bool>& others, const RunPath* path) {
-  std::string key = mesh_str(t.mesh);
-  if (path != nullptr) key += '/' + std::to_string(path->hash());  // the decisions the runs take
-  for (std::size_t i = 0; i < t.input_values->size(); ++i) {
-    const TensorRef& in = t.input_values->at(i);
-    key += '|';
-    for (const std::int64_t d : in.shape) key += std::to_string(d) + ',';
-    const bool drawn = (i < others.size() && others[i]) ||
-                       std::any_of(graded.begin(), graded.end(),
-                                   [&](const GradedInput& g) { return g.def_input == i; });
-    if (!drawn) key.append(reinterpret_cast<const char*>(in.data), in.size() * sizeof(float));
-  }
-  return key;
+  return case_key(
+      t.mesh, *t.input_values,
+      [&](std::size_t i) {
+        return (i < others.size() && others[i]) ||
+               std::any_of(graded.begin(), graded.end(),
+                           [&](const GradedInput& g) { return g.def_input == i; });
+      },
+      path);
 }
 
 // The second draw of every check by values that draws twice.

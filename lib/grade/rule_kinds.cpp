@@ -9,6 +9,8 @@
 #include "grade/exercise.hpp"
 #include "grade/held.hpp"
 #include "interp/program.hpp"
+#include "grade/every_device.hpp"
+#include "grade/outside_work.hpp"
 #include "grade/rules.hpp"
 #include "grade/same_function.hpp"
 
@@ -163,7 +165,10 @@ RuleKinds shipped() {
          },
          nullptr});
   k.add({"same_function", {}, nullptr, [](const json&, const RuleContext& cx) {
-           return same_function(cx.lp, cx.exercise.positive, reference_file_of(cx.exercise));
+           std::vector<PartitionSpec> specs;
+           for (const ArgDef& in : cx.exercise.def.inputs) specs.push_back(in.spec);
+           return same_function(cx.lp, cx.exercise.positive, reference_file_of(cx.exercise),
+                                std::move(specs));
          }});
   k.add({"receives_little",
          {{"inputs", F::kInputs}},
@@ -235,6 +240,21 @@ RuleKinds shipped() {
          [](const json& s, const RuleContext&) {
            const std::string out = s["output"].get<std::string>();
            return where_recorded(output_replicated(out), {}, {out});
+         }});
+  k.add({"every_device_holds",
+         {{"output", F::kOutput}},
+         nullptr,
+         [](const json& s, const RuleContext& cx) {
+           return every_device_holds(cx.lp, s["output"].get<std::string>());
+         }});
+  k.add({"not_combined_outside",
+         {{"outputs", F::kOutputs}},
+         nullptr,
+         [](const json& s, const RuleContext& cx) {
+           std::vector<PartitionSpec> specs;
+           for (const ArgDef& in : cx.exercise.def.inputs) specs.push_back(in.spec);
+           return not_combined_outside(cx.lp, std::move(specs), cx.exercise.positive,
+                                       strings(s["outputs"]), cx.memo);
          }});
   k.add({"combined_over",
          {{"axis", F::kAxis}, {"outputs", F::kOutputs}},

@@ -48,6 +48,13 @@ std::string number(float f) {
 // program right only where its inputs are small -- a clip, a saturating step, a branch on a bound
 // the cases stay under -- computes something else there). Powers of two: the draws scale exactly.
 constexpr float kScales[] = {1.0f, 256.0f, 1.0f / 256};
+// Then numbers of the cases' size with zeros where a program may take them for padding or for
+// nothing to send: the blocks of the second and the last device along each axis of every split
+// input (a ring's relay on the path to device 0, whose replica JAX returns), and the
+// first row (index 0 along the first dimension) of every drawn input of rank 2 or more (sneaky11:
+// all-zero rows of x masked out as padding, a device whose block is zero relaying zeros; no case
+// and no random draw has such a row or block).
+constexpr float kZeros = 0.0f;
 // How far an output may be from the reference's: the cases' own tolerance, twice (a sum in
 // another order moves float32 outputs by far less; inputs rounded to 4 significant digits, which
 // the cases' short decimals survive, by far more: sneaky10).
@@ -94,7 +101,7 @@ std::optional<std::string> differs(const LoadedProgram& lp, const LoadedProgram&
 }  // namespace
 
 StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
-                             ReferenceFile reference) {
+                             ReferenceFile reference, std::vector<PartitionSpec> specs) {
   // The inputs drawn: the float32 ones the exercise declares, but those kept.
   // The kept float32 ones (lr) keep the case's value at the cases' magnitude and are scaled with
   // the other draws (lr 256 times larger: a step size clamped at 1 is not the exercise's).
@@ -108,7 +115,7 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
   return {
       "on random numbers in place of the case's (same shapes), every output is the exercise's "
       "reference's",
-      [&lp, drawn_input, scaled_input, reference,
+      [&lp, drawn_input, scaled_input, reference, specs,
        cache = std::make_shared<SameCache>()](const Trace& t) -> std::optional<std::string> {
         if (t.input_values == nullptr || !reference) return std::nullopt;
         const LoadedProgram* ref = reference();
@@ -137,7 +144,8 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
         if (const auto it = cache->found.find(key); it != cache->found.end()) return it->second;
         std::optional<std::string> why;
         std::mt19937_64 rng(0x2545F4914F6CDD1Dull);
-        for (const float scale : kScales) {
+        for (const float draw : {kScales[0], kScales[1], kScales[2], kZeros}) {
+          const float scale = draw == kZeros ? 1.0f : draw;
           std::vector<Tensor> inputs;
           for (std::size_t i = 0; i < t.input_values->size(); ++i) {
             const TensorRef& in = t.input_values->at(i);
@@ -146,6 +154,19 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
               for (float& f : inputs.back().data) f = scale * redrawn(f, rng);
             else if (scaled(i))
               for (float& f : inputs.back().data) f *= scale;
+            if (draw != kZeros || !drawn(i)) continue;
+            std::vector<float>& data = inputs.back().data;
+            if (i < specs.size())
+              for (const auto& [axis, n] : t.mesh)
+                for (const int index : {1, n - 1})
+                  if (n > 1)
+                    for (const std::size_t e :
+                         block_elements(in.shape, specs[i], t.mesh, axis, index))
+                      data[e] = 0.0f;
+            if (in.shape.size() >= 2 && in.shape[0] > 0)
+              std::fill(data.begin(),
+                        data.begin() + static_cast<std::ptrdiff_t>(data.size() / in.shape[0]),
+                        0.0f);
           }
           std::vector<Tensor> mine, theirs;
           try {
@@ -158,7 +179,9 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
           }
           if (const auto d = differs(lp, *ref, mine, theirs, scale)) {
             why = "on random numbers in place of the case's " + which + " (the same shapes" +
-                  (scale == 1.0f
+                  (draw == kZeros
+                       ? ", the second and last devices' blocks and the first row of each zero"
+                   : scale == 1.0f
                        ? std::string()
                        : ", magnitudes about " + number(scale) +
                              (kept.empty() ? std::string()

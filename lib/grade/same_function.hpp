@@ -23,9 +23,12 @@ namespace meshrun::interp {
 // larger and 256 times smaller (the kept inputs scaled with them), within 2e-5 of the largest
 // magnitude (a clip, a clamped lr or a branch right only while the numbers stay small). A draw on
 // which either run fails (the checks by values fail closed on that), or the reference's outputs are
-// not all finite, judges nothing; nothing is judged when the reference cannot be read. The cases of
-// a mesh and shapes share the runs.
+// not all finite, judges nothing; nothing is judged when the reference cannot be read. Last, at
+// the cases' magnitude with zeros: the blocks of the second and last devices along each axis of
+// every input split by `specs` (per input of the def) and the first row of every drawn input of
+// rank 2 or more (a program that takes zeros for padding, or a zero block for nothing to pass on).
+// The cases of a mesh and shapes share the runs.
 StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
-                             ReferenceFile reference);
+                             ReferenceFile reference, std::vector<PartitionSpec> specs = {});
 
 }  // namespace meshrun::interp
