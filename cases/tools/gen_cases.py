@@ -384,6 +384,7 @@ def main():
     write_relu_zero_case()
     write_mlp_cases(rng)
     write_apart_cases(np.random.default_rng(20261206))
+    write_odd_cases(np.random.default_rng(20261207))
 
 
 def write_apart_cases(rng):
@@ -403,6 +404,24 @@ def write_apart_cases(rng):
                 break
         mlp_case(name, desc, inputs, mesh)
 
+
+def write_odd_cases(rng):
+    """Blocks of 21 rows or units per device: odd, past 16 and not a power of two (every other
+    case's blocks are 1, 2, 3, 4, 8, 16 or 32); mlp-train's of 12 rows, halved to an odd 3. A program right only on such sizes -- micro-batches
+    of 4 whose remainder is dropped, hidden units in chunks of 16 and the last chunk forgotten, a
+    halving tree sum that drops the odd row -- computes every other case exactly (sneaky11)."""
+    dp_case(rng, "n168-d3-k2-odd-blocks", "N=168: 21 rows per device (odd, past 16)", 168, 3, 2, 0.1)
+    tp_case(rng, "b3-d5-h168-o3-odd-blocks", "H=168: 21 hidden units per device, B=3", 3, 5, 168, 3)
+    b, d, h, o = 24, 5, 24, 3
+    while True:  # two decimals: a pre-activation within 0.01 of 0 is rare enough to redraw
+        inputs = dict(x=rnd(rng, b, d), y=rnd(rng, b, o), w1=rnd(rng, d, h), b1=rnd(rng, h),
+                      w2=rnd(rng, h, o), b2=rnd(rng, o), lr=f32(0.02))
+        z = inputs["x"].astype(np.float64) @ inputs["w1"] + inputs["b1"]
+        if np.min(np.abs(z)) > 0.01:
+            break
+    mlp_case("b24-d5-h24-o3-odd-halves", "B=H=24 on data=2, model=4: 12 rows per device, "
+             "halved to 6 and then 3 (a halving tree meets an odd count), 6 hidden units",
+             inputs, (2, 4))
 
 if __name__ == "__main__":
     main()

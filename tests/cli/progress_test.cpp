@@ -81,14 +81,14 @@ BOOST_AUTO_TEST_CASE(check_with_stderr_not_a_terminal_prints_exactly_the_report)
   BOOST_TEST(r.err.empty(), r.err);  // not a byte of progress
   BOOST_TEST(
       r.out.starts_with("PASS cases/dp-step/example1.json: numbers ok; structure ok (3 rules)\n"));
-  BOOST_TEST(r.out.ends_with("\n9 passed, 0 failed\n"));
+  BOOST_TEST(r.out.ends_with("\n10 passed, 0 failed\n"));
 }
 
 BOOST_AUTO_TEST_CASE(check_on_a_terminal_draws_one_updating_line_and_erases_it) {
   const PtyRun r = run_on_pty({"check", "cases/dp-step"});
   BOOST_TEST(r.code == 0);
-  BOOST_TEST(has(r.terminal, kErase + "check: 1/9 cases, 0 failed, "), r.terminal);
-  BOOST_TEST(has(r.terminal, kErase + "check: 9/9 cases, 0 failed, "), r.terminal);
+  BOOST_TEST(has(r.terminal, kErase + "check: 1/10 cases, 0 failed, "), r.terminal);
+  BOOST_TEST(has(r.terminal, kErase + "check: 10/10 cases, 0 failed, "), r.terminal);
   BOOST_TEST(r.terminal.ends_with(kErase), r.terminal);  // nothing left on the terminal
   BOOST_TEST(!has(r.terminal, "\n"));                    // one line, rewritten in place
   // stdout is the same as without a terminal.

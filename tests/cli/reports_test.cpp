@@ -176,18 +176,18 @@ BOOST_AUTO_TEST_CASE(junit_counts_match_the_text_report) {
   BOOST_TEST(r.code == 0, r.err);
   BOOST_TEST(r.err.empty(), r.err);
   const auto [passed, failed] = counts(r.out);
-  BOOST_TEST(passed == 17u);  // the 9 + 8 case files of cases/dp-step and cases/tp-mlp
+  BOOST_TEST(passed == 19u);  // the 10 + 9 case files of cases/dp-step and cases/tp-mlp
   BOOST_TEST(failed == 0u);
   const Element root = parse_xml(slurp(junit));
   BOOST_TEST(root.name == "testsuites");
-  BOOST_TEST(root.attrs.at("tests") == "17");
+  BOOST_TEST(root.attrs.at("tests") == "19");
   BOOST_TEST(root.attrs.at("failures") == "0");
   BOOST_TEST(root.attrs.at("errors") == "0");
   BOOST_REQUIRE(root.count("testsuite") == 2u);  // one per PATH
   BOOST_TEST(root.children[0].attrs.at("name") == "cases/dp-step");
-  BOOST_TEST(root.children[0].count("testcase") == 9u);
+  BOOST_TEST(root.children[0].count("testcase") == 10u);
   BOOST_TEST(root.children[1].attrs.at("name") == "cases/tp-mlp");
-  BOOST_TEST(root.children[1].count("testcase") == 8u);
+  BOOST_TEST(root.children[1].count("testcase") == 9u);
   const Element& first = root.children[0].children[0];
   BOOST_TEST(first.attrs.at("classname") == "dp-step");
   BOOST_TEST(first.attrs.at("name") == "example1");

@@ -32,6 +32,8 @@ CASES = [
     ("example2", "B=4, D=2, H=8: two of each", 4, 2, 8, 1, False),
     ("example3", "B=8, D=5, H=16", 8, 5, 16, 2, False),
     ("example4", "B=16, D=4, H=8: integers, exact in float32", 16, 4, 8, 3, True),
+    ("example5", "B=6, D=21, H=20: three rows and five columns per device, a contraction of 21 "
+     "(odd and past 16: a product tiled along it meets a last, shorter tile)", 6, 21, 20, 4, False),
 ]
 
 

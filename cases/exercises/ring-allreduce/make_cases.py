@@ -33,6 +33,8 @@ CASES = [
     ("example3", "N=64, D=4: eight rows per device (a chunk per device for a reduce-scatter)",
      64, 4, 2, False),
     ("example4", "N=128, D=2: integers, sums exact in float32", 128, 2, 3, True),
+    ("example5", "N=168, D=3: 21 rows per device (odd and past 16: a ring that moves its block "
+     "in chunks meets a last, shorter one)", 168, 3, 4, False),
 ]
 
 
