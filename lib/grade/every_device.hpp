@@ -13,9 +13,9 @@
 namespace meshrun::interp {
 
 // Fails unless every device computes, in some value of a shard_map body on the case, the whole
-// output `output` as the program returns it: as many numbers, each within 1e-5 (1 + |v|) of the
-// returned one in order (a ring's sum in another order moves the last bits). Not judged when the
-// run or the output cannot be read.
+// output `output` as the program returns it: a run of its numbers (a padded buffer sliced
+// outside holds it), each within 1e-5 (1 + |v|) of the returned one in order (a ring's sum in
+// another order moves the last bits). Not judged when the run or the output cannot be read.
 StructuralRule every_device_holds(const LoadedProgram& lp, const std::string& output);
 
 }  // namespace meshrun::interp

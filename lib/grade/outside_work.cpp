@@ -19,7 +19,7 @@ namespace {
 
 constexpr std::size_t kMostNumbers = std::size_t{1} << 22;  // numbers kept outside, per run
 constexpr int kMostRuns = 32;                               // blocks: the bits of a mask
-constexpr std::size_t kMostMoved = 4;                       // combining equations moved
+constexpr std::size_t kMostNamed = 8;  // combining equations moved one at a time, to name one
 
 // One redrawn run: the block of every split input that device `index` along `axis` is handed;
 // or (axis "") one half of a split input along a dimension no axis splits (`half`: "x's first
@@ -91,8 +91,8 @@ std::vector<BlockRun> block_runs(const MeshShape& mesh, const std::vector<Tensor
 // The numbers of every value computed outside the shard_maps (device -1), in order: the base
 // run's, then per block run which of them changed (bit `run` of a number's mask), with each
 // equation's operands (the values it read, by their place in the record). A run that takes
-// another path than the base is compared up to where it departs. The pinned equation, when set,
-// has its results moved (does an output follow from them?).
+// another path than the base is compared up to where it departs. The equations to move, when
+// set, have their results moved (does an output follow from them?).
 class Outside final : public ValueObserver {
  public:
   struct Site {
@@ -116,7 +116,7 @@ class Outside final : public ValueObserver {
   void finish() {
     if (next_ < sites_.size()) until_ = std::min(until_, next_);
   }
-  void move(const Eqn* eqn) { move_ = eqn; }
+  void move(std::set<const Eqn*> eqns) { move_ = std::move(eqns); }
   bool moved() const { return moved_; }
 
   void seen(int device, const Jaxpr& jx, const Eqn* eqn, std::size_t k, const Value& v) override {
@@ -158,7 +158,7 @@ class Outside final : public ValueObserver {
   }
 
   void pin(int device, const Eqn& eqn, std::vector<Value>& outs) override {
-    if (device != -1 || &eqn != move_) return;
+    if (device != -1 || move_.count(&eqn) == 0) return;
     moved_ = true;
     for (Value& v : outs)
       if (dtype_info(v.dtype).kind == DKind::kFloat)
@@ -174,7 +174,7 @@ class Outside final : public ValueObserver {
   std::size_t numbers_ = 0, next_ = 0, until_ = SIZE_MAX;
   bool full_ = false, moved_ = false;
   int run_ = -1;
-  const Eqn* move_ = nullptr;
+  std::set<const Eqn*> move_;
 };
 
 // "the blocks of 'data' devices 0, 1, 2 and 3; both halves of x along dimension 1": the runs of
@@ -237,9 +237,9 @@ std::optional<std::pair<std::size_t, std::uint32_t>> combining(const Outside& re
         const auto& m = masks_of(static_cast<std::size_t>(o));
         theirs.insert(theirs.end(), m.begin(), m.end());
       }
-    std::unordered_set<std::uint32_t> mine(s.mask.begin(), s.mask.end());
-    for (const std::uint32_t m : mine) {
-      if (m == 0 || std::popcount(m) < 2) continue;
+    std::unordered_set<std::uint32_t> judged;  // (the first number of each mask, in order)
+    for (const std::uint32_t m : s.mask) {
+      if (m == 0 || std::popcount(m) < 2 || !judged.insert(m).second) continue;
       const bool had =
           std::any_of(theirs.begin(), theirs.end(), [&](std::uint32_t o) { return (m & ~o) == 0; });
       if (!had) return std::make_pair(i, m);
@@ -314,17 +314,22 @@ StructuralRule not_combined_outside(const LoadedProgram& lp, std::vector<Partiti
             run_following(lp, t.mesh, refs(redraw), &rec, &path);
             rec.finish();
           }
-          // The combining equations, in order: the first whose results the named outputs follow.
-          std::optional<std::string> why;
-          std::set<const Eqn*> tried;
-          std::size_t from = 0;
-          while (!why && tried.size() < kMostMoved) {
-            const auto found = combining(rec, from);
-            if (!found) break;
-            from = found->first + 1;
-            const Outside::Site& s = rec.sites()[found->first];
-            if (!tried.insert(s.eqn).second) continue;
-            rec.move(s.eqn);
+          // The combining equations, in order; then one run with all of their results moved: no
+          // named output changes, none of them is the exercise's (a loss averaged outside). Else,
+          // one at a time in order, the first a named output follows from (the first of them if
+          // none does alone: several combine into the output together).
+          std::vector<std::pair<std::size_t, std::uint32_t>> found;
+          std::set<const Eqn*> seen_eqns;
+          for (std::size_t from = 0;;) {
+            const auto f = combining(rec, from);
+            if (!f) break;
+            from = f->first + 1;
+            if (seen_eqns.insert(rec.sites()[f->first].eqn).second) found.push_back(*f);
+          }
+          // The named outputs that change when `eqns`' results are moved ("" none, or the move
+          // could not be made: not judged).
+          const auto follows_from = [&](const std::set<const Eqn*>& eqns) -> std::string {
+            rec.move(eqns);
             rec.start(Outside::kUnrecorded);
             std::vector<Tensor> moved;
             try {
@@ -332,15 +337,17 @@ StructuralRule not_combined_outside(const LoadedProgram& lp, std::vector<Partiti
             } catch (const InternalError&) {
               throw;
             } catch (const std::exception&) {
-              continue;  // not judged
+              rec.move({});
+              return "";
             }
-            rec.move(nullptr);
+            rec.move({});
+            if (!rec.moved()) return "";  // (an equation the evaluator fused: not moved)
             std::string follows;
             for (std::size_t o = 0; o < lp.def.outputs.size() && o < outs.size(); ++o) {
               if (std::find(outputs.begin(), outputs.end(), lp.def.outputs[o].name) ==
                   outputs.end())
                 continue;
-              const bool changed = !rec.moved() || o >= moved.size() ||
+              const bool changed = o >= moved.size() ||
                                    moved[o].data.size() != outs[o].data.size() ||
                                    !std::equal(outs[o].data.begin(), outs[o].data.end(),
                                                moved[o].data.begin(), [](float a, float b) {
@@ -349,11 +356,27 @@ StructuralRule not_combined_outside(const LoadedProgram& lp, std::vector<Partiti
                                                });
               if (changed) follows += (follows.empty() ? "" : ", ") + lp.def.outputs[o].name;
             }
-            if (follows.empty()) continue;
+            return follows;
+          };
+          std::optional<std::string> why;
+          if (!found.empty() && !follows_from(seen_eqns).empty()) {
+            std::string follows;
+            std::size_t which = 0;
+            for (std::size_t k = 0; k < found.size() && k < kMostNamed && follows.empty(); ++k) {
+              follows = follows_from({rec.sites()[found[k].first].eqn});
+              which = k;
+            }
+            if (follows.empty()) {
+              which = 0;
+              follows = "the outputs named";
+            }
+            const Outside::Site& s = rec.sites()[found[which].first];
             why = s.eqn->primitive + " outside every shard_map (" + s.eqn->place() + ") combines " +
-                  blocks_of(found->second, runs) +
+                  blocks_of(found[which].second, runs) +
                   " -- none of its operands had combined them -- and " + follows +
-                  (follows.find(',') == std::string::npos ? " follows" : " follow") +
+                  (follows.find(',') == std::string::npos && follows != "the outputs named"
+                       ? " follows"
+                       : " follow") +
                   " from it: the exercise's combining done on one device, not by the mesh";
           }
           cache->found.emplace(key, why);
