@@ -96,6 +96,8 @@ struct RunOptions {
   long file_size_limit = -1;        // RLIMIT_FSIZE in bytes, as `ulimit -f` does
   long address_space_limit = -1;    // RLIMIT_AS in bytes, as `ulimit -v` does
   long open_files_limit = -1;       // RLIMIT_NOFILE, as `ulimit -n` does
+  // How long it may run before it is killed as hung (Result::killed).
+  std::chrono::seconds hang = kHang;
   // What runs, with `args` after it: meshrun itself, or a launcher (mpirun) that starts it.
   std::vector<std::string> command{kBinary};
   // Run in the parent once the child started (it must return in bounded time): to act on the
@@ -164,7 +166,7 @@ inline Result run_with(const std::vector<std::string>& args, const RunOptions& o
   int status = 0;
   for (;;) {
     if (waitpid(pid, &status, WNOHANG) == pid) break;
-    if (std::chrono::steady_clock::now() - start > kHang) {
+    if (std::chrono::steady_clock::now() - start > o.hang) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
       r.killed = true;
