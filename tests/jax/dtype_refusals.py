@@ -43,9 +43,9 @@ REFUSED = {
     # ---- issue #49, uint32 and jax.random: what computes on uint32 outside ops/uint32.cpp
     "psum-u32": (lambda x: lax.psum(lax.bitcast_convert_type(x, jnp.uint32), "data")
                  .astype(jnp.float32), (D.U32X[:8],), "run psum_invariant on uint32"),
-    # jax.random.permutation sorts random uint32 keys
-    "permutation-u32": (lambda k: D.jax.random.permutation(D.jax.random.key(k[0]), 8).astype(
-        jnp.float32), (K,), "meshrun does not run sort on uint32"),
+    # a cumulative sum of uint32 (its sort, reductions and arithmetic run: dtype_rules u32_*)
+    "cumsum-u32": (lambda x: lax.cumsum(lax.bitcast_convert_type(x, jnp.uint32)).astype(
+        jnp.float32), (D.U32X[:8],), "meshrun does not run cumsum on uint32"),
     # randint's int32 bounds (2^31 - 1) are beyond what meshrun holds of an int32
     "randint-i32": (lambda k: D.jax.random.randint(D.jax.random.key(k[0]), (8,), 0, 10), (K,),
                     "meshrun holds exactly"),

@@ -1065,6 +1065,54 @@ TABLE.update({
 # ---- end of the uint32 and jax.random block
 
 
+# ---- uint32's arithmetic beyond the above (division, bit counts, reductions, sort) and what it
+# opens: jax.random.permutation and choice without replacement (a sort of random uint32 keys).
+def _u4x8(x):
+    return _u(x).reshape(4, 8)
+
+
+def _sorted_u32(stable, keys):
+    def f(x, y):
+        ops = (_u(x) >> jnp.uint32(29), _u(y), lax.iota(jnp.int32, 32))[:keys] + (
+            lax.iota(jnp.int32, 32),)
+        r = lax.sort(ops, num_keys=keys, is_stable=stable)
+        return jnp.concatenate([out32(r[0]), r[-1][None]])
+    return f
+
+
+TABLE.update({
+    "u32_divrem": [("div", _u2(lax.div), UXY), ("rem", _u2(lax.rem), UXY),
+                   ("div-small", lambda x, y: out32(lax.div(_u(x), _u(y) >> jnp.uint32(28))),
+                    UXY),
+                   ("rem-small", lambda x, y: out32(lax.rem(_u(x), _u(y) >> jnp.uint32(28))),
+                    UXY)],
+    "u32_bitcount": [("population_count", lambda x: out32(lax.population_count(_u(x))),
+                      (U32X,)),
+                     ("clz", lambda x: out32(lax.clz(_u(x))), (U32X,))],
+    "u32_reduce": [("sum", lambda x: out32(lax.reduce_sum(_u4x8(x), (1,))), (U32X,)),
+                   ("prod", lambda x: out32(lax.reduce_prod(_u4x8(x), (0,))), (U32X,)),
+                   ("max", lambda x: out32(lax.reduce_max(_u4x8(x), (1,))), (U32X,)),
+                   ("min", lambda x: out32(lax.reduce_min(_u4x8(x), (0,))), (U32X,)),
+                   ("all", lambda x: out32(jnp.stack([jnp.sum(_u(x)), jnp.max(_u(x)),
+                                                      jnp.min(_u(x))])), (U32X,)),
+                   ("argmax", lambda x: jnp.argmax(_u4x8(x) >> jnp.uint32(30), axis=1), (U32X,)),
+                   ("argmin", lambda x: jnp.argmin(_u4x8(x), axis=0), (U32X,))],
+    "u32_sort": [("stable", _sorted_u32(True, 1), UXY), ("unstable", _sorted_u32(False, 1), UXY),
+                 ("keys2", _sorted_u32(True, 2), UXY),
+                 ("argsort", lambda x: jnp.argsort(_u(x)), (U32X,))],
+    "random_permutation": [("n", lambda k: jax.random.permutation(jax.random.key(k[3]), 64),
+                            (SEEDS,)),
+                           ("array", lambda k, x: jax.random.permutation(
+                               jax.random.key(k[1]), x), (SEEDS, ERF_INV_X)),
+                           ("independent", lambda k, x: jax.random.permutation(
+                               jax.random.key(k[4]), x.reshape(8, 8), axis=1, independent=True),
+                            (SEEDS, ERF_INV_X)),
+                           ("choice", lambda k, x: jax.random.choice(
+                               jax.random.key(k[6]), x, (16,), replace=False), (SEEDS, ERF_INV_X))],
+})
+# ---- end of the uint32 arithmetic and permutation block
+
+
 def max_normwise(name):
     """How far a case's outputs may move from CPU to CPU: MAX_NORMWISE for float32, a few units
     of the last place for the half types, which XLA computes natively where the CPU has

@@ -155,10 +155,22 @@ constexpr Row kRows[] = {
 
 // ---- issue #49, jax.random: the primitives that take uint32 (held as its bits). Those that
 // compute run ops/uint32.cpp's kernel on the bits (u32_primitive); the others move values, which
-// their own kernels copy bit for bit. psum and the reductions are not among them.
+// their own kernels copy bit for bit (sort orders a uint32 key as unsigned: ops/sorting.cpp).
+// psum is not among them.
 constexpr std::string_view kU32Rows[] = {"add",
                                          "sub",
                                          "mul",
+                                         "div",
+                                         "rem",
+                                         "population_count",
+                                         "clz",
+                                         "reduce_sum",
+                                         "reduce_prod",
+                                         "reduce_max",
+                                         "reduce_min",
+                                         "argmax",
+                                         "argmin",
+                                         "sort",
                                          "and",
                                          "or",
                                          "xor",
@@ -184,6 +196,7 @@ constexpr std::string_view kU32Rows[] = {"add",
                                          "expand_dims",
                                          "transpose",
                                          "concatenate",
+                                         "stack",
                                          "slice",
                                          "rev",
                                          "pad",

@@ -50,6 +50,8 @@ inline U32 sort_key(float v) {
   if (v == 0.0f) return 0x80000000u;
   return total_order_key(v);
 }
+// A key of dtype t: a uint32's slot holds its bits (ir.hpp), ordered as unsigned integers.
+inline U32 sort_key(DType t, float v) { return t == DType::kU32 ? slot_to_u32(v) : sort_key(v); }
 
 struct Rows {
   std::size_t axis = 0, outer = 1, len = 1, inner = 1;
@@ -134,21 +136,23 @@ Values sort_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const boo
   for (std::size_t row = 0; row < r.count(); ++row) {
     if (p.num_keys == 1) {
       const float* x = in[0]->t.data.data();
+      const DType t = in[0]->dtype;
       if (p.stable) {
         // (key, index) as one integer: std::sort of those is the stable order.
         for (std::size_t k = 0; k < r.len; ++k)
-          packed[k] = (U64{sort_key(x[r.at(row, k)])} << 32) | k;
+          packed[k] = (U64{sort_key(t, x[r.at(row, k)])} << 32) | k;
         std::sort(packed.begin(), packed.end());
         for (std::size_t k = 0; k < r.len; ++k) perm[k] = static_cast<U32>(packed[k]);
       } else {
-        for (std::size_t k = 0; k < r.len; ++k) keys[k] = sort_key(x[r.at(row, k)]);
+        for (std::size_t k = 0; k < r.len; ++k) keys[k] = sort_key(t, x[r.at(row, k)]);
         std::iota(perm.begin(), perm.end(), U32{0});
         std::sort(perm.begin(), perm.end(), [&](U32 a, U32 b) { return keys[a] < keys[b]; });
       }
     } else {
       for (std::size_t j = 0; j < p.num_keys; ++j) {
         const float* x = in[j]->t.data.data();
-        for (std::size_t k = 0; k < r.len; ++k) keys[j * r.len + k] = sort_key(x[r.at(row, k)]);
+        for (std::size_t k = 0; k < r.len; ++k)
+          keys[j * r.len + k] = sort_key(in[j]->dtype, x[r.at(row, k)]);
       }
       const auto less = [&](U32 a, U32 b) {
         for (std::size_t j = 0; j < p.num_keys; ++j) {

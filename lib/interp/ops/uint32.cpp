@@ -18,6 +18,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "interp/prim_util.hpp"
 
@@ -74,6 +75,9 @@ U shra(U a, U b) {
 }
 U umax(U a, U b) { return std::max(a, b); }
 U umin(U a, U b) { return std::min(a, b); }
+// XLA's unsigned division: x / 0 is 2^32 - 1, x % 0 is x (JAX 0.10.2 on CPU).
+U udiv(U a, U b) { return b == 0 ? 0xffffffffu : a / b; }
+U urem(U a, U b) { return b == 0 ? a : a % b; }
 bool eq(U a, U b) { return a == b; }
 bool ne(U a, U b) { return a != b; }
 bool lt(U a, U b) { return a < b; }
@@ -120,6 +124,106 @@ Types not_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext
 Values not_eval(const Eqn&, std::span<Value* const> in, std::span<const bool> owned, PrimContext&) {
   Value out = pass_through(in[0], owned[0]);
   for (float& v : out.t.data) v = slot(~bits(v));
+  return one(std::move(out));
+}
+
+// ---- population_count, clz: the result a uint32
+template <U (*F)(U)>
+Values unary_eval(const Eqn&, std::span<Value* const> in, std::span<const bool> owned,
+                  PrimContext&) {
+  Value out = pass_through(in[0], owned[0]);
+  for (float& v : out.t.data) v = slot(F(bits(v)));
+  return one(std::move(out));
+}
+U popcount(U a) { return static_cast<U>(std::popcount(a)); }
+U clz(U a) { return static_cast<U>(std::countl_zero(a)); }
+
+// ---- reduce_sum, reduce_prod (modulo 2^32), reduce_max, reduce_min (unsigned), argmax, argmin:
+// the order of the fold changes none of them.
+struct Reduced {
+  Shape shape;  // the result's
+};
+Reduced reduced(const Eqn& eqn, const Shape& in) {
+  const std::vector<std::size_t> axes = param_axis_list(eqn, "axes", in.size());
+  std::vector<bool> keep(in.size(), true);
+  for (std::size_t a : axes) keep[a] = false;
+  Reduced r;
+  for (std::size_t d = 0; d < in.size(); ++d)
+    if (keep[d]) r.shape.push_back(in[d]);
+  return r;
+}
+std::vector<std::size_t> result_index(const Eqn& eqn, const Shape& in) {
+  const std::vector<std::size_t> axes = param_axis_list(eqn, "axes", in.size());
+  std::vector<bool> keep(in.size(), true);
+  for (std::size_t a : axes) keep[a] = false;
+  std::size_t n = 1;
+  for (std::size_t d : in) n *= d;
+  std::vector<std::size_t> out(n, 0), idx(in.size(), 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t o = 0;
+    for (std::size_t d = 0; d < in.size(); ++d)
+      if (keep[d]) o = o * in[d] + idx[d];
+    out[i] = o;
+    for (std::size_t d = in.size(); d-- > 0;) {
+      if (++idx[d] < in[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+Types reduce_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&) {
+  expect_operands(eqn, in.size(), 1);
+  all_u32(eqn, in);
+  return {make_type(DType::kU32, reduced(eqn, in[0].shape).shape)};
+}
+template <U (*F)(U, U), U kInit>
+Values reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>,
+                   PrimContext&) {
+  const Value& x = *in[0];
+  Value out(DType::kU32, Tensor(reduced(eqn, x.t.shape).shape));
+  std::vector<U> acc(out.t.size(), kInit);
+  const std::vector<std::size_t> to = result_index(eqn, x.t.shape);
+  for (std::size_t i = 0; i < to.size(); ++i) acc[to[i]] = F(acc[to[i]], bits(x.t.data[i]));
+  for (std::size_t i = 0; i < acc.size(); ++i) out.t.data[i] = slot(acc[i]);
+  return one(std::move(out));
+}
+
+Types arg_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&) {
+  expect_operands(eqn, in.size(), 1);
+  all_u32(eqn, in);
+  const std::vector<std::size_t> axes = param_axis_list(eqn, "axes", in[0].shape.size());
+  if (axes.size() != 1) fail(eqn.primitive + " takes exactly one axis in 'axes'");
+  if (in[0].shape[axes[0]] == 0) fail(eqn.primitive + " of an empty axis");
+  if (in[0].shape[axes[0]] > static_cast<std::size_t>(kMaxInt))
+    fail(eqn.primitive + " axis beyond 2^24");
+  if (param_dtype(eqn, "index_dtype") != DType::kI32)
+    fail(eqn.primitive + " index_dtype must be i32");
+  return {make_type(DType::kI32, reduced(eqn, in[0].shape).shape)};
+}
+// The first index of the largest (kMax) or smallest element along the one axis.
+template <bool kMax>
+Values arg_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>, PrimContext&) {
+  const Value& x = *in[0];
+  const Shape& xs = x.t.shape;
+  const std::size_t axis = param_axis_list(eqn, "axes", xs.size())[0];
+  std::size_t inner = 1;
+  for (std::size_t d = axis + 1; d < xs.size(); ++d) inner *= xs[d];
+  const std::size_t len = xs[axis];
+  Value out(DType::kI32, Tensor(reduced(eqn, xs).shape));
+  for (std::size_t o = 0; o < out.t.size(); ++o) {
+    const float* s = x.t.data.data() + (o / inner) * len * inner + o % inner;
+    U best = bits(s[0]);
+    std::size_t at = 0;
+    for (std::size_t k = 1; k < len; ++k) {
+      const U v = bits(s[k * inner]);
+      if (kMax ? v > best : v < best) {
+        best = v;
+        at = k;
+      }
+    }
+    out.t.data[o] = static_cast<float>(at);
+  }
   return one(std::move(out));
 }
 
@@ -220,6 +324,16 @@ const std::map<std::string_view, Primitive, std::less<>>& kernels() {
       {"add", binary<U, &add>()},
       {"sub", binary<U, &sub>()},
       {"mul", binary<U, &mul>()},
+      {"div", binary<U, &udiv>()},
+      {"rem", binary<U, &urem>()},
+      {"population_count", {&not_infer, &unary_eval<&popcount>}},
+      {"clz", {&not_infer, &unary_eval<&clz>}},
+      {"reduce_sum", {&reduce_infer, &reduce_eval<&add, 0u>}},
+      {"reduce_prod", {&reduce_infer, &reduce_eval<&mul, 1u>}},
+      {"reduce_max", {&reduce_infer, &reduce_eval<&umax, 0u>}},
+      {"reduce_min", {&reduce_infer, &reduce_eval<&umin, 0xffffffffu>}},
+      {"argmax", {&arg_infer, &arg_eval<true>}},
+      {"argmin", {&arg_infer, &arg_eval<false>}},
       {"and", binary<U, &band>()},
       {"or", binary<U, &bor>()},
       {"xor", binary<U, &bxor>()},

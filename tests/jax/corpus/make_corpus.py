@@ -77,6 +77,8 @@ PROGRAMS = {
     "collectives-narrow": {"seed": 5430, "module": "collectives_narrow", "sizes": dict(N=64, D=8)},
     # ---- jax.random inside a program (issue #49): dropout with fold_in(key, axis_index)
     "dropout-rng": {"seed": 5430, "module": "dropout_rng", "sizes": dict(N=64, D=5)},
+    # ---- uint32's sort inside a program (issue #49): permutation, choice without replacement
+    "shuffle-rng": {"seed": 5440, "module": "shuffle_rng", "sizes": dict(N=56, D=6)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")
