@@ -8,6 +8,7 @@
 #include "interp/contract.hpp"
 #include "interp/fusion.hpp"
 #include "interp/prim_util.hpp"
+#include "interp/rounded_int32.hpp"
 #include "io/json_text.hpp"
 #include "mesh/device.hpp"
 #include "shard/partition_spec.hpp"
@@ -172,6 +173,7 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
       for (int v : mul.last_use) env[v] = Value();
     } else if (step.kind == Step::Kind::kPrimitive) {
       try {
+        check_rounded_int32(eqn, ops);
         outs = step.prim->eval(eqn, ops, std::span<const bool>(owned, ops.size()), ctx);
         fit_narrow(eqn, outs);
         if (ctx.observer != nullptr) ctx.observer->pin(device, eqn, outs);

@@ -10,6 +10,7 @@
 #include "interp/compiled.hpp"
 #include "interp/eval.hpp"
 #include "interp/program_impl.hpp"
+#include "interp/rounded_int32.hpp"
 #include "interp/scalar_ops.hpp"
 #include "mesh/device.hpp"
 #include "mesh/mesh.hpp"
@@ -85,6 +86,12 @@ std::vector<Shape> file_shapes(const LoadedProgram& lp, const std::vector<Tensor
   return s;
 }
 
+// The program's output j, for messages.
+std::string output_name(const LoadedProgram& lp, std::size_t j) {
+  return j < lp.file.outputs.size() ? "output " + lp.file.outputs[j].name
+                                    : "output " + std::to_string(j);
+}
+
 std::vector<Tensor> plain_body(const LoadedProgram& lp, Device& dev, std::vector<Tensor>& blocks,
                                ValueObserver* observer = nullptr) {
   const MeshShape& mesh = dev.mesh();
@@ -113,6 +120,8 @@ std::vector<Tensor> plain_body(const LoadedProgram& lp, Device& dev, std::vector
   std::vector<Tensor> out;
   for (std::size_t j = 0; j < p.result_output.size(); ++j) {
     const auto r = static_cast<std::size_t>(p.result_output[j]);
+    if (const std::string why = rounded_int32_output(results[r], output_name(lp, j)); !why.empty())
+      throw UnimplementedError(lp.file.path + ": " + why);
     const bool again = std::count(p.result_output.begin() + static_cast<std::ptrdiff_t>(j) + 1,
                                   p.result_output.end(), p.result_output[j]) > 0;
     out.push_back(again ? results[r].t : std::move(results[r].t));
@@ -171,7 +180,11 @@ std::vector<Tensor> whole_run(const LoadedProgram& lp, Engine& engine,
   ctx.observer = observer;
   std::vector<Value> out = eval_jaxpr(*lp.compiled.of(b.exp).jaxpr, std::move(args), ctx, &runner);
   std::vector<Tensor> tensors;
-  for (Value& v : out) tensors.push_back(std::move(v.t));
+  for (std::size_t j = 0; j < out.size(); ++j) {
+    if (const std::string why = rounded_int32_output(out[j], output_name(lp, j)); !why.empty())
+      throw InputError(lp.file.path, why);
+    tensors.push_back(std::move(out[j].t));
+  }
   return tensors;
 }
 

@@ -14,6 +14,7 @@
 #include "interp/program_json.hpp"
 #include "interp/reader_checks.hpp"
 #include "interp/reader_fields.hpp"
+#include "interp/rounded_int32.hpp"
 #include "io/json_text.hpp"
 #include "shard/mesh_shape.hpp"
 #include "support/printable.hpp"
@@ -104,7 +105,12 @@ class Reader : public FieldReader {
         return r;
       }
       r.dtype = dtype(member(a, aat, "dtype"), aat + ".dtype");
-      r.literal = number(member(a, aat, "lit"), r.dtype, aat + ".lit");
+      const json& lit = member(a, aat, "lit");
+      // Issue #49: an int32 literal of 2^25 or more, held rounded (interp/rounded_int32.hpp)
+      r.literal =
+          r.dtype == DType::kI32 && lit.is_number() && rounded_int32_literal(lit.get<double>())
+              ? lit.get<double>()
+              : number(lit, r.dtype, aat + ".lit");
       return r;
     };
 

@@ -46,9 +46,18 @@ REFUSED = {
     # a cumulative sum of uint32 (its sort, reductions and arithmetic run: dtype_rules u32_*)
     "cumsum-u32": (lambda x: lax.cumsum(lax.bitcast_convert_type(x, jnp.uint32)).astype(
         jnp.float32), (D.U32X[:8],), "meshrun does not run cumsum on uint32"),
-    # randint's int32 bounds (2^31 - 1) are beyond what meshrun holds of an int32
-    "randint-i32": (lambda k: D.jax.random.randint(D.jax.random.key(k[0]), (8,), 0, 10), (K,),
-                    "meshrun holds exactly"),
+    # ---- int32 literals of 2^25 or more, held rounded (lib/interp/rounded_int32.cpp): what would
+    # compute on the rounding. randint over int32's whole range compares 2^31 - 1 with itself
+    "randint-i32-full": (lambda k: D.jax.random.randint(D.jax.random.key(k[0]), (8,), -2**31,
+                                                        2**31 - 1), (K,), "on both sides"),
+    "int32-max-add": (lambda k: k + jnp.iinfo(jnp.int32).max, (K,), "reaches add"),
+    "int32-max-output": (lambda k: jnp.where(k > 0, k, jnp.iinfo(jnp.int32).max), (K,),
+                         "cannot return it exactly"),
+    # argmin over sentinels: which of two integers of one float is smaller
+    "int32-max-argmin": (lambda k: jnp.argmin(jnp.where(k > 0, k, jnp.iinfo(jnp.int32).max))
+                         .astype(jnp.int32), (K,), "reaches argmin"),
+    "int32-max-to-u32": (lambda k: jnp.maximum(k, jnp.iinfo(jnp.int32).max).astype(jnp.uint32)
+                         .astype(jnp.float32), (K,), "converted to uint32"),
 }
 
 

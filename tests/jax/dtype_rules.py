@@ -1113,6 +1113,30 @@ TABLE.update({
 # ---- end of the uint32 arithmetic and permutation block
 
 
+# ---- int32 literals of 2^25 or more, held rounded (lib/interp/rounded_int32.cpp): compared with
+# or the max / min of an exact int32, moved, converted to float32. jax.random.randint and choice
+# with replacement clip their bounds to int32's with them; jnp.iinfo(int32).max is a sentinel.
+I32MAX = np.iinfo(np.int32).max
+TABLE.update({
+    "random_randint": [("i32", lambda k: jax.random.randint(jax.random.key(k[3]), (64,), 0, 100),
+                        (SEEDS,)),
+                       ("i32-negative", lambda k: jax.random.randint(
+                           jax.random.key(k[5]), (4, 8), -50000, -3), (SEEDS,)),
+                       ("i32-traced-bounds", lambda k: jax.random.randint(
+                           jax.random.key(k[1]), (16,), k[0] - 7, k[4] + 9), (SEEDS,)),
+                       ("choice", lambda k, x: jax.random.choice(jax.random.key(k[6]), x, (16,)),
+                        (SEEDS, ERF_INV_X))],
+    "i32_rounded_literal": [
+        ("sentinel-min", lambda k: jnp.min(jnp.where(k > 0, k, I32MAX)), (SEEDS,)),
+        ("compare", lambda k: jnp.stack([k < I32MAX, k > -I32MAX - 1, k == I32MAX,
+                                         k != jnp.int32(-2**30)]), (SEEDS,)),
+        ("clip-f32", lambda k: jnp.clip(k, -2**31, I32MAX).astype(jnp.float32)
+         + jnp.float32(I32MAX) * 0 + jnp.int32(I32MAX).astype(jnp.float32), (SEEDS,)),
+    ],
+})
+# ---- end of the rounded int32 literals block
+
+
 def max_normwise(name):
     """How far a case's outputs may move from CPU to CPU: MAX_NORMWISE for float32, a few units
     of the last place for the half types, which XLA computes natively where the CPU has

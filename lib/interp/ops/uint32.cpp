@@ -37,18 +37,52 @@ U as_bits(DType t, float v) {
   return static_cast<U>(static_cast<std::int32_t>(static_cast<std::int64_t>(v)));
 }
 
-// Operands of one shape, or rank 0 (a literal); the result's shape.
+// Operands of one shape, or rank 0 (a literal), or of one rank with dimensions of 1 broadcast
+// (JAX's jaxprs do: jax.random.randint's `rem u32[16] u32[1]`); the result's shape.
 Shape common_shape(const Eqn& eqn, std::span<const ValueType> in) {
   Shape s;
   for (const ValueType& t : in) {
     if (t.shape.empty()) continue;
-    if (!s.empty() && s != t.shape) {
+    if (s.empty()) {
+      s = t.shape;
+      continue;
+    }
+    bool ok = s.size() == t.shape.size();
+    for (std::size_t d = 0; ok && d < s.size(); ++d) {
+      if (s[d] == t.shape[d] || t.shape[d] == 1) continue;
+      if (s[d] == 1) {
+        s[d] = t.shape[d];
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok) {
       fail(eqn.primitive + " requires arguments of the same shape, got " + dims_str(s) + ", " +
            dims_str(t.shape));
     }
-    s = t.shape;
   }
   return s;
+}
+
+// Per element of `out`, the index into an operand of shape `in` broadcast to it (rank 0: 0).
+std::vector<std::size_t> broadcast_index(const Shape& out, const Shape& in) {
+  std::size_t n = 1;
+  for (std::size_t d : out) n *= d;
+  std::vector<std::size_t> at(n, 0);
+  if (in.empty()) return at;
+  std::vector<std::size_t> idx(out.size(), 0);
+  const std::vector<std::int64_t> st = strides_of(in);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t o = 0;
+    for (std::size_t d = 0; d < out.size(); ++d)
+      if (in[d] != 1) o += idx[d] * static_cast<std::size_t>(st[d]);
+    at[i] = o;
+    for (std::size_t d = out.size(); d-- > 0;) {
+      if (++idx[d] < out[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return at;
 }
 
 void all_u32(const Eqn& eqn, std::span<const ValueType> in) {
@@ -93,11 +127,25 @@ Types binary_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimCont
 }
 
 template <typename R, R (*F)(U, U)>
-Values binary_eval(const Eqn&, std::span<Value* const> in, std::span<const bool>, PrimContext&) {
+Values binary_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>,
+                   PrimContext&) {
   const Value& a = *in[0];
   const Value& b = *in[1];
-  const bool as = a.t.shape.empty(), bs = b.t.shape.empty();
   constexpr bool kCompare = std::is_same_v<R, bool>;
+  if (a.t.shape != b.t.shape && !a.t.shape.empty() && !b.t.shape.empty()) {
+    // dimensions of 1 broadcast (common_shape)
+    const ValueType ts[2] = {a.type(), b.type()};
+    const Shape s = common_shape(eqn, ts);
+    const std::vector<std::size_t> ia = broadcast_index(s, a.t.shape),
+                                   ib = broadcast_index(s, b.t.shape);
+    Value out(kCompare ? DType::kBool : DType::kU32, Tensor(s));
+    for (std::size_t i = 0; i < out.t.size(); ++i) {
+      const R r = F(bits(a.t.data[ia[i]]), bits(b.t.data[ib[i]]));
+      out.t.data[i] = kCompare ? (r ? 1.0f : 0.0f) : slot(static_cast<U>(r));
+    }
+    return one(std::move(out));
+  }
+  const bool as = a.t.shape.empty(), bs = b.t.shape.empty();
   Value out(kCompare ? DType::kBool : DType::kU32, Tensor(as ? b.t.shape : a.t.shape));
   const std::size_t n = out.t.size();
   for (std::size_t i = 0; i < n; ++i) {
