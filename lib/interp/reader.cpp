@@ -237,7 +237,12 @@ class Reader : public FieldReader {
     }
     c.data.reserve(elements);
     for (std::size_t i = 0; i < data.size(); ++i) {
-      const double v = number(data[i], c.dtype, at + ".data[" + std::to_string(i) + "]");
+      const json& d = data[i];
+      // Issue #49: an int32 of 2^25 or more, held rounded (interp/rounded_int32.hpp)
+      const double v =
+          c.dtype == DType::kI32 && d.is_number() && rounded_int32_literal(d.get<double>())
+              ? d.get<double>()
+              : number(d, c.dtype, at + ".data[" + std::to_string(i) + "]");
       // uint32: the value's bits in the slot (ir.hpp's DType::kU32)
       c.data.push_back(c.dtype == DType::kU32 ? u32_to_slot(static_cast<std::uint32_t>(v))
                                               : static_cast<float>(v));

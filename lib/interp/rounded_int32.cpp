@@ -1,8 +1,9 @@
 // Issue #49: int32 literals beyond what float32 holds. meshrun holds an int32 in a float32
 // (value.hpp), exactly up to 2^24; every result an integer primitive computes beyond that is
-// refused. A literal of 2^25 or more in magnitude -- jax.random.randint clips its bounds to
-// [-2^31, 2^31 - 1] with literals, jnp.iinfo(jnp.int32).max is a common sentinel -- is read
-// (reader.cpp) and held as the float32 nearest it. Literals between 2^24 and 2^25 stay refused:
+// refused. A literal (or an element of a const) of 2^25 or more in magnitude --
+// jax.random.randint clips its bounds to [-2^31, 2^31 - 1] with literals,
+// jnp.iinfo(jnp.int32).max is a common sentinel -- is read (reader.cpp) and held as the float32
+// nearest it. Literals between 2^24 and 2^25 stay refused:
 // 2^24 + 1 rounds to 2^24, which an exact int32 can be.
 //
 // Such a "rounded" value R (|R| >= 2^25) is exact to what observes it only:

@@ -9,8 +9,9 @@
 
 namespace meshrun::interp {
 
-// A literal int32 meshrun takes though float32 cannot hold it: an integer of int32's range with
-// |v| >= 2^25 (2^31 - 1, -2^31: jax.random.randint's clip, jnp.iinfo(jnp.int32) as a sentinel).
+// A literal (or a const's element) of int32 meshrun takes though float32 cannot hold it: an
+// integer of int32's range with |v| >= 2^25 (2^31 - 1, -2^31: jax.random.randint's clip,
+// jnp.iinfo(jnp.int32) as a sentinel).
 bool rounded_int32_literal(double v);
 
 // Before a primitive runs: throws PrimitiveError when an int32 operand holds such a value and

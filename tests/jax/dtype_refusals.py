@@ -34,6 +34,10 @@ REFUSED = {
                   "meshrun does not run expm1 on float16"),
     "reduce_window_sum-i8": (lambda x: lax.reduce_window(x, np.int8(0), lax.add, (3,), (1,), "VALID"),
                              (BF[:8].astype(np.int8),), "meshrun does not run reduce_window_sum on int8"),
+    # reduce_window's generic form of an add on bf16 (its max and min run)
+    "reduce_window-add-bf16": (lambda x: lax.reduce_window(x, np.array(1.5, x.dtype), lax.add, (3,),
+                                                           (1,), "VALID"), (BF[:8],),
+                               "meshrun does not run reduce_window of add on bfloat16"),
     # logistic's bf16 result converted to f32: XLA's fold of its last op not verified
     "logistic-bf16-to-f32": (lambda x: lax.logistic(x).astype(jnp.float32), (BF[:8],),
                              "excess precision"),

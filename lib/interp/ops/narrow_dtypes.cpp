@@ -124,6 +124,11 @@ constexpr Row kRows[] = {
     {"cumprod", {kBoth, false}},
     {"cummax", {kBoth, false}},
     {"cummin", {kBoth, false}},
+    // max and min pooling: values compared, a window of padding only the dtype's identity
+    // (ops/windows.cpp); reduce_window's generic form with a max or min body only
+    {"reduce_window_max", {kBoth, false}},
+    {"reduce_window_min", {kBoth, false}},
+    {"reduce_window", {kBoth, false}},
     // psum_scatter: as psum (XLA's reduce-scatter of bf16 promoted to f32, rounded once; of f16
     // folded in f16; of the integers wrapped)
     {"reduce_scatter", {kBoth, true, kKeeps}},

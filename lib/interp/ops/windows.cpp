@@ -299,7 +299,12 @@ Types rw_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&
           "got " +
           type_str(in[1]));
     }
-    body_fold(eqn, t);
+    const Fold f = body_fold(eqn, t);
+    if (is_narrow(t) && (f == Fold::kAdd || f == Fold::kMul)) {
+      fail(std::string("meshrun does not run reduce_window of ") +
+           (f == Fold::kAdd ? "add" : "mul") + " on " + dtype_word(t) +
+           " (XLA:CPU's rounding of each step not verified; max and min run)");
+    }
   } else {
     check_dtype(eqn, t, eqn.primitive == "reduce_window_sum" ? kNum : kAny);
   }
@@ -366,6 +371,16 @@ Values rw_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>
         }
       },
       [&](std::size_t q) { o[q] = exact_int ? int_result(iacc, eqn) : acc; });
+  if (is_narrow(t) && !is_float(t)) {
+    // i8 ... u16: a window of padding only is the dtype's lowest (max) or highest (min), JAX's
+    // identity, as reduce_max's (reductions.cpp)
+    const DTypeInfo& d = dtype_info(t);
+    const float lo = d.kind == DKind::kSigned ? -std::ldexp(1.0f, d.bits - 1) : 0.0f;
+    const float hi =
+        d.kind == DKind::kSigned ? std::ldexp(1.0f, d.bits - 1) - 1 : std::ldexp(1.0f, d.bits) - 1;
+    for (float& v : out.t.data)
+      if (std::isinf(v)) v = v < 0 ? lo : hi;
+  }
   if (t == DType::kI32) {
     for (float v : out.t.data) {
       if (!std::isfinite(v)) {
