@@ -241,6 +241,9 @@ RuleKinds shipped() {
            const std::string out = s["output"].get<std::string>();
            return where_recorded(output_replicated(out), {}, {out});
          }});
+  k.add({"replicas_agree", {}, nullptr, [](const json&, const RuleContext&) {
+           return replicas_agree();
+         }});
   k.add({"every_device_holds",
          {{"output", F::kOutput}},
          nullptr,

@@ -75,6 +75,7 @@ void record_inputs(Trace& trace, const MeshShape& mesh, const std::vector<ArgDef
   if (trace.calls == 0) {  // a later call of the same run adds to the first's
     trace.inputs.clear();
     trace.outputs.clear();
+    trace.replicas_differ.clear();
   }
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     ArrayRecord rec{in_specs[i].name, inputs[i].shape, in_specs[i].spec, {}};
@@ -111,6 +112,8 @@ std::vector<Tensor> assemble_outputs(const MeshShape& mesh, const std::vector<Ar
       }
       if (differ.empty()) differ = replica_difference(parts[e], parts[d], e, d);
     }
+    if (trace && !differ.empty() && trace->replicas_differ.empty())
+      trace->replicas_differ = differ + " of " + arg.name;
     if (trace) {
       ArrayRecord rec{arg.name, {}, arg.spec, {}, differ};
       for (const Tensor& p : parts) rec.blocks.push_back(p.shape);

@@ -208,6 +208,18 @@ StructuralRule output_replicated(const std::string& output) {
           }};
 }
 
+StructuralRule replicas_agree() {
+  return {
+      "replicas agree: every value a shard_map returns as replicated is the same on every "
+      "device holding a copy",
+      [](const Trace& t) -> std::optional<std::string> {
+        if (t.replicas_differ.empty()) return std::nullopt;
+        return t.replicas_differ +
+               " (check_vma=False let it leave the shard_map; JAX returns device 0's copy, "
+               "the others are lost)";
+      }};
+}
+
 StructuralVerdict check_structure(const std::vector<StructuralRule>& rules, const Trace& trace,
                                   const std::vector<TensorRef>& inputs,
                                   const std::vector<Tensor>& outputs) {

@@ -12,6 +12,7 @@
 //                    gathered, nothing reduced over a tuple or another axis);
 //   output_split  -- an output stayed split: each device returned only its block;
 //   output_replicated -- every device returned the whole output.
+//   replicas_agree -- no shard_map returned a replicated value whose copies differ.
 // The blocks expected come from the rule (dimension, axis) and the recorded mesh -- never from the
 // spec the program declared, which a wrong program may have changed.
 #pragma once
@@ -49,6 +50,9 @@ StructuralRule reduced_exactly_over(const std::string& axis, const std::string& 
 StructuralRule only_reductions_over(std::vector<std::string> axes, const std::string& why);
 StructuralRule output_split(const std::string& output, int dim, const std::string& axis = "");
 StructuralRule output_replicated(const std::string& output);
+// Every value any shard_map call of the run returned under a spec that replicates it agrees
+// across its replicas (Trace::replicas_differ), whatever the program did with it after.
+StructuralRule replicas_agree();
 // The elements of device `device`'s blocks of `arrays` (outputs) -- a need for the rules above.
 ElementCount output_blocks(std::vector<std::string> arrays);
 

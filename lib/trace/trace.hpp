@@ -55,6 +55,10 @@ struct Trace {
   // The shard_map calls recorded in this run so far: the run of a program (programs/program.hpp's
   // shard_map) sets it to 0, each call adds one; a call with 0 starts the record afresh.
   int calls = 0;
+  // The first value a shard_map call of the run returned under a spec that replicates it whose
+  // unchecked replicas (check_vma=False) differ, whatever it became after: which devices, where,
+  // and the output's name ("" when every such value agreed). JAX returns device 0's copy.
+  std::string replicas_differ;
   // [device]: its collectives in order. Each device appends only to its own vector.
   std::vector<std::vector<CollectiveRecord>> collectives;
   // When given (--timings, --profile): the run's timeline, recorded alongside (profile.hpp).

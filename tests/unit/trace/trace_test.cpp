@@ -158,3 +158,27 @@ BOOST_AUTO_TEST_CASE(full_weights_fail_tp_rules) {
   BOOST_TEST(mentions(v, "device 0 held f32[1,8] (the full hidden), expected f32[1,1]"));
   BOOST_TEST(v.failures.size() == 5u);
 }
+
+// An output its spec replicates whose copies differ, unchecked (check_vma=False: JAX returns
+// device 0's copy): replicas_agree fails naming the output and the devices; copies that agree
+// pass it.
+BOOST_AUTO_TEST_CASE(replicas_that_differ_fail_replicas_agree) {
+  for (const bool differ : {true, false}) {
+    ProgramDef p = *find_program("dp-step");
+    for (auto& a : p.outputs) a.check_replicas = false;
+    p.computation =
+        one_shard_map([differ](Device& dev, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+          Tensor w = in[0];
+          if (differ && dev.index() == 3) w.data[0] += 1.0f;  // device 3's copy alone moves
+          return {w, in[1], Tensor::scalar(0.0f)};
+        });
+    Trace trace;
+    run_and_check(p, dp_inputs(), 8, nullptr, &trace);
+    const StructuralVerdict v = check_structure({replicas_agree()}, trace);
+    BOOST_TEST(v.ok() == !differ);
+    if (differ) {
+      BOOST_TEST(mentions(v, "devices 0 and 3 hold different values"));
+      BOOST_TEST(mentions(v, "of w (check_vma=False"));
+    }
+  }
+}
