@@ -55,6 +55,10 @@ constexpr float kScales[] = {1.0f, 256.0f, 1.0f / 256};
 // all-zero rows of x masked out as padding, a device whose block is zero relaying zeros; no case
 // and no random draw has such a row or block).
 constexpr float kZeros = 0.0f;
+// Then numbers of the cases' size with the last device's block along each axis of every split
+// input a copy of the first device's (sneaky12: a ring that skips an arriving block equal to its
+// own, "my block came back"; no case and no random draw has two equal blocks).
+constexpr float kCopies = -1.0f;
 // How far an output may be from the reference's: the cases' own tolerance, twice (a sum in
 // another order moves float32 outputs by far less; inputs rounded to 4 significant digits, which
 // the cases' short decimals survive, by far more: sneaky10).
@@ -144,8 +148,8 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
         if (const auto it = cache->found.find(key); it != cache->found.end()) return it->second;
         std::optional<std::string> why;
         std::mt19937_64 rng(0x2545F4914F6CDD1Dull);
-        for (const float draw : {kScales[0], kScales[1], kScales[2], kZeros}) {
-          const float scale = draw == kZeros ? 1.0f : draw;
+        for (const float draw : {kScales[0], kScales[1], kScales[2], kZeros, kCopies}) {
+          const float scale = draw == kZeros || draw == kCopies ? 1.0f : draw;
           std::vector<Tensor> inputs;
           for (std::size_t i = 0; i < t.input_values->size(); ++i) {
             const TensorRef& in = t.input_values->at(i);
@@ -154,6 +158,18 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
               for (float& f : inputs.back().data) f = scale * redrawn(f, rng);
             else if (scaled(i))
               for (float& f : inputs.back().data) f *= scale;
+            if (draw == kCopies && drawn(i) && i < specs.size()) {
+              std::vector<float>& data = inputs.back().data;
+              for (const auto& [axis, n] : t.mesh) {
+                if (n < 2) continue;
+                const std::vector<std::size_t> from =
+                    block_elements(in.shape, specs[i], t.mesh, axis, 0);
+                const std::vector<std::size_t> to =
+                    block_elements(in.shape, specs[i], t.mesh, axis, n - 1);
+                if (from.size() == to.size())
+                  for (std::size_t k = 0; k < to.size(); ++k) data[to[k]] = data[from[k]];
+              }
+            }
             if (draw != kZeros || !drawn(i)) continue;
             std::vector<float>& data = inputs.back().data;
             if (i < specs.size())
@@ -181,6 +197,8 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
             why = "on random numbers in place of the case's " + which + " (the same shapes" +
                   (draw == kZeros
                        ? ", the second and last devices' blocks and the first row of each zero"
+                   : draw == kCopies
+                       ? ", the last device's block along each axis a copy of the first's"
                    : scale == 1.0f
                        ? std::string()
                        : ", magnitudes about " + number(scale) +
