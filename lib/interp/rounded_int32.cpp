@@ -11,7 +11,7 @@
 //    2^25 in magnitude, so eq ne lt le gt ge give the exact answer, and max, min, clamp return
 //    e or R itself;
 //  - ordered against another rounded value of a different float (the rounding keeps a strict
-//    order); two of one float may be different integers (2^31 - 1 and 2^31 - 100 are both 2^31):
+//    order); two of one float may be different integers (2^31 - 1 and 2^31 - 10 are both 2^31):
 //    a comparison of those is refused. max, min and clamp of them (and their folds: reduce_max,
 //    reduce_min, pmax, pmin, cummax, cummin) return that float, which every observation here
 //    sees alike, so they run;
@@ -77,8 +77,7 @@ bool among(std::string_view p, std::span<const std::string_view> names) {
        ") reaches " + eqn.primitive + ", " + why +
        ": meshrun holds int32 in float32, and such a literal only where it is compared with, "
        "or the max or min of, an exact int32, moved, or converted to float32 "
-       "(docs/program-format.md, "
-       "Dtypes)");
+       "(docs/program-format.md, int32 literals beyond 2^24)");
 }
 
 }  // namespace
