@@ -71,7 +71,7 @@ BOOST_AUTO_TEST_CASE(a_fourth_exercise_is_a_folder_and_needs_no_cpp) {
   const Result right = run({"check", "--program", "cases/submissions/dp-step/right.json",
                             "--exercise", dir, dir + "/cases"});
   BOOST_TEST(right.code == 0, right.out << right.err);
-  BOOST_TEST(has(right.out, "numbers ok; structure ok (11 rules)"), right.out);
+  BOOST_TEST(has(right.out, "numbers ok; structure ok (12 rules)"), right.out);
   BOOST_TEST(has(right.out, "2 passed, 0 failed"), right.out);
 
   // The update rule runs the exercise's reference -- here the program file it names -- and
@@ -107,7 +107,7 @@ BOOST_AUTO_TEST_CASE(a_hostile_exercise_folder_is_refused_in_one_line) {
                           "(known: added_once, collectives_only, combined_over, enters_split, "
                           "every_device_holds, input_split, inputs_given, mean_gradient_update, "
                           "no_full_in_body, not_combined_outside, output_replicated, output_spec, "
-                          "output_split, receives_little, same_function, traced)\n",
+                          "output_split, receives_little, replicas_agree, same_function, traced)\n",
              r.err);
 
   const Result none = run({"check", "--program", "cases/submissions/dp-step/right.json",
