@@ -181,18 +181,26 @@ class Checker {
                                    const MeshShape* outer) {
     if (sm == nullptr) throw PrimitiveError("a shard_map inside a shard_map body");
     if (!sm->mesh_error.empty()) throw PrimitiveError(sm->mesh_error);
-    const MeshShape& mesh = sm->mesh;
-    if (mesh != b_.exp->mesh) {
-      throw PrimitiveError("its mesh " + mesh_str(mesh) + " is not its export's, " +
-                           mesh_str(b_.exp->mesh));
+    // A mesh of the export's axes in another order (jax.make_mesh((4, 2), ('model', 'data')) where
+    // the exercise's is ('data', 'model')) is the same mesh: blocks, specs and collectives name
+    // their axes, so the body runs on the export's mesh, its devices numbered in the export's
+    // order.
+    MeshShape sorted_mesh = sm->mesh;
+    MeshShape sorted_export = b_.exp->mesh;
+    std::sort(sorted_mesh.begin(), sorted_mesh.end());
+    std::sort(sorted_export.begin(), sorted_export.end());
+    if (sorted_mesh != sorted_export) {
+      throw PrimitiveError("its mesh " + mesh_str(sm->mesh) + " is not its export's, " +
+                           mesh_str(b_.exp->mesh) + " (in any order of its axes)");
     }
+    const MeshShape& mesh = b_.exp->mesh;
     if (!sm->param_error.empty()) throw PrimitiveError(sm->param_error);
     const Eqn& eqn = *sm->eqn;
     const std::vector<PartitionSpec>& in_specs = sm->in_specs;
     const std::vector<PartitionSpec>& out_specs = sm->out_specs;
     // Its specs split over its own manual axes; its body is manual over those and the enclosing
     // shard_maps' (a shard_map nested in a partial one, over some of the remaining axes).
-    const MeshShape spec_mesh = manual_mesh(*sm);
+    const MeshShape spec_mesh = manual_mesh(*sm, mesh);
     MeshShape body_mesh = spec_mesh;
     if (outer != nullptr) {
       for (const auto& axis : spec_mesh) {
@@ -277,8 +285,8 @@ class Checker {
 
   // The mesh restricted to sm's manual axes, in the mesh's order (the mesh itself when it has
   // no manual_axes); refuses a manual axis the mesh lacks or one named twice.
-  static MeshShape manual_mesh(const CompiledShardMap& sm) {
-    if (sm.manual_axes.empty()) return sm.mesh;
+  static MeshShape manual_mesh(const CompiledShardMap& sm, const MeshShape& mesh) {
+    if (sm.manual_axes.empty()) return mesh;
     for (std::size_t k = 0; k < sm.manual_axes.size(); ++k) {
       const std::string& a = sm.manual_axes[k];
       if (mesh_axis_position(sm.mesh, a) < 0) {
@@ -292,7 +300,7 @@ class Checker {
       }
     }
     MeshShape m;
-    for (const auto& axis : sm.mesh)
+    for (const auto& axis : mesh)
       if (std::find(sm.manual_axes.begin(), sm.manual_axes.end(), axis.first) !=
           sm.manual_axes.end())
         m.push_back(axis);

@@ -4,6 +4,7 @@
 // along dimension 0, so another dimension is moved to the front (a copy only when a dimension
 // before it is not 1). psum, pmean, pmax, pmin, all_gather, reduce_scatter and all_to_all take
 // JAX's axis_index_groups (groups_param below; Device::grouped, communicator.hpp).
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -448,10 +449,19 @@ Types ppermute_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimCo
   return {in[0]};
 }
 
+// Over several axes a ppermute's source and destination number the members in the mesh's order
+// of those axes, whatever the order of `axes` (JAX 0.10.2 sorts each group's device ids:
+// ppermute(x, ('model', 'data'), perm) on a mesh ('data', 'model') is ppermute(x, ('data',
+// 'model'), perm)) -- unlike all_gather, psum_scatter, all_to_all and axis_index, which follow
+// `axes`. The mesh is the one the program declares (PrimContext::declared_mesh).
 Values ppermute_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>,
                      PrimContext& ctx) {
-  const std::vector<std::string> axes = param_axes(eqn, "axes");
+  std::vector<std::string> axes = param_axes(eqn, "axes");
   Device& dev = device(eqn, ctx);
+  const MeshShape& order = ctx.declared_mesh != nullptr ? *ctx.declared_mesh : dev.mesh();
+  std::stable_sort(axes.begin(), axes.end(), [&](const std::string& a, const std::string& b) {
+    return mesh_axis_position(order, a) < mesh_axis_position(order, b);
+  });
   const AxisNames names(axes);
   const auto perm = perm_param(eqn, static_cast<std::size_t>(dev.axis_size(names)));
   return one(Value(in[0]->dtype, dev.ppermute(in[0]->t, names, perm)));

@@ -61,7 +61,16 @@ std::vector<Value> run_nested(const CompiledShardMap& sm, std::vector<Value> in,
   args.reserve(in.size());
   for (std::size_t i = 0; i < in.size() && i < sm.in_specs.size(); ++i)
     args.emplace_back(in[i].dtype, block_of(in[i].t, sm.in_specs[i], mesh, dev.index()));
-  std::vector<Value> outs = eval_jaxpr(*sm.body, std::move(args), ctx, nullptr);
+  const MeshShape* outer_declared = ctx.declared_mesh;
+  ctx.declared_mesh = &sm.mesh;
+  std::vector<Value> outs;
+  try {
+    outs = eval_jaxpr(*sm.body, std::move(args), ctx, nullptr);
+  } catch (...) {
+    ctx.declared_mesh = outer_declared;
+    throw;
+  }
+  ctx.declared_mesh = outer_declared;
   const Primitive* gather = find_primitive("all_gather");
   MESHRUN_CHECK(gather != nullptr, "all_gather is registered");
   for (std::size_t i = 0; i < outs.size() && i < sm.out_specs.size(); ++i) {

@@ -59,6 +59,10 @@ struct PrimContext {
   // Inside a shard_map body: the mesh's axes (the collectives' axis names and sizes); null
   // outside, where a collective is refused.
   const MeshShape* mesh = nullptr;
+  // At run time: the enclosing shard_map's mesh as the program declares it, its axes perhaps in
+  // another order than `mesh`'s (the run's). A ppermute over several axes numbers its members in
+  // this order, as JAX does (it sorts each group's device ids); null: `mesh`'s order.
+  const MeshShape* declared_mesh = nullptr;
   Device* device = nullptr;  // at run time inside a shard_map body; null when inferring
   std::string_view file;     // the program file, for the messages of errors at run time
   // The most iterations a `while` may run (CostBudget::max_while_iterations).

@@ -35,6 +35,7 @@ std::vector<Value> run_body(const std::string& file, const CompiledShardMap& sm,
   ctx.file = file;
   ctx.dims = &dims;
   ctx.mesh = &dev.mesh();
+  ctx.declared_mesh = &sm.mesh;
   ctx.device = &dev;
   return eval_jaxpr(*sm.body, std::move(args), ctx, nullptr);
 }

@@ -367,7 +367,9 @@ def _axis_index(ev, p, ins, mesh):
 def _ppermute(ev, p, ins, mesh):
     x, = ins
     r = [np.zeros_like(v) for v in x]
-    for g in _groups(mesh, p["axes"]):
+    # Over several axes JAX numbers the members in the mesh's order of those axes, whatever the
+    # order of p["axes"] (it sorts each group's device ids), unlike the other collectives.
+    for g in _groups(mesh, sorted(p["axes"], key=mesh[0].index)):
         for s, t in p["perm"]:
             r[g[t]] = x[g[s]]
     return [r]

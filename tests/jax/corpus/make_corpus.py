@@ -79,6 +79,8 @@ PROGRAMS = {
     "dropout-rng": {"seed": 5430, "module": "dropout_rng", "sizes": dict(N=64, D=5)},
     # ---- uint32's sort inside a program (issue #49): permutation, choice without replacement
     "shuffle-rng": {"seed": 5440, "module": "shuffle_rng", "sizes": dict(N=56, D=6)},
+    # ---- a mesh declared in another order; ppermute numbers by the mesh's order (issue #47)
+    "mesh-order": {"seed": 5450, "module": "mesh_order", "sizes": dict(N=64, D=3)},
 }
 for _p in PROGRAMS.values():
     _p.setdefault("factory", "make")
