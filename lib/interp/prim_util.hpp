@@ -126,4 +126,42 @@ std::vector<std::int64_t> strides_of(const Shape& shape);
 void copy_strided(const Shape& shape, const float* src, std::span<const std::int64_t> src_strides,
                   float* dst, std::span<const std::int64_t> dst_strides);
 
+// The shape left when `axes` are reduced; keep[d]: dimension d is not reduced.
+inline Shape reduced_shape(const Shape& in, const std::vector<std::size_t>& axes,
+                           std::vector<bool>* keep) {
+  keep->assign(in.size(), true);
+  for (std::size_t a : axes) (*keep)[a] = false;
+  Shape out;
+  for (std::size_t i = 0; i < in.size(); ++i)
+    if ((*keep)[i]) out.push_back(in[i]);
+  return out;
+}
+
+// f(input index, output index) for every input element in row-major order.
+template <class F>
+void walk(const Shape& xs, const std::vector<bool>& keep, F f) {
+  const std::size_t n = shape_size(xs), rank = xs.size();
+  if (n == 0) return;
+  std::vector<std::size_t> ds(rank, 0), idx(rank, 0);
+  std::size_t m = 1;
+  for (std::size_t i = rank; i-- > 0;) {
+    if (keep[i]) {
+      ds[i] = m;
+      m *= xs[i];
+    }
+  }
+  std::size_t o = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    f(i, o);
+    for (std::size_t k = rank; k-- > 0;) {
+      if (++idx[k] < xs[k]) {
+        o += ds[k];
+        break;
+      }
+      o -= ds[k] * (idx[k] - 1);
+      idx[k] = 0;
+    }
+  }
+}
+
 }  // namespace meshrun::interp::prim

@@ -43,43 +43,6 @@ struct OrR {
   static float f(float a, float b) { return a > b ? a : b; }
 };
 
-Shape reduced_shape(const Shape& in, const std::vector<std::size_t>& axes,
-                    std::vector<bool>* keep) {
-  keep->assign(in.size(), true);
-  for (std::size_t a : axes) (*keep)[a] = false;
-  Shape out;
-  for (std::size_t i = 0; i < in.size(); ++i)
-    if ((*keep)[i]) out.push_back(in[i]);
-  return out;
-}
-
-// f(input index, output index) for every input element in row-major order.
-template <class F>
-void walk(const Shape& xs, const std::vector<bool>& keep, F f) {
-  const std::size_t n = shape_size(xs), rank = xs.size();
-  if (n == 0) return;
-  std::vector<std::size_t> ds(rank, 0), idx(rank, 0);
-  std::size_t m = 1;
-  for (std::size_t i = rank; i-- > 0;) {
-    if (keep[i]) {
-      ds[i] = m;
-      m *= xs[i];
-    }
-  }
-  std::size_t o = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    f(i, o);
-    for (std::size_t k = rank; k-- > 0;) {
-      if (++idx[k] < xs[k]) {
-        o += ds[k];
-        break;
-      }
-      o -= ds[k] * (idx[k] - 1);
-      idx[k] = 0;
-    }
-  }
-}
-
 // Issue #49: XLA:CPU's TreeReductionRewriter (window 32), what it does to a reduce of bf16 or f16
 // (its HLO after optimization): when a reduced axis has more than 32 elements, a reduce_window
 // first -- on each reduced axis of n > 32 a window of 32 (stride 32, the axis padded with the

@@ -188,51 +188,27 @@ U clz(U a) { return static_cast<U>(std::countl_zero(a)); }
 
 // ---- reduce_sum, reduce_prod (modulo 2^32), reduce_max, reduce_min (unsigned), argmax, argmin:
 // the order of the fold changes none of them.
-struct Reduced {
-  Shape shape;  // the result's
-};
-Reduced reduced(const Eqn& eqn, const Shape& in) {
-  const std::vector<std::size_t> axes = param_axis_list(eqn, "axes", in.size());
-  std::vector<bool> keep(in.size(), true);
-  for (std::size_t a : axes) keep[a] = false;
-  Reduced r;
-  for (std::size_t d = 0; d < in.size(); ++d)
-    if (keep[d]) r.shape.push_back(in[d]);
-  return r;
-}
-std::vector<std::size_t> result_index(const Eqn& eqn, const Shape& in) {
-  const std::vector<std::size_t> axes = param_axis_list(eqn, "axes", in.size());
-  std::vector<bool> keep(in.size(), true);
-  for (std::size_t a : axes) keep[a] = false;
-  std::size_t n = 1;
-  for (std::size_t d : in) n *= d;
-  std::vector<std::size_t> out(n, 0), idx(in.size(), 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::size_t o = 0;
-    for (std::size_t d = 0; d < in.size(); ++d)
-      if (keep[d]) o = o * in[d] + idx[d];
-    out[i] = o;
-    for (std::size_t d = in.size(); d-- > 0;) {
-      if (++idx[d] < in[d]) break;
-      idx[d] = 0;
-    }
-  }
-  return out;
+// The result's shape (prim_util.hpp's reduced_shape over the 'axes' param) and which
+// dimensions it keeps.
+Shape reduced(const Eqn& eqn, const Shape& in, std::vector<bool>* keep) {
+  return reduced_shape(in, param_axis_list(eqn, "axes", in.size()), keep);
 }
 
 Types reduce_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&) {
   expect_operands(eqn, in.size(), 1);
   all_u32(eqn, in);
-  return {make_type(DType::kU32, reduced(eqn, in[0].shape).shape)};
+  std::vector<bool> keep;
+  return {make_type(DType::kU32, reduced(eqn, in[0].shape, &keep))};
 }
 template <U (*F)(U, U), U kInit>
 Values reduce_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool>,
                    PrimContext&) {
   const Value& x = *in[0];
-  Value out(DType::kU32, Tensor(reduced(eqn, x.t.shape).shape));
+  std::vector<bool> keep;
+  Value out(DType::kU32, Tensor(reduced(eqn, x.t.shape, &keep)));
   std::vector<U> acc(out.t.size(), kInit);
-  const std::vector<std::size_t> to = result_index(eqn, x.t.shape);
-  for (std::size_t i = 0; i < to.size(); ++i) acc[to[i]] = F(acc[to[i]], bits(x.t.data[i]));
+  walk(x.t.shape, keep,
+       [&](std::size_t i, std::size_t o) { acc[o] = F(acc[o], bits(x.t.data[i])); });
   for (std::size_t i = 0; i < acc.size(); ++i) out.t.data[i] = slot(acc[i]);
   return one(std::move(out));
 }
@@ -247,7 +223,8 @@ Types arg_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext
     fail(eqn.primitive + " axis beyond 2^24");
   if (param_dtype(eqn, "index_dtype") != DType::kI32)
     fail(eqn.primitive + " index_dtype must be i32");
-  return {make_type(DType::kI32, reduced(eqn, in[0].shape).shape)};
+  std::vector<bool> keep;
+  return {make_type(DType::kI32, reduced(eqn, in[0].shape, &keep))};
 }
 // The first index of the largest (kMax) or smallest element along the one axis.
 template <bool kMax>
@@ -258,7 +235,8 @@ Values arg_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const bool
   std::size_t inner = 1;
   for (std::size_t d = axis + 1; d < xs.size(); ++d) inner *= xs[d];
   const std::size_t len = xs[axis];
-  Value out(DType::kI32, Tensor(reduced(eqn, xs).shape));
+  std::vector<bool> keep;
+  Value out(DType::kI32, Tensor(reduced(eqn, xs, &keep)));
   for (std::size_t o = 0; o < out.t.size(); ++o) {
     const float* s = x.t.data.data() + (o / inner) * len * inner + o % inner;
     U best = bits(s[0]);

@@ -228,4 +228,36 @@ BOOST_AUTO_TEST_CASE(u32_iota_and_moves_keep_bits) {
   BOOST_CHECK(words(r) == words(c));
 }
 
+// Operands broadcast dimensions of 1 only (jax.random.randint's `rem u32[16] u32[1]`); other
+// shapes, a reduction's axes and argmax's limits are refused when the types are inferred.
+BOOST_AUTO_TEST_CASE(u32_shapes_reductions_and_their_limits) {
+  BOOST_CHECK(words(run_u32(make("rem"), {U32({2, 3}, {7, 8, 9, 10, 11, 12}),
+                                          U32({1, 3}, {2, 3, 4})})) == (W{1, 2, 1, 0, 2, 0}));
+  BOOST_CHECK(words(run_u32(make("div"), {U32({2, 1}, {0xffffffffu, 9}), U32({1, 2}, {2, 0})})) ==
+              (W{0x7fffffffu, 0xffffffffu, 4, 0xffffffffu}));
+  CHECK_ERROR(u32_infer_error(make("add"), {T(DType::kU32, {2, 3}), T(DType::kU32, {3, 2})}),
+              "add requires arguments of the same shape, got (2, 3), (3, 2)");
+  CHECK_ERROR(u32_infer_error(make("add"), {T(DType::kU32, {2, 3}), T(DType::kU32, {3})}),
+              "requires arguments of the same shape");
+  // Axes 0 and 2 of [2, 2, 2] (walk's strides over the kept axis): sums modulo 2^32, unsigned max.
+  const Value x = U32({2, 2, 2}, {1, 2, 3, 4, 0xffffffffu, 6, 7, 0x80000000u});
+  BOOST_CHECK(words(run_u32(make("reduce_sum", {{"axes", {0, 2}}}), {x})) ==
+              (W{1 + 2 + 0xffffffffu + 6, 3 + 4 + 7 + 0x80000000u}));
+  BOOST_CHECK(words(run_u32(make("reduce_max", {{"axes", {0, 2}}}), {x})) ==
+              (W{0xffffffffu, 0x80000000u}));
+  BOOST_CHECK(words(run_u32(make("reduce_min", {{"axes", {1}}}), {x})) == (W{1, 2, 7, 6}));
+  // argmax: the first index of the largest, unsigned (0x80000000 > 7)
+  const json arg = {{"axes", {1}}, {"index_dtype", "i32"}};
+  check_bits(run_u32(make("argmax", arg), {U32({2, 3}, {5, 0x80000000u, 0x80000000u, 1, 1, 0})}),
+             {2}, {1, 0});
+  CHECK_ERROR(u32_infer_error(make("argmax", arg), {T(DType::kU32, {2, 0})}),
+              "argmax of an empty axis");
+  CHECK_ERROR(u32_infer_error(make("argmin", {{"axes", {0}}, {"index_dtype", "i32"}}),
+                              {T(DType::kU32, {(std::size_t{1} << 24) + 1})}),
+              "argmin axis beyond 2^24");
+  CHECK_ERROR(u32_infer_error(make("argmax", {{"axes", {0, 1}}, {"index_dtype", "i32"}}),
+                              {T(DType::kU32, {2, 2})}),
+              "takes exactly one axis");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
