@@ -7,6 +7,7 @@
 #include "interp/compiled.hpp"
 #include "interp/contract.hpp"
 #include "interp/fusion.hpp"
+#include "interp/int32_bits.hpp"
 #include "interp/prim_util.hpp"
 #include "interp/rounded_int32.hpp"
 #include "io/json_text.hpp"
@@ -47,6 +48,22 @@ Value literal(const Atom& a) {
       std::string(ctx.file) + (ctx.file.empty() ? "" : ": ") + eqn.place() + ": " + err.what();
   if (ctx.device != nullptr) throw UnimplementedError(what);
   throw InputError("", what);
+}
+
+// An int32 held as its bits (int32_bits.hpp) leaves no jaxpr: what takes a jaxpr's results (a
+// call's, a loop's, a shard_map's gathering, the program's output) reads int32's values.
+void refuse_returned_bits(const Jaxpr& jx, const Eqn& eqn, const std::vector<Value>& outs) {
+  for (std::size_t k = 0; k < outs.size() && k < eqn.out.size(); ++k) {
+    if (!outs[k].bits32) continue;
+    for (const Atom& a : jx.outvars) {
+      if (!a.is_literal() && a.var == eqn.out[k]) {
+        throw PrimitiveError(
+            "its result, returned by its jaxpr, is an int32 beyond 2^24 held "
+            "as its 32 bits, which meshrun takes only inside the jaxpr that "
+            "made it (docs/program-format.md, int32 bits)");
+      }
+    }
+  }
 }
 
 // A shard_map inside a shard_map body (one nested in a partial shard_map, check_export has
@@ -106,6 +123,9 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
     env[cj.jaxpr->constvars[i]] = Value(c.dtype, Tensor(c.shape, c.data));
   }
   const int device = ctx.device != nullptr ? ctx.device->index() : -1;
+  // Whether this jaxpr may return an int32 held as bits (int32_bits.hpp): a call's, whose caller
+  // takes them as its own values; not a loop's, a branch's, a shard_map's or the program's.
+  const bool returns_bits = std::exchange(ctx.bits_may_leave, false);
   if (ctx.observer != nullptr) {
     for (std::size_t i = 0; i < args.size() && i < jx.invars.size(); ++i)
       ctx.observer->seen(device, jx, nullptr, i, env[jx.invars[i]]);
@@ -182,19 +202,34 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
       for (int v : mul.last_use) env[v] = Value();
     } else if (step.kind == Step::Kind::kPrimitive) {
       try {
-        check_rounded_int32(eqn, ops);
-        outs = step.prim->eval(eqn, ops, std::span<const bool>(owned, ops.size()), ctx);
+        if (wants_int32_bits(eqn, ops)) {
+          outs = eval_on_int32_bits(eqn, ops, ctx);
+        } else {
+          check_rounded_int32(eqn, ops);
+          outs = step.prim->eval(eqn, ops, std::span<const bool>(owned, ops.size()), ctx);
+        }
         fit_narrow(eqn, outs);
         if (ctx.observer != nullptr) ctx.observer->pin(device, eqn, outs);
       } catch (const PrimitiveError& err) {
         rethrow_at(err, eqn, ctx);
       }
     } else {
+      if (step.kind != Step::Kind::kCall && holds_int32_bits(ops)) {
+        rethrow_at(PrimitiveError("an operand is an int32 beyond 2^24 held as its 32 bits, "
+                                  "which meshrun takes only inside the jaxpr that made it "
+                                  "(docs/program-format.md, int32 bits)"),
+                   eqn, ctx);
+      }
       std::vector<Value> in;
       in.reserve(ops.size());
       for (std::size_t i = 0; i < ops.size(); ++i)
         in.push_back(owned[i] ? std::move(*ops[i]) : *ops[i]);
       if (step.kind == Step::Kind::kCall) {
+        // An int32 literal beyond 2^24 handed to a call (jnp.where(c, x, -2**31)) enters it as
+        // its exact bits, not rounded (int32_bits.hpp).
+        for (std::size_t i = 0; i < in.size() && i < eqn.in.size(); ++i)
+          if (eqn.in[i].is_literal()) in[i] = int32_literal(eqn.in[i], std::move(in[i]));
+        ctx.bits_may_leave = true;  // an inlined call's results are its caller's values
         outs = eval_jaxpr(*step.callee, std::move(in), ctx, shard_map);
       } else if (step.kind == Step::Kind::kControl) {
         const BodyRunner body = [&](const CompiledJaxpr& sub, std::vector<Value> sub_args) {
@@ -219,6 +254,13 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
         } else {
           throw PrimitiveError(eqn.place() + ": a shard_map inside a shard_map body");
         }
+      }
+    }
+    if (!returns_bits) {
+      try {
+        refuse_returned_bits(jx, eqn, outs);
+      } catch (const PrimitiveError& err) {
+        rethrow_at(err, eqn, ctx);
       }
     }
     if (ctx.observer != nullptr) {

@@ -68,6 +68,9 @@ struct PrimContext {
   // The most iterations a `while` may run (CostBudget::max_while_iterations).
   std::uint64_t max_while_iterations = std::uint64_t{1} << 20;
   ValueObserver* observer = nullptr;  // run_observed's; null on every other run
+  // Set by eval_jaxpr just before it runs an inlined call's jaxpr, whose results may then be
+  // int32s held as bits (int32_bits.hpp); eval_jaxpr takes it at entry and clears it.
+  bool bits_may_leave = false;
 };
 
 // Loop fusion (fusion.hpp): one operand of a fused op on one chunk -- a run of floats, or one

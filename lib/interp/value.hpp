@@ -13,6 +13,10 @@ namespace meshrun::interp {
 struct Value {
   DType dtype = DType::kF32;
   Tensor t;
+  // An int32 held as its 32 bits in the slot (a uint32's layout), not as its value: a
+  // bitcast_convert_type result beyond 2^24 (int32_bits.hpp); only the primitives listed there
+  // take it.
+  bool bits32 = false;
 
   Value() = default;
   Value(DType d, Tensor tensor) : dtype(d), t(std::move(tensor)) {}

@@ -1142,6 +1142,76 @@ TABLE.update({
 # ---- end of the rounded int32 literals block
 
 
+# ---- an int32 beyond 2^24 held as its 32 bits (lib/interp/int32_bits.cpp): a float's bits from
+# bitcast_convert_type -- jnp.signbit, jnp.frexp, jnp.ldexp -- and arithmetic with a literal
+# beyond 2^24, computed on the bits: the bitwise ops, shifts, add/sub/mul modulo 2^32, signed
+# comparisons, max, min, select_n, moves, conversions. Outputs are float32 or small int32.
+BITS_F = np.array([1.0, -1.0, 0.0, -0.0, 0.5, -2.5, 3.4e38, -3.4e38, 1e-40, -1e-40, 1.1754944e-38,
+                   7.25, -1e-5, 123456.79, 2.0 ** -126, 65504.0], np.float32)
+# frexp without the subnormals: XLA:CPU flushes x * 2^23 but not x == 0 there (frexp(1e-40) is
+# (0.5, -149) in JAX; meshrun's eq flushes too: x, 0), not followed yet
+BITS_NORMAL = BITS_F[np.abs(BITS_F) >= 2.0 ** -126]
+BITS_N = np.array([0, 1, -1, 5, -3, 127, -126, 30, -149, 2, 200, -200, 8, -8, 1, 0], np.int32)
+
+
+def _i(x):
+    return lax.bitcast_convert_type(x, jnp.int32)
+
+
+def _f(b):
+    return lax.bitcast_convert_type(b, jnp.float32)
+
+
+def _finite(v):  # the case format holds no inf or NaN
+    return jnp.where(jnp.isfinite(v), v, jnp.float32(-7))
+
+
+def _sortable(x):
+    """A float's bits as an int32 that orders as the float: the sign's mask flips the rest."""
+    b = _i(x)
+    key = b ^ ((b >> 31) & jnp.int32(0x7fffffff))
+    rank = jnp.sum((key[:, None] < key[None, :]).astype(jnp.int32), axis=1)
+    hi = jnp.maximum(key, jnp.roll(key, 3))
+    lo = jnp.minimum(key, jnp.where(key > 0, key, jnp.int32(-2**31)))
+    back = lambda k: _f(k ^ ((k >> 31) & jnp.int32(0x7fffffff)))  # noqa: E731
+    return jnp.stack([rank.astype(jnp.float32), _finite(back(hi)), _finite(back(lo)),
+                      ((key >= jnp.roll(key, 1)) & (key != 0)).astype(jnp.float32)])
+
+
+def _bit_ops(x):
+    b = _i(x)
+    return jnp.stack([
+        ((b >> 23) & 0xff).astype(jnp.float32), (b & 0x7fffff).astype(jnp.float32),
+        (b < 0).astype(jnp.float32), lax.shift_right_logical(b, 16).astype(jnp.float32),
+        _finite(_f(b ^ jnp.int32(-2**31))), _finite(_f(b + jnp.int32(1 << 23))),
+        _finite(_f(lax.shift_left(b, 1))), _finite(_f(b * 3 + jnp.int32(-1640531527))),
+        _finite(_f(~b)), _finite(_f(b - jnp.int32(2**30))), b.astype(jnp.float32),
+        (b == _i(-x)).astype(jnp.float32)])
+
+
+TABLE.update({
+    "i32_bits": [
+        ("signbit", lambda x: jnp.signbit(x), (BITS_F,)),
+        ("frexp-mantissa", lambda x: jnp.frexp(x)[0], (BITS_NORMAL,)),
+        ("frexp-exponent", lambda x: jnp.frexp(x)[1], (BITS_NORMAL,)),
+        ("ldexp", lambda x, n: _finite(jnp.ldexp(x, n)), (BITS_F, BITS_N)),
+        ("sortable", _sortable, (BITS_F,)),
+        ("bit-ops", _bit_ops, (BITS_F,)),
+        # argmin over sentinels (the literal enters the where's jit as its bits): which of two
+        # integers of one float is smaller
+        ("sentinel-argmin", lambda k: jnp.argmin(jnp.where(k > 0, k, I32MAX)).astype(jnp.int32),
+         (SEEDS,)),
+        # randint over int32's whole range, its draws shifted back within 2^24
+        ("randint-full", lambda k: jax.random.randint(jax.random.key(k[3]), (16,), -2**31,
+                                                      2**31 - 1) >> 8, (SEEDS,)),
+        # a hash of int32 values with multipliers beyond 2^24, back to small ints
+        ("hash", lambda k: ((k * jnp.int32(-1640531535) + jnp.int32(374761393)) >> 24)
+         .astype(jnp.float32), (SEEDS,)),
+    ],
+})
+# ---- end of the int32 bits block
+
+
 # ---- max and min pooling on the narrow dtypes (lib/interp/ops/windows.cpp): values compared, a
 # window of padding only the dtype's identity (-inf / inf, clipped to -1e4 / 1e4 for the case
 # file, or the integer's lowest / highest).

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "interp/int32_bits.hpp"
 #include "interp/prim_util.hpp"
 
 namespace meshrun::interp::prim {
@@ -306,13 +307,16 @@ Values convert_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const 
   Value out = pass_through(in[0], owned[0]);
   out.dtype = to;
   if (from == to) return one(std::move(out));
+  if (from == DType::kU32 && to == DType::kI32) {  // the two's complement bits (int32_bits.hpp)
+    out.dtype = DType::kU32;
+    return one(int32_from_bits(std::move(out)));
+  }
   for (float& v : out.t.data) {
     if (to == DType::kU32) {
       v = slot(from == DType::kF32 ? f32_to_u32(v) : as_bits(from, v));
     } else {
       const U u = bits(v);
       if (to == DType::kF32) v = static_cast<float>(u);
-      if (to == DType::kI32) v = int_result(static_cast<std::int32_t>(u), eqn);
       if (to == DType::kBool) v = u != 0 ? 1.0f : 0.0f;
     }
   }
@@ -338,11 +342,11 @@ Values bitcast_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const 
   Value out = pass_through(in[0], owned[0]);
   out.dtype = to;
   if (from == to) return one(std::move(out));
-  for (float& v : out.t.data) {
-    const U u = as_bits(from, v);
-    v = to == DType::kI32 ? int_result(static_cast<std::int32_t>(u), eqn) : slot(u);
-  }
-  return one(std::move(out));
+  for (float& v : out.t.data) v = slot(as_bits(from, v));
+  if (to != DType::kI32) return one(std::move(out));
+  // an int32 beyond 2^24 (a float's bits) held as its bits (int32_bits.hpp)
+  out.dtype = DType::kU32;
+  return one(int32_from_bits(std::move(out)));
 }
 
 const std::map<std::string_view, Primitive, std::less<>>& kernels() {

@@ -185,10 +185,11 @@ BOOST_AUTO_TEST_CASE(u32_conversions_as_jax) {
                             {I({3}, {-1, -5, 7})})) == (W{0xffffffffu, 0xfffffffbu, 7}));
   check_bits(run_u32(make("convert_element_type", {{"new_dtype", "i32"}}), {U32({2}, {5, 0})}), {2},
              {5, 0});
-  // an int32 meshrun cannot hold: refused, never rounded
-  BOOST_CHECK_THROW(
-      run_u32(make("convert_element_type", {{"new_dtype", "i32"}}), {U32({1}, {0x80000000u})}),
-      PrimitiveError);
+  // an int32 beyond 2^24: held as its bits (int32_bits.hpp), never rounded
+  const Value wide =
+      run_u32(make("convert_element_type", {{"new_dtype", "i32"}}), {U32({1}, {0x80000000u})});
+  BOOST_CHECK(wide.bits32);
+  BOOST_CHECK_EQUAL(slot_to_u32(wide.t.data[0]), 0x80000000u);
   CHECK_ERROR(
       u32_infer_error(make("convert_element_type", {{"new_dtype", "bf16"}}), {T(DType::kU32, {2})}),
       "uint32 to and from");
@@ -209,9 +210,15 @@ BOOST_AUTO_TEST_CASE(bitcast_keeps_every_bit) {
   // i32 <-> u32: two's complement
   BOOST_CHECK(words(run_u32(make("bitcast_convert_type", {{"new_dtype", "u32"}}),
                             {I({2}, {-1, 3})})) == (W{0xffffffffu, 3}));
-  // f32 -> i32 through the registry (no uint32): 1.0f's bits are 1065353216, beyond 2^24
-  BOOST_CHECK_THROW(run1(make("bitcast_convert_type", {{"new_dtype", "i32"}}), {F({1}, {1.0f})}),
-                    PrimitiveError);
+  // f32 -> i32 through the registry (no uint32): 1.0f's bits are 1065353216, beyond 2^24, held
+  // as its bits (int32_bits.hpp); -0.0f and a subnormal's are within 2^24 and held as values
+  const Value big = run1(make("bitcast_convert_type", {{"new_dtype", "i32"}}), {F({1}, {1.0f})});
+  BOOST_CHECK(big.dtype == DType::kI32 && big.bits32);
+  BOOST_CHECK_EQUAL(slot_to_u32(big.t.data[0]), 0x3f800000u);
+  const Value small =
+      run1(make("bitcast_convert_type", {{"new_dtype", "i32"}}), {F({2}, {1e-44f, 0.0f})});
+  BOOST_CHECK(!small.bits32);
+  check_bits(small, {2}, {7.0f, 0.0f});
   check_bits(run1(make("bitcast_convert_type", {{"new_dtype", "f32"}}), {I({1}, {1})}), {1},
              {1e-45f});
 }
