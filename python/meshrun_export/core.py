@@ -128,7 +128,8 @@ _CUMULATIVE = {"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"}
 _WINDOWS = {"reduce_window", "reduce_window_sum", "reduce_window_max", "reduce_window_min",
             "select_and_scatter_add", "select_and_gather_add"}
 # Placement: the value unchanged (n operands -> n results); only "to" kept, for traces.
-_PLACEMENT = {"reshard", "device_put", "sharding_constraint", "mesh_cast", "sharding_cast"}
+_PLACEMENT = {"reshard", "device_put", "sharding_constraint", "mesh_cast", "sharding_cast",
+              "optimization_barrier", "name"}  # name: checkpoint_name's tag, for remat policies
 
 
 def axis_names(a):
@@ -478,7 +479,10 @@ class Walker:
         elif name in _CALLS:
             out["call_jaxpr"] = self.sub(e, take("call_jaxpr"))
             p.pop("name", None)
+        elif name == "debug_print":  # jax.debug.print: no result; meshrun prints nothing
+            p.clear()
         elif name in _PLACEMENT:
+            p.pop("name", None)  # checkpoint_name's tag
             if len(e.invars) != len(e.outvars):
                 self.fail(e, f"{name} with {len(e.invars)} operands and {len(e.outvars)} "
                              "results")
