@@ -73,11 +73,11 @@ std::uint64_t RunPath::digest_of() const {
 
 std::vector<Tensor> run_following(const LoadedProgram& lp, const MeshShape& mesh,
                                   const std::vector<TensorRef>& inputs, ValueObserver* observer,
-                                  const RunPath* follow, RunPath* record) {
+                                  const RunPath* follow, RunPath* record, Trace* trace) {
   std::size_t devices = 1;
   for (const auto& [axis, n] : mesh) devices *= static_cast<std::size_t>(n);
   Following f(observer, follow, record, devices + 1);
-  std::vector<Tensor> out = run_observed(lp, mesh, inputs, f);
+  std::vector<Tensor> out = run_observed(lp, mesh, inputs, f, trace);
   if (record != nullptr) {
     record->digest = record->digest_of();
     record->sealed = true;

@@ -75,9 +75,11 @@ std::unique_ptr<LoadedProgram> build_program(ProgramFile file,
 
 // Runs `lp` on `inputs` (the def's, as a run takes them) on a fresh in-process mesh of shape
 // `mesh`, every equation on its own (no fusion), showing `observer` every value it computes on
-// every device and outside the shard_maps (grading's "holds" by values). Throws what a run throws.
+// every device and outside the shard_maps (grading's "holds" by values), and recording the run
+// into `trace` when given. Throws what a run throws.
 std::vector<Tensor> run_observed(const LoadedProgram& lp, const MeshShape& mesh,
-                                 const std::vector<TensorRef>& inputs, ValueObserver& observer);
+                                 const std::vector<TensorRef>& inputs, ValueObserver& observer,
+                                 Trace* trace = nullptr);
 
 // An exercise's reference program file, as a plain program (its "exercise" ignored, no rules).
 std::unique_ptr<LoadedProgram> load_reference_program(const std::string& path);

@@ -250,9 +250,10 @@ std::shared_ptr<const Computation> file_computation(LoadedProgram& lp) {
 namespace meshrun::interp {
 
 std::vector<Tensor> run_observed(const LoadedProgram& lp, const MeshShape& mesh,
-                                 const std::vector<TensorRef>& inputs, ValueObserver& observer) {
+                                 const std::vector<TensorRef>& inputs, ValueObserver& observer,
+                                 Trace* trace) {
   Mesh m(mesh);
-  InProcessEngine engine(m, nullptr);
+  InProcessEngine engine(m, trace);
   if (!lp.plain) return detail::whole_run(lp, engine, inputs, &observer);
   ShardMapCall call;
   call.key = "shard_map";

@@ -1,7 +1,10 @@
 // shard_map: global arrays in, device blocks to the devices, device blocks out, global arrays back.
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <string>
 
 #include "mesh/shard_map.hpp"
 
@@ -58,6 +61,32 @@ std::string replica_difference(const Tensor& a, const Tensor& b, int da, int db)
   return "";
 }
 
+// Trace::replica_gap: the largest |x - y| between a copy and its first holder's, over the
+// value's largest magnitude.
+void note_replica_gap(Trace& trace, const std::vector<Tensor>& parts, const ArgDef& arg,
+                      const MeshShape& mesh) {
+  float largest = 0;
+  for (const Tensor& p : parts)
+    for (const float x : p.data)
+      if (std::isfinite(x)) largest = std::max(largest, std::fabs(x));
+  const int n = static_cast<int>(parts.size());
+  for (int d = 1; d < n; ++d) {
+    const int e = first_holder(arg.spec, parts[0].rank(), mesh, d);
+    if (e == d || parts[e].shape != parts[d].shape) continue;
+    for (std::size_t i = 0; i < parts[d].data.size(); ++i) {
+      const float x = parts[e].data[i], y = parts[d].data[i];
+      if (x == y || (std::isnan(x) && std::isnan(y))) continue;
+      const float gap = std::fabs(x - y) / std::max(largest, FLT_MIN);  // inf or NaN: not equal
+      if (!(gap <= trace.replica_gap)) {
+        trace.replica_gap = std::isnan(gap) ? INFINITY : gap;
+        trace.replica_gap_at = "devices " + std::to_string(e) + " and " + std::to_string(d) +
+                               " hold " + std::to_string(x) + " and " + std::to_string(y) +
+                               " at element " + std::to_string(i) + " of " + arg.name;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Tensor> device_blocks(const MeshShape& mesh, const std::vector<ArgDef>& in_specs,
@@ -77,6 +106,8 @@ void record_inputs(Trace& trace, const MeshShape& mesh, const std::vector<ArgDef
     trace.inputs.clear();
     trace.outputs.clear();
     trace.replicas_differ.clear();
+    trace.replica_gap = 0;
+    trace.replica_gap_at.clear();
   }
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     ArrayRecord rec{in_specs[i].name, inputs[i].shape, in_specs[i].spec, {}};
@@ -115,6 +146,7 @@ std::vector<Tensor> assemble_outputs(const MeshShape& mesh, const std::vector<Ar
     }
     if (trace && !differ.empty() && trace->replicas_differ.empty())
       trace->replicas_differ = differ + " of " + arg.name;
+    if (trace) note_replica_gap(*trace, parts, arg, mesh);
     if (trace) {
       ArrayRecord rec{arg.name, {}, arg.spec, {}, differ};
       for (const Tensor& p : parts) rec.blocks.push_back(p.shape);

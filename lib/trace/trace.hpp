@@ -59,6 +59,11 @@ struct Trace {
   // unchecked replicas (check_vma=False) differ, whatever it became after: which devices, where,
   // and the output's name ("" when every such value agreed). JAX returns device 0's copy.
   std::string replicas_differ;
+  // The largest gap between two copies of an element of such a value, relative to the value's
+  // largest magnitude (0: every copy the same), and where it is: same_function's draws judge the
+  // copies by it, relative as their numbers are (a ring's copies differ by rounding only).
+  float replica_gap = 0;
+  std::string replica_gap_at;
   // [device]: its collectives in order. Each device appends only to its own vector.
   std::vector<std::vector<CollectiveRecord>> collectives;
   // When given (--timings, --profile): the run's timeline, recorded alongside (profile.hpp).
