@@ -12,8 +12,11 @@ namespace {
 
 constexpr std::size_t kMostPinned = std::size_t{1} << 24;  // numbers a device records
 
-// A value a decision is made of: of a bool or integer dtype, or a float rounded to a whole.
+// A value a decision is made of: of a bool or integer dtype, or a float rounded to a whole; not
+// an int32 held as its bits (a float's, from bitcast_convert_type: int32_bits.hpp), which follows
+// the inputs as the float does.
 bool discrete(const Eqn& eqn, const Value& v) {
+  if (v.bits32 || eqn.primitive == "bitcast_convert_type") return false;
   if (dtype_info(v.dtype).kind != DKind::kFloat) return true;
   const std::string& p = eqn.primitive;
   return p == "floor" || p == "ceil" || p == "round" || p == "sign";

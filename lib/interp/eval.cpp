@@ -50,19 +50,17 @@ Value literal(const Atom& a) {
   throw InputError("", what);
 }
 
-// An int32 held as its bits (int32_bits.hpp) leaves no jaxpr: what takes a jaxpr's results (a
-// call's, a loop's, a shard_map's gathering, the program's output) reads int32's values.
-void refuse_returned_bits(const Jaxpr& jx, const Eqn& eqn, const std::vector<Value>& outs) {
-  for (std::size_t k = 0; k < outs.size() && k < eqn.out.size(); ++k) {
-    if (!outs[k].bits32) continue;
-    for (const Atom& a : jx.outvars) {
-      if (!a.is_literal() && a.var == eqn.out[k]) {
-        throw PrimitiveError(
-            "its result, returned by its jaxpr, is an int32 beyond 2^24 held "
-            "as its 32 bits, which meshrun takes only inside the jaxpr that "
-            "made it (docs/program-format.md, int32 bits)");
-      }
-    }
+// A jaxpr's result held as bits (int32_bits.hpp) leaves it as int32's values -- but a call's,
+// whose caller takes the bits: a loop, a branch, a shard_map and the program read values.
+void result_as_values(const Jaxpr& jx, const Atom& a, Value& v, const PrimContext& ctx) {
+  if (!v.bits32) return;
+  try {
+    v = int32_as_rounded(v, "its result");
+  } catch (const PrimitiveError& err) {
+    for (const Eqn& e : jx.eqns)
+      for (const int o : e.out)
+        if (o == a.var) rethrow_at(err, e, ctx);
+    throw UnimplementedError(std::string(ctx.file) + ": " + err.what());
   }
 }
 
@@ -131,6 +129,7 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
       ctx.observer->seen(device, jx, nullptr, i, env[jx.invars[i]]);
   }
   std::vector<Value> literals;
+  std::vector<Value> as_values;  // int32s held as bits, as values for what takes no bits
   std::vector<Value*> ops;
   const ContractionPlan& plan = cj.contractions;
   const FusionPlan& fusion = cj.fusion;
@@ -205,6 +204,15 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
         if (wants_int32_bits(eqn, ops)) {
           outs = eval_on_int32_bits(eqn, ops, ctx);
         } else {
+          if (holds_int32_bits(ops)) {  // what does not take the bits takes int32's values
+            as_values.clear();
+            as_values.reserve(ops.size());
+            for (Value*& op : ops) {
+              if (!op->bits32) continue;
+              as_values.push_back(int32_as_rounded(*op, eqn.primitive));
+              op = &as_values.back();
+            }
+          }
           check_rounded_int32(eqn, ops);
           outs = step.prim->eval(eqn, ops, std::span<const bool>(owned, ops.size()), ctx);
         }
@@ -214,19 +222,20 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
         rethrow_at(err, eqn, ctx);
       }
     } else {
-      if (step.kind != Step::Kind::kCall && holds_int32_bits(ops)) {
-        rethrow_at(PrimitiveError("an operand is an int32 beyond 2^24 held as its 32 bits, "
-                                  "which meshrun takes only inside the jaxpr that made it "
-                                  "(docs/program-format.md, int32 bits)"),
-                   eqn, ctx);
-      }
       std::vector<Value> in;
       in.reserve(ops.size());
       for (std::size_t i = 0; i < ops.size(); ++i)
         in.push_back(owned[i] ? std::move(*ops[i]) : *ops[i]);
+      if (step.kind != Step::Kind::kCall) {  // a loop, a branch, a shard_map: int32's values
+        try {
+          for (Value& v : in) v = int32_as_rounded(v, "an operand");
+        } catch (const PrimitiveError& err) {
+          rethrow_at(err, eqn, ctx);
+        }
+      }
       if (step.kind == Step::Kind::kCall) {
-        // An int32 literal beyond 2^24 handed to a call (jnp.where(c, x, -2**31)) enters it as
-        // its exact bits, not rounded (int32_bits.hpp).
+        // An int32 literal beyond 2^24 handed to a call (randint's clip to [-2^31, 2^31 - 1] in
+        // a jit) enters it as its exact bits (int32_bits.hpp).
         for (std::size_t i = 0; i < in.size() && i < eqn.in.size(); ++i)
           if (eqn.in[i].is_literal()) in[i] = int32_literal(eqn.in[i], std::move(in[i]));
         ctx.bits_may_leave = true;  // an inlined call's results are its caller's values
@@ -256,13 +265,6 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
         }
       }
     }
-    if (!returns_bits) {
-      try {
-        refuse_returned_bits(jx, eqn, outs);
-      } catch (const PrimitiveError& err) {
-        rethrow_at(err, eqn, ctx);
-      }
-    }
     if (ctx.observer != nullptr) {
       for (std::size_t k = 0; k < outs.size() && k < eqn.out.size(); ++k)
         ctx.observer->seen(device, jx, &eqn, k, outs[k]);
@@ -283,6 +285,7 @@ std::vector<Value> eval_jaxpr(const CompiledJaxpr& cj, std::vector<Value> args, 
     const bool again = std::any_of(jx.outvars.begin() + static_cast<std::ptrdiff_t>(i) + 1,
                                    jx.outvars.end(), [&](const Atom& b) { return b.var == a.var; });
     out.push_back(again ? env[a.var] : std::move(env[a.var]));
+    if (!returns_bits) result_as_values(jx, a, out.back(), ctx);
   }
   return out;
 }

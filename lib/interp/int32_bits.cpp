@@ -7,9 +7,9 @@
 // back within 2^24 (the sign, the exponent) is held as values again.
 //
 // On the bits, with uint32's kernels (ops/uint32.cpp) where the signed meaning does not change the
-// bits: add, sub, mul, reduce_sum, reduce_prod (modulo 2^32), and, or, xor, not, the three shifts
-// (shift_right_arithmetic shifts them as int32's already); signed: eq ne lt le gt ge, max, min,
-// reduce_max, reduce_min, argmax, argmin (the sign bit flipped, an unsigned order); the moves
+// bits: add, sub, mul, neg, reduce_sum, reduce_prod (modulo 2^32), and, or, xor, not, the three
+// shifts (shift_right_arithmetic shifts them as int32's already); signed: eq ne lt le gt ge, max,
+// min, reduce_max, reduce_min, argmax, argmin (the sign bit flipped, an unsigned order); the moves
 // (reshape, broadcast_in_dim, transpose, squeeze, expand_dims, slice, concatenate, rev, copy,
 // stop_gradient, pvary, pcast, select_n's cases); convert_element_type to float32 (rounded to
 // nearest, as XLA), bool, int32, uint32; bitcast_convert_type to float32, int32, uint32. The other
@@ -70,7 +70,8 @@ constexpr std::string_view kMoves[] = {"reshape",
                                        "mesh_cast",
                                        "sharding_cast",
                                        "optimization_barrier",
-                                       "name"};
+                                       "name",
+                                       "debug_print"};
 
 template <std::size_t N>
 bool among(const std::string_view (&set)[N], std::string_view p) {
@@ -133,7 +134,18 @@ bool holds_int32_bits(std::span<Value* const> ops) {
   return std::any_of(ops.begin(), ops.end(), [](const Value* v) { return v->bits32; });
 }
 
+bool runs_on_int32_bits(const Eqn& eqn) {
+  const std::string& p = eqn.primitive;
+  if (p == "convert_element_type" || p == "bitcast_convert_type") {
+    const DType to = param_dtype(eqn, "new_dtype");
+    return to == DType::kI32 || to == DType::kU32 || to == DType::kF32 ||
+           (to == DType::kBool && p == "convert_element_type");
+  }
+  return p == "neg" || among(kSignless, p) || among(kSigned, p) || among(kMoves, p);
+}
+
 bool wants_int32_bits(const Eqn& eqn, std::span<Value* const> ops) {
+  if (!runs_on_int32_bits(eqn)) return false;
   if (holds_int32_bits(ops)) return true;
   if (!among(kSignless, eqn.primitive)) return false;
   return std::any_of(eqn.in.begin(), eqn.in.end(), [](const Atom& a) {
@@ -146,6 +158,23 @@ Value int32_literal(const Atom& a, Value held) {
   Value v(DType::kU32,
           Tensor::scalar(u32_to_slot(static_cast<U>(static_cast<std::int32_t>(a.literal)))));
   return int32_from_bits(std::move(v));
+}
+
+Value int32_as_rounded(const Value& v, const std::string& where) {
+  if (!v.bits32) return v;
+  Value r = v;
+  r.bits32 = false;
+  for (float& x : r.t.data) {
+    const std::int32_t s = static_cast<std::int32_t>(slot_to_u32(x));
+    if (std::abs(std::int64_t{s}) > kExact && std::abs(std::int64_t{s}) < 2 * kExact) {
+      prim::fail(where + ": an int32 of " + std::to_string(s) +
+                 " held as its 32 bits reaches it, which takes int32's values: between 2^24 and "
+                 "2^25, float32 holds it neither exactly nor as a value no exact int32 can be "
+                 "(docs/program-format.md, int32 bits)");
+    }
+    x = static_cast<float>(s);  // |s| >= 2^25: held rounded (rounded_int32.hpp), or exact
+  }
+  return r;
 }
 
 Value int32_from_bits(Value u) {
@@ -180,10 +209,17 @@ std::vector<Value> eval_on_int32_bits(const Eqn& eqn, std::span<Value* const> op
     }
     refuse(p + " to " + dtype_name(to));
   }
+  if (p == "neg") {  // two's complement, modulo 2^32 (-(-2^31) is -2^31, as XLA)
+    Value u = as_u32(eqn, 0, *ops[0]);
+    for (float& v : u.t.data) v = u32_to_slot(0u - slot_to_u32(v));
+    return {int32_from_bits(std::move(u))};
+  }
   const bool sign = among(kSigned, p);
   if (!among(kSignless, p) && !sign && !among(kMoves, p)) refuse(p);
   std::vector<Value> in;
+  std::vector<bool> was_int32;  // [operand]: an int32 (its uint32 stand-in's result is one too)
   for (std::size_t i = 0; i < ops.size(); ++i) {
+    was_int32.push_back(ops[i]->dtype == DType::kI32 && !(p == "select_n" && i == 0));
     if (p == "select_n" && i == 0) {  // the predicate: bool, or an int32 of its values
       if (ops[0]->bits32) refuse("select_n's predicate");
       in.push_back(*ops[0]);
@@ -196,8 +232,14 @@ std::vector<Value> eval_on_int32_bits(const Eqn& eqn, std::span<Value* const> op
   if (k == nullptr) k = find_primitive(p);
   if (k == nullptr || k->eval == nullptr) refuse(p);
   std::vector<Value> outs = run(k, eqn, in, ctx);
-  for (Value& o : outs) {
-    if (o.dtype != DType::kU32) continue;  // a comparison's bool
+  // An int32 operand's stand-in gave a uint32 result: the int32 it stands for. A result per
+  // operand (pvary of several, the placements) follows its own; another (a single result) is of
+  // the dtype of its int32 operands. A comparison's bool, argmax's index, a genuine uint32: as is.
+  const bool per_operand = outs.size() == ops.size() && outs.size() > 1;
+  const bool any_int32 = std::find(was_int32.begin(), was_int32.end(), true) != was_int32.end();
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    Value& o = outs[k];
+    if (o.dtype != DType::kU32 || !(per_operand ? was_int32[k] : any_int32)) continue;
     if (sign) flip_sign(o);
     o = int32_from_bits(std::move(o));
   }

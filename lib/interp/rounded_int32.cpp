@@ -73,8 +73,8 @@ bool among(std::string_view p, std::span<const std::string_view> names) {
 }
 
 [[noreturn]] void refuse(const Eqn& eqn, float v, const std::string& why) {
-  fail("an int32 literal beyond 2^24 (held as " + std::to_string(static_cast<long long>(v)) +
-       ") reaches " + eqn.primitive + ", " + why +
+  fail("an int32 literal beyond 2^24, or one held as its bits before (held as " +
+       std::to_string(static_cast<long long>(v)) + ") reaches " + eqn.primitive + ", " + why +
        ": meshrun holds int32 in float32, and such a literal only where it is compared with, "
        "or the max or min of, an exact int32, moved, or converted to float32 "
        "(docs/program-format.md, int32 literals beyond 2^24)");
@@ -122,7 +122,7 @@ void check_rounded_int32(const Eqn& eqn, std::span<Value* const> ops) {
 std::string rounded_int32_output(const Value& v, const std::string& what) {
   const float* r = first_rounded(v);
   if (r == nullptr) return "";
-  return what + " holds an int32 literal beyond 2^24 (held as " +
+  return what + " holds an int32 beyond 2^24 (held as " +
          std::to_string(static_cast<long long>(*r)) +
          "): meshrun holds int32 in float32, and cannot return it exactly";
 }

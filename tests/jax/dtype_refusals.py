@@ -53,22 +53,23 @@ REFUSED = {
     # ---- int32 literals of 2^25 or more, held rounded (lib/interp/rounded_int32.cpp): what would
     # compute on the rounding. randint over int32's whole range compares 2^31 - 1 with itself
     "randint-i32-full": (lambda k: D.jax.random.randint(D.jax.random.key(k[0]), (8,), -2**31,
-                                                        2**31 - 1), (K,), "returned by its jaxpr"),
+                                                        2**31 - 1), (K,), "cannot return it exactly"),
     # the add runs on the bits (lib/interp/int32_bits.cpp); its result, beyond 2^24, is returned
-    "int32-max-add": (lambda k: k + jnp.iinfo(jnp.int32).max, (K,), "returned by its jaxpr"),
+    "int32-max-add": (lambda k: k + jnp.iinfo(jnp.int32).max, (K,), "cannot return it exactly"),
     # ---- an int32 beyond 2^24 held as its bits (lib/interp/int32_bits.cpp): what does not take it
     "i32-bits-cumsum": (lambda x: (lax.cumsum(lax.bitcast_convert_type(x, jnp.int32)) > 0).astype(
-        jnp.float32), (D.BITS_F,), "cumsum: an int32 beyond 2^24 held as its 32 bits"),
+        jnp.float32), (D.BITS_F,), "reaches cumsum"),
     "i32-bits-output": (lambda x: lax.bitcast_convert_type(x, jnp.int32), (D.BITS_F,),
-                        "returned by its jaxpr"),
-    # a loop's carry: control flow reads its operands as values
+                        "cannot return it exactly"),
+    # a loop's carry: control flow takes int32's values, rounded beyond 2^25, which the shift in
+    # its body refuses
     "i32-bits-loop": (lambda x: (lax.fori_loop(0, 3, lambda i, b: b ^ (b >> 1),
                                                lax.bitcast_convert_type(x, jnp.int32)) > 0).astype(
-        jnp.float32), (D.BITS_F,), "takes only inside the jaxpr that made it"),
+        jnp.float32), (D.BITS_F,), "reaches shift_right_arithmetic"),
     "i32-bits-div": (lambda x: (lax.bitcast_convert_type(x, jnp.int32) // 3 > 0).astype(
-        jnp.float32), (D.BITS_F,), "div: an int32 beyond 2^24"),
+        jnp.float32), (D.BITS_F,), "reaches div"),
     "int32-max-output": (lambda k: jnp.where(k > 0, k, jnp.iinfo(jnp.int32).max), (K,),
-                         "returned by its jaxpr"),
+                         "cannot return it exactly"),
     "int32-max-to-u32": (lambda k: jnp.maximum(k, jnp.iinfo(jnp.int32).max).astype(jnp.uint32)
                          .astype(jnp.float32), (K,), "converted to uint32"),
 }
