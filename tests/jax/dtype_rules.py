@@ -1142,6 +1142,38 @@ TABLE.update({
 # ---- end of the rounded int32 literals block
 
 
+# ---- max and min pooling on the narrow dtypes (lib/interp/ops/windows.cpp): values compared, a
+# window of padding only the dtype's identity (-inf / inf, clipped to -1e4 / 1e4 for the case
+# file, or the integer's lowest / highest).
+def _pool(d, op, init_of):
+    def f(x, y):
+        z = jnp.concatenate([x, y, x[::-1], y[::-1]]).reshape(4, 8)
+        r = lax.reduce_window(z, np.array(init_of(z.dtype), z.dtype), op, (2, 3), (2, 2),
+                              [(1, 2), (3, 1)])
+        # a case holds finite numbers only: a float window of padding (-inf, inf) shown as -1e4, 1e4
+        return jnp.clip(r, -10000, 10000) if jnp.issubdtype(r.dtype, jnp.floating) else r
+    return (d, f, X[d])
+
+
+def _lowest(t):
+    return -jnp.inf if jnp.issubdtype(t, jnp.floating) else jnp.iinfo(t).min
+
+
+def _highest(t):
+    return jnp.inf if jnp.issubdtype(t, jnp.floating) else jnp.iinfo(t).max
+
+
+TABLE.update({
+    "reduce_window_max": TABLE["reduce_window_max"] + [_pool(d, lax.max, _lowest) for d in NARROW],
+    "reduce_window_min": TABLE["reduce_window_min"] + [_pool(d, lax.min, _highest) for d in NARROW],
+    # the generic form (an init that is not the identity): max and min bodies only
+    "reduce_window": TABLE["reduce_window"] + [
+        (d, lambda x, y: lax.reduce_window(x, x[3], lax.max, (3,), (2,), "SAME"), X[d])
+        for d in NARROW],
+})
+# ---- end of the narrow pooling block
+
+
 # ---- an int32 beyond 2^24 held as its 32 bits (lib/interp/int32_bits.cpp): a float's bits from
 # bitcast_convert_type -- jnp.signbit, jnp.frexp, jnp.ldexp -- and arithmetic with a literal
 # beyond 2^24, computed on the bits: the bitwise ops, shifts, add/sub/mul modulo 2^32, signed
@@ -1210,38 +1242,6 @@ TABLE.update({
     ],
 })
 # ---- end of the int32 bits block
-
-
-# ---- max and min pooling on the narrow dtypes (lib/interp/ops/windows.cpp): values compared, a
-# window of padding only the dtype's identity (-inf / inf, clipped to -1e4 / 1e4 for the case
-# file, or the integer's lowest / highest).
-def _pool(d, op, init_of):
-    def f(x, y):
-        z = jnp.concatenate([x, y, x[::-1], y[::-1]]).reshape(4, 8)
-        r = lax.reduce_window(z, np.array(init_of(z.dtype), z.dtype), op, (2, 3), (2, 2),
-                              [(1, 2), (3, 1)])
-        # a case holds finite numbers only: a float window of padding (-inf, inf) shown as -1e4, 1e4
-        return jnp.clip(r, -10000, 10000) if jnp.issubdtype(r.dtype, jnp.floating) else r
-    return (d, f, X[d])
-
-
-def _lowest(t):
-    return -jnp.inf if jnp.issubdtype(t, jnp.floating) else jnp.iinfo(t).min
-
-
-def _highest(t):
-    return jnp.inf if jnp.issubdtype(t, jnp.floating) else jnp.iinfo(t).max
-
-
-TABLE.update({
-    "reduce_window_max": TABLE["reduce_window_max"] + [_pool(d, lax.max, _lowest) for d in NARROW],
-    "reduce_window_min": TABLE["reduce_window_min"] + [_pool(d, lax.min, _highest) for d in NARROW],
-    # the generic form (an init that is not the identity): max and min bodies only
-    "reduce_window": TABLE["reduce_window"] + [
-        (d, lambda x, y: lax.reduce_window(x, x[3], lax.max, (3,), (2,), "SAME"), X[d])
-        for d in NARROW],
-})
-# ---- end of the narrow pooling block
 
 
 def max_normwise(name):
