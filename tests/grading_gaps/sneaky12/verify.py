@@ -1,5 +1,5 @@
 """verify.py EX NAME [--special KIND] [SHAPE_SPEC ...]
-Runs tests/grading_gaps/sneaky12/EX/NAME.py's (or the gallery's cases/submissions/EX/NAME.py's) make() under live JAX (every mesh the exercise grades) on random
+Runs tests/grading_gaps/sneaky*/EX/NAME.py's (or the gallery's cases/submissions/EX/NAME.py's) make() under live JAX (every mesh the exercise grades) on random
 inputs of several shapes (case-like and others) and compares each output with a plain JAX reference
 on the global arrays. Also checks that the replicas JAX holds of each output agree (shards with the
 same index on different devices), since np.asarray() of a check_vma=False output reads one of them.
@@ -12,11 +12,14 @@ import numpy as np, jax, jax.numpy as jnp
 
 
 def _source(ex, name):
-    """The submission: here, or in the gallery (the classes the grader closed were moved there)."""
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), ex, name + ".py")
-    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-    return here if os.path.exists(here) else os.path.join(root, "cases", "submissions", ex,
-                                                           name + ".py")
+    """The submission: in any hostile pass's folder (tests/grading_gaps/sneaky*/, sneaky13's
+    included: it uses this script), or in the gallery (the classes the grader closed were moved
+    there)."""
+    import glob
+    gaps = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = sorted(glob.glob(os.path.join(gaps, "sneaky*", ex, name + ".py")))
+    root = os.path.abspath(os.path.join(gaps, "..", ".."))
+    return found[0] if found else os.path.join(root, "cases", "submissions", ex, name + ".py")
 
 args = sys.argv[1:]
 ex, name = args[0], args[1]
