@@ -84,9 +84,39 @@ std::optional<std::string> non_neighbour(const Jaxpr& jx, const std::string& axi
   return std::nullopt;
 }
 
+// The first collective equation in `jx` (any depth: every branch of a cond, every loop's body,
+// run or not) that names `axis` and is not one of `ops` over that axis alone, as "psum at ...".
+// JAX's spellings of one collective (psum_invariant, all_gather_invariant, reduce_scatter) count
+// as the trace names it.
+std::optional<std::string> other_collective(const Jaxpr& jx, const std::string& axis,
+                                            const std::vector<std::string>& ops, int depth = 0) {
+  for (const Eqn& e : jx.eqns) {
+    const Primitive* p = find_primitive(e.primitive);
+    if (p != nullptr && p->collective) {
+      const std::vector<std::string> axes = axes_of(e);
+      if (std::find(axes.begin(), axes.end(), axis) != axes.end()) {
+        std::string op = e.primitive;
+        if (op == "psum_invariant") op = "psum";
+        if (op == "all_gather_invariant") op = "all_gather";
+        if (op == "reduce_scatter") op = "psum_scatter";
+        if (axes.size() != 1 || std::find(ops.begin(), ops.end(), op) == ops.end()) {
+          return e.primitive + " over '" + axis + "' at " + e.where +
+                 (e.source.empty() ? "" : " (" + e.source + ")") +
+                 ", whether the case runs it or not (a branch, a loop's body)";
+        }
+      }
+    }
+    if (depth < 64)
+      for (const auto& [key, sub] : e.subs)
+        if (auto why = other_collective(*sub, axis, ops, depth + 1)) return why;
+  }
+  return std::nullopt;
+}
+
 // Every collective over `axis` is one of `ops` (over that axis alone), and with `neighbours` each
 // ppermute's pairs are ring neighbours: checked on what each device called (the trace) and on
-// the permutations the program's exports hold.
+// the collectives and permutations the program's exports hold, so that a branch the case does not
+// take counts too.
 StructuralRule collectives_only(const LoadedProgram& lp, std::vector<std::string> ops,
                                 const std::string& axis, bool neighbours) {
   std::string description = "every collective over '" + axis + "' is a " + either(ops);
@@ -104,6 +134,8 @@ StructuralRule collectives_only(const LoadedProgram& lp, std::vector<std::string
                        "' (collective #" + std::to_string(c.seq) + ")";
               }
             }
+            for (const Export& exp : lp.file.exports)
+              if (auto why = other_collective(exp.jaxpr, axis, ops)) return why;
             const int pos = mesh_axis_position(t.mesh, axis);
             if (!neighbours || pos < 0) return std::nullopt;
             const int n = t.mesh[static_cast<std::size_t>(pos)].second;
