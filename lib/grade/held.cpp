@@ -1087,6 +1087,49 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
   return confirmed;
 }
 
+// A spec without its trailing Nones (P('ring') and P('ring', None) split alike).
+std::vector<std::vector<std::string>> trimmed(const PartitionSpec& s) {
+  std::vector<std::vector<std::string>> d = s.dims();
+  while (!d.empty() && d.back().empty()) d.pop_back();
+  return d;
+}
+
+// The operands of a shard_map that are an earlier shard_map's result (in the same jaxpr, on the
+// same mesh) handed on with the spec it was returned with: each device keeps the block it
+// returned, nothing moves -- a ring's state carried from one shard_map to the next. What the
+// device holds there its earlier body computed, and the rules judged that body; they are not
+// "handed" it.
+void kept_operands(const Jaxpr& jx, std::set<std::pair<const Eqn*, std::size_t>>& kept,
+                   int depth = 0) {
+  struct Made {
+    const Eqn* eqn;
+    PartitionSpec spec;
+  };
+  std::map<int, Made> made;  // var: the shard_map result it is
+  for (const Eqn& e : jx.eqns) {
+    if (e.primitive == "shard_map") {
+      std::vector<PartitionSpec> in_specs, out_specs;
+      try {
+        in_specs = shard_map_specs(e, "in_specs");
+        out_specs = shard_map_specs(e, "out_specs");
+      } catch (const PrimitiveError&) {
+      }
+      for (std::size_t k = 0; k < e.in.size() && k < in_specs.size(); ++k) {
+        if (e.in[k].is_literal()) continue;
+        const auto it = made.find(e.in[k].var);
+        if (it != made.end() && trimmed(it->second.spec) == trimmed(in_specs[k]) &&
+            it->second.eqn->params.value("mesh", nlohmann::json()) ==
+                e.params.value("mesh", nlohmann::json()))
+          kept.insert({&e, k});
+      }
+      for (std::size_t j = 0; j < e.out.size() && j < out_specs.size(); ++j)
+        made[e.out[j]] = {&e, out_specs[j]};
+    }
+    if (depth < 64)
+      for (const auto& [key, sub] : e.subs) kept_operands(*sub, kept, depth + 1);
+  }
+}
+
 }  // namespace
 
 // The numbers a device's shard_map operands hold as received, as elements of the graded inputs
@@ -1094,18 +1137,21 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
 // `derived`: the operands (body, invar) derived from the inputs, whose every nonzero number must
 // be one of their elements exactly (a re-layout, not mixtures of them: `strange` counts the
 // others, per device).
+// `kept`: the operands (body, invar) a device already held (kept_operands), not looked at.
 class HandedObserver final : public ValueObserver {
  public:
   HandedObserver(const Drawn& d, std::size_t elements, int devices, std::set<const Jaxpr*> bodies,
-                 std::set<std::pair<const Jaxpr*, std::size_t>> derived)
+                 std::set<std::pair<const Jaxpr*, std::size_t>> derived,
+                 std::set<std::pair<const Jaxpr*, std::size_t>> kept)
       : d_(d),
         bodies_(std::move(bodies)),
         derived_(std::move(derived)),
+        kept_(std::move(kept)),
         handed_(static_cast<std::size_t>(devices), std::vector<bool>(elements, false)),
         strange_(static_cast<std::size_t>(devices), 0) {}
   void seen(int device, const Jaxpr& jx, const Eqn* eqn, std::size_t k, const Value& v) override {
     if (device < 0 || static_cast<std::size_t>(device) >= handed_.size() || eqn != nullptr ||
-        bodies_.count(&jx) == 0)
+        bodies_.count(&jx) == 0 || kept_.count({&jx, k}) != 0)
       return;
     const bool derived = derived_.count({&jx, k}) != 0;
     for (const float f : v.t.data) {
@@ -1126,6 +1172,7 @@ class HandedObserver final : public ValueObserver {
   const Drawn& d_;
   std::set<const Jaxpr*> bodies_;
   std::set<std::pair<const Jaxpr*, std::size_t>> derived_;
+  std::set<std::pair<const Jaxpr*, std::size_t>> kept_;
   std::vector<std::vector<bool>> handed_;
   std::vector<std::size_t> strange_;
 };
@@ -1164,6 +1211,14 @@ std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& l
       if (eqn == sm->eqn) derived_in_body.insert({sm->body->run, k});
   }
   if (derived_in_body.size() != derived.size()) return {false, std::nullopt};  // another export
+  std::set<std::pair<const Eqn*, std::size_t>> kept;
+  kept_operands(b.exp->jaxpr, kept);
+  std::set<std::pair<const Jaxpr*, std::size_t>> kept_in_body;
+  for (const auto& sm : lp.compiled.of(b.exp).shard_maps) {
+    if (sm->body == nullptr) continue;
+    for (const auto& [eqn, k] : kept)
+      if (eqn == sm->eqn) kept_in_body.insert({sm->body->run, k});
+  }
   int devices = 1;
   for (const auto& [a, size] : t.mesh) devices *= size;
   // At two draws: an element is handed where both find it (a number that matches an element's
@@ -1172,7 +1227,7 @@ std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& l
   std::vector<std::size_t> strange;
   for (const std::uint64_t seed : {kFirstDraw, kSecondDraw}) {
     const Drawn d = draw(*t.input_values, graded, v.others, seed);
-    HandedObserver obs(d, total, devices, v.bodies, derived_in_body);
+    HandedObserver obs(d, total, devices, v.bodies, derived_in_body, kept_in_body);
     try {
       run_following(lp, t.mesh, refs(d.inputs), &obs, &v.path);
     } catch (const InternalError&) {

@@ -24,8 +24,6 @@ using Mask = InputMask;
 constexpr Mask kConstant = kConstantInput;
 using Operand = FlowOperand;
 
-std::string declared(const Type& t) { return declared_type(t); }
-
 int input_index(const ProgramFile& file, const std::string& name) {
   for (std::size_t i = 0; i < file.inputs.size(); ++i)
     if (file.inputs[i].name == name) return static_cast<int>(i);
@@ -132,10 +130,13 @@ bool constants_hold(const LoadedProgram& lp, const Export& exp, const Trace& t,
   return walk(exp.jaxpr, 0);
 }
 
-// Every shard_map operand derived from `names`, in the export the run bound.
-DerivedOperands derived_operands(const LoadedProgram& lp, const std::vector<std::string>& names) {
-  return [&lp, names](const Export& bound) {
+// Every shard_map operand derived from `names` (not through a shard_map's result combined over
+// `axis`: Flow::combined_over), in the export the run bound.
+DerivedOperands derived_operands(const LoadedProgram& lp, const std::vector<std::string>& names,
+                                 const std::string& axis) {
+  return [&lp, names, axis](const Export& bound) {
     Flow g;
+    g.combined_over = axis;
     outputs_reach(lp.file, bound, g);
     std::vector<std::pair<const Eqn*, std::size_t>> out;
     std::map<const Eqn*, std::size_t> index;  // its place among its shard_map's operands
@@ -182,8 +183,14 @@ StructuralRule enters_split_rule(const LoadedProgram& lp, const Export& exp,
   // share of them (handed_slices).
   const ProgramFile& file = lp.file;
   std::optional<std::string> split_why, const_why;
+  Flow all;
+  const Mask reaches = outputs_reach(file, exp, all);
+  // The operands as derived from the inputs by the code outside the bodies: what a shard_map
+  // returns combined over `axis` (the gradients a second shard_map applies) its own body made of
+  // the blocks, and the rules judge that body.
   Flow f;
-  const Mask reaches = outputs_reach(file, exp, f);
+  f.combined_over = axis;
+  (void)outputs_reach(file, exp, f);
   const std::string blocks = dim == 0 ? "rows" : "dimension " + std::to_string(dim);
   std::optional<std::string> why;
   for (std::size_t k = 0; k < f.operands.size() && !why; ++k) {
@@ -222,7 +229,7 @@ StructuralRule enters_split_rule(const LoadedProgram& lp, const Export& exp,
   if (!why && (split_why || const_why)) {
     // Judged by values: every operand derived from the inputs (split or not), in the export
     // the run bound.
-    const DerivedOperands derived = derived_operands(lp, names);
+    const DerivedOperands derived = derived_operands(lp, names, axis);
     rule.check = [&lp, &exp, names, dim, axis, split_why, const_why, derived,
                   memo](const Trace& t) -> std::optional<std::string> {
       // A closed-over array is x baked in when it holds the case's x, bit for bit; a small

@@ -1,6 +1,7 @@
 // Forward data flow over a program's jaxprs (data_flow.hpp).
 #include "interp/data_flow.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -48,8 +49,8 @@ std::vector<Mask> flow(const Jaxpr& jx, const std::vector<Mask>& in, Flow& f, in
     if (const Primitive* p = find_primitive(e.primitive);
         p != nullptr && p->control != Primitive::Control::kNone && depth < 64) {
       // scan, while, cond: through loop carries to their fixpoint, and every branch.
-      const auto body = [&](const Jaxpr& j, const std::vector<Mask>& in) {
-        return flow(j, in, f, depth + 1, in_body);
+      const auto body = [&](const Jaxpr& j, const std::vector<Mask>& sub_in) {
+        return flow(j, sub_in, f, depth + 1, in_body);
       };
       const auto either = [](Mask a, Mask b) { return a | b; };
       // 64 bits: a fixpoint within 64 rounds, nothing to widen or extend.
@@ -74,8 +75,20 @@ std::vector<Mask> flow(const Jaxpr& jx, const std::vector<Mask>& in, Flow& f, in
       }
     }
     if (sub != nullptr && depth < 64) {
-      const std::vector<Mask> outs =
-          flow(*sub, ops, f, depth + 1, in_body || e.primitive == "shard_map");
+      std::vector<Mask> outs = flow(*sub, ops, f, depth + 1, in_body || e.primitive == "shard_map");
+      if (e.primitive == "shard_map" && !f.combined_over.empty()) {
+        std::vector<PartitionSpec> out_specs;
+        try {
+          out_specs = shard_map_specs(e, "out_specs");
+        } catch (const PrimitiveError&) {
+        }
+        for (std::size_t k = 0; k < outs.size() && k < out_specs.size(); ++k) {
+          bool split = false;
+          for (const auto& axes : out_specs[k].dims())
+            split = split || std::find(axes.begin(), axes.end(), f.combined_over) != axes.end();
+          if (!split) outs[k] &= kConstant;
+        }
+      }
       for (std::size_t k = 0; k < e.out.size() && k < outs.size(); ++k) m[e.out[k]] = outs[k];
       continue;
     }

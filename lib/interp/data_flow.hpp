@@ -32,6 +32,12 @@ struct FlowOperand {
 struct Flow {
   std::vector<FlowOperand> operands;        // of every shard_map
   std::vector<std::string> body_constants;  // arrays closed over inside a body: their types
+  // When set: a shard_map's result that its out_specs do not split over this axis depends on no
+  // input (its closed-over arrays still count). Its body, graded itself, made it of the blocks
+  // it was handed over that axis and combined them there (a data-parallel step's gradients,
+  // pmean'd in one shard_map and handed to a second for the update); a result left split over
+  // the axis (a block of x passed through) keeps what it depends on.
+  std::string combined_over;
 };
 
 // "f32[8*N_blk,D]": a type as the file declares it.
