@@ -3,6 +3,7 @@
 #include "interp/eval.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include "interp/compiled.hpp"
@@ -184,14 +185,28 @@ class Checker {
     // A mesh of the export's axes in another order (jax.make_mesh((4, 2), ('model', 'data')) where
     // the exercise's is ('data', 'model')) is the same mesh: blocks, specs and collectives name
     // their axes, so the body runs on the export's mesh, its devices numbered in the export's
-    // order.
-    MeshShape sorted_mesh = sm->mesh;
+    // order. An axis of size 1 the export lacks (a mesh ('data', 'pipe') of shape (8, 1) reused
+    // from a pipeline setup) splits nothing and moves nothing: the body runs without it, and a
+    // spec or collective that names it is refused as naming an axis the mesh lacks.
+    MeshShape sorted_mesh;
+    for (const auto& axis : sm->mesh) {
+      if (axis.second != 1 || mesh_axis_position(b_.exp->mesh, axis.first) >= 0) {
+        sorted_mesh.push_back(axis);
+      } else if (const std::string where = names_axis(*sm, axis.first); !where.empty()) {
+        throw PrimitiveError("its mesh's axis '" + axis.first +
+                             "' (of size 1, which its export's mesh " + mesh_str(b_.exp->mesh) +
+                             " lacks) is named by " + where +
+                             ": meshrun runs such an axis only where no spec or collective "
+                             "names it");
+      }
+    }
     MeshShape sorted_export = b_.exp->mesh;
     std::sort(sorted_mesh.begin(), sorted_mesh.end());
     std::sort(sorted_export.begin(), sorted_export.end());
     if (sorted_mesh != sorted_export) {
       throw PrimitiveError("its mesh " + mesh_str(sm->mesh) + " is not its export's, " +
-                           mesh_str(b_.exp->mesh) + " (in any order of its axes)");
+                           mesh_str(b_.exp->mesh) +
+                           " (in any order of its axes, with axes of size 1 besides)");
     }
     const MeshShape& mesh = b_.exp->mesh;
     if (!sm->param_error.empty()) throw PrimitiveError(sm->param_error);
@@ -281,6 +296,39 @@ class Checker {
         outs[i].shape[d] *= static_cast<std::size_t>(shard_count(out_specs[i], d, mesh));
     }
     return outs;
+  }
+
+  // Where sm names `axis`: "in_specs[2]", "out_specs[0]", or a body equation's place (its "axes"
+  // or "axis_name" param, at any depth: a collective, axis_index, pvary); "" nowhere.
+  static std::string names_axis(const CompiledShardMap& sm, const std::string& axis) {
+    const auto in_spec = [&axis](const PartitionSpec& spec) {
+      for (const auto& axes : spec.dims())
+        if (std::find(axes.begin(), axes.end(), axis) != axes.end()) return true;
+      return false;
+    };
+    for (std::size_t k = 0; k < sm.in_specs.size(); ++k)
+      if (in_spec(sm.in_specs[k])) return "in_specs[" + std::to_string(k) + "]";
+    for (std::size_t k = 0; k < sm.out_specs.size(); ++k)
+      if (in_spec(sm.out_specs[k])) return "out_specs[" + std::to_string(k) + "]";
+    const std::function<std::string(const Jaxpr&, int)> walk = [&](const Jaxpr& jx,
+                                                                   int depth) -> std::string {
+      for (const Eqn& e : jx.eqns) {
+        for (const char* key : {"axes", "axis_name"}) {
+          const auto it = e.params.find(key);
+          if (it == e.params.end()) continue;
+          const bool named = it->is_string()
+                                 ? it->get<std::string>() == axis
+                                 : it->is_array() && std::find(it->begin(), it->end(),
+                                                               nlohmann::json(axis)) != it->end();
+          if (named) return e.place();
+        }
+        if (depth < 64)
+          for (const auto& [key, sub] : e.subs)
+            if (std::string w = walk(*sub, depth + 1); !w.empty()) return w;
+      }
+      return "";
+    };
+    return sm.body != nullptr && sm.body->jaxpr != nullptr ? walk(*sm.body->jaxpr, 0) : "";
   }
 
   // The mesh restricted to sm's manual axes, in the mesh's order (the mesh itself when it has

@@ -153,9 +153,22 @@ class Builder {
       for (const auto& [key, specs] :
            {std::pair{"in_specs", &p.in_specs}, {"out_specs", &p.out_specs}}) {
         for (std::size_t k = 0; k < specs->size(); ++k) {
-          check_spec_axes(file_.path + ": " + p.shard_map->eqn->where + ".params." + key + "[" +
-                              std::to_string(k) + "]",
-                          (*specs)[k], exp.mesh);
+          const std::string field = file_.path + ": " + p.shard_map->eqn->where + ".params." + key +
+                                    "[" + std::to_string(k) + "]";
+          // An axis of size 1 the shard_map's mesh has besides the export's (check.cpp).
+          for (const auto& axes : (*specs)[k].dims())
+            for (const std::string& a : axes)
+              if (const int at = mesh_axis_position(p.shard_map->mesh, a);
+                  mesh_axis_position(exp.mesh, a) < 0 && at >= 0 &&
+                  p.shard_map->mesh[static_cast<std::size_t>(at)].second == 1) {
+                throw InputError(field, (*specs)[k].str() + " names '" + a +
+                                            "', an axis of size 1 of its shard_map's mesh that "
+                                            "its export's mesh " +
+                                            mesh_str(exp.mesh) +
+                                            " lacks: meshrun runs such an axis only where no "
+                                            "spec or collective names it");
+              }
+          check_spec_axes(field, (*specs)[k], exp.mesh);
         }
       }
     }
