@@ -196,11 +196,25 @@ RuleKinds shipped() {
            return traced_rule(cx.lp.file, exp, s["input"].get<std::string>());
          },
          nullptr});
-  k.add({"same_function", {}, nullptr, [](const json&, const RuleContext& cx) {
+  k.add({"same_function",
+         {{"columns", F::kInputs, false}, {"column_outputs", F::kOutputs, false}},
+         nullptr,
+         [](const json& s, const RuleContext& cx) {
            std::vector<PartitionSpec> specs;
-           for (const ArgDef& in : cx.exercise.def.inputs) specs.push_back(in.spec);
+           std::vector<bool> columns, column_outputs;
+           const auto named = [&s](const char* field, const std::string& name) {
+             if (!s.contains(field)) return false;
+             const std::vector<std::string> names = strings(s[field]);
+             return std::find(names.begin(), names.end(), name) != names.end();
+           };
+           for (const ArgDef& in : cx.exercise.def.inputs) {
+             specs.push_back(in.spec);
+             columns.push_back(named("columns", in.name));
+           }
+           for (const ArgDef& out : cx.exercise.def.outputs)
+             column_outputs.push_back(named("column_outputs", out.name));
            return same_function(cx.lp, cx.exercise.positive, reference_file_of(cx.exercise),
-                                std::move(specs));
+                                std::move(specs), std::move(columns), std::move(column_outputs));
          }});
   k.add({"receives_little",
          {{"inputs", F::kInputs}},

@@ -5,6 +5,8 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -58,8 +60,33 @@ constexpr float kScales[] = {1.0f, 256.0f, 1.0f / 256};
 constexpr float kZeros = 0.0f;
 // Then numbers of the cases' size with the last device's block along each axis of every split
 // input a copy of the first device's (sneaky12: a ring that skips an arriving block equal to its
-// own, "my block came back"; no case and no random draw has two equal blocks).
+// own, "my block came back"; no case and no random draw has two equal blocks), and row 1 of every
+// drawn input of rank 2 or more a copy of row 0 (sneaky13: a batch "deduplicated", a row equal to
+// an earlier one of the device's block masked out) and its column 0 one number.
 constexpr float kCopies = -1.0f;
+// Then (an exercise's `columns`: inputs whose columns, along the last dimension, the outputs'
+// columns scale with -- w in matmul-2d, x in the ring, w2 and b2 in tp-mlp) numbers of the cases'
+// size, and the program once more with every other column of those inputs times 2^-40: each
+// output column must be its first run's times the same, within 2e-5 of that column's largest
+// (sneaky13: elements under 10^-5 of the output's largest "cleaned up" to zero -- within
+// kTolerance of the largest, but no column scales). Powers of two scale floats exactly: a right
+// program, whatever order it sums in, gives the same bits.
+constexpr float kColumns = -2.0f;
+// Then (before kColumns) whole numbers of 2^27 to 2^29 in magnitude -- the draw's numbers times
+// 2^28, each a whole number there (sneaky14: a block of whole numbers multiplied or summed as
+// int32, which wraps past 2^31 -- exact on the cases' small integers, never taken on a fractional
+// draw; a program that fails there where the reference runs fails the rule).
+constexpr float kIntegers = -3.0f;
+// The kept inputs (lr) on every draw: the case's times this (and the draw's magnitude). Every
+// case's lr has one significant digit; 1.171875 (75/64, exact in float32) makes it seven
+// (sneaky14: lr rounded to 3 significant digits is the case's lr on every case).
+constexpr float kKeptFactor = 1.171875f;
+constexpr int kColumnShift = -40;
+// Then, for a program holding lax.platform_dependent, numbers of the cases' size with each other
+// platform's branch taken (sneaky14: a psum or ring on CPU, n times the device's own block
+// elsewhere -- a program right where meshrun runs it only): kPlatform - k takes kOtherPlatforms[k].
+constexpr float kPlatform = -10.0f;
+constexpr const char* kOtherPlatforms[] = {"cuda", "rocm", "tpu"};
 // How far an output may be from the reference's: the cases' own tolerance, twice (a sum in
 // another order moves float32 outputs by far less; inputs rounded to 4 significant digits, which
 // the cases' short decimals survive, by far more: sneaky10).
@@ -108,10 +135,91 @@ std::optional<std::string> differs(const LoadedProgram& lp, const LoadedProgram&
   return std::nullopt;
 }
 
+// The first output element of `scaled` (the program's run with every other column of the
+// `columns` inputs times 2^kColumnShift) that is not `first` (its run on the same numbers
+// unscaled) times the same, within kTolerance of its column's largest there; outputs whose last
+// dimension is not the inputs' are not judged.
+std::optional<std::string> columns_unscaled(const LoadedProgram& lp,
+                                            const std::vector<bool>& column_outputs,
+                                            const std::vector<Tensor>& first,
+                                            const std::vector<Tensor>& scaled, std::size_t cols) {
+  if (!all_finite(first)) return std::nullopt;
+  for (std::size_t o = 0; o < lp.def.outputs.size() && o < first.size() && o < scaled.size(); ++o) {
+    if (o >= column_outputs.size() || !column_outputs[o]) continue;
+    const Tensor& a = first[o];
+    const Tensor& b = scaled[o];
+    if (a.shape != b.shape || a.shape.empty() || static_cast<std::size_t>(a.shape.back()) != cols)
+      continue;
+    std::vector<float> largest(cols, 0.0f);
+    for (std::size_t e = 0; e < a.data.size(); ++e)
+      largest[e % cols] = std::max(largest[e % cols], std::fabs(a.data[e]));
+    for (std::size_t e = 0; e < a.data.size(); ++e) {
+      const int shift = e % cols % 2 == 1 ? kColumnShift : 0;
+      const float want = std::ldexp(a.data[e], shift);
+      const float tol = std::max(std::ldexp(kTolerance * largest[e % cols], shift), FLT_MIN);
+      if (std::fabs(b.data[e] - want) <= tol) continue;
+      return element_at(lp.def.outputs[o].name, a.shape, e) + " is " + number(b.data[e]) +
+             " where 2^" + std::to_string(shift) +
+             " times its value on the same numbers unscaled is " + number(want) +
+             ": the output's columns do not scale with the inputs'";
+    }
+  }
+  return std::nullopt;
+}
+
+// The platforms of kOtherPlatforms whose branch of some lax.platform_dependent in `file` is not
+// CPU's (JAX lowers it there: a branch of its own or a default), as indices into kOtherPlatforms.
+std::vector<std::size_t> other_platforms(const ProgramFile& file) {
+  std::vector<std::size_t> out;
+  const std::function<bool(const Jaxpr&, std::string_view, int)> differs_on =
+      [&](const Jaxpr& jx, std::string_view platform, int depth) {
+        for (const Eqn& e : jx.eqns) {
+          if (e.primitive == "platform_index") {
+            try {
+              const auto cpu = platform_branch(e, "cpu");
+              const auto other = platform_branch(e, platform);
+              if (cpu && other && *cpu != *other) return true;
+            } catch (const PrimitiveError&) {
+            }
+          }
+          if (depth < 64)
+            for (const auto& [key, sub] : e.subs)
+              if (differs_on(*sub, platform, depth + 1)) return true;
+        }
+        return false;
+      };
+  for (std::size_t k = 0; k < std::size(kOtherPlatforms); ++k)
+    for (const Export& exp : file.exports)
+      if (differs_on(exp.jaxpr, kOtherPlatforms[k], 0)) {
+        out.push_back(k);
+        break;
+      }
+  return out;
+}
+
+// Takes `platform`'s branch of every lax.platform_dependent (its platform_index's result).
+class PlatformPin final : public ValueObserver {
+ public:
+  explicit PlatformPin(std::string_view platform) : platform_(platform) {}
+  void seen(int, const Jaxpr&, const Eqn*, std::size_t, const Value&) override {}
+  void pin(int, const Eqn& eqn, std::vector<Value>& outs) override {
+    if (eqn.primitive != "platform_index" || outs.empty() || outs[0].t.data.empty()) return;
+    try {
+      if (const auto branch = platform_branch(eqn, platform_))
+        outs[0].t.data[0] = static_cast<float>(*branch);
+    } catch (const PrimitiveError&) {
+    }
+  }
+
+ private:
+  std::string_view platform_;
+};
+
 }  // namespace
 
 StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
-                             ReferenceFile reference, std::vector<PartitionSpec> specs) {
+                             ReferenceFile reference, std::vector<PartitionSpec> specs,
+                             std::vector<bool> columns, std::vector<bool> column_outputs) {
   // The inputs drawn: the float32 ones the exercise declares, but those kept.
   // The kept float32 ones (lr) keep the case's value at the cases' magnitude and are scaled with
   // the other draws (lr 256 times larger: a step size clamped at 1 is not the exercise's).
@@ -125,7 +233,7 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
   return {
       "on random numbers in place of the case's (same shapes), every output is the exercise's "
       "reference's",
-      [&lp, drawn_input, scaled_input, reference, specs,
+      [&lp, drawn_input, scaled_input, reference, specs, columns, column_outputs,
        cache = std::make_shared<SameCache>()](const Trace& t) -> std::optional<std::string> {
         if (t.input_values == nullptr || !reference) return std::nullopt;
         const LoadedProgram* ref = reference();
@@ -150,20 +258,55 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
             kept += (kept.empty() ? "" : ", ") + lp.def.inputs[i].name;
         }
         if (which.empty()) return std::nullopt;
+        std::string column_names;
+        for (std::size_t i = 0; i < columns.size() && i < lp.def.inputs.size(); ++i)
+          if (columns[i])
+            column_names += (column_names.empty() ? "" : " and ") + lp.def.inputs[i].name;
         std::lock_guard<std::mutex> lock(cache->mutex);
         if (const auto it = cache->found.find(key); it != cache->found.end()) return it->second;
         std::optional<std::string> why;
         std::mt19937_64 rng(0x2545F4914F6CDD1Dull);
-        for (const float draw : {kScales[0], kScales[1], kScales[2], kZeros, kCopies}) {
-          const float scale = draw == kZeros || draw == kCopies ? 1.0f : draw;
+        // The inputs whose columns the outputs' scale with (the last dimension: their count).
+        std::size_t cols = 0;
+        for (std::size_t i = 0; i < t.input_values->size() && i < columns.size(); ++i)
+          if (columns[i] && !t.input_values->at(i).shape.empty())
+            cols = static_cast<std::size_t>(t.input_values->at(i).shape.back());
+        std::vector<float> draws = {kScales[0], kScales[1], kScales[2], kZeros, kCopies,
+                                    kIntegers, kColumns};
+        for (const std::size_t k : other_platforms(lp.file))
+          draws.push_back(kPlatform - static_cast<float>(k));
+        for (const float draw : draws) {
+          if (draw == kColumns && cols < 2) continue;
+          const char* platform =
+              draw <= kPlatform ? kOtherPlatforms[static_cast<std::size_t>(kPlatform - draw)]
+                                : nullptr;
+          const float scale = draw == kIntegers ? 0x1p28f
+                              : draw == kZeros || draw == kCopies || draw == kColumns ||
+                                      platform != nullptr
+                                  ? 1.0f
+                                  : draw;
           std::vector<Tensor> inputs;
           for (std::size_t i = 0; i < t.input_values->size(); ++i) {
             const TensorRef& in = t.input_values->at(i);
             inputs.emplace_back(in.shape, std::vector<float>(in.data, in.data + in.size()));
-            if (drawn(i))
+            if (drawn(i) && draw == kIntegers) {  // every float32 of 2^28 or more is whole
+              for (float& f : inputs.back().data) f = std::ldexp(std::fabs(redrawn(f, rng)), 28) *
+                                                     (rng() % 2 == 0 ? 1.0f : -1.0f);
+            } else if (drawn(i)) {
               for (float& f : inputs.back().data) f = scale * redrawn(f, rng);
-            else if (scaled(i))
-              for (float& f : inputs.back().data) f *= scale;
+            } else if (scaled(i)) {
+              const float by = (draw == kIntegers ? 1.0f : scale) * kKeptFactor;
+              for (float& f : inputs.back().data) f *= by;
+            }
+            if (draw == kCopies && drawn(i) && in.shape.size() >= 2 && in.shape[0] >= 2) {
+              // Row 1 a copy of row 0 (in the first device's block where it holds both).
+              std::vector<float>& data = inputs.back().data;
+              const std::size_t row = data.size() / static_cast<std::size_t>(in.shape[0]);
+              std::copy_n(data.begin(), row, data.begin() + static_cast<std::ptrdiff_t>(row));
+              // Column 0 one number (a feature constant over the batch: sneaky14 froze its
+              // weight).
+              for (std::size_t e = row; e < data.size(); e += row) data[e] = data[0];
+            }
             if (draw == kCopies && drawn(i) && i < specs.size()) {
               std::vector<float>& data = inputs.back().data;
               for (const auto& [axis, n] : t.mesh) {
@@ -190,17 +333,56 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
                         data.begin() + static_cast<std::ptrdiff_t>(data.size() / in.shape[0]),
                         0.0f);
           }
-          std::vector<Tensor> mine, theirs;
+          std::vector<Tensor> mine, theirs, rescaled;
           Trace copies;  // the program's run, for its copies of replicated values
+          bool mine_ran = false;
           try {
-            mine = run_following(lp, t.mesh, refs(inputs), nullptr, nullptr, nullptr, &copies);
+            if (platform != nullptr) {
+              PlatformPin pin(platform);
+              mine = run_observed(lp, t.mesh, refs(inputs), pin, &copies);
+            } else {
+              mine = run_following(lp, t.mesh, refs(inputs), nullptr, nullptr, nullptr, &copies);
+            }
+            mine_ran = true;
             theirs = run_following(*ref, t.mesh, refs(inputs), nullptr, nullptr);
+            if (draw == kColumns) {
+              for (std::size_t i = 0; i < inputs.size() && i < columns.size(); ++i) {
+                if (!columns[i] || inputs[i].shape.empty() ||
+                    static_cast<std::size_t>(inputs[i].shape.back()) != cols)
+                  continue;
+                for (std::size_t e = 0; e < inputs[i].data.size(); ++e)
+                  if (e % cols % 2 == 1)
+                    inputs[i].data[e] = std::ldexp(inputs[i].data[e], kColumnShift);
+              }
+              rescaled = run_following(lp, t.mesh, refs(inputs), nullptr, nullptr);
+            }
           } catch (const InternalError&) {
             throw;
-          } catch (const std::exception&) {
-            continue;  // the checks by values fail closed on a program that fails on draws
+          } catch (const std::exception& e) {
+            // A program that fails on whole numbers where the reference runs computes something
+            // else there: int32 arithmetic past 2^24, which meshrun refuses, is the int32 a
+            // float32 program has no need of (a "fast path" that wraps past 2^31). On the other
+            // draws a failing run judges nothing (the checks by values fail closed on it).
+            if (draw == kIntegers && !mine_ran) {
+              bool reference_runs = false;
+              try {
+                reference_runs = all_finite(run_following(*ref, t.mesh, refs(inputs), nullptr, nullptr));
+              } catch (const InternalError&) {
+                throw;
+              } catch (const std::exception&) {
+              }
+              if (reference_runs) {
+                why = "on whole numbers of 2^27 to 2^29 in magnitude in place of the case's " +
+                      which + " (the same shapes), the program fails where the exercise's " +
+                      "reference runs: " + std::string(e.what()).substr(0, 400);
+                break;
+              }
+            }
+            continue;
           }
           std::optional<std::string> d = differs(lp, *ref, mine, theirs, scale);
+          if (!d && draw == kColumns)
+            d = columns_unscaled(lp, column_outputs, mine, rescaled, cols);
           // JAX returns device 0's copy of a replicated value whose copies it does not check
           // (check_vma=False): copies that part on a draw (a clip, a saturation or a branch on
           // the other devices only, at magnitudes the cases stay under: sneaky13) are a program
@@ -214,12 +396,19 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
                   (draw == kZeros
                        ? ", the second and last devices' blocks and the first row of each zero"
                    : draw == kCopies
-                       ? ", the last device's block along each axis a copy of the first's"
-                   : scale == 1.0f
-                       ? std::string()
-                       : ", magnitudes about " + number(scale) +
-                             (kept.empty() ? std::string()
-                                           : ", the case's " + kept + " times " + number(scale))) +
+                       ? ", the last device's block along each axis a copy of the first's, "
+                         "row 1 a copy of row 0 and column 0 one number"
+                   : draw == kColumns
+                       ? ", then every other column of " + column_names + " times 2^-40"
+                   : draw == kIntegers ? ", whole numbers of 2^27 to 2^29 in magnitude"
+                   : platform != nullptr
+                       ? ", every lax.platform_dependent taking its '" + std::string(platform) +
+                             "' branch"
+                   : scale == 1.0f     ? std::string()
+                                       : ", magnitudes about " + number(scale)) +
+                  (kept.empty() ? std::string()
+                                : ", the case's " + kept + " times " +
+                                      number((draw == kIntegers ? 1.0f : scale) * kKeptFactor)) +
                   "), " + *d + ": the program computes the exercise's numbers on its cases only";
             break;
           }

@@ -26,9 +26,24 @@ namespace meshrun::interp {
 // not all finite, judges nothing; nothing is judged when the reference cannot be read. Last, at
 // the cases' magnitude with zeros: the blocks of the second and last devices along each axis of
 // every input split by `specs` (per input of the def) and the first row of every drawn input of
-// rank 2 or more (a program that takes zeros for padding, or a zero block for nothing to pass on).
+// rank 2 or more (a program that takes zeros for padding, or a zero block for nothing to pass on);
+// then with the last device's block along each axis a copy of the first's, and row 1 of every
+// drawn input of rank 2 or more a copy of row 0 and its column 0 one number (a ring that skips a
+// block equal to its own, a batch deduplicated, a constant feature frozen); then whole numbers of
+// 2^27 to 2^29 in magnitude (a block of whole numbers computed in int32, which wraps; a program
+// that fails there where the reference runs fails). On every
+// draw the kept inputs are the case's times 1.171875 (and the draw's magnitude): seven significant
+// digits where every case's lr has one.
+// With `columns` (per input of the def: the outputs' columns, along the last dimension, scale
+// with its columns -- w in matmul-2d, x in the ring, w2 and b2 in tp-mlp), one more draw at the
+// cases' magnitudes on which the program runs again with every other column of those inputs
+// times 2^-40: each column of the outputs marked in `column_outputs` (per output of the def) must
+// be its first run's times the same, within 2e-5 of the
+// column's largest (a program that sets the elements under 1e-5 of the output's largest to zero,
+// "noise cleanup", computes something else on the small columns).
 // The cases of a mesh and shapes share the runs.
 StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
-                             ReferenceFile reference, std::vector<PartitionSpec> specs = {});
+                             ReferenceFile reference, std::vector<PartitionSpec> specs = {},
+                             std::vector<bool> columns = {}, std::vector<bool> column_outputs = {});
 
 }  // namespace meshrun::interp

@@ -11,6 +11,7 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -181,5 +182,10 @@ const NarrowSupport* narrow_dtype_support(std::string_view primitive);
 // instead of the registry's for an equation with a uint32 operand or result; nullptr for the
 // primitives that only move values (their own kernels copy the bits) and every other.
 const Primitive* u32_primitive(std::string_view primitive);
+
+// lax.platform_dependent's branch for `platform` ("cpu", "cuda", "rocm", "tpu"): the index of the
+// first entry of a platform_index equation's `platforms` naming it, else of its default (null)
+// entry; nullopt when neither (JAX would not lower it there). PrimitiveError for malformed params.
+std::optional<std::size_t> platform_branch(const Eqn& eqn, std::string_view platform);
 
 }  // namespace meshrun::interp

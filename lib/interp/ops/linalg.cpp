@@ -461,24 +461,9 @@ Values pivots_eval(const Eqn& eqn, std::span<Value* const> in, std::span<const b
 // lower it on CPU).
 
 std::size_t platform_index_of(const Eqn& eqn) {
-  if (!eqn.params.is_object() || !eqn.params.contains("platforms") ||
-      !eqn.params.at("platforms").is_array()) {
-    fail("platform_index param 'platforms' missing or not a list");
-  }
-  const nlohmann::json& ps = eqn.params.at("platforms");
-  std::size_t fallback = ps.size();
-  for (std::size_t i = 0; i < ps.size(); ++i) {
-    const nlohmann::json& e = ps[i];
-    if (e.is_null()) {
-      if (fallback == ps.size()) fallback = i;
-      continue;
-    }
-    if (!e.is_array()) fail("platform_index param 'platforms': an entry not a list nor null");
-    for (const nlohmann::json& name : e)
-      if (name.is_string() && name.get<std::string>() == "cpu") return i;
-  }
-  if (fallback == ps.size()) fail("platform_index: no branch for cpu and no default");
-  return fallback;
+  const std::optional<std::size_t> i = platform_branch(eqn, "cpu");
+  if (!i) fail("platform_index: no branch for cpu and no default");
+  return *i;
 }
 
 Types platform_index_infer(const Eqn& eqn, std::span<const ValueType> in, const PrimContext&) {
@@ -562,3 +547,27 @@ std::span<const Entry> linalg_entries() {
 }
 
 }  // namespace meshrun::interp::prim
+
+namespace meshrun::interp {
+
+std::optional<std::size_t> platform_branch(const Eqn& eqn, std::string_view platform) {
+  if (!eqn.params.is_object() || !eqn.params.contains("platforms") ||
+      !eqn.params.at("platforms").is_array()) {
+    prim::fail("platform_index param 'platforms' missing or not a list");
+  }
+  const nlohmann::json& ps = eqn.params.at("platforms");
+  std::optional<std::size_t> fallback;
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    const nlohmann::json& e = ps[i];
+    if (e.is_null()) {
+      if (!fallback) fallback = i;
+      continue;
+    }
+    if (!e.is_array()) prim::fail("platform_index param 'platforms': an entry not a list nor null");
+    for (const nlohmann::json& name : e)
+      if (name.is_string() && name.get<std::string>() == platform) return i;
+  }
+  return fallback;
+}
+
+}  // namespace meshrun::interp
