@@ -276,6 +276,9 @@ std::int64_t out_split(const Eqn& e, std::size_t k, const MeshShape& mesh) {
 // A value holds a whole input when it holds every one of its elements, at both draws.
 
 constexpr std::uint64_t kFirstDraw = 0x9E3779B97F4A7C15ull;
+// The magnitude of the draws of the last pass of no_full_in_body's holds (a power of two: the
+// fraction bits that name an element stay): thresholds on the inputs' size up to about 10^6.
+constexpr int kLargeShift = 20;
 
 struct GradedInput {
   int file_input = -1;        // in the program file
@@ -304,8 +307,9 @@ struct Drawn {
 // each, recorded), and the other float32 inputs (`others`) by random values too, recorded as
 // nothing: a case's zero weights would otherwise make a gradient an exact copy of y (-2 * y when
 // w and b are 0), and a right ring of gradients would seem to pass y round.
+// `shift`: the graded elements times 2^shift (their fraction bits, which name them, the same).
 Drawn draw(const std::vector<TensorRef>& run_inputs, const std::vector<GradedInput>& graded,
-           const std::vector<bool>& others, std::uint64_t seed) {
+           const std::vector<bool>& others, std::uint64_t seed, int shift = 0) {
   Drawn d;
   for (const TensorRef& t : run_inputs)
     d.inputs.emplace_back(t.shape, std::vector<float>(t.data, t.data + t.size()));
@@ -320,7 +324,7 @@ Drawn draw(const std::vector<TensorRef>& run_inputs, const std::vector<GradedInp
       } while ((m & 0xFFu) == 0 || d.element.count(m) != 0);
       d.element.emplace(m, static_cast<std::uint32_t>(g.offset + e));
       const std::uint32_t sign = (rng() & 1u) ? 0x80000000u : 0u;
-      const std::uint32_t exponent = (rng() & 1u) ? 126u : 127u;  // [0.5, 2)
+      const std::uint32_t exponent = ((rng() & 1u) ? 126u : 127u) + static_cast<std::uint32_t>(shift);  // [0.5, 2) 2^shift
       data[e] = std::bit_cast<float>(sign | (exponent << 23) | m);
     }
   }
@@ -944,10 +948,14 @@ void keep_following(const LoadedProgram& lp, const MeshShape& mesh,
 
 // The values that hold a whole graded input at both draws, per device (in the order the device
 // computed them); nullopt when the program could not run on the drawn values.
+// `shift` (with `path` null): the draws' graded elements times 2^shift, the program taking its own
+// decisions there -- what it does when its inputs are large (a gather behind a 0/1 factor or an
+// extra loop trip switched on by magnitudes the cases stay under: sneaky14); a run that fails
+// there, or a device that decides otherwise than on the case, judges nothing.
 std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     const LoadedProgram& lp, const MeshShape& mesh, const std::vector<TensorRef>& run_inputs,
     const std::vector<GradedInput>& graded, const std::vector<bool>& others, HoldScope scope,
-    const std::set<const Jaxpr*>& bodies, const RunPath* path) {
+    const std::set<const Jaxpr*>& bodies, const RunPath* path, int shift = 0) {
   int devices = 1;
   for (const auto& [axis, n] : mesh) devices *= n;
   std::vector<std::vector<Whole>> confirmed(static_cast<std::size_t>(devices));
@@ -985,13 +993,14 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
       std::any_of(case_path.begin(), case_path.end(), [](std::uint64_t p) { return p != 0; });
 
   for (const std::uint64_t seed : {kFirstDraw, kSecondDraw}) {
-    const Drawn d = draw(run_inputs, graded, others, seed);
+    const Drawn d = draw(run_inputs, graded, others, seed, shift);
     HoldsObserver obs(d, graded, devices, scope, bodies);
     try {
       run_following(lp, mesh, refs(d.inputs), &obs, path);
     } catch (const InternalError&) {
       throw;
     } catch (const std::exception& e) {
+      if (shift != 0) return std::nullopt;
       if (seen_on_case) return on_case;
       if (!ran_on_case || devices == 0) return std::nullopt;
       // It ran on the case and fails here: fail closed (a program that tests whether its inputs
@@ -1004,7 +1013,7 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     }
     if (seed == kFirstDraw) {
       outside_first = obs.outside();
-      for (int dev = 0; dev < devices; ++dev) {
+      for (int dev = 0; dev < devices && shift == 0; ++dev) {
         const auto& p = obs.devices()[static_cast<std::size_t>(dev)];
         if (case_path[static_cast<std::size_t>(dev)] != 0 &&
             case_path[static_cast<std::size_t>(dev)] != p.path) {
@@ -1495,12 +1504,15 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         // Two passes (draws.hpp): the runs on drawn numbers taking their own decisions (a
         // value that encodes elements as bits or integers is then seen), then, where those are
         // not the case's, taking the case's (what the program does there).
-        std::vector<const RunPath*> passes = {nullptr};
-        if (setup.decides) passes.push_back(&setup.path);
-        for (const RunPath* follow : passes) {
+        // Last, the draws at 2^20 times the cases' size taking their own decisions (a gather
+        // switched on by large inputs without a branch: a 0/1 factor, a loop's extra trip).
+        std::vector<std::pair<const RunPath*, int>> passes = {{nullptr, 0}};
+        if (setup.decides) passes.emplace_back(&setup.path, 0);
+        passes.emplace_back(nullptr, kLargeShift);
+        for (const auto& [follow, shift] : passes) {
           if (!graded.empty() && total < (std::size_t{1} << 21)) {
             if (const auto wholes = wholes_by_values(lp, t.mesh, *t.input_values, graded, others,
-                                                     scope, bodies, follow)) {
+                                                     scope, bodies, follow, shift)) {
               by_values = true;
               for (const Whole& o : wholes->empty() ? std::vector<Whole>{} : (*wholes)[0]) {
                 if (o.refused.empty()) continue;
@@ -1546,6 +1558,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
                     if (sm->body != nullptr && sm->body->run == w.jx)
                       how = "as the shard_map hands it in" + at(*sm->eqn);
                 }
+                if (shift != 0) how += ", on inputs 2^20 times the cases' size";
                 const std::string who = same == wholes->size() ? std::string("every device")
                                                                : "device " + std::to_string(d);
                 if (w.foreign) {
@@ -1577,6 +1590,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
                        " outside every shard_map (an operand holds every element of it, by "
                        "values): the work of every device, done on one";
               }
+              if (shift != 0) continue;  // (the encodings: at the cases' size)
               // No copy of an element anywhere: the elements it holds in other encodings, by
               // dependence (depends.hpp), on the first draw's values.
               if (const auto f = dependence(graded, others, bodies, follow)) {
