@@ -26,10 +26,17 @@ bool discrete(const Eqn& eqn, const Value& v) {
 // device touches only its own entries of the vectors, from its own thread.
 class Following final : public ValueObserver {
  public:
-  Following(ValueObserver* inner, const RunPath* follow, RunPath* record, std::size_t slots)
-      : inner_(inner), follow_(follow), record_(record), next_(slots, 0), kept_(slots, 0) {
+  Following(ValueObserver* inner, const RunPath* follow, RunPath* record, std::size_t slots,
+            bool every_branch)
+      : inner_(inner),
+        follow_(follow),
+        record_(record),
+        next_(slots, 0),
+        kept_(slots, 0),
+        every_branch_(every_branch) {
     if (record_ != nullptr) record_->values.assign(slots, {});
   }
+  bool every_branch() const override { return every_branch_; }
   void seen(int device, const Jaxpr& jx, const Eqn* eqn, std::size_t k, const Value& v) override {
     if (inner_ != nullptr) inner_->seen(device, jx, eqn, k, v);
   }
@@ -60,6 +67,7 @@ class Following final : public ValueObserver {
   const RunPath* follow_;
   RunPath* record_;
   std::vector<std::size_t> next_, kept_;
+  bool every_branch_;
 };
 
 }  // namespace
@@ -76,10 +84,11 @@ std::uint64_t RunPath::digest_of() const {
 
 std::vector<Tensor> run_following(const LoadedProgram& lp, const MeshShape& mesh,
                                   const std::vector<TensorRef>& inputs, ValueObserver* observer,
-                                  const RunPath* follow, RunPath* record, Trace* trace) {
+                                  const RunPath* follow, RunPath* record, Trace* trace,
+                                  bool every_branch) {
   std::size_t devices = 1;
   for (const auto& [axis, n] : mesh) devices *= static_cast<std::size_t>(n);
-  Following f(observer, follow, record, devices + 1);
+  Following f(observer, follow, record, devices + 1, every_branch);
   std::vector<Tensor> out = run_observed(lp, mesh, inputs, f, trace);
   if (record != nullptr) {
     record->digest = record->digest_of();

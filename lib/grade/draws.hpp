@@ -59,12 +59,14 @@ class CaseMemo {
 
 // Runs `lp` observed by `observer` (null: by nothing), taking the discrete values of `follow` where
 // it is given (where it runs out, or a value's type differs: the run's own), and recording the
-// run's own into `record` where given, and the run into `trace` where given. Throws what
+// run's own into `record` where given, and the run into `trace` where given. With `every_branch`
+// (the checks of what devices hold, and the runs whose decisions they follow: both must run the
+// same branches) every branch of a cond runs (ValueObserver::every_branch). Throws what
 // run_observed throws. Returns the run's outputs.
 std::vector<Tensor> run_following(const LoadedProgram& lp, const MeshShape& mesh,
                                   const std::vector<TensorRef>& inputs, ValueObserver* observer,
                                   const RunPath* follow, RunPath* record = nullptr,
-                                  Trace* trace = nullptr);
+                                  Trace* trace = nullptr, bool every_branch = true);
 
 // What a case's checks by values are keyed by (their caches): the mesh, the decisions `path`
 // takes (when given), every input's shape and the values of those not `drawn` -- the draws

@@ -324,7 +324,8 @@ Drawn draw(const std::vector<TensorRef>& run_inputs, const std::vector<GradedInp
       } while ((m & 0xFFu) == 0 || d.element.count(m) != 0);
       d.element.emplace(m, static_cast<std::uint32_t>(g.offset + e));
       const std::uint32_t sign = (rng() & 1u) ? 0x80000000u : 0u;
-      const std::uint32_t exponent = ((rng() & 1u) ? 126u : 127u) + static_cast<std::uint32_t>(shift);  // [0.5, 2) 2^shift
+      const std::uint32_t exponent =
+          ((rng() & 1u) ? 126u : 127u) + static_cast<std::uint32_t>(shift);  // [0.5, 2) 2^shift
       data[e] = std::bit_cast<float>(sign | (exponent << 23) | m);
     }
   }
@@ -410,6 +411,9 @@ struct Whole {
   // The program runs on the case's numbers but refuses random ones in their place (this error):
   // what it holds cannot be checked by values, and a right program computes on any values.
   std::string refused;
+  // Where it refused them: "" random values of the case's shapes; else these words ("random values
+  // 2^20 times the cases' size", "the case's values in a branch it does not take").
+  std::string refused_on;
   auto key() const {
     return over_run || foreign ? std::make_tuple(static_cast<const Jaxpr*>(nullptr),
                                                  static_cast<const Eqn*>(nullptr), std::size_t{0},
@@ -950,8 +954,9 @@ void keep_following(const LoadedProgram& lp, const MeshShape& mesh,
 // computed them); nullopt when the program could not run on the drawn values.
 // `shift` (with `path` null): the draws' graded elements times 2^shift, the program taking its own
 // decisions there -- what it does when its inputs are large (a gather behind a 0/1 factor or an
-// extra loop trip switched on by magnitudes the cases stay under: sneaky14); a run that fails
-// there, or a device that decides otherwise than on the case, judges nothing.
+// extra loop trip switched on by magnitudes the cases stay under: sneaky14); the case's own
+// values are not run again, and a device's other path there is not a finding; a run that fails
+// there is refused (fail closed).
 std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     const LoadedProgram& lp, const MeshShape& mesh, const std::vector<TensorRef>& run_inputs,
     const std::vector<GradedInput>& graded, const std::vector<bool>& others, HoldScope scope,
@@ -970,7 +975,15 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
   // that fails on random values is still seen on its own.
   std::vector<std::vector<Whole>> on_case(static_cast<std::size_t>(devices));
   std::vector<std::uint64_t> case_path(static_cast<std::size_t>(devices), 0);
-  {
+  const auto refused_as = [devices](std::string on, std::string why) {
+    Whole w;
+    w.refused_on = std::move(on);
+    w.refused = std::move(why);
+    std::vector<std::vector<Whole>> refused(static_cast<std::size_t>(devices));
+    if (devices > 0) refused[0].push_back(w);
+    return refused;
+  };
+  if (shift == 0) {  // (the large pass: the case's own were the first pass's)
     const Drawn c = case_values(run_inputs, graded, others);
     HoldsObserver obs(c, graded, devices, std::min(scope, HoldScope::kAlive), bodies);
     try {
@@ -983,10 +996,16 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
       }
     } catch (const InternalError&) {
       throw;
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
+      // The case ran (it is being graded); what fails here is a branch or loop body it does not
+      // take, run on its values (every branch is judged): fail closed (a branch made to fail
+      // there would otherwise hide what every branch holds).
+      if (path == nullptr)
+        return refused_as("the case's own values in a branch or loop body the case does not take",
+                          e.what());
     }
+    keep_following(lp, mesh, run_inputs, graded, path, on_case);
   }
-  keep_following(lp, mesh, run_inputs, graded, path, on_case);
   const bool seen_on_case =
       std::any_of(on_case.begin(), on_case.end(), [](const auto& w) { return !w.empty(); });
   const bool ran_on_case =
@@ -1000,7 +1019,9 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     } catch (const InternalError&) {
       throw;
     } catch (const std::exception& e) {
-      if (shift != 0) return std::nullopt;
+      // At 2^20 times the cases' size: fail closed too (a program that errs where it would
+      // gather would otherwise hide the gather); a right program computes on any values.
+      if (shift != 0) return refused_as("random values 2^20 times the cases' size", e.what());
       if (seen_on_case) return on_case;
       if (!ran_on_case || devices == 0) return std::nullopt;
       // It ran on the case and fails here: fail closed (a program that tests whether its inputs
@@ -1519,9 +1540,10 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
                 std::string all;
                 for (const std::string& name : setup.names)
                   all += (all.empty() ? "" : " and ") + name;
-                return "the program runs on the case but fails on random values of the same shapes "
-                       "in place of " +
-                       all + " (" + o.refused +
+                return "the program runs on the case but fails on " +
+                       (o.refused_on.empty() ? "random values of the same shapes in place of " + all
+                                             : o.refused_on) +
+                       " (" + o.refused +
                        "): what its devices hold cannot be checked, and a right program computes "
                        "on any values";
               }
@@ -1628,7 +1650,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
               if (auto why_cap = past_the_cap(graded, others, follow)) return why_cap;
               // Last: a device whose path on the case's numbers is not its path on random ones
               // (where no second pass takes the case's decisions).
-              for (std::size_t d = 0; d < wholes->size() && passes.size() == 1; ++d) {
+              for (std::size_t d = 0; d < wholes->size() && !setup.decides; ++d) {
                 for (const Whole& o : (*wholes)[d]) {
                   if (!o.path) continue;
                   return "device " + std::to_string(d) +

@@ -271,27 +271,27 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
         for (std::size_t i = 0; i < t.input_values->size() && i < columns.size(); ++i)
           if (columns[i] && !t.input_values->at(i).shape.empty())
             cols = static_cast<std::size_t>(t.input_values->at(i).shape.back());
-        std::vector<float> draws = {kScales[0], kScales[1], kScales[2], kZeros, kCopies,
-                                    kIntegers, kColumns};
+        std::vector<float> draws = {kScales[0], kScales[1], kScales[2], kZeros,
+                                    kCopies,    kIntegers,  kColumns};
         for (const std::size_t k : other_platforms(lp.file))
           draws.push_back(kPlatform - static_cast<float>(k));
+        bool ran_at_cases_size = false;  // the first draw ran (a failure there judges nothing)
         for (const float draw : draws) {
           if (draw == kColumns && cols < 2) continue;
-          const char* platform =
-              draw <= kPlatform ? kOtherPlatforms[static_cast<std::size_t>(kPlatform - draw)]
-                                : nullptr;
-          const float scale = draw == kIntegers ? 0x1p28f
-                              : draw == kZeros || draw == kCopies || draw == kColumns ||
-                                      platform != nullptr
-                                  ? 1.0f
-                                  : draw;
+          const char* platform = draw <= kPlatform
+                                     ? kOtherPlatforms[static_cast<std::size_t>(kPlatform - draw)]
+                                     : nullptr;
+          const float scale =
+              draw == kIntegers ? 0x1p28f
+              : draw == kZeros || draw == kCopies || draw == kColumns || platform != nullptr ? 1.0f
+                                                                                             : draw;
           std::vector<Tensor> inputs;
           for (std::size_t i = 0; i < t.input_values->size(); ++i) {
             const TensorRef& in = t.input_values->at(i);
             inputs.emplace_back(in.shape, std::vector<float>(in.data, in.data + in.size()));
             if (drawn(i) && draw == kIntegers) {  // every float32 of 2^28 or more is whole
-              for (float& f : inputs.back().data) f = std::ldexp(std::fabs(redrawn(f, rng)), 28) *
-                                                     (rng() % 2 == 0 ? 1.0f : -1.0f);
+              for (float& f : inputs.back().data)
+                f = std::ldexp(std::fabs(redrawn(f, rng)), 28) * (rng() % 2 == 0 ? 1.0f : -1.0f);
             } else if (drawn(i)) {
               for (float& f : inputs.back().data) f = scale * redrawn(f, rng);
             } else if (scaled(i)) {
@@ -341,10 +341,12 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
               PlatformPin pin(platform);
               mine = run_observed(lp, t.mesh, refs(inputs), pin, &copies);
             } else {
-              mine = run_following(lp, t.mesh, refs(inputs), nullptr, nullptr, nullptr, &copies);
+              mine = run_following(lp, t.mesh, refs(inputs), nullptr, nullptr, nullptr, &copies,
+                                   false);
             }
             mine_ran = true;
-            theirs = run_following(*ref, t.mesh, refs(inputs), nullptr, nullptr);
+            theirs = run_following(*ref, t.mesh, refs(inputs), nullptr, nullptr, nullptr, nullptr,
+                                   false);
             if (draw == kColumns) {
               for (std::size_t i = 0; i < inputs.size() && i < columns.size(); ++i) {
                 if (!columns[i] || inputs[i].shape.empty() ||
@@ -354,7 +356,8 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
                   if (e % cols % 2 == 1)
                     inputs[i].data[e] = std::ldexp(inputs[i].data[e], kColumnShift);
               }
-              rescaled = run_following(lp, t.mesh, refs(inputs), nullptr, nullptr);
+              rescaled = run_following(lp, t.mesh, refs(inputs), nullptr, nullptr, nullptr, nullptr,
+                                       false);
             }
           } catch (const InternalError&) {
             throw;
@@ -363,10 +366,11 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
             // else there: int32 arithmetic past 2^24, which meshrun refuses, is the int32 a
             // float32 program has no need of (a "fast path" that wraps past 2^31). On the other
             // draws a failing run judges nothing (the checks by values fail closed on it).
-            if (draw == kIntegers && !mine_ran) {
+            if (draw == kIntegers && !mine_ran && ran_at_cases_size) {
               bool reference_runs = false;
               try {
-                reference_runs = all_finite(run_following(*ref, t.mesh, refs(inputs), nullptr, nullptr));
+                reference_runs = all_finite(run_following(*ref, t.mesh, refs(inputs), nullptr,
+                                                          nullptr, nullptr, nullptr, false));
               } catch (const InternalError&) {
                 throw;
               } catch (const std::exception&) {
@@ -380,6 +384,7 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
             }
             continue;
           }
+          if (draw == kScales[0]) ran_at_cases_size = true;
           std::optional<std::string> d = differs(lp, *ref, mine, theirs, scale);
           if (!d && draw == kColumns)
             d = columns_unscaled(lp, column_outputs, mine, rescaled, cols);
@@ -400,12 +405,11 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
                          "row 1 a copy of row 0 and column 0 one number"
                    : draw == kColumns
                        ? ", then every other column of " + column_names + " times 2^-40"
-                   : draw == kIntegers ? ", whole numbers of 2^27 to 2^29 in magnitude"
-                   : platform != nullptr
-                       ? ", every lax.platform_dependent taking its '" + std::string(platform) +
-                             "' branch"
-                   : scale == 1.0f     ? std::string()
-                                       : ", magnitudes about " + number(scale)) +
+                   : draw == kIntegers   ? ", whole numbers of 2^27 to 2^29 in magnitude"
+                   : platform != nullptr ? ", every lax.platform_dependent taking its '" +
+                                               std::string(platform) + "' branch"
+                   : scale == 1.0f ? std::string()
+                                   : ", magnitudes about " + number(scale)) +
                   (kept.empty() ? std::string()
                                 : ", the case's " + kept + " times " +
                                       number((draw == kIntegers ? 1.0f : scale) * kKeptFactor)) +

@@ -52,6 +52,10 @@ class ValueObserver {
     (void)eqn;
     (void)outs;
   }
+  // Whether the run judges every branch (grading's checks of what devices hold): a cond then runs
+  // every branch in index order and keeps the taken one's results, and a while the case never
+  // enters runs its body once, dropping what it computes (ops/control_flow.cpp).
+  virtual bool every_branch() const { return false; }
 };
 
 // What a primitive sees besides its operands.

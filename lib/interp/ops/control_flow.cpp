@@ -198,9 +198,10 @@ std::vector<Value> while_eval(const ControlPlan& p, std::vector<Value> in, const
     cargs.insert(cargs.end(), carry.begin(), carry.end());
     const std::vector<Value> pred = run(*p.bodies.at(0), std::move(cargs));
     if (pred.at(0).t.data.at(0) == 0.0f) {
-      // A loop the case does not enter: grading's observed runs (ctx.observer set) still run its
-      // body once on the carry and drop what it computes, as they run a cond's every branch.
-      if (iterations == 0 && ctx.observer != nullptr) {
+      // A loop the case does not enter: grading's holds runs (ValueObserver::every_branch) still
+      // run its body once on the carry and drop what it computes, as they run a cond's every
+      // branch.
+      if (iterations == 0 && ctx.observer != nullptr && ctx.observer->every_branch()) {
         std::vector<Value> bargs = copies(in, cn, cn + bn);
         bargs.insert(bargs.end(), carry.begin(), carry.end());
         (void)run(*p.bodies.at(1), std::move(bargs));
@@ -218,11 +219,11 @@ std::vector<Value> while_eval(const ControlPlan& p, std::vector<Value> in, const
   return carry;
 }
 
-// Grading's observed runs (ctx.observer set) run every branch, in index order on every device,
-// and keep the taken one's results: what a branch the case does not take computes on the case's
-// values is judged too (a program that gathers a weight only when its values are large,
-// docs/grading.md). Every observed run does so, so the decisions they record and follow
-// (grade/draws.hpp) line up.
+// Grading's holds runs (ValueObserver::every_branch) run every branch, in index order on every
+// device, and keep the taken one's results: what a branch the case does not take computes on the
+// case's values is judged too (a program that gathers a weight only when its values are large,
+// docs/grading.md). The runs that record the decisions others follow (grade/draws.hpp) run so
+// too, so that they line up.
 std::vector<Value> cond_eval(const ControlPlan& p, std::vector<Value> in, const PrimContext& ctx,
                              const BodyRunner& run) {
   const float v = in.at(0).t.data.at(0);
@@ -234,7 +235,7 @@ std::vector<Value> cond_eval(const ControlPlan& p, std::vector<Value> in, const 
   }
   std::vector<Value> args;
   for (std::size_t k = 1; k < in.size(); ++k) args.push_back(std::move(in[k]));
-  if (ctx.observer == nullptr)
+  if (ctx.observer == nullptr || !ctx.observer->every_branch())
     return run(*p.bodies[static_cast<std::size_t>(index)], std::move(args));
   std::vector<Value> taken;
   for (std::int64_t b = 0; b < n; ++b) {
