@@ -77,6 +77,13 @@ constexpr float kColumns = -2.0f;
 // int32, which wraps past 2^31 -- exact on the cases' small integers, never taken on a fractional
 // draw; a program that fails there where the reference runs fails the rule).
 constexpr float kIntegers = -3.0f;
+// Then (before kIntegers) numbers of the cases' size, every one positive and a bfloat16 (8
+// significant bits), and numbers of the cases' size, 5 in 8 of them zero and every device's block
+// along each axis of every split input a copy of the first's (sneaky15: a bf16 path taken on
+// bf16-exact inputs, every hidden unit active taken as a linear layer, blocks all equal taken as
+// reduced already, blocks more than half zero sent as zero -- no other draw makes these).
+constexpr float kPositiveBf16 = -4.0f;
+constexpr float kEqualSparse = -5.0f;
 // The kept inputs (lr) on every draw: the case's times this (and the draw's magnitude). Every
 // case's lr has one significant digit; 1.171875 (75/64, exact in float32) makes it seven
 // (sneaky14: lr rounded to 3 significant digits is the case's lr on every case).
@@ -271,8 +278,8 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
         for (std::size_t i = 0; i < t.input_values->size() && i < columns.size(); ++i)
           if (columns[i] && !t.input_values->at(i).shape.empty())
             cols = static_cast<std::size_t>(t.input_values->at(i).shape.back());
-        std::vector<float> draws = {kScales[0], kScales[1], kScales[2], kZeros,
-                                    kCopies,    kIntegers,  kColumns};
+        std::vector<float> draws = {kScales[0],    kScales[1],   kScales[2], kZeros,  kCopies,
+                                    kPositiveBf16, kEqualSparse, kIntegers,  kColumns};
         for (const std::size_t k : other_platforms(lp.file))
           draws.push_back(kPlatform - static_cast<float>(k));
         bool ran_at_cases_size = false;  // the first draw ran (a failure there judges nothing)
@@ -281,10 +288,9 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
           const char* platform = draw <= kPlatform
                                      ? kOtherPlatforms[static_cast<std::size_t>(kPlatform - draw)]
                                      : nullptr;
-          const float scale =
-              draw == kIntegers ? 0x1p28f
-              : draw == kZeros || draw == kCopies || draw == kColumns || platform != nullptr ? 1.0f
-                                                                                             : draw;
+          const float scale = draw == kIntegers                                   ? 0x1p28f
+                              : draw < 0 || draw == kZeros || platform != nullptr ? 1.0f
+                                                                                  : draw;
           std::vector<Tensor> inputs;
           for (std::size_t i = 0; i < t.input_values->size(); ++i) {
             const TensorRef& in = t.input_values->at(i);
@@ -297,6 +303,30 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
             } else if (scaled(i)) {
               const float by = (draw == kIntegers ? 1.0f : scale) * kKeptFactor;
               for (float& f : inputs.back().data) f *= by;
+            }
+            if (draw == kPositiveBf16 && drawn(i)) {
+              for (float& f : inputs.back().data) {  // |f| to bfloat16, to nearest even
+                std::uint32_t u = std::bit_cast<std::uint32_t>(std::fabs(f));
+                u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+                f = std::bit_cast<float>(u);
+              }
+            }
+            if (draw == kEqualSparse && drawn(i)) {
+              std::vector<float>& data = inputs.back().data;
+              for (float& f : data)
+                if (rng() % 8 < 5) f = 0.0f;
+              if (i < specs.size()) {
+                for (const auto& [axis, n] : t.mesh) {
+                  const std::vector<std::size_t> from =
+                      block_elements(in.shape, specs[i], t.mesh, axis, 0);
+                  for (int index = 1; index < n; ++index) {
+                    const std::vector<std::size_t> to =
+                        block_elements(in.shape, specs[i], t.mesh, axis, index);
+                    if (from.size() == to.size())
+                      for (std::size_t k = 0; k < to.size(); ++k) data[to[k]] = data[from[k]];
+                  }
+                }
+              }
             }
             if (draw == kCopies && drawn(i) && in.shape.size() >= 2 && in.shape[0] >= 2) {
               // Row 1 a copy of row 0 (in the first device's block where it holds both).
@@ -405,6 +435,10 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
                          "row 1 a copy of row 0 and column 0 one number"
                    : draw == kColumns
                        ? ", then every other column of " + column_names + " times 2^-40"
+                   : draw == kPositiveBf16 ? ", every number positive and a bfloat16"
+                   : draw == kEqualSparse
+                       ? ", 5 in 8 numbers zero and every device's block along each axis a copy "
+                         "of the first's"
                    : draw == kIntegers   ? ", whole numbers of 2^27 to 2^29 in magnitude"
                    : platform != nullptr ? ", every lax.platform_dependent taking its '" +
                                                std::string(platform) + "' branch"

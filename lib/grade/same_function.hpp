@@ -29,7 +29,10 @@ namespace meshrun::interp {
 // rank 2 or more (a program that takes zeros for padding, or a zero block for nothing to pass on);
 // then with the last device's block along each axis a copy of the first's, and row 1 of every
 // drawn input of rank 2 or more a copy of row 0 and its column 0 one number (a ring that skips a
-// block equal to its own, a batch deduplicated, a constant feature frozen); then whole numbers of
+// block equal to its own, a batch deduplicated, a constant feature frozen); then every number
+// positive and a bfloat16 (a bf16 path on bf16-exact inputs, every relu active taken as linear);
+// then 5 in 8 numbers zero and every device's block along each axis a copy of the first's (blocks
+// all equal taken as reduced, mostly-zero blocks sent as zero); then whole numbers of
 // 2^27 to 2^29 in magnitude (a block of whole numbers computed in int32, which wraps; a program
 // that fails there where the reference runs fails). On every
 // draw the kept inputs are the case's times 1.171875 (and the draw's magnitude): seven significant
