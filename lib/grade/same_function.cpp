@@ -204,6 +204,20 @@ std::vector<std::size_t> other_platforms(const ProgramFile& file) {
   return out;
 }
 
+// The first device's block of an input of `shape` split by `spec`, along each axis of `mesh`,
+// copied into the last device's (`last_only`) or into every other device's.
+void copy_first_block(std::vector<float>& data, const Shape& shape, const PartitionSpec& spec,
+                      const MeshShape& mesh, bool last_only) {
+  for (const auto& [axis, n] : mesh) {
+    const std::vector<std::size_t> from = block_elements(shape, spec, mesh, axis, 0);
+    for (int index = last_only ? n - 1 : 1; index < n && index > 0; ++index) {
+      const std::vector<std::size_t> to = block_elements(shape, spec, mesh, axis, index);
+      if (from.size() == to.size())
+        for (std::size_t k = 0; k < to.size(); ++k) data[to[k]] = data[from[k]];
+    }
+  }
+}
+
 // Takes `platform`'s branch of every lax.platform_dependent (its platform_index's result).
 class PlatformPin final : public ValueObserver {
  public:
@@ -315,18 +329,7 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
               std::vector<float>& data = inputs.back().data;
               for (float& f : data)
                 if (rng() % 8 < 5) f = 0.0f;
-              if (i < specs.size()) {
-                for (const auto& [axis, n] : t.mesh) {
-                  const std::vector<std::size_t> from =
-                      block_elements(in.shape, specs[i], t.mesh, axis, 0);
-                  for (int index = 1; index < n; ++index) {
-                    const std::vector<std::size_t> to =
-                        block_elements(in.shape, specs[i], t.mesh, axis, index);
-                    if (from.size() == to.size())
-                      for (std::size_t k = 0; k < to.size(); ++k) data[to[k]] = data[from[k]];
-                  }
-                }
-              }
+              if (i < specs.size()) copy_first_block(data, in.shape, specs[i], t.mesh, false);
             }
             if (draw == kCopies && drawn(i) && in.shape.size() >= 2 && in.shape[0] >= 2) {
               // Row 1 a copy of row 0 (in the first device's block where it holds both).
@@ -337,18 +340,8 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
               // weight).
               for (std::size_t e = row; e < data.size(); e += row) data[e] = data[0];
             }
-            if (draw == kCopies && drawn(i) && i < specs.size()) {
-              std::vector<float>& data = inputs.back().data;
-              for (const auto& [axis, n] : t.mesh) {
-                if (n < 2) continue;
-                const std::vector<std::size_t> from =
-                    block_elements(in.shape, specs[i], t.mesh, axis, 0);
-                const std::vector<std::size_t> to =
-                    block_elements(in.shape, specs[i], t.mesh, axis, n - 1);
-                if (from.size() == to.size())
-                  for (std::size_t k = 0; k < to.size(); ++k) data[to[k]] = data[from[k]];
-              }
-            }
+            if (draw == kCopies && drawn(i) && i < specs.size())
+              copy_first_block(inputs.back().data, in.shape, specs[i], t.mesh, true);
             if (draw != kZeros || !drawn(i)) continue;
             std::vector<float>& data = inputs.back().data;
             if (i < specs.size())
