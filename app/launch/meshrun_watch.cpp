@@ -6,6 +6,7 @@
 //     watch a heartbeat each half second and appends to DIR/events:
 //       rank R N HOST MOMENT   a rank's start-up note (support/startup_point.hpp)
 //       lost HOST              a watch silent for SECONDS, or gone without saying "bye"
+//       daemon HOST SIGNAL     the daemon a watch ran was killed by SIGNAL (its watch said so)
 //     Ends when its parent (the launcher) does, or on SIGTERM.
 //
 //   meshrun-watch watch ID SECONDS PORT ADDR[,ADDR...] CMD...
@@ -14,7 +15,7 @@
 //     When the server's heartbeat has not come for SECONDS (the launcher's host, or the link to
 //     it, is gone), every process of that session -- orted and its ranks -- is killed and the
 //     watch exits 3; when CMD ends, so do the leftovers of its session, and the watch with CMD's
-//     code. A server it cannot reach within SECONDS: CMD is not run, exit 3. CMD's --daemonize is
+//     code (killed by a signal: it tells the server "died SIGNAL" first). A server it cannot reach within SECONDS: CMD is not run, exit 3. CMD's --daemonize is
 //     dropped (orted would leave the session).
 //
 //   meshrun-watch map MPIRUN-WORDS...
@@ -170,6 +171,8 @@ int serve(const std::string& dir, double secs) {
           p.host = line.substr(7 + id.size());
         } else if (line.rfind("rank " + id + " ", 0) == 0) {
           append(events, "rank " + line.substr(6 + id.size()));
+        } else if (line.rfind("died ", 0) == 0 && p.watch) {
+          append(events, "daemon " + p.host + " " + line.substr(5));
         } else if (line == "bye") {
           p.bye = true;
         } else if (line != ".") {
@@ -285,6 +288,9 @@ int watch(const std::string& id, double secs, int port, const std::string& addrs
   for (;;) {
     int status = 0;
     if (::waitpid(child, &status, WNOHANG) == child) {
+      // Killed (SIGKILL of orted): said, so that the launcher names this host whatever mpirun's
+      // report of the teardown says (it may name only a rank elsewhere that lost its pipe).
+      if (WIFSIGNALED(status)) send_all(fd, "died " + std::to_string(WTERMSIG(status)) + "\n");
       send_all(fd, "bye\n");
       kill_session(child);
       ::close(fd);
