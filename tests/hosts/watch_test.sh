@@ -3,6 +3,7 @@
 # two halves meshrun-mpirun runs (app/launch/meshrun_watch.cpp), the server's heartbeat stopped by
 # SIGSTOP as a lost link stops it. Checks, each cued by a file its command writes, never a sleep:
 #   1. the watch runs its command in a session of its own and passes the command's exit code;
+#      a command killed by a signal: the server writes "daemon HOST SIGNAL" (1b);
 #   2. the server silent for SECONDS: the watch kills every process of that session (a command
 #      and the child it started in the background) and exits 3, and the server, once continued,
 #      has written "lost HOST" to its events (the watch went without saying "bye");
@@ -36,6 +37,18 @@ port=$(cat "$TMP/port")
 "$WATCH" watch t1 "$SECS" "$port" 127.0.0.1 sh -c 'exit 7'
 code=$?
 [ "$code" = 7 ] && ok "the command's exit code passes: $code" || fail "exit $code, not 7"
+
+# 1b. A command killed by a signal (orted's SIGKILL): 128 + 9, and the server writes
+# "daemon HOST 9" to its events (meshrun-mpirun names the host from it); an exit writes none.
+"$WATCH" watch t1 "$SECS" "$port" 127.0.0.1 sh -c 'kill -9 $$'
+code=$?
+for _ in $(seq 100); do grep -q '^daemon ' "$TMP/events" 2>/dev/null && break; sleep 0.1; done
+if [ "$code" = 137 ] && [ "$(grep -c '^daemon ' "$TMP/events")" = 1 ] &&
+   grep -q "^daemon $(hostname) 9$" "$TMP/events"; then
+  ok "a command killed: exit 137, the server: daemon $(hostname) 9"
+else
+  fail "a command killed: exit $code; the server's events: $(cat "$TMP/events" 2>/dev/null)"
+fi
 
 # 2.
 "$WATCH" watch t1 "$SECS" "$port" 127.0.0.1 \
