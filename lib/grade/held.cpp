@@ -422,6 +422,38 @@ struct Whole {
   }
 };
 
+// The jaxprs a device runs where `axis` is automatic: the bodies of the partial shard_maps not
+// manual over it (JAX's axis_names= without it) and what they call, down to a shard_map nested in
+// them that is manual over it. Such a body holds the axis's arrays whole, the compiler's to split:
+// its values are judged as the code outside every shard_map's (a product there on all of w1 is
+// the work of every device done on one, and w1 as the body receives it is no device's block).
+// `entered`: the bodies of the shard_maps nested in those that are manual over it, whose operands
+// as received are a device's own blocks of the axis's arrays (as a top-level body's are).
+std::set<const Jaxpr*> automatic_over(const CompiledExport& ce, const std::string& axis,
+                                      std::set<const Jaxpr*>* entered = nullptr) {
+  std::set<const Jaxpr*> out;
+  if (axis.empty()) return out;
+  const auto manual = [&](const CompiledShardMap& sm) {
+    return sm.manual_axes.empty() ||
+           std::find(sm.manual_axes.begin(), sm.manual_axes.end(), axis) != sm.manual_axes.end();
+  };
+  const std::function<void(const CompiledJaxpr&)> walk = [&](const CompiledJaxpr& cj) {
+    if (!out.insert(cj.run).second) return;
+    for (const Step& s : cj.steps)
+      if (s.kind == Step::Kind::kShardMap && s.shard_map != nullptr &&
+          s.shard_map->body != nullptr) {
+        if (!manual(*s.shard_map))
+          walk(*s.shard_map->body);
+        else if (entered != nullptr)
+          entered->insert(s.shard_map->body->run);
+      }
+    for (const auto& sub : cj.subs) walk(*sub);
+  };
+  for (const auto& sm : ce.shard_maps)
+    if (sm->body != nullptr && !manual(*sm)) walk(*sm->body);
+  return out;
+}
+
 // A device's path: a hash of the places and sizes of its values, in the order it computed them.
 std::uint64_t path_step(std::uint64_t path, const Jaxpr& jx, const Eqn* eqn, std::size_t k,
                         const Value& v) {
@@ -435,9 +467,13 @@ std::uint64_t path_step(std::uint64_t path, const Jaxpr& jx, const Eqn* eqn, std
 class HoldsObserver final : public ValueObserver {
  public:
   // `bodies`: the shard_map bodies, whose operands as received are a device's own blocks.
+  // `automatic`: the jaxprs a device runs where the rule's axis is automatic (automatic_over):
+  // their values are judged as the code outside every shard_map's.
   HoldsObserver(const Drawn& d, const std::vector<GradedInput>& graded, int devices,
-                HoldScope scope, std::set<const Jaxpr*> bodies)
+                HoldScope scope, std::set<const Jaxpr*> bodies,
+                const std::set<const Jaxpr*>* automatic = nullptr)
       : bodies_(std::move(bodies)),
+        automatic_(automatic),
         d_(d),
         graded_(graded),
         devices_(static_cast<std::size_t>(devices)),
@@ -466,6 +502,11 @@ class HoldsObserver final : public ValueObserver {
   void seen(int device, const Jaxpr& jx, const Eqn* eqn, std::size_t k, const Value& v) override {
     if (device == -1) return outside_seen(jx, eqn, k, v);
     if (device < 0 || static_cast<std::size_t>(device) >= devices_.size()) return;
+    if (automatic_ != nullptr && automatic_->count(&jx) != 0) {
+      // Every device runs it, at once: one at a time here.
+      const std::lock_guard<std::mutex> one(outside_mu_);
+      return outside_seen(jx, eqn, k, v);
+    }
     PerDevice& p = devices_[static_cast<std::size_t>(device)];
     ++p.seq;
     p.path = path_step(p.path, jx, eqn, k, v);
@@ -656,7 +697,15 @@ class HoldsObserver final : public ValueObserver {
       }
     }
   }
-  const std::vector<Whole>& outside() const { return outside_; }
+  // In the order of the file's equations (devices running an automatic body add them in any
+  // order).
+  std::vector<Whole> outside() const {
+    std::vector<Whole> o = outside_;
+    std::sort(o.begin(), o.end(), [](const Whole& a, const Whole& b) {
+      return std::tie(a.eqn->where, a.graded) < std::tie(b.eqn->where, b.graded);
+    });
+    return o;
+  }
 
   // An element device `dev` held and was never handed, and where it first held it: the value
   // (its equation, output, occurrence) and the place in it. Two draws must agree on all of it --
@@ -765,6 +814,8 @@ class HoldsObserver final : public ValueObserver {
   }
 
   std::set<const Jaxpr*> bodies_;
+  const std::set<const Jaxpr*>* automatic_ = nullptr;
+  std::mutex outside_mu_;
   std::vector<std::uint32_t> out_stamp_;
   std::uint32_t out_serial_ = 0;
   std::map<std::pair<const Jaxpr*, int>, std::vector<bool>> out_whole_;
@@ -960,7 +1011,8 @@ void keep_following(const LoadedProgram& lp, const MeshShape& mesh,
 std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
     const LoadedProgram& lp, const MeshShape& mesh, const std::vector<TensorRef>& run_inputs,
     const std::vector<GradedInput>& graded, const std::vector<bool>& others, HoldScope scope,
-    const std::set<const Jaxpr*>& bodies, const RunPath* path, int shift = 0) {
+    const std::set<const Jaxpr*>& bodies, const RunPath* path, int shift,
+    const std::set<const Jaxpr*>& automatic) {
   int devices = 1;
   for (const auto& [axis, n] : mesh) devices *= n;
   std::vector<std::vector<Whole>> confirmed(static_cast<std::size_t>(devices));
@@ -985,7 +1037,7 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
   };
   if (shift == 0) {  // (the large pass: the case's own were the first pass's)
     const Drawn c = case_values(run_inputs, graded, others);
-    HoldsObserver obs(c, graded, devices, std::min(scope, HoldScope::kAlive), bodies);
+    HoldsObserver obs(c, graded, devices, std::min(scope, HoldScope::kAlive), bodies, &automatic);
     try {
       run_following(lp, mesh, run_inputs, &obs, path);
       for (int dev = 0; dev < devices; ++dev) {
@@ -1013,7 +1065,7 @@ std::optional<std::vector<std::vector<Whole>>> wholes_by_values(
 
   for (const std::uint64_t seed : {kFirstDraw, kSecondDraw}) {
     const Drawn d = draw(run_inputs, graded, others, seed, shift);
-    HoldsObserver obs(d, graded, devices, scope, bodies);
+    HoldsObserver obs(d, graded, devices, scope, bodies, &automatic);
     try {
       run_following(lp, mesh, refs(d.inputs), &obs, path);
     } catch (const InternalError&) {
@@ -1234,21 +1286,24 @@ std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& l
     if (static_cast<std::size_t>(dim) >= t.input_values->at(g.def_input).shape.size())
       return {false, std::nullopt};
   const std::vector<std::pair<const Eqn*, std::size_t>> derived = derived_of(*b.exp);
-  std::set<std::pair<const Jaxpr*, std::size_t>> derived_in_body;
-  for (const auto& sm : lp.compiled.of(b.exp).shard_maps) {
-    if (sm->body == nullptr) continue;
-    for (const auto& [eqn, k] : derived)
-      if (eqn == sm->eqn) derived_in_body.insert({sm->body->run, k});
-  }
-  if (derived_in_body.size() != derived.size()) return {false, std::nullopt};  // another export
+  const CompiledExport& ce = lp.compiled.of(b.exp);
+  // Handed over `axis`: the bodies split over it (a partial shard_map's body not manual over it
+  // holds its arrays whole, and hands a nested one its blocks).
+  std::set<const Jaxpr*> bodies = v.bodies;
+  for (const Jaxpr* automatic : automatic_over(ce, axis, &bodies)) bodies.erase(automatic);
   std::set<std::pair<const Eqn*, std::size_t>> kept;
   kept_operands(b.exp->jaxpr, kept);
-  std::set<std::pair<const Jaxpr*, std::size_t>> kept_in_body;
-  for (const auto& sm : lp.compiled.of(b.exp).shard_maps) {
-    if (sm->body == nullptr) continue;
-    for (const auto& [eqn, k] : kept)
-      if (eqn == sm->eqn) kept_in_body.insert({sm->body->run, k});
+  std::set<std::pair<const Jaxpr*, std::size_t>> derived_in_body, kept_in_body;
+  for (const auto* list : {&ce.shard_maps, &ce.nested_shard_maps}) {
+    for (const auto& sm : *list) {
+      if (sm->body == nullptr) continue;
+      for (const auto& [eqn, k] : derived)
+        if (eqn == sm->eqn) derived_in_body.insert({sm->body->run, k});
+      for (const auto& [eqn, k] : kept)
+        if (eqn == sm->eqn) kept_in_body.insert({sm->body->run, k});
+    }
   }
+  if (derived_in_body.size() != derived.size()) return {false, std::nullopt};  // another export
   int devices = 1;
   for (const auto& [a, size] : t.mesh) devices *= size;
   // At two draws: an element is handed where both find it (a number that matches an element's
@@ -1257,7 +1312,7 @@ std::pair<bool, std::optional<std::string>> handed_slices(const LoadedProgram& l
   std::vector<std::size_t> strange;
   for (const std::uint64_t seed : {kFirstDraw, kSecondDraw}) {
     const Drawn d = draw(*t.input_values, graded, v.others, seed);
-    HandedObserver obs(d, total, devices, v.bodies, derived_in_body, kept_in_body);
+    HandedObserver obs(d, total, devices, bodies, derived_in_body, kept_in_body);
     try {
       run_following(lp, t.mesh, refs(d.inputs), &obs, &v.path);
     } catch (const InternalError&) {
@@ -1519,8 +1574,10 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         const ByValues setup = by_values_of(lp, b, t, names, memo.get());
         const std::vector<GradedInput>& graded = setup.graded;
         const std::size_t total = setup.total;
-        const std::set<const Jaxpr*>& bodies = setup.bodies;
+        std::set<const Jaxpr*> bodies = setup.bodies;
         const std::vector<bool>& others = setup.others;
+        const std::set<const Jaxpr*> automatic =
+            automatic_over(lp.compiled.of(b.exp), axis, &bodies);
         bool by_values = false;
         // Two passes (draws.hpp): the runs on drawn numbers taking their own decisions (a
         // value that encodes elements as bits or integers is then seen), then, where those are
@@ -1533,7 +1590,7 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
         for (const auto& [follow, shift] : passes) {
           if (!graded.empty() && total < (std::size_t{1} << 21)) {
             if (const auto wholes = wholes_by_values(lp, t.mesh, *t.input_values, graded, others,
-                                                     scope, bodies, follow, shift)) {
+                                                     scope, bodies, follow, shift, automatic)) {
               by_values = true;
               for (const Whole& o : wholes->empty() ? std::vector<Whole>{} : (*wholes)[0]) {
                 if (o.refused.empty()) continue;
@@ -1609,8 +1666,13 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
                     lp.file.inputs[static_cast<std::size_t>(graded[o.graded].file_input)].name;
                 return o.eqn->primitive + at(*o.eqn) + " computes on all of " + name + " " +
                        whole_type(name) +
-                       " outside every shard_map (an operand holds every element of it, by "
-                       "values): the work of every device, done on one";
+                       (automatic.count(o.jx) != 0
+                            ? " in a shard_map body that is not manual over '" + axis +
+                                  "' (the compiler's to split over it, as outside every "
+                                  "shard_map; an operand holds every element of it, by values)"
+                            : " outside every shard_map (an operand holds every element of it, "
+                              "by values)") +
+                       ": the work of every device, done on one";
               }
               if (shift != 0) continue;  // (the encodings: at the cases' size)
               // No copy of an element anywhere: the elements it holds in other encodings, by

@@ -151,23 +151,51 @@ std::string dims_text(const Shape& s) {
   return "f32[" + out + "]";
 }
 
+// Whether a shard_map nested in a body of `lp` is manual over `axis` and returns a result split
+// over it along dimension `dim`.
+bool nested_returns_split(const LoadedProgram& lp, const std::string& axis, std::size_t dim) {
+  for (const CompiledExport& ce : lp.compiled.exports)
+    for (const auto& sm : ce.nested_shard_maps) {
+      if (std::find(sm->manual_axes.begin(), sm->manual_axes.end(), axis) == sm->manual_axes.end())
+        continue;
+      for (const PartitionSpec& out : sm->out_specs)
+        if (dim < out.dims().size() && std::find(out.dims()[dim].begin(), out.dims()[dim].end(),
+                                                 axis) != out.dims()[dim].end())
+          return true;
+    }
+  return false;
+}
+
 // `output` left split as `spec` says (an axis or none per dimension): every device returned
-// exactly its block -- each dimension the global one divided by the sizes of its axes.
-StructuralRule output_spec(const std::string& output, std::vector<std::string> spec) {
+// exactly its block -- each dimension the global one divided by the sizes of its axes. Along an
+// axis the returning shard_map is not manual over (a partial one's: its body holds that axis
+// whole), the block is the shard_map nested in it's to return: one of those manual over the axis
+// must return a result split over it there (the trace records the top-level calls only).
+StructuralRule output_spec(const std::string& output, std::vector<std::string> spec,
+                           const LoadedProgram& lp) {
   std::string text;
   for (const std::string& a : spec)
     text += (text.empty() ? "" : ", ") + (a.empty() ? "None" : "'" + a + "'");
   return {output + " left split as P(" + text + "): each device returned only its block",
-          [output, spec](const Trace& t) -> std::optional<std::string> {
+          [output, spec, &lp](const Trace& t) -> std::optional<std::string> {
             const ArrayRecord* a = nullptr;
             for (const ArrayRecord& r : t.outputs)
               if (r.name == output) a = &r;
             if (a == nullptr) return std::nullopt;
             Shape want = a->global;
+            const auto& manual = a->manual_axes;
             for (std::size_t k = 0; k < spec.size() && k < want.size(); ++k) {
               const int pos = spec[k].empty() ? -1 : mesh_axis_position(t.mesh, spec[k]);
-              if (pos >= 0)
-                want[k] /= static_cast<std::size_t>(t.mesh[static_cast<std::size_t>(pos)].second);
+              if (pos < 0) continue;
+              if (!manual.empty() &&
+                  std::find(manual.begin(), manual.end(), spec[k]) == manual.end()) {
+                if (!nested_returns_split(lp, spec[k], k))
+                  return output + " is returned by a shard_map not manual over '" + spec[k] +
+                         "', and no shard_map nested in it returns a result split over '" +
+                         spec[k] + "' along dimension " + std::to_string(k);
+                continue;
+              }
+              want[k] /= static_cast<std::size_t>(t.mesh[static_cast<std::size_t>(pos)].second);
             }
             for (std::size_t d = 0; d < a->blocks.size(); ++d) {
               if (a->blocks[d] == want) continue;
@@ -274,11 +302,11 @@ RuleKinds shipped() {
   k.add({"output_spec",
          {{"output", F::kOutput}, {"spec", F::kSpec}},
          nullptr,
-         [](const json& s, const RuleContext&) {
+         [](const json& s, const RuleContext& cx) {
            const std::string out = s["output"].get<std::string>();
            std::vector<std::string> spec;
            for (const json& a : s["spec"]) spec.push_back(a.is_null() ? "" : a.get<std::string>());
-           return where_recorded(output_spec(out, spec), {}, {out});
+           return where_recorded(output_spec(out, spec, cx.lp), {}, {out});
          }});
   k.add({"output_replicated",
          {{"output", F::kOutput}},

@@ -142,6 +142,7 @@ DerivedOperands derived_operands(const LoadedProgram& lp, const std::vector<std:
     std::map<const Eqn*, std::size_t> index;  // its place among its shard_map's operands
     for (const FlowOperand& op : g.operands) {
       const std::size_t k = index[op.shard_map]++;
+      if (!axis.empty() && !op.enters_axis(axis)) continue;  // (enters_split_rule)
       for (const std::string& n : names) {
         const int i = input_index(lp.file, n);
         if (i >= 0 && i < 63 && (op.depends & (Mask{1} << i))) {
@@ -195,6 +196,11 @@ StructuralRule enters_split_rule(const LoadedProgram& lp, const Export& exp,
   std::optional<std::string> why;
   for (std::size_t k = 0; k < f.operands.size() && !why; ++k) {
     const Operand& op = f.operands[k];
+    // Only where the body is split over `axis`: a partial shard_map's body sees an automatic axis
+    // whole, as the code around it does (w1 handed P() to a body manual over 'data' only, and on
+    // to one nested in it, manual over 'model', as P(None, 'model')); a nested one's operand is
+    // the enclosing body's block already (x's rows over 'data', handed on P()).
+    const bool judged = axis.empty() || op.enters_axis(axis);
     const auto& dims = op.spec.dims();
     const bool split = static_cast<std::size_t>(dim) < dims.size() &&
                        std::find(dims[static_cast<std::size_t>(dim)].begin(),
@@ -202,7 +208,7 @@ StructuralRule enters_split_rule(const LoadedProgram& lp, const Export& exp,
                                  axis) != dims[static_cast<std::size_t>(dim)].end();
     for (const std::string& name : names) {
       const int i = input_index(file, name);
-      if (i >= 0 && i < 63 && (op.depends & (Mask{1} << i)) && !split && !split_why) {
+      if (judged && i >= 0 && i < 63 && (op.depends & (Mask{1} << i)) && !split && !split_why) {
         split_why = "shard_map operand " + std::to_string(k) + " (" + op.type + ", " +
                     op.spec.str() + ") is derived from " + name + " but not split by " + blocks +
                     " over '" + axis + "'";

@@ -20,7 +20,32 @@ bool is_reduction(const std::string& p) {
   return find_primitive(p) != nullptr && find_primitive(p)->reduction;
 }
 
+bool has(const std::vector<std::string>& axes, const std::string& a) {
+  return std::find(axes.begin(), axes.end(), a) != axes.end();
+}
+
 }  // namespace
+
+bool FlowOperand::enters_axis(const std::string& axis) const { return has(enters, axis); }
+
+std::vector<std::string> shard_map_manual_axes(const Eqn& e) {
+  std::vector<std::string> axes;
+  const auto names = [&](const nlohmann::json& list, bool pairs) {
+    if (!list.is_array()) return;
+    for (const nlohmann::json& a : list) {
+      const nlohmann::json& name = pairs ? (a.is_array() && !a.empty() ? a[0] : nlohmann::json())
+                                         : a;
+      if (name.is_string()) axes.push_back(name.get<std::string>());
+    }
+  };
+  const auto manual = e.params.find("manual_axes");
+  if (manual != e.params.end() && !manual->is_null()) {
+    names(*manual, false);
+  } else if (const auto mesh = e.params.find("mesh"); mesh != e.params.end()) {
+    names(*mesh, true);
+  }
+  return axes;
+}
 
 std::string declared_type(const Type& t) {
   std::string dims;
@@ -62,7 +87,10 @@ std::vector<Mask> flow(const Jaxpr& jx, const std::vector<Mask>& in, Flow& f, in
       continue;
     }
     const Jaxpr* sub = e.sub("jaxpr") ? e.sub("jaxpr") : e.sub("call_jaxpr");
+    std::vector<std::string> entered;  // a shard_map's axes the code around it is not manual over
     if (e.primitive == "shard_map" && sub != nullptr) {
+      for (const std::string& a : shard_map_manual_axes(e))
+        if (!has(f.manual, a)) entered.push_back(a);
       std::vector<PartitionSpec> specs;
       try {
         specs = shard_map_specs(e, "in_specs");
@@ -71,12 +99,18 @@ std::vector<Mask> flow(const Jaxpr& jx, const std::vector<Mask>& in, Flow& f, in
       for (std::size_t k = 0; k < ops.size() && k < specs.size() && k < sub->invars.size(); ++k) {
         const Atom& a = e.in[k];
         f.operands.push_back({ops[k], specs[k], declared_type(sub->types[sub->invars[k]]),
-                              a.is_literal() ? "" : declared_type(jx.types[a.var]), &e});
+                              a.is_literal() ? "" : declared_type(jx.types[a.var]), &e,
+                              entered});
       }
     }
     if (sub != nullptr && depth < 64) {
+      const std::size_t around = f.manual.size();
+      f.manual.insert(f.manual.end(), entered.begin(), entered.end());
       std::vector<Mask> outs = flow(*sub, ops, f, depth + 1, in_body || e.primitive == "shard_map");
-      if (e.primitive == "shard_map" && !f.combined_over.empty()) {
+      f.manual.resize(around);
+      // Combined over the axis only by the shard_map that makes it manual: a nested one's body
+      // (or a partial one's, over an automatic axis) combines nothing over it.
+      if (e.primitive == "shard_map" && !f.combined_over.empty() && has(entered, f.combined_over)) {
         std::vector<PartitionSpec> out_specs;
         try {
           out_specs = shard_map_specs(e, "out_specs");

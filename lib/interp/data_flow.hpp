@@ -27,6 +27,13 @@ struct FlowOperand {
   std::string type;        // in the body (its block)
   std::string outer_type;  // as the shard_map receives it
   const Eqn* shard_map = nullptr;
+  // The mesh axes its body is manual over that the code around it is not (its manual_axes, or
+  // every axis of its mesh, less those of the shard_maps it is nested in): over an axis not
+  // listed, the body sees the operand as the code around it does -- a partial shard_map's body
+  // holds the automatic axes whole, and a nested one's operand is a block of the enclosing
+  // body's already.
+  std::vector<std::string> enters;
+  bool enters_axis(const std::string& axis) const;
 };
 
 struct Flow {
@@ -38,7 +45,13 @@ struct Flow {
   // pmean'd in one shard_map and handed to a second for the update); a result left split over
   // the axis (a block of x passed through) keeps what it depends on.
   std::string combined_over;
+  // While walking: the axes the shard_maps around the current jaxpr are manual over.
+  std::vector<std::string> manual;
 };
+
+// The axes shard_map equation `e` is manual over: its manual_axes, else every axis of its mesh
+// (none when its params are malformed: check_export refuses those before any rule runs).
+std::vector<std::string> shard_map_manual_axes(const Eqn& e);
 
 // "f32[8*N_blk,D]": a type as the file declares it.
 std::string declared_type(const Type& t);

@@ -221,8 +221,10 @@ class Builder {
       if (lp_.plain) {
         const Plain& p = *plains_.front();
         for (std::size_t k = 0; k < p.operand_input.size(); ++k) {
-          if (p.operand_input[k] == static_cast<int>(i))
+          if (p.operand_input[k] == static_cast<int>(i)) {
             def.inputs[lp_.def_input[i]].spec = p.in_specs[k];
+            def.inputs[lp_.def_input[i]].manual_axes = p.shard_map->manual_axes;
+          }
         }
       }
     }
@@ -238,6 +240,7 @@ class Builder {
                     : P();
       ArgDef out = arg_def(file_.outputs[j].name, rank, std::move(spec));
       out.check_replicas = !lp_.plain || plains_.front()->check_vma;
+      if (lp_.plain) out.manual_axes = plains_.front()->shard_map->manual_axes;
       if (exercise != nullptr) {
         // The exercise's outputs, in its order: the case's expected names them so.
         if (j >= exercise->outputs.size() || exercise->outputs[j].name != out.name) {
@@ -323,6 +326,7 @@ class Builder {
         sm.in.push_back(arg_def(input >= 0 ? file_.inputs[static_cast<std::size_t>(input)].name
                                            : "operand " + std::to_string(q),
                                 body.types[body.invars[q]].shape.size(), sm.in_specs[q]));
+        sm.in.back().manual_axes = sm.manual_axes;
       }
       for (std::size_t q = 0; q < sm.out_specs.size(); ++q) {
         const std::size_t rank = rank_of(body, body.outvars[q]);
@@ -331,6 +335,7 @@ class Builder {
                                              : "result " + std::to_string(q),
                                  rank, sm.out_specs[q]));
         sm.out.back().check_replicas = sm.check_vma;
+        sm.out.back().manual_axes = sm.manual_axes;
       }
     }
   }

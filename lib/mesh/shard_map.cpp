@@ -113,6 +113,7 @@ void record_inputs(Trace& trace, const MeshShape& mesh, const std::vector<ArgDef
     ArrayRecord rec{in_specs[i].name, inputs[i].shape, in_specs[i].spec, {}};
     for (int d = 0; d < trace.devices; ++d)
       rec.blocks.push_back(block_shape(inputs[i].shape, in_specs[i].spec, mesh));
+    rec.manual_axes = in_specs[i].manual_axes;
     trace.inputs.push_back(std::move(rec));
   }
 }
@@ -150,6 +151,7 @@ std::vector<Tensor> assemble_outputs(const MeshShape& mesh, const std::vector<Ar
     if (trace) {
       ArrayRecord rec{arg.name, {}, arg.spec, {}, differ};
       for (const Tensor& p : parts) rec.blocks.push_back(p.shape);
+      rec.manual_axes = arg.manual_axes;
       trace->outputs.push_back(std::move(rec));
     }
     result.push_back(assemble(parts, arg.spec, mesh));

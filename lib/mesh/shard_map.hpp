@@ -26,6 +26,10 @@ struct ArgDef {
   // turned the check off (shard_map(..., check_vma=False)) gets what JAX gives it: the block of
   // the first device holding it, whatever the other replicas hold.
   bool check_replicas = true;
+  // The axes its shard_map is manual over (JAX's axis_names=); empty: every axis of the mesh. A
+  // partial shard_map's body sees the others whole, so the trace's rules on how an array is split
+  // over one of those judge the shard_maps nested in it, not this one.
+  std::vector<std::string> manual_axes;
 };
 
 // Runs once per device on that device's blocks (in the order of the in-specs) and returns

@@ -77,13 +77,29 @@ std::string dims_text(const std::string& name, int dim, const std::string& axis)
 
 }  // namespace
 
+// Every record of `name` and whether each is split as asked. A record of a partial shard_map not
+// manual over `axis` is not judged: its body sees that axis whole (w1 handed P() to a body manual
+// over 'data' only), and the shard_map nested in it that splits the array over `axis` runs on
+// each device inside that body, where the rules by values judge what the device holds. Such
+// records alone: nothing the trace can say.
+std::optional<std::string> blocks_of_records(const std::vector<ArrayRecord>& list,
+                                             const std::string& name, int dim,
+                                             const std::string& axis, const Trace& t) {
+  const std::vector<const ArrayRecord*> records = all_of(list, name);
+  for (const ArrayRecord* a : records) {
+    const auto& m = a->manual_axes;
+    if (!axis.empty() && !m.empty() && std::find(m.begin(), m.end(), axis) == m.end()) continue;
+    if (auto why = check_blocks(a, name, dim, axis, t)) return why;
+  }
+  if (records.empty()) return check_blocks(nullptr, name, dim, axis, t);  // not recorded
+  return std::nullopt;
+}
+
 StructuralRule input_split(const std::string& input, int dim, const std::string& axis) {
   return {"every device received only its block of " + dims_text(input, dim, axis) +
               ", never the full " + input,
           [input, dim, axis](const Trace& t) -> std::optional<std::string> {
-            for (const ArrayRecord* a : all_of(t.inputs, input))
-              if (auto why = check_blocks(a, input, dim, axis, t)) return why;
-            return check_blocks(find(t.inputs, input), input, dim, axis, t);
+            return blocks_of_records(t.inputs, input, dim, axis, t);
           }};
 }
 
@@ -91,9 +107,7 @@ StructuralRule output_split(const std::string& output, int dim, const std::strin
   return {output + " left split: each device returned only its block (" +
               dims_text(output, dim, axis) + ")",
           [output, dim, axis](const Trace& t) -> std::optional<std::string> {
-            for (const ArrayRecord* a : all_of(t.outputs, output))
-              if (auto why = check_blocks(a, output, dim, axis, t)) return why;
-            return check_blocks(find(t.outputs, output), output, dim, axis, t);
+            return blocks_of_records(t.outputs, output, dim, axis, t);
           }};
 }
 

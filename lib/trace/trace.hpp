@@ -40,6 +40,7 @@ struct ArrayRecord {
   // device holding a copy of a block holds the same values (up to 1e-5 + 1e-5 |v|, a sum in
   // another order), else which devices differ and where. Unused for inputs.
   std::string replicas_differ;
+  std::vector<std::string> manual_axes;  // its shard_map's (ArgDef's); empty: every axis
 };
 
 struct Trace {
