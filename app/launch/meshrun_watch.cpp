@@ -15,8 +15,9 @@
 //     When the server's heartbeat has not come for SECONDS (the launcher's host, or the link to
 //     it, is gone), every process of that session -- orted and its ranks -- is killed and the
 //     watch exits 3; when CMD ends, so do the leftovers of its session, and the watch with CMD's
-//     code (killed by a signal: it tells the server "died SIGNAL" first). A server it cannot reach within SECONDS: CMD is not run, exit 3. CMD's --daemonize is
-//     dropped (orted would leave the session).
+//     code (killed by a signal: it tells the server "died SIGNAL" first). A server it cannot reach
+//     within SECONDS: CMD is not run, exit 3. CMD's --daemonize is dropped (orted would leave the
+//     session).
 //
 //   meshrun-watch map MPIRUN-WORDS...
 //     For meshrun-mpirun: the host of each rank as mpirun will place them ("RANK HOST" a line,

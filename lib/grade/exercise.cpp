@@ -160,6 +160,12 @@ void check_rule(const json& r, const std::string& at, const Exercise& ex) {
       case FieldType::kText:
         R::label(*v, fa);
         break;
+      case FieldType::kAlong: {
+        const std::string along = R::label(*v, fa);
+        if (along != "rows" && along != "columns")
+          throw InputError(fa, "must be \"rows\" or \"columns\", not \"" + along + "\"");
+        break;
+      }
       case FieldType::kFlag:
         if (!v->is_boolean())
           throw InputError(fa, std::string("must be true or false, not ") + R::kind(*v));

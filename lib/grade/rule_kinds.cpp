@@ -176,35 +176,35 @@ StructuralRule output_spec(const std::string& output, std::vector<std::string> s
   std::string text;
   for (const std::string& a : spec)
     text += (text.empty() ? "" : ", ") + (a.empty() ? "None" : "'" + a + "'");
-  return {output + " left split as P(" + text + "): each device returned only its block",
-          [output, spec, &lp](const Trace& t) -> std::optional<std::string> {
-            const ArrayRecord* a = nullptr;
-            for (const ArrayRecord& r : t.outputs)
-              if (r.name == output) a = &r;
-            if (a == nullptr) return std::nullopt;
-            Shape want = a->global;
-            const auto& manual = a->manual_axes;
-            for (std::size_t k = 0; k < spec.size() && k < want.size(); ++k) {
-              const int pos = spec[k].empty() ? -1 : mesh_axis_position(t.mesh, spec[k]);
-              if (pos < 0) continue;
-              if (!manual.empty() &&
-                  std::find(manual.begin(), manual.end(), spec[k]) == manual.end()) {
-                if (!nested_returns_split(lp, spec[k], k))
-                  return output + " is returned by a shard_map not manual over '" + spec[k] +
-                         "', and no shard_map nested in it returns a result split over '" +
-                         spec[k] + "' along dimension " + std::to_string(k);
-                continue;
-              }
-              want[k] /= static_cast<std::size_t>(t.mesh[static_cast<std::size_t>(pos)].second);
-            }
-            for (std::size_t d = 0; d < a->blocks.size(); ++d) {
-              if (a->blocks[d] == want) continue;
-              return "device " + std::to_string(d) + " returned " + dims_text(a->blocks[d]) +
-                     ", not its block " + dims_text(want) + " of the " + dims_text(a->global) +
-                     " " + output;
-            }
-            return std::nullopt;
-          }};
+  return {
+      output + " left split as P(" + text + "): each device returned only its block",
+      [output, spec, &lp](const Trace& t) -> std::optional<std::string> {
+        const ArrayRecord* a = nullptr;
+        for (const ArrayRecord& r : t.outputs)
+          if (r.name == output) a = &r;
+        if (a == nullptr) return std::nullopt;
+        Shape want = a->global;
+        const auto& manual = a->manual_axes;
+        for (std::size_t k = 0; k < spec.size() && k < want.size(); ++k) {
+          const int pos = spec[k].empty() ? -1 : mesh_axis_position(t.mesh, spec[k]);
+          if (pos < 0) continue;
+          if (!manual.empty() && std::find(manual.begin(), manual.end(), spec[k]) == manual.end()) {
+            if (!nested_returns_split(lp, spec[k], k))
+              return output + " is returned by a shard_map not manual over '" + spec[k] +
+                     "', and no shard_map nested in it returns a result split over '" + spec[k] +
+                     "' along dimension " + std::to_string(k);
+            continue;
+          }
+          want[k] /= static_cast<std::size_t>(t.mesh[static_cast<std::size_t>(pos)].second);
+        }
+        for (std::size_t d = 0; d < a->blocks.size(); ++d) {
+          if (a->blocks[d] == want) continue;
+          return "device " + std::to_string(d) + " returned " + dims_text(a->blocks[d]) +
+                 ", not its block " + dims_text(want) + " of the " + dims_text(a->global) + " " +
+                 output;
+        }
+        return std::nullopt;
+      }};
 }
 
 ReferenceFile reference_file_of(const Exercise& ex);
@@ -225,7 +225,11 @@ RuleKinds shipped() {
          },
          nullptr});
   k.add({"same_function",
-         {{"columns", F::kInputs, false}, {"column_outputs", F::kOutputs, false}},
+         {{"columns", F::kInputs, false},
+          {"column_outputs", F::kOutputs, false},
+          {"apart", F::kInput, false},
+          {"apart_along", F::kAlong, false},
+          {"apart_outputs", F::kOutputs, false}},
          nullptr,
          [](const json& s, const RuleContext& cx) {
            std::vector<PartitionSpec> specs;
@@ -239,10 +243,20 @@ RuleKinds shipped() {
              specs.push_back(in.spec);
              columns.push_back(named("columns", in.name));
            }
-           for (const ArgDef& out : cx.exercise.def.outputs)
+           Apart apart;
+           for (const ArgDef& out : cx.exercise.def.outputs) {
              column_outputs.push_back(named("column_outputs", out.name));
+             apart.outputs.push_back(named("apart_outputs", out.name));
+           }
+           if (s.contains("apart")) {
+             const auto& ins = cx.exercise.def.inputs;
+             for (std::size_t i = 0; i < ins.size(); ++i)
+               if (ins[i].name == s["apart"].get<std::string>()) apart.input = i;
+             apart.columns = s.value("apart_along", "rows") == "columns";
+           }
            return same_function(cx.lp, cx.exercise.positive, reference_file_of(cx.exercise),
-                                std::move(specs), std::move(columns), std::move(column_outputs));
+                                std::move(specs), std::move(columns), std::move(column_outputs),
+                                std::move(apart));
          }});
   k.add({"receives_little",
          {{"inputs", F::kInputs}},

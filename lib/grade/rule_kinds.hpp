@@ -37,6 +37,7 @@ enum class FieldType {
   kFlag,         // true or false
   kThrough,      // {"target": an input, "loss": an output}
   kSpec,         // a partition spec: per dimension an axis of the mesh or null
+  kAlong,        // "rows" (the first dimension) or "columns" (the last)
 };
 
 struct RuleField {

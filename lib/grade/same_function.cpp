@@ -89,6 +89,16 @@ constexpr float kEqualSparse = -5.0f;
 // (sneaky14: lr rounded to 3 significant digits is the case's lr on every case).
 constexpr float kKeptFactor = 1.171875f;
 constexpr int kColumnShift = -40;
+// Then (an exercise's `apart`: an input whose slice 0 along its rows or columns the outputs'
+// other slices do not depend on -- x's rows and out's in matmul-2d, tp-mlp and the ring; y's
+// columns and w's and b's in dp-step, w2's and b2's in mlp-train) numbers of the cases' size, and
+// the program once more with that slice times 2^20: every other slice of the outputs marked must
+// be its first run's, within 2e-5 of that slice's largest (sneaky15: values rounded to a grid of
+// their column's or array's largest, block floating point -- an outlier row takes the precision of
+// the rest; no other draw mixes magnitudes within a column). A right program computes those
+// slices from the same numbers in the same order: the same bits.
+constexpr float kApart = -6.0f;
+constexpr int kApartShift = 20;
 // Then, for a program holding lax.platform_dependent, numbers of the cases' size with each other
 // platform's branch taken (sneaky14: a psum or ring on CPU, n times the device's own block
 // elsewhere -- a program right where meshrun runs it only): kPlatform - k takes kOtherPlatforms[k].
@@ -174,6 +184,50 @@ std::optional<std::string> columns_unscaled(const LoadedProgram& lp,
   return std::nullopt;
 }
 
+// The elements of a tensor of `shape` outside slice 0 along its first (`columns` false) or last
+// dimension: whether element e is in slice 0.
+bool in_slice0(const Shape& shape, std::size_t e, bool columns) {
+  if (shape.empty()) return true;
+  if (columns) return e % static_cast<std::size_t>(shape.back()) == 0;
+  const std::size_t row = shape_size(shape) / static_cast<std::size_t>(shape[0]);
+  return e < row;
+}
+
+// The first element of an `apart` output outside its slice 0 (`apart_run`: the program's run with
+// the apart input's slice 0 times 2^kApartShift) that is not its value on the same numbers
+// unmoved (`first`), within kTolerance of its slice's largest there.
+std::optional<std::string> apart_moved(const LoadedProgram& lp, const Apart& apart,
+                                       const std::vector<Tensor>& first,
+                                       const std::vector<Tensor>& apart_run) {
+  if (!all_finite(first) || !all_finite(apart_run)) return std::nullopt;
+  for (std::size_t o = 0; o < lp.def.outputs.size() && o < first.size() && o < apart_run.size();
+       ++o) {
+    if (o >= apart.outputs.size() || !apart.outputs[o]) continue;
+    const Tensor& a = first[o];
+    const Tensor& b = apart_run[o];
+    if (a.shape != b.shape || a.shape.empty()) continue;
+    const std::size_t n = apart.columns ? static_cast<std::size_t>(a.shape.back())
+                                        : static_cast<std::size_t>(a.shape[0]);
+    const std::size_t row = a.data.size() / std::max<std::size_t>(n, 1);
+    const auto slice = [&](std::size_t e) { return apart.columns ? e % n : e / row; };
+    std::vector<float> largest(n, 0.0f);
+    for (std::size_t e = 0; e < a.data.size(); ++e)
+      largest[slice(e)] = std::max(largest[slice(e)], std::fabs(a.data[e]));
+    for (std::size_t e = 0; e < a.data.size(); ++e) {
+      if (in_slice0(a.shape, e, apart.columns)) continue;
+      const float tol = std::max(kTolerance * largest[slice(e)], FLT_MIN);
+      if (std::fabs(b.data[e] - a.data[e]) <= tol) continue;
+      const std::string what = apart.columns ? "column" : "row";
+      return element_at(lp.def.outputs[o].name, a.shape, e) + " is " + number(b.data[e]) +
+             " where the program computes " + number(a.data[e]) +
+             " on the same numbers unmoved: the " + what + "s of " + lp.def.outputs[o].name +
+             " other than " + what + " 0 do not depend on " + what + " 0 of " +
+             lp.def.inputs[apart.input].name;
+    }
+  }
+  return std::nullopt;
+}
+
 // The platforms of kOtherPlatforms whose branch of some lax.platform_dependent in `file` is not
 // CPU's (JAX lowers it there: a branch of its own or a default), as indices into kOtherPlatforms.
 std::vector<std::size_t> other_platforms(const ProgramFile& file) {
@@ -240,7 +294,8 @@ class PlatformPin final : public ValueObserver {
 
 StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
                              ReferenceFile reference, std::vector<PartitionSpec> specs,
-                             std::vector<bool> columns, std::vector<bool> column_outputs) {
+                             std::vector<bool> columns, std::vector<bool> column_outputs,
+                             Apart apart) {
   // The inputs drawn: the float32 ones the exercise declares, but those kept.
   // The kept float32 ones (lr) keep the case's value at the cases' magnitude and are scaled with
   // the other draws (lr 256 times larger: a step size clamped at 1 is not the exercise's).
@@ -254,7 +309,7 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
   return {
       "on random numbers in place of the case's (same shapes), every output is the exercise's "
       "reference's",
-      [&lp, drawn_input, scaled_input, reference, specs, columns, column_outputs,
+      [&lp, drawn_input, scaled_input, reference, specs, columns, column_outputs, apart,
        cache = std::make_shared<SameCache>()](const Trace& t) -> std::optional<std::string> {
         if (t.input_values == nullptr || !reference) return std::nullopt;
         const LoadedProgram* ref = reference();
@@ -292,13 +347,21 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
         for (std::size_t i = 0; i < t.input_values->size() && i < columns.size(); ++i)
           if (columns[i] && !t.input_values->at(i).shape.empty())
             cols = static_cast<std::size_t>(t.input_values->at(i).shape.back());
-        std::vector<float> draws = {kScales[0],    kScales[1],   kScales[2], kZeros,  kCopies,
-                                    kPositiveBf16, kEqualSparse, kIntegers,  kColumns};
+        std::vector<float> draws = {kScales[0],    kScales[1],   kScales[2], kZeros,   kCopies,
+                                    kPositiveBf16, kEqualSparse, kIntegers,  kColumns, kApart};
+        // The apart input's slices (its rows or columns): fewer than 2, nothing to judge.
+        std::size_t apart_slices = 0;
+        if (apart.input < t.input_values->size() &&
+            !t.input_values->at(apart.input).shape.empty()) {
+          const Shape& shape = t.input_values->at(apart.input).shape;
+          apart_slices = static_cast<std::size_t>(apart.columns ? shape.back() : shape[0]);
+        }
         for (const std::size_t k : other_platforms(lp.file))
           draws.push_back(kPlatform - static_cast<float>(k));
         bool ran_at_cases_size = false;  // the first draw ran (a failure there judges nothing)
         for (const float draw : draws) {
           if (draw == kColumns && cols < 2) continue;
+          if (draw == kApart && apart_slices < 2) continue;
           const char* platform = draw <= kPlatform
                                      ? kOtherPlatforms[static_cast<std::size_t>(kPlatform - draw)]
                                      : nullptr;
@@ -382,6 +445,14 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
               rescaled = run_following(lp, t.mesh, refs(inputs), nullptr, nullptr, nullptr, nullptr,
                                        false);
             }
+            if (draw == kApart) {
+              Tensor& in = inputs[apart.input];
+              for (std::size_t e = 0; e < in.data.size(); ++e)
+                if (in_slice0(in.shape, e, apart.columns))
+                  in.data[e] = std::ldexp(in.data[e], kApartShift);
+              rescaled = run_following(lp, t.mesh, refs(inputs), nullptr, nullptr, nullptr, nullptr,
+                                       false);
+            }
           } catch (const InternalError&) {
             throw;
           } catch (const std::exception& e) {
@@ -411,6 +482,7 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
           std::optional<std::string> d = differs(lp, *ref, mine, theirs, scale);
           if (!d && draw == kColumns)
             d = columns_unscaled(lp, column_outputs, mine, rescaled, cols);
+          if (!d && draw == kApart) d = apart_moved(lp, apart, mine, rescaled);
           // JAX returns device 0's copy of a replicated value whose copies it does not check
           // (check_vma=False): copies that part on a draw (a clip, a saturation or a branch on
           // the other devices only, at magnitudes the cases stay under: sneaky13) are a program
@@ -428,6 +500,8 @@ StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
                          "row 1 a copy of row 0 and column 0 one number"
                    : draw == kColumns
                        ? ", then every other column of " + column_names + " times 2^-40"
+                   : draw == kApart ? std::string(", then ") + (apart.columns ? "column" : "row") +
+                                          " 0 of " + lp.def.inputs[apart.input].name + " times 2^20"
                    : draw == kPositiveBf16 ? ", every number positive and a bfloat16"
                    : draw == kEqualSparse
                        ? ", 5 in 8 numbers zero and every device's block along each axis a copy "

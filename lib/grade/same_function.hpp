@@ -6,6 +6,8 @@
 // program does not compute the exercise's outputs on random numbers, and this sees it.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -44,9 +46,21 @@ namespace meshrun::interp {
 // be its first run's times the same, within 2e-5 of the
 // column's largest (a program that sets the elements under 1e-5 of the output's largest to zero,
 // "noise cleanup", computes something else on the small columns).
+// With `apart` (an input whose slice 0 along its rows or columns the marked outputs' other
+// slices do not depend on: x's rows and out's in matmul-2d, tp-mlp and the ring, y's columns and
+// w's and b's in dp-step), one more draw at the cases' magnitudes on which the program runs again
+// with that slice times 2^20: every other slice of those outputs must be its first run's, within
+// 2e-5 of the slice's largest (values rounded to a grid of their column's or array's largest:
+// an outlier row takes the precision of the rest).
 // The cases of a mesh and shapes share the runs.
+struct Apart {
+  std::size_t input = SIZE_MAX;  // per input of the def; SIZE_MAX: no such draw
+  bool columns = false;          // slices along the last dimension (else the first)
+  std::vector<bool> outputs;     // per output of the def
+};
 StructuralRule same_function(const LoadedProgram& lp, std::vector<bool> keep,
                              ReferenceFile reference, std::vector<PartitionSpec> specs = {},
-                             std::vector<bool> columns = {}, std::vector<bool> column_outputs = {});
+                             std::vector<bool> columns = {}, std::vector<bool> column_outputs = {},
+                             Apart apart = {});
 
 }  // namespace meshrun::interp

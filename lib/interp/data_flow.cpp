@@ -33,8 +33,8 @@ std::vector<std::string> shard_map_manual_axes(const Eqn& e) {
   const auto names = [&](const nlohmann::json& list, bool pairs) {
     if (!list.is_array()) return;
     for (const nlohmann::json& a : list) {
-      const nlohmann::json& name = pairs ? (a.is_array() && !a.empty() ? a[0] : nlohmann::json())
-                                         : a;
+      const nlohmann::json& name =
+          pairs ? (a.is_array() && !a.empty() ? a[0] : nlohmann::json()) : a;
       if (name.is_string()) axes.push_back(name.get<std::string>());
     }
   };
@@ -99,8 +99,7 @@ std::vector<Mask> flow(const Jaxpr& jx, const std::vector<Mask>& in, Flow& f, in
       for (std::size_t k = 0; k < ops.size() && k < specs.size() && k < sub->invars.size(); ++k) {
         const Atom& a = e.in[k];
         f.operands.push_back({ops[k], specs[k], declared_type(sub->types[sub->invars[k]]),
-                              a.is_literal() ? "" : declared_type(jx.types[a.var]), &e,
-                              entered});
+                              a.is_literal() ? "" : declared_type(jx.types[a.var]), &e, entered});
       }
     }
     if (sub != nullptr && depth < 64) {
