@@ -505,6 +505,7 @@ class HoldsObserver final : public ValueObserver {
     if (automatic_ != nullptr && automatic_->count(&jx) != 0) {
       // Every device runs it, at once: one at a time here.
       const std::lock_guard<std::mutex> one(outside_mu_);
+      automatic_seen(jx, eqn, k, v);
       return outside_seen(jx, eqn, k, v);
     }
     PerDevice& p = devices_[static_cast<std::size_t>(device)];
@@ -697,10 +698,53 @@ class HoldsObserver final : public ValueObserver {
       }
     }
   }
+  // In a body automatic over the rule's axis (automatic_over): the graded elements each value
+  // holds, and those the products and reductions there take in, over the run and every device.
+  // Products on all of w between them -- x @ w a quarter of its columns at a time, each slice
+  // holding a quarter (sneaky16) -- are the work of every device done by the compiler, as one
+  // product on all of w is.
+  void automatic_seen(const Jaxpr& jx, const Eqn* eqn, std::size_t k, const Value& v) {
+    if (auto_stamp_.empty()) {
+      auto_stamp_.assign(devices_.empty() ? 0 : devices_[0].stamp.size(), 0);
+      auto_taken_.assign(auto_stamp_.size(), false);
+      auto_count_.assign(graded_.size(), 0);
+      auto_first_.assign(graded_.size(), {nullptr, nullptr});
+    }
+    std::vector<std::uint32_t> mine;
+    (void)match(v, auto_stamp_, ++auto_serial_, &mine, nullptr);
+    const int var = eqn == nullptr ? jx.invars[k] : eqn->out[k];
+    if (!mine.empty()) auto_elements_[{&jx, var}] = std::move(mine);
+    if (eqn == nullptr || k != 0 || !computes(eqn->primitive)) return;
+    for (const Atom& a : eqn->in) {
+      if (a.is_literal()) continue;
+      const auto it = auto_elements_.find({&jx, a.var});
+      if (it == auto_elements_.end()) continue;
+      for (const std::uint32_t e : it->second) {
+        const std::size_t g = graded_of(e);
+        auto& first = auto_first_[g];
+        if (first.second == nullptr || eqn->where < first.second->where) first = {&jx, eqn};
+        if (!auto_taken_[e]) {
+          auto_taken_[e] = true;
+          ++auto_count_[g];
+        }
+      }
+    }
+  }
+
   // In the order of the file's equations (devices running an automatic body add them in any
-  // order).
+  // order); last, per graded input that the products of automatic bodies took all of between
+  // them, the first such product.
   std::vector<Whole> outside() const {
     std::vector<Whole> o = outside_;
+    for (std::size_t g = 0; g < auto_count_.size(); ++g) {
+      if (graded_[g].size <= 1 || auto_count_[g] < d_.need[g] || auto_first_[g].second == nullptr)
+        continue;
+      Whole w{auto_first_[g].first, auto_first_[g].second, 0, 0, g, 0};
+      w.outside = true;
+      w.pieces = 2;  // (taken by several products between them)
+      if (std::none_of(o.begin(), o.end(), [&](const Whole& x) { return x.key() == w.key(); }))
+        o.push_back(w);
+    }
     std::sort(o.begin(), o.end(), [](const Whole& a, const Whole& b) {
       return std::tie(a.eqn->where, a.graded) < std::tie(b.eqn->where, b.graded);
     });
@@ -820,6 +864,13 @@ class HoldsObserver final : public ValueObserver {
   std::uint32_t out_serial_ = 0;
   std::map<std::pair<const Jaxpr*, int>, std::vector<bool>> out_whole_;
   std::vector<Whole> outside_;
+  // automatic_seen's
+  std::vector<std::uint32_t> auto_stamp_;
+  std::uint32_t auto_serial_ = 0;
+  std::map<std::pair<const Jaxpr*, int>, std::vector<std::uint32_t>> auto_elements_;
+  std::vector<bool> auto_taken_;
+  std::vector<std::size_t> auto_count_;
+  std::vector<std::pair<const Jaxpr*, const Eqn*>> auto_first_;
   const Drawn& d_;
   const std::vector<GradedInput>& graded_;
   std::vector<PerDevice> devices_;
@@ -1666,12 +1717,17 @@ StructuralRule no_full_in_body(const LoadedProgram& lp, std::vector<std::string>
                     lp.file.inputs[static_cast<std::size_t>(graded[o.graded].file_input)].name;
                 return o.eqn->primitive + at(*o.eqn) + " computes on all of " + name + " " +
                        whole_type(name) +
-                       (automatic.count(o.jx) != 0
+                       (automatic.count(o.jx) == 0
+                            ? " outside every shard_map (an operand holds every element of it, "
+                              "by values)"
+                        : o.pieces > 1
                             ? " in a shard_map body that is not manual over '" + axis +
+                                  "', with the other products there (the compiler's to split "
+                                  "over it, as outside every shard_map; between them they take "
+                                  "every element of it, by values)"
+                            : " in a shard_map body that is not manual over '" + axis +
                                   "' (the compiler's to split over it, as outside every "
-                                  "shard_map; an operand holds every element of it, by values)"
-                            : " outside every shard_map (an operand holds every element of it, "
-                              "by values)") +
+                                  "shard_map; an operand holds every element of it, by values)") +
                        ": the work of every device, done on one";
               }
               if (shift != 0) continue;  // (the encodings: at the cases' size)

@@ -152,16 +152,17 @@ std::string dims_text(const Shape& s) {
 }
 
 // Whether a shard_map nested in a body of `lp` is manual over `axis` and returns a result split
-// over it along dimension `dim`.
-bool nested_returns_split(const LoadedProgram& lp, const std::string& axis, std::size_t dim) {
+// over it -- along any dimension: a block returned transposed, P('model', None), and transposed
+// back in the enclosing body is out's block (sneaky16's
+// right-nested-inner-returns-transposed-block).
+bool nested_returns_split(const LoadedProgram& lp, const std::string& axis) {
   for (const CompiledExport& ce : lp.compiled.exports)
     for (const auto& sm : ce.nested_shard_maps) {
       if (std::find(sm->manual_axes.begin(), sm->manual_axes.end(), axis) == sm->manual_axes.end())
         continue;
       for (const PartitionSpec& out : sm->out_specs)
-        if (dim < out.dims().size() && std::find(out.dims()[dim].begin(), out.dims()[dim].end(),
-                                                 axis) != out.dims()[dim].end())
-          return true;
+        for (const auto& axes : out.dims())
+          if (std::find(axes.begin(), axes.end(), axis) != axes.end()) return true;
     }
   return false;
 }
@@ -170,7 +171,8 @@ bool nested_returns_split(const LoadedProgram& lp, const std::string& axis, std:
 // exactly its block -- each dimension the global one divided by the sizes of its axes. Along an
 // axis the returning shard_map is not manual over (a partial one's: its body holds that axis
 // whole), the block is the shard_map nested in it's to return: one of those manual over the axis
-// must return a result split over it there (the trace records the top-level calls only).
+// must return a result split over it, along any dimension (the trace records the top-level calls
+// only).
 StructuralRule output_spec(const std::string& output, std::vector<std::string> spec,
                            const LoadedProgram& lp) {
   std::string text;
@@ -189,10 +191,10 @@ StructuralRule output_spec(const std::string& output, std::vector<std::string> s
           const int pos = spec[k].empty() ? -1 : mesh_axis_position(t.mesh, spec[k]);
           if (pos < 0) continue;
           if (!manual.empty() && std::find(manual.begin(), manual.end(), spec[k]) == manual.end()) {
-            if (!nested_returns_split(lp, spec[k], k))
+            if (!nested_returns_split(lp, spec[k]))
               return output + " is returned by a shard_map not manual over '" + spec[k] +
                      "', and no shard_map nested in it returns a result split over '" + spec[k] +
-                     "' along dimension " + std::to_string(k);
+                     "'";
             continue;
           }
           want[k] /= static_cast<std::size_t>(t.mesh[static_cast<std::size_t>(pos)].second);

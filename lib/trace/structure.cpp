@@ -111,12 +111,26 @@ StructuralRule output_split(const std::string& output, int dim, const std::strin
           }};
 }
 
+// The devices over the axes of the mesh a record's shard_map is not manual over (1 when it is
+// manual over every axis): a partial shard_map's block is whole over those, each device's share
+// of it theirs to split -- the shard_map nested in it does, one block a device.
+std::size_t automatic_devices(const ArrayRecord& a, const Trace& t) {
+  std::size_t n = 1;
+  if (a.manual_axes.empty()) return n;
+  for (const auto& [axis, size] : t.mesh)
+    if (std::find(a.manual_axes.begin(), a.manual_axes.end(), axis) == a.manual_axes.end())
+      n *= static_cast<std::size_t>(size);
+  return n;
+}
+
 ElementCount output_blocks(std::vector<std::string> arrays) {
   return [arrays = std::move(arrays)](const Trace& t, int d) {
     std::size_t n = 0;
     for (const auto& name : arrays)
-      if (const ArrayRecord* a = find(t.outputs, name))
-        n += shape_size(a->blocks.at(static_cast<std::size_t>(d)));
+      if (const ArrayRecord* a = find(t.outputs, name)) {
+        const std::size_t share = automatic_devices(*a, t);
+        n += (shape_size(a->blocks.at(static_cast<std::size_t>(d))) + share - 1) / share;
+      }
     return n;
   };
 }

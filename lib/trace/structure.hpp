@@ -53,7 +53,9 @@ StructuralRule output_replicated(const std::string& output);
 // Every value any shard_map call of the run returned under a spec that replicates it agrees
 // across its replicas (Trace::replicas_differ), whatever the program did with it after.
 StructuralRule replicas_agree();
-// The elements of device `device`'s blocks of `arrays` (outputs) -- a need for the rules above.
+// The elements of device `device`'s blocks of `arrays` (outputs) -- a need for the rules above. A
+// partial shard_map's block (whole over the axes it is not manual over) counts its share, divided
+// by those axes' devices (rounded up).
 ElementCount output_blocks(std::vector<std::string> arrays);
 
 struct StructuralVerdict {
